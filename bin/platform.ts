@@ -1,0 +1,103 @@
+import { loadConfig, type Config } from '../common/config';
+import { resolveSecrets } from '../common/secrets';
+import { createLogger, type Logger } from '../common/logger';
+import { openDatabase, isPostgresUrl, redactUrl, type Database } from '../common/db/database';
+import type { Runtime, Stoppable } from '../common/runtime';
+import { startGateway, type RunningGateway } from '../gateway/server';
+import { startEhrSubgraph } from '../subgraphs/ehr/main';
+import { startMessagingSubgraph } from '../subgraphs/messaging/main';
+
+export const ROLES = ['all', 'gateway', 'messaging', 'ehr'] as const;
+export type ProcessRole = (typeof ROLES)[number];
+
+export interface Platform {
+  runtime: Runtime;
+  /** Set for roles that serve the gateway. */
+  gateway?: RunningGateway;
+  /** Subgraph URLs of this process, by name. */
+  subgraphUrls: Record<string, string>;
+  db?: Database;
+  stop(): Promise<void>;
+}
+
+const DEFAULT_SUBGRAPH_PORTS = { messaging: 4001, ehr: 4002 } as const;
+
+/** Scale-out roles share state through PostgreSQL and Redis; refuse to start without them. */
+function checkScaleOut(role: ProcessRole, config: Config): void {
+  if (role === 'all') return;
+  const missing: string[] = [];
+  if (role !== 'gateway' && !isPostgresUrl(config.DATABASE_URL)) missing.push('DATABASE_URL=postgres://…');
+  if (!config.REDIS_URL) missing.push('REDIS_URL=redis://…');
+  if (missing.length > 0) {
+    throw new Error(`The '${role}' role runs beside other instances and needs ${missing.join(' and ')} (use 'npm start' for the all-in-one process)`);
+  }
+}
+
+/**
+ * The composition root: starts the parts of one process in order and stops
+ * them in reverse. `npm start` runs role 'all'; scale-out runs one role per process.
+ */
+export async function startPlatform(role: ProcessRole, env: NodeJS.ProcessEnv = process.env, logger?: Logger): Promise<Platform> {
+  const config = loadConfig(env);
+  checkScaleOut(role, config);
+  const log = logger ?? createLogger(config.LOG_LEVEL);
+  const secrets = resolveSecrets(config);
+  if (secrets.source === 'dev-file') log.warn(`using development secrets from ${config.DATA_DIR} (set AUTH_JWT_SECRET and ENCRYPTION_KEY in production)`);
+  const runtime: Runtime = { config, secrets, logger: log };
+  const started: Stoppable[] = [];
+  const stop = async () => {
+    for (const part of started.reverse()) {
+      try {
+        await part.close();
+      } catch (err) {
+        log.error({ err, part: part.name }, 'error while stopping');
+      }
+    }
+    started.length = 0;
+  };
+
+  try {
+    let db: Database | undefined;
+    if (role !== 'gateway') {
+      db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
+      started.push({ name: 'database', close: () => db!.close() });
+      log.info({ database: db.kind === 'postgres' ? redactUrl(config.DATABASE_URL!) : (db.dataDir ?? 'pglite') }, 'database open');
+    }
+    const subgraphUrls: Record<string, string> = {};
+    const subgraphHost = role === 'all' ? '127.0.0.1' : config.HOST;
+    if (role === 'all' || role === 'ehr') {
+      const ehr = await startEhrSubgraph({ ...runtime, db: db!, host: subgraphHost, port: config.EHR_PORT ?? (role === 'all' ? 0 : DEFAULT_SUBGRAPH_PORTS.ehr) });
+      started.push({ name: 'ehr subgraph', close: ehr.close });
+      subgraphUrls.ehr = ehr.url;
+    }
+    if (role === 'all' || role === 'messaging') {
+      const messaging = await startMessagingSubgraph({
+        ...runtime,
+        db: db!,
+        host: subgraphHost,
+        port: config.MESSAGING_PORT ?? (role === 'all' ? 0 : DEFAULT_SUBGRAPH_PORTS.messaging),
+      });
+      started.push({ name: 'messaging subgraph', close: messaging.close });
+      subgraphUrls.messaging = messaging.url;
+    }
+    let gateway: RunningGateway | undefined;
+    if (role === 'all' || role === 'gateway') {
+      const urls = role === 'all'
+        ? subgraphUrls
+        : {
+            messaging: config.MESSAGING_URL ?? `http://127.0.0.1:${DEFAULT_SUBGRAPH_PORTS.messaging}/graphql`,
+            ehr: config.EHR_URL ?? `http://127.0.0.1:${DEFAULT_SUBGRAPH_PORTS.ehr}/graphql`,
+          };
+      gateway = await startGateway({
+        ...runtime,
+        subgraphUrls: urls,
+        readiness: db ? [{ name: 'database', check: () => db!.ping() }] : [],
+      });
+      started.push({ name: 'gateway', close: gateway.close });
+    }
+    return { runtime, gateway, subgraphUrls, db, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}

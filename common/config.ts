@@ -1,0 +1,178 @@
+import { z } from 'zod';
+
+/**
+ * Process configuration, read once from the environment (CONTRACT §2) and
+ * validated up front so a typo fails the start with a readable message
+ * instead of surfacing later as a strange runtime error.
+ */
+
+export const RATE_LIMIT_CATEGORIES = {
+  MESSAGES_SEND: 100,
+  MESSAGES_READ: 1000,
+  PATIENTS: 500,
+  TEMPLATES: 200,
+  WEBHOOKS: 50,
+  EHR: 1000,
+} as const;
+export type RateLimitCategory = keyof typeof RATE_LIMIT_CATEGORIES;
+
+const DURATION = /^(\d+)(ms|s|m|h)$/;
+const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
+
+/** Parses `500ms`, `30s`, `5m`, `2h` into milliseconds. */
+export function parseDuration(text: string): number {
+  const match = DURATION.exec(text.trim());
+  if (!match) throw new Error(`'${text}' is not a duration (use a whole number with ms, s, m or h, e.g. 5m)`);
+  return Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS];
+}
+
+const bool = (name: string) =>
+  z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      if (value === undefined || value === '') return false;
+      if (/^(true|1|yes)$/i.test(value)) return true;
+      if (/^(false|0|no)$/i.test(value)) return false;
+      ctx.addIssue({ code: 'custom', message: `${name} must be true or false` });
+      return z.NEVER;
+    });
+
+const int = (min: number, max: number, fallback: number) =>
+  z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      if (value === undefined || value === '') return fallback;
+      if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
+        ctx.addIssue({ code: 'custom', message: `must be a whole number from ${min} to ${max} (got '${value}')` });
+        return z.NEVER;
+      }
+      return Number(value);
+    });
+
+const optionalPort = z
+  .string()
+  .optional()
+  .transform((value, ctx) => {
+    if (value === undefined || value === '') return undefined;
+    if (!/^\d+$/.test(value) || Number(value) > 65535) {
+      ctx.addIssue({ code: 'custom', message: `must be a port number 0..65535 (got '${value}')` });
+      return z.NEVER;
+    }
+    return Number(value);
+  });
+
+const optionalUrl = (protocols: string[]) =>
+  z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      if (value === undefined || value === '') return undefined;
+      let url: URL;
+      try {
+        url = new URL(value);
+      } catch {
+        ctx.addIssue({ code: 'custom', message: `is not a URL (got '${value}')` });
+        return z.NEVER;
+      }
+      if (!protocols.includes(url.protocol)) {
+        ctx.addIssue({ code: 'custom', message: `must start with ${protocols.map((p) => `${p}//`).join(' or ')}` });
+        return z.NEVER;
+      }
+      return value;
+    });
+
+const envSchema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).optional().default('development'),
+  PORT: int(0, 65535, 4000),
+  HOST: z.string().optional().default('0.0.0.0'),
+  MESSAGING_PORT: optionalPort,
+  EHR_PORT: optionalPort,
+  MESSAGING_URL: optionalUrl(['http:', 'https:']),
+  EHR_URL: optionalUrl(['http:', 'https:']),
+  DATA_DIR: z.string().optional().default('./data'),
+  DATABASE_URL: optionalUrl(['postgres:', 'postgresql:', 'memory:']),
+  REDIS_URL: optionalUrl(['redis:', 'rediss:']),
+  AUTH_JWT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
+  AUTH_JWKS_URL: optionalUrl(['http:', 'https:']),
+  AUTH_ISSUER: z.string().optional(),
+  AUTH_AUDIENCE: z.string().optional(),
+  ENCRYPTION_KEY: z
+    .string()
+    .optional()
+    .refine((v) => v === undefined || Buffer.from(v, 'base64').length === 32, 'must be base64 of exactly 32 bytes'),
+  WEBHOOK_RETRY_SCHEDULE: z
+    .string()
+    .optional()
+    .default('1m,5m,30m,2h,24h')
+    .transform((value, ctx) => {
+      try {
+        const delays = value.split(',').map(parseDuration);
+        if (delays.length === 0) throw new Error('needs at least one delay');
+        return delays;
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: (err as Error).message });
+        return z.NEVER;
+      }
+    }),
+  WEBHOOK_TIMEOUT_MS: int(1, 120_000, 10_000),
+  WEBHOOK_ALLOW_INSECURE: bool('WEBHOOK_ALLOW_INSECURE'),
+  SMS_PROVIDER: z.enum(['simulator', 'twilio']).optional().default('simulator'),
+  TWILIO_ACCOUNT_SID: z.string().optional(),
+  TWILIO_AUTH_TOKEN: z.string().optional(),
+  TWILIO_FROM: z.string().optional(),
+  TWILIO_API_URL: optionalUrl(['http:', 'https:']),
+  PUBLIC_URL: optionalUrl(['http:', 'https:']),
+  SIM_SEND_DELAY_MS: int(0, 600_000, 200),
+  SIM_DELIVER_DELAY_MS: int(0, 600_000, 800),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional().default('info'),
+  OPENEHR_SYSTEM_ID: z.string().regex(/^[A-Za-z0-9.-]+$/).optional().default('caregraph.local'),
+});
+
+export type Env = z.infer<typeof envSchema>;
+
+export interface Config extends Env {
+  rateLimits: Record<RateLimitCategory, number>;
+  production: boolean;
+}
+
+export class ConfigError extends Error {}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = envSchema.safeParse(env);
+  const problems: string[] = [];
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) problems.push(`${issue.path.join('.')}: ${issue.message}`);
+  }
+  const rateLimits = { ...RATE_LIMIT_CATEGORIES } as Record<RateLimitCategory, number>;
+  for (const category of Object.keys(RATE_LIMIT_CATEGORIES) as RateLimitCategory[]) {
+    const raw = env[`RATE_LIMIT_${category}`];
+    if (raw === undefined || raw === '') continue;
+    if (!/^\d+$/.test(raw) || Number(raw) < 1) problems.push(`RATE_LIMIT_${category}: must be a whole number ≥ 1 (got '${raw}')`);
+    else rateLimits[category] = Number(raw);
+  }
+  for (const name of Object.keys(env)) {
+    if (name.startsWith('RATE_LIMIT_') && !(name.slice('RATE_LIMIT_'.length) in RATE_LIMIT_CATEGORIES)) {
+      problems.push(`${name}: unknown rate-limit category (known: ${Object.keys(RATE_LIMIT_CATEGORIES).join(', ')})`);
+    }
+  }
+  if (parsed.success && parsed.data.SMS_PROVIDER === 'twilio') {
+    for (const name of ['TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN', 'TWILIO_FROM'] as const) {
+      if (!parsed.data[name]) problems.push(`${name}: required when SMS_PROVIDER=twilio`);
+    }
+  }
+  if (problems.length > 0 || !parsed.success) {
+    throw new ConfigError(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+  }
+  const production = parsed.data.NODE_ENV === 'production';
+  if (production) {
+    if (!parsed.data.AUTH_JWT_SECRET && !parsed.data.AUTH_JWKS_URL) {
+      throw new ConfigError('Invalid configuration:\n  - NODE_ENV=production needs AUTH_JWT_SECRET or AUTH_JWKS_URL (dev secrets are refused)');
+    }
+    if (!parsed.data.ENCRYPTION_KEY) {
+      throw new ConfigError('Invalid configuration:\n  - NODE_ENV=production needs ENCRYPTION_KEY (dev keys are refused)');
+    }
+  }
+  return { ...parsed.data, rateLimits, production };
+}

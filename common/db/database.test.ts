@@ -1,0 +1,203 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+import pg from 'pg';
+
+import { PrismaClient as EhrClient } from '../../subgraphs/ehr/db/generated/client';
+import { PrismaClient as MessagingClient } from '../../subgraphs/messaging/db/generated/client';
+import { createBoss } from './boss';
+import { createTestDatabase, openDatabase, redactUrl, type Database, type TestDatabase } from './database';
+import { migrateAll } from './migrate';
+import { testBackends } from './test-backends';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('openDatabase', () => {
+  it('rejects an unknown URL scheme', async () => {
+    await expect(openDatabase({ databaseUrl: 'mysql://u:secret@h/db', dataDir: 'x' })).rejects.toThrow(
+      /postgres:\/\/.*mysql:\/\/u:\*\*\*@h\/db/,
+    );
+    expect(redactUrl('postgres://a:b@h:5432/d')).toBe('postgres://a:***@h:5432/d');
+  });
+
+  it('keeps a file-backed PGlite in <dataDir>/pglite across restarts', async () => {
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'caregraph-db-'));
+    try {
+      let started = Date.now();
+      const first = await openDatabase({ dataDir });
+      console.log(`file-backed PGlite, first open (initdb): ${Date.now() - started} ms`);
+      expect(first.kind).toBe('pglite');
+      expect(first.dataDir).toBe(path.join(dataDir, 'pglite'));
+      await first.exec('CREATE TABLE kept (v int); INSERT INTO kept VALUES (42);');
+      await first.close();
+      await first.close(); // idempotent
+
+      started = Date.now();
+      const second = await openDatabase({ databaseUrl: '', dataDir });
+      console.log(`file-backed PGlite, reopen: ${Date.now() - started} ms`);
+      expect((await second.query<{ v: number }>('SELECT v FROM kept')).rows).toEqual([{ v: 42 }]);
+      await second.close();
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('createTestDatabase gives memory:// without TEST_DATABASE_URL', async () => {
+    const saved = process.env.TEST_DATABASE_URL;
+    delete process.env.TEST_DATABASE_URL;
+    try {
+      const t = await createTestDatabase();
+      expect(t.databaseUrl).toBe('memory://');
+      await t.drop();
+    } finally {
+      if (saved !== undefined) process.env.TEST_DATABASE_URL = saved;
+    }
+  });
+
+  (process.env.TEST_DATABASE_URL ? it : it.skip)('createTestDatabase creates and drops a database on TEST_DATABASE_URL', async () => {
+    const t = await createTestDatabase();
+    const name = new URL(t.databaseUrl).pathname.slice(1);
+    expect(name).toMatch(/^caregraph_test_/);
+    const exists = async () => {
+      const c = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
+      await c.connect();
+      try {
+        return (await c.query('SELECT 1 FROM pg_database WHERE datname = $1', [name])).rowCount === 1;
+      } finally {
+        await c.end();
+      }
+    };
+    expect(await exists()).toBe(true);
+    const db = await openDatabase({ databaseUrl: t.databaseUrl, dataDir: 'unused' });
+    await db.ping();
+    await db.close();
+    await t.drop();
+    expect(await exists()).toBe(false);
+  });
+});
+
+describe.each(testBackends())('database on $name', (backend) => {
+  let testDb: TestDatabase;
+  let db: Database;
+  let messaging: InstanceType<typeof MessagingClient>;
+  let ehr: InstanceType<typeof EhrClient>;
+
+  beforeAll(async () => {
+    testDb = await backend.create();
+    const started = Date.now();
+    db = await openDatabase({ databaseUrl: testDb.databaseUrl, dataDir: 'unused' });
+    const opened = Date.now();
+    await migrateAll(db);
+    console.log(`[${backend.name}] open: ${opened - started} ms, migrate both: ${Date.now() - opened} ms`);
+    messaging = new MessagingClient({ adapter: db.adapterFactory('messaging') });
+    ehr = new EhrClient({ adapter: db.adapterFactory('ehr') });
+  });
+
+  afterAll(async () => {
+    await messaging?.$disconnect();
+    await ehr?.$disconnect();
+    await db?.close();
+    await testDb?.drop();
+  });
+
+  it('runs parameterised queries, scripts and pings', async () => {
+    expect(db.kind).toBe(backend.name);
+    await db.ping();
+    await db.exec('CREATE TABLE public.scratch (a int, b text); INSERT INTO public.scratch VALUES (1, $$x;y$$);');
+    const { rows } = await db.query<{ a: number; b: string }>('SELECT a, b FROM public.scratch WHERE a = $1', [1]);
+    expect(rows).toEqual([{ a: 1, b: 'x;y' }]);
+  });
+
+  it('keeps concurrent interactive transactions of two Prisma clients apart', async () => {
+    const tenantId = `tx-${backend.name}`;
+    const patient = (id: string) => ({ tenantId, id, ehrId: `ehr-${id}`, givenNames: ['A'], family: 'F' });
+    const pref = (patientId: string) => ({ tenantId, patientId });
+
+    const started = Date.now();
+    const results = await Promise.allSettled([
+      // ehr: commits two rows with a pause in between
+      ehr.$transaction(async (tx) => {
+        await tx.patient.create({ data: patient('a1') });
+        await sleep(30);
+        await tx.patient.create({ data: patient('a2') });
+      }),
+      // messaging: writes, pauses, then fails -> must roll back only its own work
+      messaging.$transaction(async (tx) => {
+        await tx.communicationPreference.create({ data: pref('rolled-back') });
+        await sleep(30);
+        throw new Error('boom');
+      }),
+      // messaging: another committed transaction
+      messaging.$transaction(async (tx) => {
+        await tx.communicationPreference.create({ data: pref('b1') });
+        await sleep(10);
+        await tx.communicationPreference.update({ where: { tenantId_patientId: pref('b1') }, data: { language: 'fr' } });
+      }),
+      // ehr: fails on a duplicate key after a successful insert -> rolled back
+      ehr.$transaction(async (tx) => {
+        await tx.patient.create({ data: patient('c1') });
+        await tx.patient.create({ data: patient('c1') });
+      }),
+      // plain queries (pg-boss, health checks) in the middle of it all
+      (async () => {
+        for (let i = 0; i < 5; i++) {
+          await db.query('SELECT 1');
+          await messaging.communicationPreference.count();
+        }
+      })(),
+    ]);
+    console.log(`[${backend.name}] 4 concurrent interactive transactions + queries: ${Date.now() - started} ms`);
+
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'rejected', 'fulfilled']);
+    expect(String((results[1] as PromiseRejectedResult).reason)).toMatch(/boom/);
+
+    const patients = await ehr.patient.findMany({ where: { tenantId }, orderBy: { id: 'asc' } });
+    expect(patients.map((p) => p.id)).toEqual(['a1', 'a2']);
+    const prefs = await messaging.communicationPreference.findMany({ where: { tenantId } });
+    expect(prefs.map((p) => [p.patientId, p.language])).toEqual([['b1', 'fr']]);
+
+    // Still usable afterwards (no transaction left open on the shared connection).
+    await ehr.patient.create({ data: patient('d1') });
+    await ehr.$transaction([ehr.patient.delete({ where: { tenantId_id: { tenantId, id: 'd1' } } })]);
+    expect(await ehr.patient.count({ where: { tenantId } })).toBe(2);
+  });
+
+  it('sends and works a pg-boss job next to Prisma traffic', async () => {
+    const boss = await createBoss(db);
+    boss.on('error', (e) => console.error('pg-boss error', e));
+    let started = Date.now();
+    await boss.start();
+    console.log(`[${backend.name}] pg-boss start (installs its schema): ${Date.now() - started} ms`);
+    try {
+      const queue = 'db-test';
+      await boss.createQueue(queue);
+      const received = new Promise<unknown>((resolve) => {
+        void boss.work<{ hello: string }>(queue, { pollingIntervalSeconds: 0.5 }, async ([job]) => {
+          // a Prisma write from inside the handler, as real handlers do
+          await messaging.communicationPreference.upsert({
+            where: { tenantId_patientId: { tenantId: 'boss', patientId: job.data.hello } },
+            create: { tenantId: 'boss', patientId: job.data.hello },
+            update: {},
+          });
+          resolve(job.data);
+        });
+      });
+      started = Date.now();
+      const id = await boss.send(queue, { hello: 'world' });
+      expect(id).toEqual(expect.any(String));
+      expect(await received).toEqual({ hello: 'world' });
+      console.log(`[${backend.name}] pg-boss send -> work: ${Date.now() - started} ms`);
+      // the job is marked completed once the handler resolves
+      for (let i = 0; i < 50; i++) {
+        const job = await boss.getJobById(queue, id!);
+        if (job?.state === 'completed') break;
+        await sleep(100);
+      }
+      expect((await boss.getJobById(queue, id!))?.state).toBe('completed');
+      expect(await messaging.communicationPreference.count({ where: { tenantId: 'boss' } })).toBe(1);
+    } finally {
+      await boss.stop({ graceful: false, wait: true });
+    }
+  });
+});

@@ -1,0 +1,81 @@
+/**
+ * The one error vocabulary of CareGraph (CONTRACT §4). Services throw AppError;
+ * subgraphs expose `code` as GraphQL `extensions.code`; the gateway's REST
+ * adapters turn the same code back into the HTTP status and the contract body.
+ */
+export const ERROR_STATUS = {
+  VALIDATION_ERROR: 400,
+  TENANT_REQUIRED: 400,
+  UNAUTHENTICATED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  CONFLICT: 409,
+  PRECONDITION_FAILED: 412,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  PATIENT_OPTED_OUT: 422,
+  TEMPLATE_VARIABLES_INVALID: 422,
+  COMPOSITION_INVALID: 422,
+  UNKNOWN_TEMPLATE: 422,
+  RATE_LIMIT_EXCEEDED: 429,
+  INTERNAL_ERROR: 500,
+  NOT_IMPLEMENTED: 501,
+  SERVICE_UNAVAILABLE: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export interface ErrorDetail {
+  path?: string;
+  message: string;
+  [key: string]: unknown;
+}
+
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly details?: ErrorDetail[];
+
+  constructor(code: ErrorCode, message: string, details?: ErrorDetail[]) {
+    super(message);
+    this.name = 'AppError';
+    this.code = code;
+    this.details = details && details.length > 0 ? details : undefined;
+  }
+
+  get status(): number {
+    return ERROR_STATUS[this.code];
+  }
+
+  toBody(): ErrorBody {
+    return errorBody(this.code, this.message, this.details);
+  }
+}
+
+export interface ErrorBody {
+  error: { code: string; message: string; details?: ErrorDetail[] };
+}
+
+export function errorBody(code: string, message: string, details?: ErrorDetail[]): ErrorBody {
+  return { error: details && details.length > 0 ? { code, message, details } : { code, message } };
+}
+
+export function isErrorCode(value: unknown): value is ErrorCode {
+  return typeof value === 'string' && Object.prototype.hasOwnProperty.call(ERROR_STATUS, value);
+}
+
+export function statusOf(code: string): number {
+  return isErrorCode(code) ? ERROR_STATUS[code] : 500;
+}
+
+export const notFound = (what: string, id: string) => new AppError('NOT_FOUND', `${what} '${id}' was not found`);
+export const validationError = (message: string, details?: ErrorDetail[]) =>
+  new AppError('VALIDATION_ERROR', message, details);
+export const forbidden = (message = 'You are not allowed to do this') => new AppError('FORBIDDEN', message);
+
+/** Turns zod issues into contract `details` entries. */
+export function zodDetails(issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }>): ErrorDetail[] {
+  return issues.map((issue) => ({
+    path: issue.path.map(String).join('.') || '(body)',
+    message: issue.message,
+  }));
+}

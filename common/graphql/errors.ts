@@ -1,0 +1,57 @@
+import { GraphQLError, type GraphQLFormattedError } from 'graphql';
+import { unwrapResolverError } from '@apollo/server/errors';
+import { AppError, isErrorCode, type ErrorCode } from '../errors';
+import type { Logger } from '../logger';
+
+/** Apollo's own codes for bad documents and variables, folded into the contract's vocabulary. */
+const CLIENT_ERROR_CODES = new Set([
+  'GRAPHQL_PARSE_FAILED',
+  'GRAPHQL_VALIDATION_FAILED',
+  'BAD_USER_INPUT',
+  'PERSISTED_QUERY_NOT_FOUND',
+  'PERSISTED_QUERY_NOT_SUPPORTED',
+  'OPERATION_RESOLUTION_FAILURE',
+  'BAD_REQUEST',
+]);
+
+/**
+ * formatError for every GraphQL server of CareGraph: AppErrors keep their
+ * code and details, client mistakes become VALIDATION_ERROR, and anything
+ * unexpected is logged and answered as INTERNAL_ERROR without internals.
+ */
+export function createErrorFormatter(logger: Logger) {
+  return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
+    const original = unwrapResolverError(error);
+    if (original instanceof AppError) {
+      return {
+        message: original.message,
+        path: formatted.path,
+        locations: formatted.locations,
+        extensions: { code: original.code, ...(original.details ? { details: original.details } : {}) },
+      };
+    }
+    const code = formatted.extensions?.code;
+    if (typeof code === 'string' && isErrorCode(code)) {
+      // Already in the contract's vocabulary (for example passed on from a subgraph).
+      return { ...formatted, extensions: pick(formatted.extensions!, ['code', 'details', 'retryAfter']) };
+    }
+    if (typeof code === 'string' && CLIENT_ERROR_CODES.has(code)) {
+      return { message: formatted.message, locations: formatted.locations, path: formatted.path, extensions: { code: 'VALIDATION_ERROR' } };
+    }
+    logger.error({ err: original }, 'unexpected GraphQL error');
+    return { message: 'Internal server error', path: formatted.path, extensions: { code: 'INTERNAL_ERROR' as ErrorCode } };
+  };
+}
+
+function pick(source: Record<string, unknown>, keys: string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key of keys) if (source[key] !== undefined) out[key] = source[key];
+  return out;
+}
+
+/** An AppError as a GraphQLError carrying an HTTP status (for errors thrown outside resolvers). */
+export function toGraphQLError(error: AppError): GraphQLError {
+  return new GraphQLError(error.message, {
+    extensions: { code: error.code, http: { status: error.status }, ...(error.details ? { details: error.details } : {}) },
+  });
+}

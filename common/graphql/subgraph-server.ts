@@ -1,0 +1,77 @@
+import http from 'node:http';
+import { randomUUID } from 'node:crypto';
+import express from 'express';
+import { ApolloServer } from '@apollo/server';
+import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
+import { ApolloServerPluginInlineTraceDisabled } from '@apollo/server/plugin/disabled';
+import { expressMiddleware } from '@as-integrations/express5';
+import type { GraphQLSchema } from 'graphql';
+import { AppError } from '../errors';
+import type { Logger } from '../logger';
+import type { Identity } from '../auth/principal';
+import { IDENTITY_HEADER, verifyIdentity } from '../auth/tokens';
+import { createErrorFormatter, toGraphQLError } from './errors';
+import { listen, type RunningServer } from '../http/listen';
+
+export interface BaseContext {
+  identity: Identity;
+  requestId: string;
+  logger: Logger;
+}
+
+export interface SubgraphServerOptions<Ctx extends BaseContext> {
+  name: string;
+  schema: GraphQLSchema;
+  internalKey: Uint8Array;
+  logger: Logger;
+  host: string;
+  port: number;
+  /** Builds the per-request context (services, DataLoaders) for a verified caller. */
+  createContext: (base: BaseContext) => Ctx;
+}
+
+/**
+ * Serves one subgraph over HTTP at /graphql. Only callers holding an identity
+ * signed by the gateway get in: the subgraph never trusts client headers.
+ */
+export async function startSubgraphServer<Ctx extends BaseContext>(options: SubgraphServerOptions<Ctx>): Promise<RunningServer> {
+  const app = express();
+  app.disable('x-powered-by');
+  const httpServer = http.createServer(app);
+  const apollo = new ApolloServer<Ctx>({
+    schema: options.schema,
+    formatError: createErrorFormatter(options.logger),
+    plugins: [ApolloServerPluginDrainHttpServer({ httpServer }), ApolloServerPluginInlineTraceDisabled()],
+    csrfPrevention: true,
+    includeStacktraceInErrorResponses: false,
+  });
+  await apollo.start();
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok', subgraph: options.name });
+  });
+  app.use(
+    '/graphql',
+    express.json({ limit: '1mb' }),
+    expressMiddleware(apollo, {
+      context: async ({ req }) => {
+        const header = req.headers[IDENTITY_HEADER];
+        if (typeof header !== 'string') {
+          throw toGraphQLError(new AppError('UNAUTHENTICATED', 'Subgraphs are reached through the gateway'));
+        }
+        let identity: Identity;
+        try {
+          identity = await verifyIdentity(options.internalKey, header);
+        } catch (err) {
+          throw toGraphQLError(err as AppError);
+        }
+        const requestId = (req.headers['x-request-id'] as string | undefined) ?? randomUUID();
+        return options.createContext({ identity, requestId, logger: options.logger.child({ requestId }) });
+      },
+    }),
+  );
+  const running = await listen(httpServer, options.host, options.port, async () => {
+    await apollo.stop();
+  });
+  options.logger.info({ url: running.url }, `${options.name} subgraph listening`);
+  return { ...running, url: `${running.url}/graphql` };
+}

@@ -1,0 +1,40 @@
+import type { Request } from 'express';
+import { validationError, type ErrorDetail } from '../../common/errors';
+
+/** Path ids: printable, bounded, no traversal; anything else is a 400, not a lookup. */
+const ID = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
+
+export function pathId(req: Request, name: string): string {
+  const value = req.params[name];
+  if (typeof value !== 'string' || !ID.test(value)) {
+    throw validationError(`'${name}' is not a valid identifier`, [{ path: name, message: 'expected 1-128 letters, digits, _ . : -' }]);
+  }
+  return value;
+}
+
+/** Reads one optional query parameter, refusing repeats (`?limit=1&limit=2`). */
+export function queryParam(req: Request, name: string): string | undefined {
+  const value = req.query[name];
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string') throw validationError(`Query parameter '${name}' must be given once`, [{ path: name, message: 'repeated or nested' }]);
+  return value;
+}
+
+/** Whole non-negative integers in query strings; '', '1.5', 'abc', '-1' are rejected with a detail. */
+export function queryInt(req: Request, name: string, details: ErrorDetail[]): number | undefined {
+  const raw = queryParam(req, name);
+  if (raw === undefined) return undefined;
+  if (!/^-?\d{1,9}$/.test(raw)) {
+    details.push({ path: name, message: `${name} must be an integer` });
+    return undefined;
+  }
+  return Number(raw);
+}
+
+/** Refuses query parameters a path does not know, so typos are not silently ignored. */
+export function onlyQueryParams(req: Request, allowed: string[]): void {
+  const unknown = Object.keys(req.query).filter((key) => !allowed.includes(key));
+  if (unknown.length > 0) {
+    throw validationError(`Unknown query parameter(s): ${unknown.join(', ')}`, unknown.map((key) => ({ path: key, message: 'unknown parameter' })));
+  }
+}

@@ -1,0 +1,140 @@
+import http from 'node:http';
+import { randomUUID } from 'node:crypto';
+import express, { type Request } from 'express';
+import { pinoHttp } from 'pino-http';
+import { ApolloServer } from '@apollo/server';
+import { ApolloGateway } from '@apollo/gateway';
+import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
+import { expressMiddleware } from '@as-integrations/express5';
+import type { Config } from '../common/config';
+import type { Secrets } from '../common/secrets';
+import type { Logger } from '../common/logger';
+import { createAccessTokenVerifier } from '../common/auth/tokens';
+import { createErrorFormatter, toGraphQLError } from '../common/graphql/errors';
+import { AppError } from '../common/errors';
+import { listen, type RunningServer } from '../common/http/listen';
+import { authenticate, identityOf } from './auth';
+import type { GatewayContext } from './context';
+import { AuthenticatedDataSource } from './subgraph-datasource';
+import { errorHandler, notFoundHandler } from './http-errors';
+import { createMetricsRegistry, healthRoutes, type ReadinessCheck } from './health';
+import { readSupergraph } from './supergraph';
+import { createGraphQLRunner } from './rest/execute';
+import { messagingRoutes } from './rest/messaging';
+import { ehrRoutes } from './rest/ehr';
+
+export interface GatewayOptions {
+  config: Config;
+  secrets: Secrets;
+  logger: Logger;
+  /** Where each subgraph answers, by name (`messaging`, `ehr`). */
+  subgraphUrls: Record<string, string>;
+  /** Extra readiness checks, e.g. the database in the all-in-one process. */
+  readiness?: ReadinessCheck[];
+  host?: string;
+  port?: number;
+}
+
+export interface RunningGateway extends RunningServer {
+  apollo: ApolloServer<GatewayContext>;
+}
+
+const BODY_LIMIT = '1mb';
+
+export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
+  const { config, secrets, logger } = options;
+  const verifyToken = createAccessTokenVerifier(config, secrets);
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', false);
+  const httpServer = http.createServer(app);
+
+  const gateway = new ApolloGateway({
+    supergraphSdl: readSupergraph(),
+    buildService: ({ name }) => {
+      const url = options.subgraphUrls[name];
+      if (!url) throw new Error(`No URL configured for subgraph '${name}'`);
+      return new AuthenticatedDataSource(url, secrets.internalKey);
+    },
+  });
+  let supergraphLoaded = false;
+  const apollo = new ApolloServer<GatewayContext>({
+    gateway,
+    formatError: createErrorFormatter(logger),
+    includeStacktraceInErrorResponses: false,
+    introspection: !config.production,
+    plugins: [
+      ApolloServerPluginDrainHttpServer({ httpServer }),
+      { serverWillStart: async () => void (supergraphLoaded = true) },
+    ],
+  });
+  await apollo.start();
+
+  const contextFor = async (req: Request): Promise<GatewayContext> => {
+    const identity = identityOf(req);
+    const requestId = req.requestId ?? randomUUID();
+    return { principal: req.principal!, identity, requestId, logger: logger.child({ requestId }) };
+  };
+
+  app.use((req, res, next) => {
+    const incoming = req.headers['x-request-id'];
+    req.requestId = typeof incoming === 'string' && /^[\w.-]{1,64}$/.test(incoming) ? incoming : randomUUID();
+    res.setHeader('X-Request-Id', req.requestId);
+    next();
+  });
+  app.use(
+    pinoHttp({
+      logger,
+      genReqId: (req) => (req as Request).requestId!,
+      autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/metrics' },
+      serializers: {
+        req: (req) => ({ id: req.id, method: req.method, url: req.url }),
+        res: (res) => ({ statusCode: res.statusCode }),
+      },
+    }),
+  );
+
+  const registry = createMetricsRegistry();
+  app.use(
+    healthRoutes(
+      registry,
+      [
+        {
+          name: 'supergraph',
+          check: async () => {
+            if (!supergraphLoaded) throw new Error('supergraph not loaded');
+          },
+        },
+        ...(options.readiness ?? []),
+      ],
+      logger,
+    ),
+  );
+
+  const json = express.json({ limit: BODY_LIMIT, strict: true, type: ['application/json', 'application/*+json'] });
+  app.use(
+    '/graphql',
+    json,
+    authenticate(verifyToken),
+    expressMiddleware(apollo, {
+      context: async ({ req }) => {
+        try {
+          return await contextFor(req);
+        } catch (err) {
+          throw err instanceof AppError ? toGraphQLError(err) : err;
+        }
+      },
+    }),
+  );
+
+  const run = createGraphQLRunner(apollo, contextFor);
+  app.use('/v1', json, authenticate(verifyToken), messagingRoutes(run));
+  app.use('/api/ehr', json, authenticate(verifyToken), ehrRoutes(run));
+
+  app.use(notFoundHandler);
+  app.use(errorHandler(logger));
+
+  const running = await listen(httpServer, options.host ?? config.HOST, options.port ?? config.PORT, () => apollo.stop());
+  logger.info({ url: running.url }, 'gateway listening');
+  return { ...running, apollo };
+}

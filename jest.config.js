@@ -1,0 +1,9 @@
+/** @type {import('jest').Config} */
+module.exports = {
+  testEnvironment: 'node',
+  transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json', isolatedModules: false }] },
+  testMatch: ['**/*.test.ts'],
+  roots: ['<rootDir>/common', '<rootDir>/gateway', '<rootDir>/subgraphs', '<rootDir>/test'],
+  setupFiles: ['reflect-metadata'],
+  testTimeout: 60000,
+};

@@ -1,0 +1,35 @@
+import type { SubgraphStartOptions } from '../../common/runtime';
+import { migrate } from '../../common/db/migrate';
+import { FieldCipher } from '../../common/crypto';
+import { startSubgraphServer } from '../../common/graphql/subgraph-server';
+import type { RunningServer } from '../../common/http/listen';
+import { createEhrPrisma } from './db/client';
+import { seedEhr } from './seed';
+import { buildEhrSchema, createEhrContext, EHR_SUBGRAPH } from './index';
+
+/** Migrates and seeds the clinical record's schema, then serves the subgraph. */
+export async function startEhrSubgraph(options: SubgraphStartOptions): Promise<RunningServer> {
+  const logger = options.logger.child({ subgraph: EHR_SUBGRAPH });
+  const { applied } = await migrate(options.db, 'ehr', (msg) => logger.info(msg));
+  if (applied.length > 0) logger.info({ applied }, 'ehr migrations applied');
+  const prisma = createEhrPrisma(options.db);
+  const cipher = new FieldCipher(options.secrets.encryptionKey);
+  if (await seedEhr(prisma, cipher)) logger.info('ehr demo data seeded');
+  const { schema } = await buildEhrSchema();
+  const server = await startSubgraphServer({
+    name: EHR_SUBGRAPH,
+    schema,
+    internalKey: options.secrets.internalKey,
+    logger,
+    host: options.host,
+    port: options.port,
+    createContext: createEhrContext({ prisma, cipher }),
+  });
+  return {
+    ...server,
+    close: async () => {
+      await server.close();
+      await prisma.$disconnect();
+    },
+  };
+}
