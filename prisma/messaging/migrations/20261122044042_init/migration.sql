@@ -50,8 +50,26 @@ CREATE TABLE "messaging"."Message" (
     CONSTRAINT "Message_pkey" PRIMARY KEY ("id")
 );
 
+-- CreateTable
+CREATE TABLE "messaging"."Event" (
+    "tenantId" TEXT NOT NULL,
+    "id" TEXT NOT NULL,
+    "type" TEXT NOT NULL,
+    "data" JSONB NOT NULL,
+    "createdAt" TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    "dispatchedAt" TIMESTAMP(3),
+
+    CONSTRAINT "Event_pkey" PRIMARY KEY ("id")
+);
+
 -- CreateIndex
 CREATE INDEX "Message_tenantId_patientId_createdAt_idx" ON "messaging"."Message"("tenantId", "patientId", "createdAt" DESC);
 
 -- CreateIndex
 CREATE INDEX "Message_tenantId_createdAt_idx" ON "messaging"."Message"("tenantId", "createdAt" DESC);
+
+-- CreateIndex
+CREATE INDEX "Event_dispatchedAt_createdAt_idx" ON "messaging"."Event"("dispatchedAt", "createdAt");
+
+-- CreateIndex
+CREATE INDEX "Event_tenantId_createdAt_idx" ON "messaging"."Event"("tenantId", "createdAt");
