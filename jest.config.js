@@ -1,7 +1,7 @@
 /** @type {import('jest').Config} */
 module.exports = {
   testEnvironment: 'node',
-  transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json', isolatedModules: false }] },
+  transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }] },
   testMatch: ['**/*.test.ts'],
   roots: ['<rootDir>/common', '<rootDir>/gateway', '<rootDir>/subgraphs', '<rootDir>/test'],
   setupFiles: ['reflect-metadata'],

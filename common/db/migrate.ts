@@ -52,8 +52,9 @@ async function apply(
 ): Promise<{ applied: string[] }> {
   const migrationsList = await readMigrations(subgraph);
   if (migrationsList.migrationDirectories.length === 0) {
-    log(`${subgraph}: no migrations in ${migrationsList.baseDir}`);
-    return { applied: [] };
+    throw new Error(
+      `no migrations in ${migrationsList.baseDir}: create the first one with \`npm run db:diff -- ${subgraph} init\``,
+    );
   }
   const started = Date.now();
   const out = await withSchemaEngine(subgraph, factory, (engine) =>
