@@ -1,8 +1,11 @@
+import type PgBoss from 'pg-boss';
 import { loadConfig, type Config } from '../common/config';
 import { resolveSecrets } from '../common/secrets';
 import { createLogger, type Logger } from '../common/logger';
 import { openDatabase, isPostgresUrl, redactUrl, type Database } from '../common/db/database';
 import type { Runtime, Stoppable } from '../common/runtime';
+import { createBoss } from '../common/db/boss';
+import { createEventBus } from '../common/events';
 import { startGateway, type RunningGateway } from '../gateway/server';
 import { startEhrSubgraph } from '../subgraphs/ehr/main';
 import { startMessagingSubgraph } from '../subgraphs/messaging/main';
@@ -43,8 +46,10 @@ export async function startPlatform(role: ProcessRole, env: NodeJS.ProcessEnv = 
   const log = logger ?? createLogger(config.LOG_LEVEL);
   const secrets = resolveSecrets(config);
   if (secrets.source === 'dev-file') log.warn(`using development secrets from ${config.DATA_DIR} (set AUTH_JWT_SECRET and ENCRYPTION_KEY in production)`);
-  const runtime: Runtime = { config, secrets, logger: log };
   const started: Stoppable[] = [];
+  const events = await createEventBus(config, log);
+  started.push({ name: 'event bus', close: () => events.close() });
+  const runtime: Runtime = { config, secrets, logger: log, events };
   const stop = async () => {
     for (const part of started.reverse()) {
       try {
@@ -63,10 +68,18 @@ export async function startPlatform(role: ProcessRole, env: NodeJS.ProcessEnv = 
       started.push({ name: 'database', close: () => db!.close() });
       log.info({ database: db.kind === 'postgres' ? redactUrl(config.DATABASE_URL!) : (db.dataDir ?? 'pglite') }, 'database open');
     }
+    let boss: PgBoss | undefined;
+    if (db) {
+      const queue = await createBoss(db);
+      queue.on('error', (err) => log.error({ err }, 'job queue error'));
+      await queue.start();
+      boss = queue;
+      started.push({ name: 'job queue', close: () => queue.stop({ graceful: true, wait: true, timeout: 10_000 }) });
+    }
     const subgraphUrls: Record<string, string> = {};
     const subgraphHost = role === 'all' ? '127.0.0.1' : config.HOST;
     if (role === 'all' || role === 'ehr') {
-      const ehr = await startEhrSubgraph({ ...runtime, db: db!, host: subgraphHost, port: config.EHR_PORT ?? (role === 'all' ? 0 : DEFAULT_SUBGRAPH_PORTS.ehr) });
+      const ehr = await startEhrSubgraph({ ...runtime, db: db!, boss: boss!, host: subgraphHost, port: config.EHR_PORT ?? (role === 'all' ? 0 : DEFAULT_SUBGRAPH_PORTS.ehr) });
       started.push({ name: 'ehr subgraph', close: ehr.close });
       subgraphUrls.ehr = ehr.url;
     }
@@ -74,6 +87,7 @@ export async function startPlatform(role: ProcessRole, env: NodeJS.ProcessEnv = 
       const messaging = await startMessagingSubgraph({
         ...runtime,
         db: db!,
+        boss: boss!,
         host: subgraphHost,
         port: config.MESSAGING_PORT ?? (role === 'all' ? 0 : DEFAULT_SUBGRAPH_PORTS.messaging),
       });

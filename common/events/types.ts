@@ -17,7 +17,14 @@ export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 export const ALERT_EVENT_TYPES = ['webhook.disabled'] as const;
 export type AlertEventType = (typeof ALERT_EVENT_TYPES)[number];
 
-export type EventType = WebhookEventType | AlertEventType;
+/**
+ * Bus-only: every status change of a message, `queued` and `sending` included,
+ * for the `messageStatusChanged` subscription. Never delivered to webhooks.
+ */
+export const INTERNAL_EVENT_TYPES = ['message.status'] as const;
+export type InternalEventType = (typeof INTERNAL_EVENT_TYPES)[number];
+
+export type EventType = WebhookEventType | AlertEventType | InternalEventType;
 
 export interface MessageEventData {
   messageId: string;
