@@ -39,7 +39,8 @@ export interface TestResponse {
 }
 
 export async function startTestPlatform(extraEnv: Record<string, string> = {}, role: ProcessRole = 'all'): Promise<TestPlatform> {
-  const database: TestDatabase = extraEnv.DATABASE_URL ? { databaseUrl: extraEnv.DATABASE_URL, drop: async () => {} } : await createTestDatabase();
+  // A caller-chosen DATABASE_URL ('' = file-backed PGlite in DATA_DIR) is used as is and never dropped.
+  const database: TestDatabase = 'DATABASE_URL' in extraEnv ? { databaseUrl: extraEnv.DATABASE_URL, drop: async () => {} } : await createTestDatabase();
   const dataDir = mkdtempSync(join(tmpdir(), 'caregraph-test-'));
   const env: Record<string, string> = {
     NODE_ENV: 'test',

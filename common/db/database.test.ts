@@ -24,18 +24,14 @@ describe('openDatabase', () => {
   it('keeps a file-backed PGlite in <dataDir>/pglite across restarts', async () => {
     const dataDir = mkdtempSync(path.join(os.tmpdir(), 'caregraph-db-'));
     try {
-      let started = Date.now();
       const first = await openDatabase({ dataDir });
-      console.log(`file-backed PGlite, first open (initdb): ${Date.now() - started} ms`);
       expect(first.kind).toBe('pglite');
       expect(first.dataDir).toBe(path.join(dataDir, 'pglite'));
       await first.exec('CREATE TABLE kept (v int); INSERT INTO kept VALUES (42);');
       await first.close();
       await first.close(); // idempotent
 
-      started = Date.now();
       const second = await openDatabase({ databaseUrl: '', dataDir });
-      console.log(`file-backed PGlite, reopen: ${Date.now() - started} ms`);
       expect((await second.query<{ v: number }>('SELECT v FROM kept')).rows).toEqual([{ v: 42 }]);
       await second.close();
     } finally {
@@ -85,11 +81,8 @@ describe.each(testBackends())('database on $name', (backend) => {
 
   beforeAll(async () => {
     testDb = await backend.create();
-    const started = Date.now();
     db = await openDatabase({ databaseUrl: testDb.databaseUrl, dataDir: 'unused' });
-    const opened = Date.now();
     await migrateAll(db);
-    console.log(`[${backend.name}] open: ${opened - started} ms, migrate both: ${Date.now() - opened} ms`);
     messaging = new MessagingClient({ adapter: db.adapterFactory('messaging') });
     ehr = new EhrClient({ adapter: db.adapterFactory('ehr') });
   });
@@ -114,7 +107,6 @@ describe.each(testBackends())('database on $name', (backend) => {
     const patient = (id: string) => ({ tenantId, id, ehrId: `ehr-${id}`, givenNames: ['A'], family: 'F' });
     const pref = (patientId: string) => ({ tenantId, patientId });
 
-    const started = Date.now();
     const results = await Promise.allSettled([
       // ehr: commits two rows with a pause in between
       ehr.$transaction(async (tx) => {
@@ -147,7 +139,6 @@ describe.each(testBackends())('database on $name', (backend) => {
         }
       })(),
     ]);
-    console.log(`[${backend.name}] 4 concurrent interactive transactions + queries: ${Date.now() - started} ms`);
 
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'rejected', 'fulfilled']);
     expect(String((results[1] as PromiseRejectedResult).reason)).toMatch(/boom/);
@@ -166,9 +157,7 @@ describe.each(testBackends())('database on $name', (backend) => {
   it('sends and works a pg-boss job next to Prisma traffic', async () => {
     const boss = await createBoss(db);
     boss.on('error', (e) => console.error('pg-boss error', e));
-    let started = Date.now();
     await boss.start();
-    console.log(`[${backend.name}] pg-boss start (installs its schema): ${Date.now() - started} ms`);
     try {
       const queue = 'db-test';
       await boss.createQueue(queue);
@@ -183,11 +172,9 @@ describe.each(testBackends())('database on $name', (backend) => {
           resolve(job.data);
         });
       });
-      started = Date.now();
       const id = await boss.send(queue, { hello: 'world' });
       expect(id).toEqual(expect.any(String));
       expect(await received).toEqual({ hello: 'world' });
-      console.log(`[${backend.name}] pg-boss send -> work: ${Date.now() - started} ms`);
       // the job is marked completed once the handler resolves
       for (let i = 0; i < 50; i++) {
         const job = await boss.getJobById(queue, id!);

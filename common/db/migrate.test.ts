@@ -23,10 +23,8 @@ describe.each(testBackends())('migrate on $name', (backend) => {
 
   it('applies both subgraphs, each into its own schema with its own history', async () => {
     const logs: string[] = [];
-    const started = Date.now();
     const messaging = await migrate(db, 'messaging', (m) => logs.push(m));
     const ehr = await migrate(db, 'ehr', (m) => logs.push(m));
-    console.log(`[${backend.name}] first migrate of both subgraphs: ${Date.now() - started} ms\n${logs.join('\n')}`);
 
     const expected = async (sg: 'messaging' | 'ehr') =>
       (await readMigrations(sg)).migrationDirectories.map((d) => d.path);
@@ -64,11 +62,9 @@ describe.each(testBackends())('migrate on $name', (backend) => {
   });
 
   it('is a no-op the second time, in either order', async () => {
-    const started = Date.now();
     expect(await migrate(db, 'ehr')).toEqual({ applied: [] });
     expect(await migrate(db, 'messaging')).toEqual({ applied: [] });
     expect(await migrateAll(db)).toEqual({ messaging: [], ehr: [] });
-    console.log(`[${backend.name}] no-op migrate x4: ${Date.now() - started} ms`);
   });
 
   it('leaves the search_path of a shared PGlite as it was', async () => {

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { projectRoot } from '../paths';
 import { pathToFileURL } from 'node:url';
 
 import {
@@ -57,22 +58,7 @@ export function loadSchemaEngine(): Promise<EngineModule> {
   return enginePromise;
 }
 
-let rootDir: string | undefined;
-
-/**
- * The project root: the nearest folder above this file holding package.json
- * and prisma/ (works from the TypeScript sources and from the compiled dist/).
- */
-export function projectRoot(): string {
-  if (rootDir) return rootDir;
-  let dir = __dirname;
-  for (;;) {
-    if (existsSync(path.join(dir, 'package.json')) && existsSync(path.join(dir, 'prisma'))) return (rootDir = dir);
-    const parent = path.dirname(dir);
-    if (parent === dir) throw new Error(`cannot find the project root (package.json + prisma/) above ${__dirname}`);
-    dir = parent;
-  }
-}
+export { projectRoot };
 
 export function prismaDir(subgraph: Subgraph): string {
   return path.join(projectRoot(), 'prisma', subgraph);

@@ -1,0 +1,61 @@
+import { ConfigError, loadConfig, parseDuration } from './config';
+
+describe('loadConfig', () => {
+  it('has the contract defaults', () => {
+    const config = loadConfig({});
+    expect(config.PORT).toBe(4000);
+    expect(config.DATA_DIR).toBe('./data');
+    expect(config.WEBHOOK_RETRY_SCHEDULE).toEqual([60_000, 300_000, 1_800_000, 7_200_000, 86_400_000]);
+    expect(config.WEBHOOK_TIMEOUT_MS).toBe(10_000);
+    expect(config.WEBHOOK_ALLOW_INSECURE).toBe(false);
+    expect(config.SMS_PROVIDER).toBe('simulator');
+    expect(config.SIM_SEND_DELAY_MS).toBe(200);
+    expect(config.SIM_DELIVER_DELAY_MS).toBe(800);
+    expect(config.rateLimits).toEqual({ MESSAGES_SEND: 100, MESSAGES_READ: 1000, PATIENTS: 500, TEMPLATES: 200, WEBHOOKS: 50, EHR: 1000 });
+  });
+
+  it('applies rate-limit overrides and parses schedules', () => {
+    const config = loadConfig({ RATE_LIMIT_MESSAGES_SEND: '5', WEBHOOK_RETRY_SCHEDULE: '500ms,1s,2m,1h' });
+    expect(config.rateLimits.MESSAGES_SEND).toBe(5);
+    expect(config.WEBHOOK_RETRY_SCHEDULE).toEqual([500, 1000, 120_000, 3_600_000]);
+  });
+
+  it('names every bad value in one error', () => {
+    let error: unknown;
+    try {
+      loadConfig({ PORT: 'abc', DATABASE_URL: 'mysql://x', RATE_LIMIT_MESSAGES_SEND: '0', RATE_LIMIT_FOO: '3', WEBHOOK_RETRY_SCHEDULE: '1m,soon', ENCRYPTION_KEY: 'short' });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const message = (error as Error).message;
+    for (const name of ['PORT', 'DATABASE_URL', 'RATE_LIMIT_MESSAGES_SEND', 'RATE_LIMIT_FOO', 'WEBHOOK_RETRY_SCHEDULE', 'ENCRYPTION_KEY']) {
+      expect(message).toContain(name);
+    }
+  });
+
+  it('refuses to run in production on development secrets', () => {
+    expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/AUTH_JWT_SECRET or AUTH_JWKS_URL/);
+    expect(() => loadConfig({ NODE_ENV: 'production', AUTH_JWT_SECRET: 'x'.repeat(32) })).toThrow(/ENCRYPTION_KEY/);
+    expect(
+      loadConfig({ NODE_ENV: 'production', AUTH_JWT_SECRET: 'x'.repeat(32), ENCRYPTION_KEY: Buffer.alloc(32, 1).toString('base64') }).production,
+    ).toBe(true);
+  });
+
+  it('needs Twilio settings for the twilio provider', () => {
+    expect(() => loadConfig({ SMS_PROVIDER: 'twilio' })).toThrow(/TWILIO_ACCOUNT_SID/);
+  });
+});
+
+describe('parseDuration', () => {
+  it.each([
+    ['250ms', 250],
+    ['3s', 3000],
+    ['5m', 300_000],
+    ['2h', 7_200_000],
+  ])('%s', (text, ms) => expect(parseDuration(text)).toBe(ms));
+
+  it('rejects other units', () => {
+    expect(() => parseDuration('1d')).toThrow();
+  });
+});
