@@ -173,9 +173,8 @@ describe(`GraphQL subscriptions over WebSocket (${backendName})`, () => {
   });
 
   it('closes the connection when the token expires', async () => {
-    const connection = await as({ ttlSeconds: 2 });
+    const connection = await as({ ttlSeconds: 3 });
     const events = new Subscription(connection.client, 'subscription { events { id } }');
-    await untilLive(bus(), connection, 'demo');
     expect(await connection.closed).toEqual({ code: 4401, reason: 'UNAUTHENTICATED: the token has expired' });
     await events.ended();
   });
