@@ -94,6 +94,11 @@ const envSchema = z.object({
   DATA_DIR: z.string().optional().default('./data'),
   DATABASE_URL: optionalUrl(['postgres:', 'postgresql:', 'memory:']),
   REDIS_URL: optionalUrl(['redis:', 'rediss:']),
+  /** Pub/sub channel of the live event bus; one per deployment sharing a Redis. */
+  REDIS_EVENTS_CHANNEL: z.string().regex(/^[\w:.-]{1,128}$/, 'letters, digits, _ : . - (1..128)').optional().default('caregraph:events'),
+  /** GraphQL over WebSocket limits (docs/subscriptions.md). */
+  SUBSCRIPTIONS_MAX_PER_CONNECTION: int(1, 10_000, 50),
+  SUBSCRIPTIONS_CONNECTIONS_PER_MINUTE: int(1, 1_000_000, 60),
   AUTH_JWT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
   AUTH_JWKS_URL: optionalUrl(['http:', 'https:']),
   AUTH_ISSUER: z.string().optional(),

@@ -22,11 +22,15 @@ import { readSupergraph } from './supergraph';
 import { createGraphQLRunner } from './rest/execute';
 import { messagingRoutes } from './rest/messaging';
 import { ehrRoutes } from './rest/ehr';
+import { attachSubscriptionServer } from './subscriptions';
+import type { EventBus } from '../common/events/bus';
 
 export interface GatewayOptions {
   config: Config;
   secrets: Secrets;
   logger: Logger;
+  /** Live events mirrored to GraphQL subscriptions. */
+  events: EventBus;
   /** Where each subgraph answers, by name (`messaging`, `ehr`). */
   subgraphUrls: Record<string, string>;
   /** Extra readiness checks, e.g. the database in the all-in-one process. */
@@ -134,7 +138,13 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   app.use(notFoundHandler);
   app.use(errorHandler(logger));
 
-  const running = await listen(httpServer, options.host ?? config.HOST, options.port ?? config.PORT, () => apollo.stop());
+  const subscriptions = attachSubscriptionServer({ httpServer, apollo, apiSchema: gateway.schema!, events: options.events, verifyToken, config, logger });
+
+  // WebSocket clients first: an upgraded socket would keep the HTTP server from closing.
+  const running = await listen(httpServer, options.host ?? config.HOST, options.port ?? config.PORT, async () => {
+    await subscriptions.close();
+    await apollo.stop();
+  });
   logger.info({ url: running.url }, 'gateway listening');
   return { ...running, apollo };
 }

@@ -1,5 +1,6 @@
-import { Arg, Ctx, ID, Int, Query, Resolver } from 'type-graphql';
+import { Arg, Ctx, FieldResolver, ID, Int, Query, Resolver, Root } from 'type-graphql';
 import type { MessagingContext } from '../context';
+import { Patient } from '../patients/patient.types';
 import { Message, MessagePage } from './message.types';
 
 @Resolver(() => Message)
@@ -17,6 +18,11 @@ export class MessageResolver {
     @Ctx() ctx: MessagingContext,
   ) {
     return ctx.messages.list({ patientId, limit, offset });
+  }
+
+  @FieldResolver(() => Patient, { description: 'The recipient; demographics come from the clinical record.' })
+  patient(@Root() message: Message) {
+    return { id: message.patientId };
   }
 }
 

@@ -1,0 +1,116 @@
+import { Redis } from 'ioredis';
+import type { Logger } from '../logger';
+import type { EventBus } from './bus';
+import type { PlatformEvent } from './types';
+
+export const DEFAULT_EVENTS_CHANNEL = 'caregraph:events';
+
+/**
+ * Redis pub/sub bus: one publishing and one subscribed connection per
+ * process, one channel per deployment, JSON messages. Every local listener
+ * hears events through Redis, its own publishes included, so all instances
+ * see one order per publisher.
+ */
+export class RedisEventBus implements EventBus {
+  private readonly listeners = new Set<(event: PlatformEvent) => void>();
+  private closed = false;
+
+  private constructor(
+    private readonly publisher: Redis,
+    private readonly subscriber: Redis,
+    private readonly channel: string,
+    private readonly logger: Logger,
+  ) {
+    subscriber.on('message', (received: string, message: string) => {
+      if (received !== this.channel) return;
+      const event = parseEvent(message);
+      if (!event) {
+        this.logger.warn({ channel: this.channel }, 'ignored a malformed event on the Redis bus');
+        return;
+      }
+      for (const listener of this.listeners) {
+        try {
+          listener(event);
+        } catch (err) {
+          this.logger.error({ err, eventId: event.id }, 'event listener failed');
+        }
+      }
+    });
+  }
+
+  /** Connects both connections and subscribes before returning, so no publish after start is missed. */
+  static async connect(url: string, logger: Logger, channel = DEFAULT_EVENTS_CHANNEL): Promise<RedisEventBus> {
+    let started = false;
+    const options = {
+      lazyConnect: true,
+      // No reconnect loop while starting (a failed start must leave no timers behind); afterwards, back off up to 2 s.
+      retryStrategy: (attempt: number) => (started ? Math.min(attempt * 100, 2000) : null),
+      // A publish while Redis is unreachable fails at once instead of piling up in memory.
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      connectionName: 'caregraph-events',
+    };
+    const publisher = new Redis(url, options);
+    // The subscriber must queue its SUBSCRIBE across reconnects; ioredis re-subscribes on its own.
+    const subscriber = new Redis(url, { ...options, enableOfflineQueue: true, maxRetriesPerRequest: null });
+    const log = logger.child({ component: 'redis-event-bus' });
+    for (const connection of [publisher, subscriber]) {
+      connection.on('error', (err: Error) => log.warn({ err: err.message }, 'Redis event bus connection error'));
+    }
+    try {
+      // allSettled: neither connection may still be dialling when we give up on a failed start.
+      const results = await Promise.allSettled([publisher.connect(), subscriber.connect()]);
+      const failed = results.find((r) => r.status === 'rejected');
+      if (failed) throw failed.reason;
+      await subscriber.subscribe(channel);
+      started = true;
+    } catch (err) {
+      for (const connection of [publisher, subscriber]) if (connection.status !== 'end') connection.disconnect();
+      throw new Error(`Cannot connect the event bus to Redis: ${(err as Error).message}`);
+    }
+    return new RedisEventBus(publisher, subscriber, channel, log);
+  }
+
+  /** A lost publish costs a live update, never a webhook (the outbox is durable): log it, do not fail the caller. */
+  async publish(event: PlatformEvent): Promise<void> {
+    if (this.closed) return;
+    try {
+      await this.publisher.publish(this.channel, JSON.stringify(event));
+    } catch (err) {
+      this.logger.warn({ err: (err as Error).message, eventId: event.id, type: event.type }, 'event not published on Redis');
+    }
+  }
+
+  subscribe(listener: (event: PlatformEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => void this.listeners.delete(listener);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.listeners.clear();
+    await Promise.all([quit(this.subscriber), quit(this.publisher)]);
+  }
+}
+
+async function quit(connection: Redis): Promise<void> {
+  try {
+    await connection.quit();
+  } catch {
+    connection.disconnect();
+  }
+}
+
+function parseEvent(message: string): PlatformEvent | undefined {
+  try {
+    const value = JSON.parse(message) as PlatformEvent;
+    const ok =
+      typeof value === 'object' && value !== null &&
+      typeof value.id === 'string' && typeof value.type === 'string' && typeof value.timestamp === 'string' &&
+      typeof value.tenantId === 'string' && typeof value.data === 'object' && value.data !== null;
+    return ok ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
