@@ -4,6 +4,9 @@ import type { EhrPrisma } from './client';
 import { inTenantTransaction, tenantScopedClient, type TenantClient, type TenantTx } from './tenant';
 import { auditHash, GENESIS_HASH } from '../audit/chain';
 
+/** The part of a Prisma transaction client the writer needs (scoped or not). */
+export type AuditTx = Pick<TenantTx, 'auditRecord' | '$queryRaw'>;
+
 /** What a change did to one record: the audit record's variable part. */
 export interface AuditEntry {
   action: string;
@@ -27,7 +30,7 @@ export class AuditWriter {
   written = 0;
 
   constructor(
-    private readonly tx: TenantTx,
+    private readonly tx: TenantTx | AuditTx,
     private readonly tenantId: string,
     private readonly actor: string,
     private readonly reason: string | null,
@@ -36,10 +39,11 @@ export class AuditWriter {
   async record(entry: AuditEntry): Promise<void> {
     if (!this.locked) {
       // One writer per tenant chain at a time, until this transaction ends.
-      await this.tx.$queryRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`caregraph-audit:${this.tenantId}`}, 0))`;
+      await this.tx.$queryRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`caregraph-audit:${this.tenantId}`}, 0))::text AS locked`;
       this.locked = true;
     }
-    const last = await this.tx.auditRecord.findFirst({ orderBy: { seq: 'desc' }, select: { seq: true, hash: true } });
+    // The tenant is named here as well, so the writer is also correct on an unscoped client (seed, key rotation).
+    const last = await this.tx.auditRecord.findFirst({ where: { tenantId: this.tenantId }, orderBy: { seq: 'desc' }, select: { seq: true, hash: true } });
     const fields = {
       tenantId: this.tenantId,
       seq: (last?.seq ?? 0) + 1,

@@ -1,4 +1,5 @@
 import type { EhrPrisma } from './client';
+import type { Prisma } from './generated/client';
 
 /**
  * Tenant scoping in the data layer: a Prisma client extension, made per
@@ -59,7 +60,8 @@ export function scopeArgs(model: string, operation: string, args: Args | undefin
   return scoped;
 }
 
-export function tenantScopedClient(prisma: EhrPrisma, tenantId: string) {
+export function tenantScopedClient(prisma: EhrPrisma, tenantId: string): EhrPrisma {
+  // A query extension leaves the client's API as it is; only the arguments change.
   return prisma.$extends({
     name: 'tenant-scope',
     query: {
@@ -69,12 +71,16 @@ export function tenantScopedClient(prisma: EhrPrisma, tenantId: string) {
         },
       },
     },
-  });
+  }) as unknown as EhrPrisma;
 }
 
-export type TenantClient = ReturnType<typeof tenantScopedClient>;
-/** The client inside one tenant transaction (what services and repositories receive). */
-export type TenantTx = Parameters<Parameters<TenantClient['$transaction']>[0] & ((tx: any) => any)>[0];
+export type TenantClient = EhrPrisma;
+/**
+ * The client inside one tenant transaction (what services receive). A query
+ * extension does not change model types, so this is Prisma's transaction
+ * client type; at run time it carries the tenant scope.
+ */
+export type TenantTx = Prisma.TransactionClient;
 
 const TX_OPTIONS = { maxWait: 20_000, timeout: 30_000 };
 
@@ -86,6 +92,6 @@ const TX_OPTIONS = { maxWait: 20_000, timeout: 30_000 };
 export async function inTenantTransaction<T>(client: TenantClient, tenantId: string, fn: (tx: TenantTx) => Promise<T>): Promise<T> {
   return client.$transaction(async (tx) => {
     await tx.$queryRaw`SELECT set_config('app.tenant_id', ${tenantId}, true)`;
-    return fn(tx as TenantTx);
+    return fn(tx as unknown as TenantTx);
   }, TX_OPTIONS);
 }
