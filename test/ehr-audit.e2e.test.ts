@@ -1,6 +1,6 @@
+import { startTestPlatform, backendName, type TestPlatform } from './harness';
 import pg from 'pg';
 import { buildEhrSchema } from '../subgraphs/ehr';
-import { startTestPlatform, backendName, type TestPlatform } from './harness';
 import { NOTE, VITALS } from './ehr-fixtures';
 
 /**

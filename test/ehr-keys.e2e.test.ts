@@ -1,9 +1,9 @@
+import { startTestPlatform, backendName, type TestPlatform } from './harness';
 import { randomBytes } from 'node:crypto';
 import { FieldCipher } from '../common/crypto';
 import { loadConfig } from '../common/config';
 import { createEhrPrisma } from '../subgraphs/ehr/db/client';
 import { rotateEncryptionKeys } from '../subgraphs/ehr/keys/rotate';
-import { startTestPlatform, backendName, type TestPlatform } from './harness';
 import { VITALS } from './ehr-fixtures';
 
 describe(`encryption key rotation (${backendName})`, () => {
