@@ -107,6 +107,19 @@ const envSchema = z.object({
     .string()
     .optional()
     .refine((v) => v === undefined || Buffer.from(v, 'base64').length === 32, 'must be base64 of exactly 32 bytes'),
+  /** Retired keys still accepted for reading during a key rotation (comma-separated base64, 32 bytes each). */
+  PREVIOUS_ENCRYPTION_KEYS: z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      const keys = (value ?? '').split(',').map((k) => k.trim()).filter(Boolean);
+      const bad = keys.findIndex((k) => !/^[A-Za-z0-9+/_-]+={0,2}$/.test(k) || Buffer.from(k, 'base64').length !== 32);
+      if (bad >= 0) {
+        ctx.addIssue({ code: 'custom', message: `key ${bad + 1} must be base64 of exactly 32 bytes` });
+        return z.NEVER;
+      }
+      return keys.map((k) => Buffer.from(k, 'base64'));
+    }),
   WEBHOOK_RETRY_SCHEDULE: z
     .string()
     .optional()

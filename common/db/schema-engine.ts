@@ -25,7 +25,10 @@ type EngineModule = typeof import('@prisma/schema-engine-wasm');
 // turn `import()` into `require()`, and the package is ESM only). Works in
 // plain Node and under jest with --experimental-vm-modules.
 // eslint-disable-next-line @typescript-eslint/no-implied-eval
-const nativeImport = new Function('specifier', 'return import(specifier)') as (s: string) => Promise<any>;
+// The source differs per module instance: V8 caches compiled `new Function`
+// code by source, and a cached copy would carry the dynamic-import callback of
+// the jest environment (test file) that compiled it first.
+const nativeImport = new Function('specifier', `return import(specifier) /* ${process.hrtime.bigint()} */`) as (s: string) => Promise<any>;
 
 let enginePromise: Promise<EngineModule> | undefined;
 

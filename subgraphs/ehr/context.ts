@@ -1,8 +1,20 @@
 import type { BaseContext } from '../../common/graphql/subgraph-server';
 import type { PatientService } from './patients/patient.service';
 import type { AppointmentService } from './appointments/appointment.service';
+import type { EhrService } from './records/ehr.service';
+import type { ClinicalTemplateService } from './templates/clinical-template.service';
+import type { CompositionService } from './compositions/composition.service';
+import type { ConsentService } from './consents/consent.service';
+import type { AccessPolicyService } from './policy/access-policy.service';
+import type { AuditService } from './audit/audit.service';
 
 export interface EhrContext extends BaseContext {
   patients: PatientService;
   appointments: AppointmentService;
+  ehrs: EhrService;
+  templates: ClinicalTemplateService;
+  compositions: CompositionService;
+  consents: ConsentService;
+  accessPolicy: AccessPolicyService;
+  audit: AuditService;
 }

@@ -2,17 +2,44 @@ import { buildFederatedSchema, type FederatedSchema } from '../../common/graphql
 import type { BaseContext } from '../../common/graphql/subgraph-server';
 import type { FieldCipher } from '../../common/crypto';
 import type { EhrPrisma } from './db/client';
+import { TenantStore } from './db/store';
 import type { EhrContext } from './context';
 import { PatientResolver, patientReference } from './patients/patient.resolver';
 import { PatientService } from './patients/patient.service';
 import { AppointmentResolver, appointmentReference } from './appointments/appointment.resolver';
+import { PatientAppointmentsResolver } from './appointments/patient-appointments.resolver';
 import { AppointmentService } from './appointments/appointment.service';
+import { EhrResolver, PatientEhrResolver } from './records/ehr.resolver';
+import { EhrService } from './records/ehr.service';
+import { ClinicalTemplateResolver } from './templates/clinical-template.resolver';
+import { ClinicalTemplateService } from './templates/clinical-template.service';
+import { CompositionResolver, PatientRecordResolver } from './compositions/composition.resolver';
+import { CompositionService } from './compositions/composition.service';
+import { ConsentResolver, PatientConsentResolver } from './consents/consent.resolver';
+import { ConsentService } from './consents/consent.service';
+import { AccessPolicyResolver } from './policy/access-policy.resolver';
+import { AccessPolicyService } from './policy/access-policy.service';
+import { AuditResolver } from './audit/audit.resolver';
+import { AuditService } from './audit/audit.service';
 
 export const EHR_SUBGRAPH = 'ehr';
 
 export function buildEhrSchema(): Promise<FederatedSchema> {
   return buildFederatedSchema({
-    resolvers: [PatientResolver, AppointmentResolver],
+    resolvers: [
+      PatientResolver,
+      AppointmentResolver,
+      PatientAppointmentsResolver,
+      EhrResolver,
+      PatientEhrResolver,
+      ClinicalTemplateResolver,
+      CompositionResolver,
+      PatientRecordResolver,
+      ConsentResolver,
+      PatientConsentResolver,
+      AccessPolicyResolver,
+      AuditResolver,
+    ],
     referenceResolvers: { ...patientReference, ...appointmentReference },
   });
 }
@@ -20,13 +47,27 @@ export function buildEhrSchema(): Promise<FederatedSchema> {
 export interface EhrDeps {
   prisma: EhrPrisma;
   cipher: FieldCipher;
+  /** openEHR system id in composition version uids (OPENEHR_SYSTEM_ID). */
+  systemId: string;
 }
 
 /** Per-request services of the clinical record subgraph, bound to the caller's identity and tenant. */
 export function createEhrContext(deps: EhrDeps) {
-  return (base: BaseContext): EhrContext => ({
-    ...base,
-    patients: new PatientService(deps.prisma, deps.cipher, base.identity),
-    appointments: new AppointmentService(deps.prisma, base.identity),
-  });
+  return (base: BaseContext): EhrContext => {
+    const store = new TenantStore(deps.prisma, base.identity, base.requestId);
+    const accessPolicy = new AccessPolicyService(store);
+    const consents = new ConsentService(store, accessPolicy);
+    const templates = new ClinicalTemplateService(store);
+    return {
+      ...base,
+      patients: new PatientService(store, deps.cipher, accessPolicy),
+      appointments: new AppointmentService(store, accessPolicy),
+      ehrs: new EhrService(store, accessPolicy),
+      templates,
+      compositions: new CompositionService(store, deps.cipher, deps.systemId, accessPolicy, consents, templates),
+      consents,
+      accessPolicy,
+      audit: new AuditService(store),
+    };
+  };
 }

@@ -13,7 +13,7 @@ export async function startEhrSubgraph(options: SubgraphStartOptions): Promise<R
   const { applied } = await migrate(options.db, 'ehr', (msg) => logger.info(msg));
   if (applied.length > 0) logger.info({ applied }, 'ehr migrations applied');
   const prisma = createEhrPrisma(options.db);
-  const cipher = new FieldCipher(options.secrets.encryptionKey);
+  const cipher = new FieldCipher(options.secrets.encryptionKey, options.config.PREVIOUS_ENCRYPTION_KEYS);
   if (await seedEhr(prisma, cipher)) logger.info('ehr demo data seeded');
   const { schema } = await buildEhrSchema();
   const server = await startSubgraphServer({
@@ -23,7 +23,7 @@ export async function startEhrSubgraph(options: SubgraphStartOptions): Promise<R
     logger,
     host: options.host,
     port: options.port,
-    createContext: createEhrContext({ prisma, cipher }),
+    createContext: createEhrContext({ prisma, cipher, systemId: options.config.OPENEHR_SYSTEM_ID }),
   });
   return {
     ...server,

@@ -1,28 +1,35 @@
 import DataLoader from 'dataloader';
-import type { Identity } from '../../../common/auth/principal';
-import { notFound } from '../../../common/errors';
-import type { EhrPrisma } from '../db/client';
+import { notFound, validationError } from '../../../common/errors';
 import type { Appointment as AppointmentRow } from '../db/generated/client';
-import { canListSchedule, canReadPatient } from '../access';
+import type { TenantStore } from '../db/store';
+import { canListSchedule } from '../access';
+import type { AccessPolicyService } from '../policy/access-policy.service';
+import { parsePaging, type Page } from '../shared/paging';
 import { parseDateRange } from './date-range';
+import { parseBound } from '../shared/dates';
+
+export const APPOINTMENT_STATUSES = ['booked', 'confirmed', 'cancelled', 'fulfilled', 'noshow'] as const;
 
 export class AppointmentService {
   private readonly loader: DataLoader<string, AppointmentRow | null>;
 
   constructor(
-    private readonly prisma: EhrPrisma,
-    private readonly identity: Identity,
+    private readonly store: TenantStore,
+    private readonly policy: AccessPolicyService,
   ) {
-    this.loader = new DataLoader(async (ids) => {
-      const rows = await prisma.appointment.findMany({ where: { tenantId: identity.tenantId, id: { in: [...ids] } } });
-      const byId = new Map(rows.map((row) => [row.id, row]));
-      return ids.map((id) => byId.get(id) ?? null);
-    });
+    this.loader = new DataLoader((ids) =>
+      store.read(async (tx) => {
+        const rows = await tx.appointment.findMany({ where: { id: { in: [...ids] } } });
+        const byId = new Map(rows.map((row) => [row.id, row]));
+        return ids.map((id) => byId.get(id) ?? null);
+      }),
+    );
   }
 
   async find(id: string): Promise<AppointmentRow | null> {
     const row = await this.loader.load(id);
-    return row && canReadPatient(this.identity, row.patientId) ? row : null;
+    if (!row) return null;
+    return (await this.policy.decide('read', 'appointment', { patientId: row.patientId })).allowed ? row : null;
   }
 
   async get(id: string): Promise<AppointmentRow> {
@@ -34,15 +41,45 @@ export class AppointmentService {
   /** Appointments starting in the range, soonest first; a patient sees only their own. */
   async list(from?: string | null, to?: string | null): Promise<AppointmentRow[]> {
     const range = parseDateRange(from, to);
-    const ownOnly = !canListSchedule(this.identity);
-    return this.prisma.appointment.findMany({
-      where: {
-        tenantId: this.identity.tenantId,
-        start: { gte: range.from, lt: range.until },
-        ...(ownOnly ? { patientId: this.identity.patientId ?? '' } : {}),
-      },
-      orderBy: [{ start: 'asc' }, { id: 'asc' }],
-      take: 1000,
+    const ownOnly = !canListSchedule(this.store.identity);
+    if (!ownOnly) await this.policy.assert('read', 'appointment');
+    return this.store.read((tx) =>
+      tx.appointment.findMany({
+        where: {
+          start: { gte: range.from, lt: range.until },
+          ...(ownOnly ? { patientId: this.store.identity.patientId ?? '' } : {}),
+        },
+        orderBy: [{ start: 'asc' }, { id: 'asc' }],
+        take: 1000,
+      }),
+    );
+  }
+
+  /** One patient's appointments, soonest first, optionally by status and start range (ISO 8601 or YYYY-MM-DD). */
+  async forPatient(
+    patientId: string,
+    filter: { status?: string | null; from?: string | null; to?: string | null },
+    limit?: number | null,
+    offset?: number | null,
+  ): Promise<Page<AppointmentRow>> {
+    await this.policy.assert('read', 'appointment', { patientId });
+    const paging = parsePaging(limit, offset);
+    if (filter.status && !(APPOINTMENT_STATUSES as readonly string[]).includes(filter.status)) {
+      throw validationError(`Unknown status '${filter.status}'`, [{ path: 'status', message: `one of ${APPOINTMENT_STATUSES.join(', ')}` }]);
+    }
+    const from = parseBound('from', filter.from);
+    const to = parseBound('to', filter.to, true);
+    const where = {
+      patientId,
+      ...(filter.status ? { status: filter.status } : {}),
+      ...(from || to ? { start: { ...(from ? { gte: from } : {}), ...(to ? { lte: to } : {}) } } : {}),
+    };
+    return this.store.read(async (tx) => {
+      const [data, total] = await Promise.all([
+        tx.appointment.findMany({ where, orderBy: [{ start: 'asc' }, { id: 'asc' }], take: paging.limit, skip: paging.offset }),
+        tx.appointment.count({ where }),
+      ]);
+      return { data, pagination: { ...paging, total } };
     });
   }
 }

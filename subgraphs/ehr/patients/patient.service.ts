@@ -1,10 +1,15 @@
+import { randomUUID } from 'node:crypto';
 import DataLoader from 'dataloader';
-import type { Identity } from '../../../common/auth/principal';
+import { z } from 'zod';
+import { hasRole } from '../../../common/auth/principal';
 import type { FieldCipher } from '../../../common/crypto';
-import { notFound } from '../../../common/errors';
-import type { EhrPrisma } from '../db/client';
+import { AppError, notFound, validationError, zodDetails } from '../../../common/errors';
 import type { Patient as PatientRow } from '../db/generated/client';
-import { canReadPatient } from '../access';
+import type { TenantStore } from '../db/store';
+import { assertCan } from '../access';
+import type { AccessPolicyService } from '../policy/access-policy.service';
+import { conflictOnDuplicate } from '../shared/errors';
+import { parsePaging, type Page } from '../shared/paging';
 
 export interface PatientView {
   id: string;
@@ -15,27 +20,61 @@ export interface PatientView {
   contact: { phone: string | null; email: string | null };
 }
 
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+const calendarDate = z
+  .string()
+  .regex(DATE, 'must be YYYY-MM-DD')
+  .refine((d) => !Number.isNaN(Date.parse(`${d}T00:00:00Z`)) && new Date(`${d}T00:00:00Z`).toISOString().startsWith(d), 'is not a calendar date');
+const demographics = {
+  givenNames: z.array(z.string().trim().min(1).max(100)).min(1).max(5),
+  family: z.string().trim().min(1).max(100),
+  birthDate: calendarDate.nullable().optional(),
+  gender: z.enum(['male', 'female', 'other', 'unknown']).nullable().optional(),
+  phone: z.string().regex(/^\+[1-9]\d{6,14}$/, 'must be E.164, e.g. +31612345678').nullable().optional(),
+  email: z.string().max(254).regex(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, 'is not an e-mail address').nullable().optional(),
+};
+const createSchema = z.strictObject({ id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/).optional(), ...demographics });
+const updateSchema = z.strictObject(demographics).partial();
+
+
+function parse<T>(schema: z.ZodType<T>, input: unknown): T {
+  const result = schema.safeParse(input);
+  if (!result.success) throw validationError('Invalid patient data', zodDetails(result.error.issues));
+  return result.data;
+}
+
+/** The row as the audit trail keeps it: contact details stay ciphertext. */
+function snapshot(row: PatientRow) {
+  const { tenantId, createdAt, updatedAt, ...rest } = row;
+  return rest;
+}
+
 /** Demographics of the caller's tenant; one instance per request (its DataLoader batches entity lookups). */
 export class PatientService {
   private readonly loader: DataLoader<string, PatientRow | null>;
 
   constructor(
-    private readonly prisma: EhrPrisma,
+    private readonly store: TenantStore,
     private readonly cipher: FieldCipher,
-    private readonly identity: Identity,
+    private readonly policy: AccessPolicyService,
   ) {
-    this.loader = new DataLoader(async (ids) => {
-      const rows = await prisma.patient.findMany({
-        where: { tenantId: identity.tenantId, id: { in: [...ids] }, deletedAt: null },
-      });
-      const byId = new Map(rows.map((row) => [row.id, row]));
-      return ids.map((id) => byId.get(id) ?? null);
-    });
+    this.loader = new DataLoader((ids) =>
+      store.read(async (tx) => {
+        const rows = await tx.patient.findMany({ where: { id: { in: [...ids] }, deletedAt: null } });
+        await store.logAccess(tx, rows.map((row) => ({ entityType: 'Patient', entityId: row.id, patientId: row.id })));
+        const byId = new Map(rows.map((row) => [row.id, row]));
+        return ids.map((id) => byId.get(id) ?? null);
+      }),
+    );
   }
 
-  /** The patient, or null when absent, of another tenant, or not visible to the caller. */
+  /** The patient, or null when absent, of another tenant, or hidden from the caller. */
   async find(id: string): Promise<PatientView | null> {
-    if (!canReadPatient(this.identity, id)) return null;
+    const decision = await this.policy.decide('read', 'demographics', { patientId: id });
+    if (!decision.allowed) {
+      if (decision.hide) return null;
+      throw new AppError('FORBIDDEN', `Not allowed: ${decision.reason}`);
+    }
     const row = await this.loader.load(id);
     return row ? this.toView(row) : null;
   }
@@ -44,6 +83,85 @@ export class PatientService {
     const patient = await this.find(id);
     if (!patient) throw notFound('Patient', id);
     return patient;
+  }
+
+  /** Staff search by family name prefix or exact id, family name order. */
+  async list(search: string | null | undefined, limit?: number | null, offset?: number | null): Promise<Page<PatientView>> {
+    assertCan(this.store.identity, 'listPatients', 'list patients');
+    await this.policy.assert('read', 'demographics');
+    const paging = parsePaging(limit, offset);
+    const term = search?.trim();
+    const where = {
+      deletedAt: null,
+      ...(term ? { OR: [{ id: term }, { family: { startsWith: term, mode: 'insensitive' as const } }] } : {}),
+    };
+    return this.store.read(async (tx) => {
+      const [rows, total] = await Promise.all([
+        tx.patient.findMany({ where, orderBy: [{ family: 'asc' }, { id: 'asc' }], take: paging.limit, skip: paging.offset }),
+        tx.patient.count({ where }),
+      ]);
+      await this.store.logAccess(tx, rows.map((row) => ({ entityType: 'Patient', entityId: row.id, patientId: row.id, action: 'list' as const })));
+      return { data: rows.map((row) => this.toView(row)), pagination: { ...paging, total } };
+    });
+  }
+
+  /** A new patient with its EHR (ehrId `ehr-<id>`). */
+  async create(input: object, reason?: string | null): Promise<PatientView> {
+    if (!hasRole(this.store.identity, 'admin', 'clinician', 'nurse', 'receptionist', 'integration')) throw new AppError('FORBIDDEN', 'Only staff may register patients');
+    await this.policy.assert('write', 'demographics');
+    const data = parse(createSchema, input);
+    const id = data.id ?? `p-${randomUUID()}`;
+    const ehrId = `ehr-${id}`;
+    const row = await this.store
+      .change(reason, async (tx, audit) => {
+        const created = await tx.patient.create({
+          data: {
+            tenantId: this.store.tenantId,
+            id,
+            ehrId,
+            givenNames: data.givenNames,
+            family: data.family,
+            birthDate: data.birthDate ?? null,
+            gender: data.gender ?? null,
+            phoneEnc: this.cipher.encryptOptional(data.phone),
+            emailEnc: this.cipher.encryptOptional(data.email),
+          },
+        });
+        const ehr = await tx.ehr.create({ data: { tenantId: this.store.tenantId, id: ehrId, patientId: id } });
+        await audit.record({ action: 'create', entityType: 'Patient', entityId: id, after: snapshot(created) });
+        await audit.record({ action: 'create', entityType: 'Ehr', entityId: ehrId, after: { patientId: id, isQueryable: ehr.isQueryable, isModifiable: ehr.isModifiable } });
+        return created;
+      })
+      .catch((err) => conflictOnDuplicate(err, `Patient '${id}' already exists`));
+    return this.toView(row);
+  }
+
+  /** Changes demographics; a patient may change only their own contact details. */
+  async update(id: string, input: object, reason?: string | null): Promise<PatientView> {
+    await this.policy.assert('write', 'demographics', { patientId: id });
+    const data = parse(updateSchema, input);
+    if (!hasRole(this.store.identity, 'admin', 'clinician', 'nurse', 'receptionist', 'integration')) {
+      const other = Object.keys(data).filter((k) => k !== 'phone' && k !== 'email');
+      if (other.length > 0) throw new AppError('FORBIDDEN', `A patient may change only their contact details (not ${other.join(', ')})`);
+    }
+    if (Object.keys(data).length === 0) throw validationError('Nothing to change', [{ path: 'input', message: 'name at least one field' }]);
+    const row = await this.store.change(reason, async (tx, audit) => {
+      const before = await tx.patient.findFirst({ where: { id, deletedAt: null } });
+      if (!before) throw notFound('Patient', id);
+      const { phone, email, ...plain } = data;
+      const [after] = await tx.patient.updateManyAndReturn({
+        where: { id },
+        data: {
+          ...plain,
+          ...(phone !== undefined ? { phoneEnc: this.cipher.encryptOptional(phone) } : {}),
+          ...(email !== undefined ? { emailEnc: this.cipher.encryptOptional(email) } : {}),
+        },
+      });
+      await audit.record({ action: 'update', entityType: 'Patient', entityId: id, before: snapshot(before), after: snapshot(after) });
+      return after;
+    });
+    this.loader.clear(id);
+    return this.toView(row);
   }
 
   private toView(row: PatientRow): PatientView {

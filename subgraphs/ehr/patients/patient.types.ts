@@ -1,4 +1,5 @@
-import { Directive, Field, ID, ObjectType } from 'type-graphql';
+import { Directive, Field, ID, InputType, ObjectType } from 'type-graphql';
+import { EhrPagination } from '../shared/types';
 
 @ObjectType({ description: 'A person name as FHIR HumanName: given names and family name.' })
 export class HumanName {
@@ -38,4 +39,58 @@ export class Patient {
 
   @Field(() => ContactDetails)
   contact!: ContactDetails;
+}
+
+@ObjectType()
+export class PatientPage {
+  @Field(() => [Patient])
+  data!: Patient[];
+
+  @Field(() => EhrPagination)
+  pagination!: EhrPagination;
+}
+
+@InputType({ description: 'A new patient; an EHR `ehr-<id>` is created with it.' })
+export class PatientCreateInput {
+  @Field(() => ID, { nullable: true, description: 'Defaults to a generated `p-<uuid>`.' })
+  id?: string;
+
+  @Field(() => [String])
+  givenNames!: string[];
+
+  @Field(() => String)
+  family!: string;
+
+  @Field(() => String, { nullable: true, description: 'YYYY-MM-DD' })
+  birthDate?: string | null;
+
+  @Field(() => String, { nullable: true, description: 'male | female | other | unknown' })
+  gender?: string | null;
+
+  @Field(() => String, { nullable: true, description: 'E.164, e.g. +31612345678' })
+  phone?: string | null;
+
+  @Field(() => String, { nullable: true })
+  email?: string | null;
+}
+
+@InputType({ description: 'Fields to change; omitted fields stay as they are, null clears.' })
+export class PatientUpdateInput {
+  @Field(() => [String], { nullable: true })
+  givenNames?: string[];
+
+  @Field(() => String, { nullable: true })
+  family?: string;
+
+  @Field(() => String, { nullable: true })
+  birthDate?: string | null;
+
+  @Field(() => String, { nullable: true })
+  gender?: string | null;
+
+  @Field(() => String, { nullable: true })
+  phone?: string | null;
+
+  @Field(() => String, { nullable: true })
+  email?: string | null;
 }

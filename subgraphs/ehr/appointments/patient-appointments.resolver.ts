@@ -1,0 +1,30 @@
+import { Arg, Ctx, FieldResolver, Int, ObjectType, Field, Resolver, Root } from 'type-graphql';
+import type { EhrContext } from '../context';
+import { Patient } from '../patients/patient.types';
+import { EhrPagination } from '../shared/types';
+import { Appointment } from './appointment.types';
+
+@ObjectType()
+export class AppointmentPage {
+  @Field(() => [Appointment])
+  data!: Appointment[];
+
+  @Field(() => EhrPagination)
+  pagination!: EhrPagination;
+}
+
+@Resolver(() => Patient)
+export class PatientAppointmentsResolver {
+  @FieldResolver(() => AppointmentPage, { description: 'The patient\'s appointments, soonest first; from/to bound the start (YYYY-MM-DD or ISO 8601).' })
+  appointments(
+    @Root() patient: Patient,
+    @Arg('status', () => String, { nullable: true }) status: string | null,
+    @Arg('from', () => String, { nullable: true }) from: string | null,
+    @Arg('to', () => String, { nullable: true }) to: string | null,
+    @Arg('limit', () => Int, { nullable: true }) limit: number | null,
+    @Arg('offset', () => Int, { nullable: true }) offset: number | null,
+    @Ctx() ctx: EhrContext,
+  ) {
+    return ctx.appointments.forPatient(patient.id, { status, from, to }, limit, offset);
+  }
+}

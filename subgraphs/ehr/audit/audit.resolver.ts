@@ -1,0 +1,33 @@
+import { Arg, Ctx, ID, Int, Query, Resolver } from 'type-graphql';
+import type { EhrContext } from '../context';
+import { AccessLogPage, AuditChainVerification, AuditRecord, AuditRecordPage } from './audit.types';
+
+@Resolver(() => AuditRecord)
+export class AuditResolver {
+  @Query(() => AuditRecordPage, { description: 'Admin: the tenant\'s audit trail, newest first; limit 1..100 (default 20).' })
+  auditRecords(
+    @Arg('entityId', () => String, { nullable: true }) entityId: string | null,
+    @Arg('entityType', () => String, { nullable: true }) entityType: string | null,
+    @Arg('actor', () => String, { nullable: true }) actor: string | null,
+    @Arg('limit', () => Int, { nullable: true }) limit: number | null,
+    @Arg('offset', () => Int, { nullable: true }) offset: number | null,
+    @Ctx() ctx: EhrContext,
+  ) {
+    return ctx.audit.list({ entityId, entityType, actor }, limit, offset);
+  }
+
+  @Query(() => AuditChainVerification, { description: 'Admin: recomputes the tenant\'s audit hash chain and reports the first broken record.' })
+  verifyAuditChain(@Ctx() ctx: EhrContext) {
+    return ctx.audit.verify();
+  }
+
+  @Query(() => AccessLogPage, { description: 'Who read a patient\'s record, newest first (admin, or the patient for their own).' })
+  accessLog(
+    @Arg('patientId', () => ID) patientId: string,
+    @Arg('limit', () => Int, { nullable: true }) limit: number | null,
+    @Arg('offset', () => Int, { nullable: true }) offset: number | null,
+    @Ctx() ctx: EhrContext,
+  ) {
+    return ctx.audit.accessLog(patientId, limit, offset);
+  }
+}

@@ -1,0 +1,111 @@
+import { GraphQLJSON } from 'graphql-scalars';
+import { Field, ID, Int, ObjectType } from 'type-graphql';
+import { EhrPagination } from '../shared/types';
+
+@ObjectType({ description: 'An immutable record of one change (CONTRACT §8), hash-chained per tenant.' })
+export class AuditRecord {
+  @Field(() => ID)
+  id!: string;
+
+  @Field(() => String)
+  tenantId!: string;
+
+  @Field(() => Int, { description: 'Position in the tenant\'s chain, from 1.' })
+  seq!: number;
+
+  @Field(() => String)
+  actor!: string;
+
+  @Field(() => String, { description: 'create | update | delete | grant | revoke | rotate-keys' })
+  action!: string;
+
+  @Field(() => String)
+  entityType!: string;
+
+  @Field(() => String)
+  entityId!: string;
+
+  @Field(() => Date)
+  at!: Date;
+
+  @Field(() => GraphQLJSON, { nullable: true, description: 'Previous value; encrypted fields (…Enc) as ciphertext.' })
+  before!: unknown;
+
+  @Field(() => GraphQLJSON, { nullable: true })
+  after!: unknown;
+
+  @Field(() => String, { nullable: true })
+  reason!: string | null;
+
+  @Field(() => String)
+  prevHash!: string;
+
+  @Field(() => String)
+  hash!: string;
+}
+
+@ObjectType()
+export class AuditRecordPage {
+  @Field(() => [AuditRecord])
+  data!: AuditRecord[];
+
+  @Field(() => EhrPagination)
+  pagination!: EhrPagination;
+}
+
+@ObjectType()
+export class AuditChainVerification {
+  @Field(() => Boolean)
+  valid!: boolean;
+
+  @Field(() => Int, { description: 'Records checked before the first problem (all when valid).' })
+  checked!: number;
+
+  @Field(() => Int, { nullable: true })
+  brokenAtSeq!: number | null;
+
+  @Field(() => ID, { nullable: true })
+  brokenRecordId!: string | null;
+
+  @Field(() => String, { nullable: true })
+  problem!: string | null;
+}
+
+@ObjectType({ description: 'One read of patient data (NEN 7513 access logging).' })
+export class AccessLogEntry {
+  @Field(() => ID)
+  id!: string;
+
+  @Field(() => String)
+  actor!: string;
+
+  @Field(() => [String])
+  roles!: string[];
+
+  @Field(() => String, { description: 'read | list' })
+  action!: string;
+
+  @Field(() => String)
+  entityType!: string;
+
+  @Field(() => String)
+  entityId!: string;
+
+  @Field(() => ID)
+  patientId!: string;
+
+  @Field(() => Date)
+  at!: Date;
+
+  @Field(() => String, { nullable: true })
+  requestId!: string | null;
+}
+
+@ObjectType()
+export class AccessLogPage {
+  @Field(() => [AccessLogEntry])
+  data!: AccessLogEntry[];
+
+  @Field(() => EhrPagination)
+  pagination!: EhrPagination;
+}

@@ -1,0 +1,48 @@
+import { ARCHETYPES } from './archetypes';
+import { SEED_TEMPLATES } from './templates';
+import { validateContent, validateDefinition } from './validate';
+
+const vitals = SEED_TEMPLATES.find((t) => t.id === 'vital_signs.v1')!.definition;
+const valid = {
+  blood_pressure: { systolic: { magnitude: 120, unit: 'mm[Hg]' }, diastolic: { magnitude: 80, unit: 'mm[Hg]' } },
+  pulse: { rate: { magnitude: 72, unit: '/min' } },
+  recorded_at: '2026-11-22T09:00:00Z',
+};
+
+describe('composition validation', () => {
+  it('accepts the CONTRACT §10 example and omits optional elements', () => {
+    expect(validateContent(vitals, valid, 'vital_signs.v1')).toEqual([]);
+    const { pulse, ...withoutPulse } = valid;
+    expect(pulse).toBeDefined();
+    expect(validateContent(vitals, withoutPulse, 'vital_signs.v1')).toEqual([]);
+  });
+
+  it.each([
+    ['missing required quantity', { ...valid, blood_pressure: { diastolic: valid.blood_pressure.diastolic } }, 'blood_pressure.systolic', /required/],
+    ['wrong unit', { ...valid, pulse: { rate: { magnitude: 72, unit: 'bpm' } } }, 'pulse.rate.unit', /not allowed/],
+    ['magnitude above range', { ...valid, blood_pressure: { ...valid.blood_pressure, systolic: { magnitude: 1200, unit: 'mm[Hg]' } } }, 'blood_pressure.systolic.magnitude', /maximum 1000/],
+    ['magnitude not a number', { ...valid, blood_pressure: { ...valid.blood_pressure, systolic: { magnitude: '120', unit: 'mm[Hg]' } } }, 'blood_pressure.systolic.magnitude', /number/],
+    ['code outside the value set', { ...valid, blood_pressure: { ...valid.blood_pressure, position: { code: 'at9999' } } }, 'blood_pressure.position.code', /value set/],
+    ['bad date-time', { ...valid, recorded_at: '2026-02-30T09:00:00Z' }, 'recorded_at', /ISO 8601/],
+    ['boolean expected', { ...valid, pulse: { regular: 'yes' } }, 'pulse.regular', /true or false/],
+    ['unknown element', { ...valid, weight: 80 }, 'weight', /not defined/],
+  ])('reports %s at its path', (_name, content, path, message) => {
+    const details = validateContent(vitals, content, 'vital_signs.v1');
+    expect(details).toContainEqual({ path, message: expect.stringMatching(message) });
+  });
+
+  it('checks list cardinality, counts, text length and dates', () => {
+    const lab = SEED_TEMPLATES.find((t) => t.id === 'lab_result.v1')!.definition;
+    const details = validateContent(lab, { lab_result: { test_name: { code: '2345-7' }, status: { code: 'final' }, specimen_collected_at: '2026-11-22T08:00:00Z', results: [] } }, 'lab_result.v1');
+    expect(details).toEqual([{ path: 'lab_result.results', message: 'needs at least 1 item(s), got 0' }]);
+    const order = SEED_TEMPLATES.find((t) => t.id === 'medication_order.v1')!.definition;
+    const bad = validateContent(order, { medication_order: { medication: '', route: { code: '20053000' }, dose: { magnitude: 500, unit: 'mg' }, doses_per_day: 30, start_date: '2026-13-01' } }, 'medication_order.v1');
+    expect(bad.map((d) => d.path).sort()).toEqual(['medication_order.doses_per_day', 'medication_order.medication', 'medication_order.start_date']);
+  });
+
+  it('validates uploaded definitions and every library archetype', () => {
+    for (const archetype of ARCHETYPES) expect(validateDefinition({ type: 'object', children: { x: { type: 'archetype', archetypeId: archetype.id } } }).details).toEqual([]);
+    expect(validateDefinition({ type: 'object', children: { x: { type: 'quantity', units: [] } } }).details[0].path).toBe('definition.children.x.units');
+    expect(validateDefinition({ type: 'object', children: { x: { type: 'archetype', archetypeId: 'nope' } } }).details).toEqual([{ path: 'definition.children.x.archetypeId', message: 'unknown archetype nope' }]);
+  });
+});

@@ -1,0 +1,295 @@
+import { randomUUID } from 'node:crypto';
+import type { FieldCipher } from '../../../common/crypto';
+import { AppError, notFound, validationError } from '../../../common/errors';
+import type { Composition as CompositionRow, CompositionVersion as VersionRow } from '../db/generated/client';
+import type { TenantStore } from '../db/store';
+import type { TenantTx } from '../db/tenant';
+import { DATA_AREAS, type DataArea } from '../access';
+import type { ConstraintNode } from '../clinical/constraints';
+import { validateContent } from '../clinical/validate';
+import type { AccessPolicyService } from '../policy/access-policy.service';
+import type { ConsentService } from '../consents/consent.service';
+import type { ClinicalTemplateService } from '../templates/clinical-template.service';
+import { parsePaging, type Page } from '../shared/paging';
+import { parseBound } from '../shared/dates';
+
+export interface CompositionView {
+  uid: string;
+  id: string;
+  ehrId: string;
+  patientId: string;
+  templateId: string;
+  area: DataArea;
+  version: number;
+  changeType: string;
+  lifecycleState: 'complete' | 'deleted';
+  committedAt: Date;
+  committer: string;
+  content: Record<string, unknown> | null;
+}
+
+export interface CompositionFilter {
+  patientId?: string | null;
+  ehrId?: string | null;
+  area?: string | null;
+  templateId?: string | null;
+  /** ISO 8601 bounds on when the composition was first committed. */
+  from?: string | null;
+  to?: string | null;
+  includeDeleted?: boolean | null;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** `<uuid>` or `<uuid>::<system-id>::<version>`; anything else is a 404 (never a 400: uids are opaque). */
+export function parseUid(uid: string, systemId: string): { id: string; version?: number } | null {
+  if (UUID.test(uid)) return { id: uid };
+  const parts = uid.split('::');
+  if (parts.length !== 3 || !UUID.test(parts[0]) || parts[1] !== systemId || !/^[1-9]\d{0,8}$/.test(parts[2])) return null;
+  return { id: parts[0], version: Number(parts[2]) };
+}
+
+/**
+ * Compositions as openEHR versions them: a versioned object (uuid) whose every
+ * commit is a new immutable version `<uuid>::<system>::<n>`; updates name the
+ * version they replace (If-Match), deletion is a final version with no content.
+ * Content is validated against the template and stored encrypted.
+ */
+export class CompositionService {
+  constructor(
+    private readonly store: TenantStore,
+    private readonly cipher: FieldCipher,
+    private readonly systemId: string,
+    private readonly policy: AccessPolicyService,
+    private readonly consents: ConsentService,
+    private readonly templates: ClinicalTemplateService,
+  ) {}
+
+  private uidOf(id: string, version: number): string {
+    return `${id}::${this.systemId}::${version}`;
+  }
+
+  private async template(templateId: string) {
+    const template = await this.templates.find(templateId);
+    if (!template) throw new AppError('UNKNOWN_TEMPLATE', `Template '${templateId}' is not known in this tenant`, [{ path: 'templateId', message: `unknown template ${templateId}` }]);
+    return template;
+  }
+
+  private async validate(templateId: string, content: unknown): Promise<void> {
+    const template = await this.template(templateId);
+    const details = validateContent(template.definition as unknown as ConstraintNode, content, templateId);
+    if (details.length > 0) throw new AppError('COMPOSITION_INVALID', `The content does not conform to template ${templateId}`, details);
+  }
+
+  private async assertRead(area: string, patientId: string, notFoundWhat: string, id: string): Promise<void> {
+    const target = { patientId, consents: await this.consents.effective(patientId) };
+    const decision = await this.policy.decide('read', area as DataArea, target);
+    if (decision.allowed) return;
+    if (decision.hide) throw notFound(notFoundWhat, id);
+    throw new AppError('FORBIDDEN', `Not allowed: ${decision.reason}`);
+  }
+
+  async create(input: { templateId: string; ehrId: string; content: unknown }, reason?: string | null): Promise<CompositionView> {
+    const ehr = await this.store.read((tx) => tx.ehr.findFirst({ where: { id: input.ehrId } }));
+    if (!ehr) throw notFound('EHR', input.ehrId);
+    const hidden = await this.policy.decide('read', 'demographics', { patientId: ehr.patientId });
+    if (!hidden.allowed && hidden.hide) throw notFound('EHR', input.ehrId);
+    const template = await this.template(input.templateId);
+    await this.policy.assert('write', template.area as DataArea, { patientId: ehr.patientId });
+    await this.validate(template.id, input.content);
+    if (!ehr.isModifiable) throw new AppError('CONFLICT', `EHR '${ehr.id}' is not modifiable (EHR_STATUS)`);
+    const id = randomUUID();
+    const contentEnc = this.cipher.encrypt(JSON.stringify(input.content));
+    const { composition, version } = await this.store.change(reason, async (tx, audit) => {
+      const composition = await tx.composition.create({
+        data: { tenantId: this.store.tenantId, id, ehrId: ehr.id, patientId: ehr.patientId, templateId: template.id, area: template.area, latestVersion: 1 },
+      });
+      const version = await tx.compositionVersion.create({
+        data: { tenantId: this.store.tenantId, compositionId: id, version: 1, uid: this.uidOf(id, 1), changeType: 'creation', contentEnc, committer: this.store.identity.sub },
+      });
+      await audit.record({ action: 'create', entityType: 'Composition', entityId: id, after: this.snapshot(composition, version) });
+      return { composition, version };
+    });
+    return this.view(composition, version, input.content as Record<string, unknown>);
+  }
+
+  async update(idOrUid: string, ifMatch: string, content: unknown, reason?: string | null): Promise<CompositionView> {
+    const ref = parseUid(idOrUid, this.systemId);
+    if (!ref) throw notFound('Composition', idOrUid);
+    const current = await this.store.read((tx) => tx.composition.findFirst({ where: { id: ref.id } }));
+    if (!current) throw notFound('Composition', idOrUid);
+    await this.assertRead(current.area, current.patientId, 'Composition', idOrUid);
+    await this.policy.assert('write', current.area as DataArea, { patientId: current.patientId });
+    if (current.deletedAt) throw new AppError('CONFLICT', `Composition '${ref.id}' was deleted`);
+    this.checkPrecondition(current, ifMatch);
+    await this.validate(current.templateId, content);
+    const contentEnc = this.cipher.encrypt(JSON.stringify(content));
+    const { composition, version } = await this.store.change(reason, (tx, audit) =>
+      this.commit(tx, audit, current, { changeType: 'modification', contentEnc, deleted: false }),
+    );
+    return this.view(composition, version, content as Record<string, unknown>);
+  }
+
+  async delete(idOrUid: string, ifMatch: string | null | undefined, reason?: string | null): Promise<CompositionView> {
+    const ref = parseUid(idOrUid, this.systemId);
+    if (!ref) throw notFound('Composition', idOrUid);
+    const current = await this.store.read((tx) => tx.composition.findFirst({ where: { id: ref.id } }));
+    if (!current) throw notFound('Composition', idOrUid);
+    await this.assertRead(current.area, current.patientId, 'Composition', idOrUid);
+    await this.policy.assert('write', current.area as DataArea, { patientId: current.patientId });
+    if (current.deletedAt) throw notFound('Composition', idOrUid);
+    // A versioned uid in the path is itself the precondition, as in openEHR's DELETE of a preceding version.
+    const precondition = ifMatch ?? (ref.version !== undefined ? idOrUid : undefined);
+    if (precondition) this.checkPrecondition(current, precondition);
+    const { composition, version } = await this.store.change(reason, (tx, audit) =>
+      this.commit(tx, audit, current, { changeType: 'deleted', contentEnc: null, deleted: true }),
+    );
+    return this.view(composition, version, null);
+  }
+
+  private checkPrecondition(current: CompositionRow, ifMatch: string) {
+    const expected = this.uidOf(current.id, current.latestVersion);
+    if (ifMatch.replace(/^"|"$/g, '') !== expected) {
+      throw new AppError('PRECONDITION_FAILED', `'${ifMatch}' is not the latest version of composition ${current.id}; the latest is ${expected}`, [
+        { path: 'ifMatch', message: `latest version is ${expected}`, latestVersionUid: expected },
+      ]);
+    }
+  }
+
+  private async commit(
+    tx: TenantTx,
+    audit: { record: (e: { action: string; entityType: string; entityId: string; before?: unknown; after?: unknown }) => Promise<void> },
+    current: CompositionRow,
+    change: { changeType: string; contentEnc: string | null; deleted: boolean },
+  ) {
+    const next = current.latestVersion + 1;
+    // Optimistic lock: only one writer moves the composition from the version it read.
+    const moved = await tx.composition.updateManyAndReturn({
+      where: { id: current.id, latestVersion: current.latestVersion, deletedAt: null },
+      data: { latestVersion: next, ...(change.deleted ? { deletedAt: new Date() } : {}) },
+    });
+    if (moved.length === 0) {
+      throw new AppError('PRECONDITION_FAILED', `Composition ${current.id} changed meanwhile; read the latest version and retry`);
+    }
+    const previous = await tx.compositionVersion.findFirst({ where: { compositionId: current.id, version: current.latestVersion } });
+    const version = await tx.compositionVersion.create({
+      data: { tenantId: this.store.tenantId, compositionId: current.id, version: next, uid: this.uidOf(current.id, next), changeType: change.changeType, contentEnc: change.contentEnc, committer: this.store.identity.sub },
+    });
+    await audit.record({
+      action: change.deleted ? 'delete' : 'update',
+      entityType: 'Composition',
+      entityId: current.id,
+      before: previous ? this.snapshot(current, previous) : null,
+      after: this.snapshot(moved[0], version),
+    });
+    return { composition: moved[0], version };
+  }
+
+  /** One version by uid; a bare uuid names the latest (404 once deleted), a versioned uid any version. */
+  async get(uid: string): Promise<CompositionView> {
+    const ref = parseUid(uid, this.systemId);
+    if (!ref) throw notFound('Composition', uid);
+    const found = await this.store.read(async (tx) => {
+      const composition = await tx.composition.findFirst({ where: { id: ref.id } });
+      if (!composition || (ref.version === undefined && composition.deletedAt)) return null;
+      const version = await tx.compositionVersion.findFirst({ where: { compositionId: ref.id, version: ref.version ?? composition.latestVersion } });
+      return version ? { composition, version } : null;
+    });
+    if (!found) throw notFound('Composition', uid);
+    await this.assertRead(found.composition.area, found.composition.patientId, 'Composition', uid);
+    await this.store.read((tx) => this.store.logAccess(tx, [{ entityType: 'Composition', entityId: found.version.uid, patientId: found.composition.patientId }]));
+    return this.view(found.composition, found.version);
+  }
+
+  /** Every version of a composition, oldest first (VERSIONED_COMPOSITION revision history). */
+  async history(idOrUid: string): Promise<CompositionView[]> {
+    const ref = parseUid(idOrUid, this.systemId);
+    if (!ref) throw notFound('Composition', idOrUid);
+    const composition = await this.store.read((tx) => tx.composition.findFirst({ where: { id: ref.id } }));
+    if (!composition) throw notFound('Composition', idOrUid);
+    await this.assertRead(composition.area, composition.patientId, 'Composition', idOrUid);
+    const versions = await this.store.read(async (tx) => {
+      const rows = await tx.compositionVersion.findMany({ where: { compositionId: ref.id }, orderBy: { version: 'asc' } });
+      await this.store.logAccess(tx, [{ entityType: 'VersionedComposition', entityId: ref.id, patientId: composition.patientId }]);
+      return rows;
+    });
+    return versions.map((v) => this.view(composition, v));
+  }
+
+  /** Latest versions of matching compositions, newest first, limited to what the caller may read. */
+  async list(filter: CompositionFilter, limit?: number | null, offset?: number | null): Promise<Page<CompositionView>> {
+    const paging = parsePaging(limit, offset);
+    if (filter.area && !(DATA_AREAS as readonly string[]).includes(filter.area)) throw validationError(`Unknown area '${filter.area}'`);
+    const from = parseBound('from', filter.from);
+    const to = parseBound('to', filter.to, true);
+    let patientId = filter.patientId ?? undefined;
+    const identity = this.store.identity;
+    if (!patientId && !filter.ehrId && identity.roles.every((r) => r === 'patient')) patientId = identity.patientId;
+    if (filter.ehrId) {
+      const ehr = await this.store.read((tx) => tx.ehr.findFirst({ where: { id: filter.ehrId! } }));
+      if (!ehr || (patientId && ehr.patientId !== patientId)) throw notFound('EHR', filter.ehrId);
+      patientId = ehr.patientId;
+    }
+    const target = patientId ? { patientId, consents: await this.consents.effective(patientId) } : {};
+    const candidates = filter.area ? [filter.area as DataArea] : [...DATA_AREAS];
+    const decisions = await Promise.all(candidates.map(async (area) => ({ area, decision: await this.policy.decide('read', area, target) })));
+    const areas = decisions.filter((d) => d.decision.allowed).map((d) => d.area);
+    if (areas.length === 0) {
+      const denied = decisions[0].decision;
+      if (denied.hide) throw notFound(patientId ? 'Patient' : 'Record', patientId ?? '');
+      throw new AppError('FORBIDDEN', `Not allowed: ${denied.reason}`);
+    }
+    return this.store.read(async (tx) => {
+      if (patientId && !(await tx.patient.findFirst({ where: { id: patientId }, select: { id: true } }))) throw notFound('Patient', patientId);
+      const hiddenEhrs = (await tx.ehr.findMany({ where: { isQueryable: false }, select: { id: true } })).map((e) => e.id);
+      const where = {
+        area: { in: areas },
+        ...(patientId ? { patientId } : {}),
+        ...(filter.templateId ? { templateId: filter.templateId } : {}),
+        ...(filter.includeDeleted ? {} : { deletedAt: null }),
+        ...(from || to ? { createdAt: { ...(from ? { gte: from } : {}), ...(to ? { lte: to } : {}) } } : {}),
+        ...(hiddenEhrs.length > 0 ? { ehrId: { notIn: hiddenEhrs } } : {}),
+      };
+      const [rows, total] = await Promise.all([
+        tx.composition.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'asc' }], take: paging.limit, skip: paging.offset }),
+        tx.composition.count({ where }),
+      ]);
+      const versions = rows.length
+        ? await tx.compositionVersion.findMany({ where: { OR: rows.map((r) => ({ compositionId: r.id, version: r.latestVersion })) } })
+        : [];
+      const byId = new Map(versions.map((v) => [v.compositionId, v]));
+      const data = rows.map((row) => this.view(row, byId.get(row.id)!));
+      await this.store.logAccess(tx, data.map((c) => ({ entityType: 'Composition', entityId: c.uid, patientId: c.patientId, action: 'list' as const })));
+      return { data, pagination: { ...paging, total } };
+    });
+  }
+
+  /** The audit trail's view of a version: content stays ciphertext. */
+  private snapshot(composition: CompositionRow, version: VersionRow) {
+    return {
+      uid: version.uid,
+      ehrId: composition.ehrId,
+      templateId: composition.templateId,
+      version: version.version,
+      changeType: version.changeType,
+      contentEnc: version.contentEnc,
+    };
+  }
+
+  private view(composition: CompositionRow, version: VersionRow, content?: Record<string, unknown> | null): CompositionView {
+    return {
+      uid: version.uid,
+      id: composition.id,
+      ehrId: composition.ehrId,
+      patientId: composition.patientId,
+      templateId: composition.templateId,
+      area: composition.area as DataArea,
+      version: version.version,
+      changeType: version.changeType,
+      lifecycleState: version.changeType === 'deleted' ? 'deleted' : 'complete',
+      committedAt: version.committedAt,
+      committer: version.committer,
+      content: content !== undefined ? content : version.contentEnc ? JSON.parse(this.cipher.decrypt(version.contentEnc)) : null,
+    };
+  }
+}

@@ -1,0 +1,126 @@
+import { randomUUID } from 'node:crypto';
+import type { Identity } from '../../../common/auth/principal';
+import type { EhrPrisma } from './client';
+import { inTenantTransaction, tenantScopedClient, type TenantClient, type TenantTx } from './tenant';
+import { auditHash, GENESIS_HASH } from '../audit/chain';
+
+/** The part of a Prisma transaction client the writer needs (scoped or not). */
+export type AuditTx = Pick<TenantTx, 'auditRecord' | '$queryRaw'>;
+
+/** What a change did to one record: the audit record's variable part. */
+export interface AuditEntry {
+  action: string;
+  entityType: string;
+  entityId: string;
+  /** Snapshots as stored: encrypted fields stay ciphertext, so the trail holds no plaintext of them. */
+  before?: unknown;
+  after?: unknown;
+}
+
+export interface AccessEntry {
+  entityType: string;
+  entityId: string;
+  patientId: string;
+  action?: 'read' | 'list';
+}
+
+/** Appends audit records to the tenant's hash chain inside the change's transaction. */
+export class AuditWriter {
+  private locked = false;
+  written = 0;
+
+  constructor(
+    private readonly tx: TenantTx | AuditTx,
+    private readonly tenantId: string,
+    private readonly actor: string,
+    private readonly reason: string | null,
+  ) {}
+
+  async record(entry: AuditEntry): Promise<void> {
+    if (!this.locked) {
+      // One writer per tenant chain at a time, until this transaction ends.
+      await this.tx.$queryRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`caregraph-audit:${this.tenantId}`}, 0))::text AS locked`;
+      this.locked = true;
+    }
+    // The tenant is named here as well, so the writer is also correct on an unscoped client (seed, key rotation).
+    const last = await this.tx.auditRecord.findFirst({ where: { tenantId: this.tenantId }, orderBy: { seq: 'desc' }, select: { seq: true, hash: true } });
+    const fields = {
+      tenantId: this.tenantId,
+      seq: (last?.seq ?? 0) + 1,
+      id: randomUUID(),
+      actor: this.actor,
+      action: entry.action,
+      entityType: entry.entityType,
+      entityId: entry.entityId,
+      at: new Date(),
+      before: toJson(entry.before),
+      after: toJson(entry.after),
+      reason: this.reason,
+      prevHash: last?.hash ?? GENESIS_HASH,
+    };
+    await this.tx.auditRecord.create({
+      data: { ...fields, before: fields.before ?? undefined, after: fields.after ?? undefined, hash: auditHash(fields) } as any,
+    });
+    this.written++;
+  }
+}
+
+/** Dates as ISO strings, undefined dropped: the snapshot exactly as jsonb will give it back. */
+function toJson(value: unknown): unknown {
+  return value === undefined || value === null ? null : JSON.parse(JSON.stringify(value));
+}
+
+/**
+ * The clinical record's data access for one request: tenant-scoped
+ * transactions for reads, and for changes a transaction that must write at
+ * least one audit record (a change without one is rolled back), so no code
+ * path can change data silently.
+ */
+export class TenantStore {
+  private client?: TenantClient;
+
+  constructor(
+    private readonly prisma: EhrPrisma,
+    readonly identity: Identity,
+    private readonly requestId?: string,
+  ) {}
+
+  get tenantId(): string {
+    return this.identity.tenantId;
+  }
+
+  private scoped(): TenantClient {
+    return (this.client ??= tenantScopedClient(this.prisma, this.identity.tenantId));
+  }
+
+  read<T>(fn: (tx: TenantTx) => Promise<T>): Promise<T> {
+    return inTenantTransaction(this.scoped(), this.tenantId, fn);
+  }
+
+  change<T>(reason: string | null | undefined, fn: (tx: TenantTx, audit: AuditWriter) => Promise<T>): Promise<T> {
+    return inTenantTransaction(this.scoped(), this.tenantId, async (tx) => {
+      const audit = new AuditWriter(tx, this.tenantId, this.identity.sub, reason ?? null);
+      const result = await fn(tx, audit);
+      if (audit.written === 0) throw new Error('refusing to commit a change without an audit record');
+      return result;
+    });
+  }
+
+  /** NEN 7513 access logging of patient data reads, in the reading transaction. */
+  async logAccess(tx: TenantTx, entries: AccessEntry[]): Promise<void> {
+    if (entries.length === 0) return;
+    await tx.accessLog.createMany({
+      data: entries.map((entry) => ({
+        tenantId: this.tenantId,
+        id: randomUUID(),
+        actor: this.identity.sub,
+        roles: this.identity.roles,
+        action: entry.action ?? 'read',
+        entityType: entry.entityType,
+        entityId: entry.entityId,
+        patientId: entry.patientId,
+        requestId: this.requestId ?? null,
+      })),
+    });
+  }
+}

@@ -1,0 +1,32 @@
+import { Arg, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
+import type { EhrContext } from '../context';
+import { ARCHETYPES } from '../clinical/archetypes';
+import { DataAreaEnum } from '../shared/types';
+import { ClinicalArchetype, ClinicalTemplate, UploadTemplateInput } from './clinical-template.types';
+
+@Resolver(() => ClinicalTemplate)
+export class ClinicalTemplateResolver {
+  @Query(() => [ClinicalTemplate], { description: 'The tenant\'s clinical templates, by id.' })
+  clinicalTemplates(@Arg('area', () => DataAreaEnum, { nullable: true }) area: DataAreaEnum | null, @Ctx() ctx: EhrContext) {
+    return ctx.templates.list(area);
+  }
+
+  @Query(() => ClinicalTemplate, { description: 'One clinical template; NOT_FOUND when unknown.' })
+  clinicalTemplate(@Arg('id', () => ID) id: string, @Ctx() ctx: EhrContext) {
+    return ctx.templates.get(id);
+  }
+
+  @Query(() => [ClinicalArchetype], { description: 'The archetype library templates build on.' })
+  clinicalArchetypes() {
+    return ARCHETYPES;
+  }
+
+  @Mutation(() => ClinicalTemplate, { description: 'Admin: adds a template version. Existing ids are immutable (CONFLICT unless identical).' })
+  uploadTemplate(
+    @Arg('input', () => UploadTemplateInput) input: UploadTemplateInput,
+    @Arg('reason', () => String, { nullable: true }) reason: string | null,
+    @Ctx() ctx: EhrContext,
+  ) {
+    return ctx.templates.upload({ id: input.id, name: input.name, area: input.area, definition: input.definition }, reason);
+  }
+}
