@@ -6,10 +6,12 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { issueAccessToken } from '../common/auth/tokens';
 import { createTestDatabase, type TestDatabase } from '../common/db/database';
-import { backendName } from './harness';
 import { startReceiver, verifySignature, waitFor, type Receiver } from './webhook-receiver';
 
 const SECRET = 'whsec-restart-0123456789';
+// Not imported from ./harness: this file runs the platform in child processes only, and loading the
+// whole platform here without using it upsets jest's module cache for the next file of the same worker.
+const backendName = process.env.TEST_DATABASE_URL ? 'PostgreSQL' : 'PGlite';
 const JWT_SECRET = randomBytes(32).toString('base64url');
 
 /** One CareGraph process (test/support/webhook-child.ts) that the test can SIGKILL. */

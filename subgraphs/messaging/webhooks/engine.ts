@@ -59,6 +59,8 @@ export class WebhookEngine {
    * Returns how many events were dispatched and deliveries created.
    */
   async dispatchPending(): Promise<{ events: number; deliveries: number }> {
+    // The common case, nothing new, without opening a transaction.
+    if (!(await this.prisma.event.findFirst({ where: { dispatchedAt: null }, select: { id: true } }))) return { events: 0, deliveries: 0 };
     return this.prisma.$transaction(async (tx) => {
       const locked = await tx.$queryRaw<{ id: string }[]>`
         SELECT id FROM "messaging"."Event" WHERE "dispatchedAt" IS NULL

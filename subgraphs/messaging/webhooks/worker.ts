@@ -41,6 +41,7 @@ export class WebhookWorker {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private again = false;
+  private dispatchWanted = true;
   private stopped = false;
   private readonly inFlight = new Set<Promise<void>>();
 
@@ -53,9 +54,14 @@ export class WebhookWorker {
     this.wake();
   }
 
-  /** Runs a pass now (or right after the one in progress). */
-  wake(): void {
+  /**
+   * Runs a pass now (or right after the one in progress). `dispatch` also
+   * looks for new outbox events (bus nudge, idle poll); a finished attempt
+   * only frees a slot for the next due delivery.
+   */
+  wake(dispatch = true): void {
     if (this.stopped) return;
+    if (dispatch) this.dispatchWanted = true;
     if (this.running) {
       this.again = true;
       return;
@@ -65,7 +71,7 @@ export class WebhookWorker {
       this.running = undefined;
       if (this.again) {
         this.again = false;
-        this.wake();
+        this.wake(false);
       }
     });
   }
@@ -73,7 +79,10 @@ export class WebhookWorker {
   private async pass(): Promise<void> {
     let wait = IDLE_POLL_MS;
     try {
-      while ((await this.engine.dispatchPending()).events === DISPATCH_BATCH && !this.stopped);
+      if (this.dispatchWanted) {
+        this.dispatchWanted = false;
+        while ((await this.engine.dispatchPending()).events === DISPATCH_BATCH && !this.stopped);
+      }
       const claimed = await this.engine.claimDue(MAX_IN_FLIGHT - this.inFlight.size);
       for (const delivery of claimed) {
         const job: Promise<void> = this.engine
@@ -84,7 +93,7 @@ export class WebhookWorker {
           )
           .finally(() => {
             this.inFlight.delete(job);
-            this.wake();
+            this.wake(false);
           });
         this.inFlight.add(job);
       }
