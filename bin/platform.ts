@@ -9,8 +9,9 @@ import { createEventBus } from '../common/events';
 import { startGateway, type RunningGateway } from '../gateway/server';
 import { startEhrSubgraph } from '../subgraphs/ehr/main';
 import { startMessagingSubgraph } from '../subgraphs/messaging/main';
+import { startWebhookWorker } from '../subgraphs/messaging/webhooks/worker';
 
-export const ROLES = ['all', 'gateway', 'messaging', 'ehr'] as const;
+export const ROLES = ['all', 'gateway', 'messaging', 'ehr', 'worker'] as const;
 export type ProcessRole = (typeof ROLES)[number];
 
 export interface Platform {
@@ -94,6 +95,7 @@ export async function startPlatform(role: ProcessRole, env: NodeJS.ProcessEnv = 
       started.push({ name: 'messaging subgraph', close: messaging.close });
       subgraphUrls.messaging = messaging.url;
     }
+    if (role === 'all' || role === 'worker') started.push(await startWebhookWorker({ ...runtime, db: db! }));
     let gateway: RunningGateway | undefined;
     if (role === 'all' || role === 'gateway') {
       const urls = role === 'all'

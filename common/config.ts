@@ -136,6 +136,8 @@ const envSchema = z.object({
     }),
   WEBHOOK_TIMEOUT_MS: int(1, 120_000, 10_000),
   WEBHOOK_ALLOW_INSECURE: bool('WEBHOOK_ALLOW_INSECURE'),
+  // PEM file of extra CA certificates trusted for webhook TLS (receivers behind a private CA), on top of the system's.
+  WEBHOOK_CA_FILE: z.string().optional(),
   SMS_PROVIDER: z.enum(['simulator', 'twilio']).optional().default('simulator'),
   TWILIO_ACCOUNT_SID: z.string().optional(),
   TWILIO_AUTH_TOKEN: z.string().optional(),

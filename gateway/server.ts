@@ -21,6 +21,7 @@ import { createMetricsRegistry, healthRoutes, type ReadinessCheck } from './heal
 import { readSupergraph } from './supergraph';
 import { createGraphQLRunner } from './rest/execute';
 import { messagingRoutes } from './rest/messaging';
+import { webhookRoutes } from './rest/webhooks';
 import { ehrRoutes } from './rest/ehr';
 import { attachSubscriptionServer } from './subscriptions';
 import type { EventBus } from '../common/events/bus';
@@ -133,6 +134,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
 
   const run = createGraphQLRunner(apollo, contextFor);
   app.use('/v1', json, authenticate(verifyToken), messagingRoutes(run));
+  app.use('/v1', json, authenticate(verifyToken), webhookRoutes(run));
   app.use('/api/ehr', json, authenticate(verifyToken), ehrRoutes(run));
 
   app.use(notFoundHandler);

@@ -9,12 +9,14 @@ import { TemplateResolver } from './templates/template.resolver';
 import { PreferenceService } from './preferences/preference.service';
 import { MessageService } from './messages/message.service';
 import { TemplateService } from './templates/template.service';
+import { WebhookResolver } from './webhooks/webhook.resolver';
+import { WebhookService, type WebhookServiceDeps } from './webhooks/webhook.service';
 
 export const MESSAGING_SUBGRAPH = 'messaging';
 
 export function buildMessagingSchema(): Promise<FederatedSchema> {
   return buildFederatedSchema({
-    resolvers: [PatientExtensionResolver, MessageResolver, TemplateResolver],
+    resolvers: [PatientExtensionResolver, MessageResolver, TemplateResolver, WebhookResolver],
     // Patient is reached only through federation, so no query of ours names it.
     orphanedTypes: [Patient],
     referenceResolvers: { ...patientReference, ...messageReference },
@@ -23,6 +25,7 @@ export function buildMessagingSchema(): Promise<FederatedSchema> {
 
 export interface MessagingDeps {
   prisma: MessagingPrisma;
+  webhooks: WebhookServiceDeps;
 }
 
 /** Per-request services of the messaging subgraph, bound to the caller's identity and tenant. */
@@ -32,5 +35,6 @@ export function createMessagingContext(deps: MessagingDeps) {
     preferences: new PreferenceService(deps.prisma, base.identity),
     messages: new MessageService(deps.prisma, base.identity),
     templates: new TemplateService(deps.prisma, base.identity),
+    webhooks: new WebhookService(deps.prisma, base.identity, deps.webhooks),
   });
 }

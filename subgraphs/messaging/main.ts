@@ -4,6 +4,8 @@ import type { RunningServer } from '../../common/http/listen';
 import type { SubgraphStartOptions } from '../../common/runtime';
 import { createMessagingPrisma } from './db/client';
 import { seedMessaging } from './seed';
+import { FieldCipher } from '../../common/crypto';
+import { createWebhookEngine } from './webhooks/worker';
 import { buildMessagingSchema, createMessagingContext, MESSAGING_SUBGRAPH } from './index';
 
 /** Migrates and seeds the messaging schema, then serves the subgraph. */
@@ -14,6 +16,8 @@ export async function startMessagingSubgraph(options: SubgraphStartOptions): Pro
   const prisma = createMessagingPrisma(options.db);
   if (await seedMessaging(prisma)) logger.info('messaging demo data seeded');
   const { schema } = await buildMessagingSchema();
+  // The subgraph's own engine makes the first attempt of test events (POST /v1/webhooks/{id}/test).
+  const webhookEngine = createWebhookEngine(options, prisma);
   const server = await startSubgraphServer({
     name: MESSAGING_SUBGRAPH,
     schema,
@@ -21,12 +25,16 @@ export async function startMessagingSubgraph(options: SubgraphStartOptions): Pro
     logger,
     host: options.host,
     port: options.port,
-    createContext: createMessagingContext({ prisma }),
+    createContext: createMessagingContext({
+      prisma,
+      webhooks: { cipher: new FieldCipher(options.secrets.encryptionKey), allowInsecure: options.config.WEBHOOK_ALLOW_INSECURE, engine: webhookEngine.engine },
+    }),
   });
   return {
     ...server,
     close: async () => {
       await server.close();
+      await webhookEngine.sender.close();
       await prisma.$disconnect();
     },
   };

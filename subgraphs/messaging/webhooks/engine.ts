@@ -1,0 +1,270 @@
+import { randomUUID } from 'node:crypto';
+import type { FieldCipher } from '../../../common/crypto';
+import type { EventBus } from '../../../common/events/bus';
+import { webhookBody, type PlatformEvent } from '../../../common/events/types';
+import type { Logger } from '../../../common/logger';
+import type { MessagingPrisma } from '../db/client';
+import type { WebhookDelivery, WebhookSubscription } from '../db/generated/client';
+import type { AttemptOutcome, WebhookSender } from './sender';
+
+/** A Retry-After answer may push a retry later than the schedule, but never beyond this. */
+export const RETRY_AFTER_CAP_MS = 24 * 3_600_000;
+/** How long a claim outlives the attempt's own timeout before another worker may take the delivery over. */
+const LEASE_MARGIN_MS = 30_000;
+export const DISPATCH_BATCH = 200;
+
+export type DeliveryStatus = 'pending' | 'succeeded' | 'failed' | 'cancelled';
+
+export interface EngineOptions {
+  prisma: MessagingPrisma;
+  sender: WebhookSender;
+  cipher: FieldCipher;
+  /** Delays of the retries after the first attempt (CONTRACT §2 WEBHOOK_RETRY_SCHEDULE). */
+  retrySchedule: number[];
+  timeoutMs: number;
+  events: EventBus;
+  logger: Logger;
+}
+
+export interface AttemptReport {
+  outcome: AttemptOutcome;
+  attempt: number;
+  /** The delivery's status after this attempt ('pending' = a retry is scheduled). */
+  status: DeliveryStatus;
+  nextAttemptAt: Date | null;
+}
+
+/** Timestamps for raw SQL: Prisma keeps DateTime as UTC `timestamp(3)`, and a zone in a `::timestamp` literal is ignored. */
+const sqlTime = (date: Date) => date.toISOString();
+
+export const newId = (prefix: string) => `${prefix}_${randomUUID().replace(/-/g, '')}`;
+
+/**
+ * The delivery engine: turns outbox events into deliveries, claims due
+ * deliveries, makes attempts and applies the outcome rules of CONTRACT §6.
+ * All state lives in the database; any number of processes may run it.
+ */
+export class WebhookEngine {
+  constructor(private readonly options: EngineOptions) {}
+
+  private get prisma() {
+    return this.options.prisma;
+  }
+
+  /**
+   * Fan-out: every undispatched outbox event becomes one delivery per active
+   * subscription of its tenant that listens to its type (created before the
+   * event), and is marked dispatched, all in one transaction. SKIP LOCKED lets
+   * several dispatchers work side by side without taking the same event.
+   * Returns how many events were dispatched and deliveries created.
+   */
+  async dispatchPending(): Promise<{ events: number; deliveries: number }> {
+    // The common case, nothing new, without opening a transaction.
+    if (!(await this.prisma.event.findFirst({ where: { dispatchedAt: null }, select: { id: true } }))) return { events: 0, deliveries: 0 };
+    return this.prisma.$transaction(async (tx) => {
+      const locked = await tx.$queryRaw<{ id: string }[]>`
+        SELECT id FROM "messaging"."Event" WHERE "dispatchedAt" IS NULL
+        ORDER BY "createdAt" LIMIT ${DISPATCH_BATCH}::int FOR UPDATE SKIP LOCKED`;
+      if (locked.length === 0) return { events: 0, deliveries: 0 };
+      const events = await tx.event.findMany({ where: { id: { in: locked.map((e) => e.id) } }, orderBy: { createdAt: 'asc' } });
+      const subscriptions = await tx.webhookSubscription.findMany({
+        where: { tenantId: { in: [...new Set(events.map((e) => e.tenantId))] }, status: 'active' },
+        select: { id: true, tenantId: true, events: true, createdAt: true },
+      });
+      const now = new Date();
+      const deliveries = [];
+      for (const event of events) {
+        const payload = JSON.stringify(
+          webhookBody({ id: event.id, type: event.type as PlatformEvent['type'], timestamp: event.createdAt.toISOString(), data: event.data as Record<string, unknown>, tenantId: event.tenantId }),
+        );
+        for (const sub of subscriptions) {
+          if (sub.tenantId !== event.tenantId || !sub.events.includes(event.type) || sub.createdAt > event.createdAt) continue;
+          deliveries.push({
+            tenantId: event.tenantId,
+            id: newId('dlv'),
+            subscriptionId: sub.id,
+            eventId: event.id,
+            eventType: event.type,
+            payload,
+            status: 'pending',
+            nextAttemptAt: now,
+          });
+        }
+      }
+      if (deliveries.length > 0) await tx.webhookDelivery.createMany({ data: deliveries, skipDuplicates: true });
+      await tx.event.updateMany({ where: { id: { in: events.map((e) => e.id) } }, data: { dispatchedAt: now } });
+      return { events: events.length, deliveries: deliveries.length };
+    });
+  }
+
+  /**
+   * Claims up to `limit` due deliveries for this worker: one UPDATE whose
+   * subquery locks the rows with SKIP LOCKED, so two workers never claim the
+   * same delivery, and sets a lease that expires if this worker dies mid-attempt.
+   */
+  async claimDue(limit: number, now = new Date()): Promise<WebhookDelivery[]> {
+    if (limit <= 0) return [];
+    const token = randomUUID();
+    const leaseUntil = new Date(now.getTime() + this.options.timeoutMs + LEASE_MARGIN_MS);
+    const claimed = await this.prisma.$queryRaw<{ id: string }[]>`
+      UPDATE "messaging"."WebhookDelivery" SET "leaseToken" = ${token}, "leaseUntil" = ${sqlTime(leaseUntil)}::timestamp
+      WHERE id IN (
+        SELECT id FROM "messaging"."WebhookDelivery"
+        WHERE status = 'pending' AND "nextAttemptAt" <= ${sqlTime(now)}::timestamp
+          AND ("leaseUntil" IS NULL OR "leaseUntil" < ${sqlTime(now)}::timestamp)
+        ORDER BY "nextAttemptAt" LIMIT ${limit}::int
+        FOR UPDATE SKIP LOCKED)
+      RETURNING id`;
+    if (claimed.length === 0) return [];
+    return this.prisma.webhookDelivery.findMany({ where: { id: { in: claimed.map((c) => c.id) }, leaseToken: token } });
+  }
+
+  /** When the next pending delivery falls due (unclaimed or with an expired claim), if any. */
+  async nextDueAt(now = new Date()): Promise<Date | null> {
+    const next = await this.prisma.webhookDelivery.aggregate({
+      _min: { nextAttemptAt: true },
+      where: { status: 'pending', OR: [{ leaseUntil: null }, { leaseUntil: { lt: now } }] },
+    });
+    return next._min.nextAttemptAt ?? null;
+  }
+
+  /** Creates a delivery already claimed by the caller (the dashboard's test event, attempted at once). */
+  async createClaimed(sub: WebhookSubscription, event: { id: string; type: string; payload: string }): Promise<WebhookDelivery> {
+    const now = new Date();
+    return this.prisma.webhookDelivery.create({
+      data: {
+        tenantId: sub.tenantId,
+        id: newId('dlv'),
+        subscriptionId: sub.id,
+        eventId: event.id,
+        eventType: event.type,
+        payload: event.payload,
+        status: 'pending',
+        nextAttemptAt: now,
+        leaseToken: randomUUID(),
+        leaseUntil: new Date(now.getTime() + this.options.timeoutMs + LEASE_MARGIN_MS),
+      },
+    });
+  }
+
+  /**
+   * Makes one attempt of a delivery this worker has claimed and records it.
+   * Success ends the delivery; 410 Gone disables the subscription at once;
+   * any other failure schedules the next retry (Retry-After on 429/503 may
+   * push it later), and the failure of the last retry disables the subscription.
+   */
+  async attempt(delivery: WebhookDelivery): Promise<AttemptReport | null> {
+    const sub = await this.prisma.webhookSubscription.findUnique({ where: { id: delivery.subscriptionId } });
+    if (!sub || sub.status !== 'active') {
+      await this.prisma.webhookDelivery.updateMany({
+        where: { id: delivery.id, leaseToken: delivery.leaseToken, status: 'pending' },
+        data: { status: 'cancelled', nextAttemptAt: null, leaseToken: null, leaseUntil: null },
+      });
+      return null;
+    }
+    const at = new Date();
+    const outcome = await this.options.sender.send(
+      { url: sub.url, secret: this.options.cipher.decrypt(sub.secret), eventId: delivery.eventId, eventType: delivery.eventType, payload: delivery.payload },
+      at,
+    );
+    const attempt = delivery.attempts + 1;
+    const finishedAt = new Date();
+    const schedule = this.options.retrySchedule;
+
+    let status: DeliveryStatus;
+    let nextAttemptAt: Date | null = null;
+    let disableReason: string | undefined;
+    if (outcome.success) status = 'succeeded';
+    else if (outcome.statusCode === 410) {
+      status = 'failed';
+      disableReason = 'the endpoint answered 410 Gone';
+    } else if (attempt <= schedule.length) {
+      status = 'pending';
+      const retryAfter = outcome.retryAfterMs === null ? 0 : Math.min(outcome.retryAfterMs, RETRY_AFTER_CAP_MS);
+      nextAttemptAt = new Date(finishedAt.getTime() + Math.max(schedule[attempt - 1], retryAfter));
+    } else {
+      status = 'failed';
+      disableReason = `delivery ${delivery.id} (event ${delivery.eventId}) failed ${attempt} attempts, the last with: ${outcome.error}`;
+    }
+
+    const disabled = await this.prisma.$transaction(async (tx) => {
+      await tx.webhookAttempt.create({
+        data: {
+          tenantId: delivery.tenantId,
+          id: newId('att'),
+          deliveryId: delivery.id,
+          attempt,
+          at,
+          statusCode: outcome.statusCode,
+          durationMs: outcome.durationMs,
+          success: outcome.success,
+          error: outcome.error,
+          responseSnippet: outcome.responseSnippet,
+        },
+      });
+      // Only while our claim holds and nobody cancelled the delivery meanwhile.
+      const updated = await tx.webhookDelivery.updateMany({
+        where: { id: delivery.id, leaseToken: delivery.leaseToken, status: 'pending' },
+        data: { status, attempts: attempt, nextAttemptAt, lastAttemptAt: at, leaseToken: null, leaseUntil: null },
+      });
+      if (updated.count === 0 || !disableReason) return undefined;
+      return this.disableIn(tx, sub, disableReason, finishedAt);
+    });
+    if (disabled) await this.announceDisabled(sub, disabled);
+    return { outcome, attempt, status, nextAttemptAt };
+  }
+
+  /**
+   * Disables a subscription (once: only an active one), stops its pending
+   * deliveries and writes the alert, in the caller's transaction.
+   */
+  private async disableIn(
+    tx: Parameters<Parameters<MessagingPrisma['$transaction']>[0]>[0],
+    sub: WebhookSubscription,
+    reason: string,
+    disabledAt: Date,
+  ): Promise<{ alertId: string; reason: string; disabledAt: Date } | undefined> {
+    const changed = await tx.webhookSubscription.updateMany({
+      where: { id: sub.id, status: 'active' },
+      data: { status: 'disabled', disabledAt, disabledReason: reason },
+    });
+    if (changed.count === 0) return undefined;
+    await tx.webhookDelivery.updateMany({
+      where: { subscriptionId: sub.id, status: 'pending' },
+      data: { status: 'cancelled', nextAttemptAt: null },
+    });
+    const alertId = newId('alr');
+    await tx.alert.create({
+      data: {
+        tenantId: sub.tenantId,
+        id: alertId,
+        type: 'webhook.disabled',
+        webhookId: sub.id,
+        message: `Webhook ${sub.id} (${sub.url}) was disabled: ${reason}`,
+        data: { webhookId: sub.id, url: sub.url, reason, disabledAt: disabledAt.toISOString() },
+        createdAt: disabledAt,
+      },
+    });
+    return { alertId, reason, disabledAt };
+  }
+
+  /** After the commit: the live `webhook.disabled` event and the log line of the alert. */
+  private async announceDisabled(sub: WebhookSubscription, disabled: { alertId: string; reason: string; disabledAt: Date }): Promise<void> {
+    this.options.logger.warn(
+      { alert: 'webhook.disabled', alertId: disabled.alertId, tenantId: sub.tenantId, webhookId: sub.id, url: sub.url, reason: disabled.reason },
+      'webhook subscription disabled',
+    );
+    const event: PlatformEvent = {
+      id: newId('evt'),
+      type: 'webhook.disabled',
+      timestamp: disabled.disabledAt.toISOString(),
+      data: { webhookId: sub.id, url: sub.url, reason: disabled.reason, disabledAt: disabled.disabledAt.toISOString() },
+      tenantId: sub.tenantId,
+    };
+    try {
+      await this.options.events.publish(event);
+    } catch (err) {
+      this.options.logger.error({ err, webhookId: sub.id }, 'could not publish webhook.disabled');
+    }
+  }
+}

@@ -1,0 +1,161 @@
+import { createHmac } from 'node:crypto';
+import { isIP } from 'node:net';
+import { rootCertificates } from 'node:tls';
+import { Agent, request } from 'undici';
+import { blockedReason, guardedLookup, hostOf } from './ssrf';
+
+/** CONTRACT §6: lower-case hex HMAC-SHA256 of the exact body bytes, keyed with the secret's UTF-8 bytes. */
+export function signPayload(secret: string, body: Buffer | string): string {
+  return createHmac('sha256', Buffer.from(secret, 'utf8')).update(body).digest('hex');
+}
+
+export interface OutgoingWebhook {
+  url: string;
+  secret: string;
+  eventId: string;
+  eventType: string;
+  /** The body exactly as stored: these bytes are signed and sent. */
+  payload: string;
+}
+
+export interface AttemptOutcome {
+  success: boolean;
+  statusCode: number | null;
+  durationMs: number;
+  error: string | null;
+  responseSnippet: string | null;
+  /** Retry-After of a 429/503 answer, in ms from now. */
+  retryAfterMs: number | null;
+}
+
+export interface SenderOptions {
+  timeoutMs: number;
+  allowInsecure: boolean;
+  /** Extra trusted CA certificates (PEM), added to Node's bundled roots. */
+  extraCa?: string;
+}
+
+const SNIPPET_BYTES = 1024;
+const USER_AGENT = 'CareGraph-Webhooks/1.0';
+
+/** Retry-After as seconds or an HTTP date, in ms from now; undefined when absent or unreadable. */
+export function parseRetryAfter(value: string | string[] | undefined, now = Date.now()): number | undefined {
+  const text = Array.isArray(value) ? value[0] : value;
+  if (!text) return undefined;
+  if (/^\d+$/.test(text.trim())) return Number(text.trim()) * 1000;
+  const at = Date.parse(text);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+}
+
+function describeError(err: unknown, timeoutMs: number): string {
+  const e = err as { name?: string; code?: string; message?: string; cause?: { code?: string; message?: string } };
+  if (e?.name === 'TimeoutError' || e?.name === 'AbortError' || e?.code === 'UND_ERR_HEADERS_TIMEOUT' || e?.code === 'UND_ERR_BODY_TIMEOUT') {
+    return `no answer within ${timeoutMs} ms`;
+  }
+  if (e?.code === 'EWEBHOOKTARGET') return `target refused: ${e.message}`;
+  const code = e?.code ?? e?.cause?.code;
+  const message = e?.message ?? String(err);
+  return code && !message.includes(code) ? `${message} (${code})` : message;
+}
+
+/**
+ * Makes single delivery attempts: POST with the contract's headers, no
+ * redirects followed, everything (connect, TLS, answer) bounded by the
+ * timeout. Connections go through one Agent whose lookup is the SSRF guard.
+ */
+export class WebhookSender {
+  private readonly agent: Agent;
+
+  constructor(private readonly options: SenderOptions) {
+    this.agent = new Agent({
+      connect: {
+        lookup: guardedLookup({ allowInsecure: options.allowInsecure }),
+        timeout: options.timeoutMs,
+        ...(options.extraCa ? { ca: [...rootCertificates, options.extraCa] } : {}),
+      } as Agent.Options['connect'],
+      keepAliveTimeout: 10_000,
+      headersTimeout: options.timeoutMs,
+      bodyTimeout: options.timeoutMs,
+    });
+  }
+
+  async send(hook: OutgoingWebhook, now = new Date()): Promise<AttemptOutcome> {
+    const started = performance.now();
+    const elapsed = () => Math.round(performance.now() - started);
+    const failed = (error: string, statusCode: number | null = null, snippet: string | null = null, retryAfterMs: number | null = null): AttemptOutcome => ({
+      success: false,
+      statusCode,
+      durationMs: elapsed(),
+      error,
+      responseSnippet: snippet,
+      retryAfterMs,
+    });
+
+    let url: URL;
+    try {
+      url = new URL(hook.url);
+    } catch {
+      return failed('the subscription URL is not a valid URL');
+    }
+    if (url.protocol !== 'https:' && !(this.options.allowInsecure && url.protocol === 'http:')) {
+      return failed(`target refused: ${url.protocol}// is not allowed (https only)`);
+    }
+    // IP literals never reach the lookup, so they are checked here.
+    const host = hostOf(url);
+    if (!this.options.allowInsecure && isIP(host)) {
+      const reason = blockedReason(host);
+      if (reason) return failed(`target refused: ${host} is a ${reason} address`);
+    }
+
+    const body = Buffer.from(hook.payload, 'utf8');
+    try {
+      const response = await request(url, {
+        method: 'POST',
+        dispatcher: this.agent,
+        signal: AbortSignal.timeout(this.options.timeoutMs),
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': USER_AGENT,
+          'x-webhook-id': hook.eventId,
+          'x-webhook-event': hook.eventType,
+          'x-webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
+          'x-webhook-signature': signPayload(hook.secret, body),
+        },
+        body,
+      });
+      const snippet = await readSnippet(response.body);
+      const status = response.statusCode;
+      if (status >= 200 && status < 300) {
+        return { success: true, statusCode: status, durationMs: elapsed(), error: null, responseSnippet: snippet, retryAfterMs: null };
+      }
+      if (status >= 300 && status < 400) {
+        const location = response.headers.location;
+        return failed(`redirect (${status}${location ? ` to ${String(location)}` : ''}) not followed`, status, snippet);
+      }
+      const retryAfter = status === 429 || status === 503 ? parseRetryAfter(response.headers['retry-after']) : undefined;
+      return failed(`HTTP ${status}`, status, snippet, retryAfter ?? null);
+    } catch (err) {
+      return failed(describeError(err, this.options.timeoutMs));
+    }
+  }
+
+  close(): Promise<void> {
+    return this.agent.close();
+  }
+}
+
+/** The first bytes of an answer for the delivery log; the rest is dropped (and the connection with it when large). */
+async function readSnippet(body: AsyncIterable<Buffer> & { destroy(): void }): Promise<string | null> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    chunks.push(chunk);
+    size += chunk.length;
+    if (size >= SNIPPET_BYTES) {
+      body.destroy();
+      break;
+    }
+  }
+  if (size === 0) return null;
+  return Buffer.concat(chunks).subarray(0, SNIPPET_BYTES).toString('utf8');
+}

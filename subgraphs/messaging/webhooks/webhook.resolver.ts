@@ -1,0 +1,62 @@
+import { Arg, Ctx, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
+import type { MessagingContext } from '../context';
+import {
+  AlertList,
+  CreateWebhookInput,
+  UpdateWebhookInput,
+  Webhook,
+  WebhookDeliveryPage,
+  WebhookList,
+  WebhookTestResult,
+} from './webhook.types';
+
+@Resolver(() => Webhook)
+export class WebhookResolver {
+  @Query(() => WebhookList, { description: 'The webhook subscriptions of the tenant (admin, integration).' })
+  async webhooks(@Ctx() ctx: MessagingContext) {
+    return { data: await ctx.webhooks.list() };
+  }
+
+  @Query(() => Webhook, { description: 'One subscription; NOT_FOUND when unknown.' })
+  webhook(@Arg('id', () => ID) id: string, @Ctx() ctx: MessagingContext) {
+    return ctx.webhooks.get(id);
+  }
+
+  @Mutation(() => Webhook)
+  createWebhook(@Arg('input', () => CreateWebhookInput) input: CreateWebhookInput, @Ctx() ctx: MessagingContext) {
+    return ctx.webhooks.create({ ...input });
+  }
+
+  @Mutation(() => Webhook, { description: 'Changes url, events, secret; status active re-enables (admin only).' })
+  updateWebhook(@Arg('id', () => ID) id: string, @Arg('input', () => UpdateWebhookInput) input: UpdateWebhookInput, @Ctx() ctx: MessagingContext) {
+    // GraphQL null means "not given" here: no field of a subscription can be cleared.
+    const change = Object.fromEntries(Object.entries(input).filter(([, value]) => value !== null && value !== undefined));
+    return ctx.webhooks.update(id, change);
+  }
+
+  @Mutation(() => ID, { description: 'Deletes the subscription with its delivery log; returns its id.' })
+  deleteWebhook(@Arg('id', () => ID) id: string, @Ctx() ctx: MessagingContext) {
+    return ctx.webhooks.remove(id);
+  }
+
+  @Query(() => WebhookDeliveryPage, { description: 'Deliveries newest first, each with every attempt; limit 1..100 (default 20).' })
+  webhookDeliveries(
+    @Arg('webhookId', () => ID) webhookId: string,
+    @Arg('status', () => String, { nullable: true }) status: string | null,
+    @Arg('limit', () => Int, { nullable: true }) limit: number | null,
+    @Arg('offset', () => Int, { nullable: true }) offset: number | null,
+    @Ctx() ctx: MessagingContext,
+  ) {
+    return ctx.webhooks.deliveries(webhookId, { status, limit, offset });
+  }
+
+  @Mutation(() => WebhookTestResult, { description: 'Sends an example event to the subscription and reports the first attempt.' })
+  sendTestEvent(@Arg('id', () => ID) id: string, @Arg('type', () => String, { nullable: true }) type: string | null, @Ctx() ctx: MessagingContext) {
+    return ctx.webhooks.sendTest(id, type);
+  }
+
+  @Query(() => AlertList, { description: 'Alerts of the tenant, newest first (e.g. webhook.disabled).' })
+  async alerts(@Arg('limit', () => Int, { nullable: true }) limit: number | null, @Ctx() ctx: MessagingContext) {
+    return { data: await ctx.webhooks.alerts(limit) };
+  }
+}

@@ -1,0 +1,247 @@
+import { z } from 'zod';
+import type { Identity } from '../../../common/auth/principal';
+import { hasRole } from '../../../common/auth/principal';
+import type { FieldCipher } from '../../../common/crypto';
+import { AppError, forbidden, notFound, validationError, zodDetails, type ErrorDetail } from '../../../common/errors';
+import { WEBHOOK_EVENT_TYPES, webhookBody, type WebhookEventType } from '../../../common/events/types';
+import type { MessagingPrisma } from '../db/client';
+import type { WebhookSubscription } from '../db/generated/client';
+import { newId, type WebhookEngine } from './engine';
+import { checkWebhookUrl } from './ssrf';
+import { validatePage } from '../messages/message.service';
+
+export interface WebhookServiceDeps {
+  cipher: FieldCipher;
+  allowInsecure: boolean;
+  engine: WebhookEngine;
+}
+
+const events = z
+  .array(z.string())
+  .min(1, 'must name at least one event type')
+  .superRefine((list, ctx) => {
+    list.forEach((type, index) => {
+      if (!(WEBHOOK_EVENT_TYPES as readonly string[]).includes(type)) {
+        ctx.addIssue({ code: 'custom', path: [index], message: `unknown event type '${type}' (known: ${WEBHOOK_EVENT_TYPES.join(', ')})` });
+      }
+    });
+  });
+const url = z.string().min(1, 'is required').max(2048, 'must be at most 2048 characters');
+const secret = z.string().min(16, 'must be at least 16 characters').max(1024, 'must be at most 1024 characters');
+const createSchema = z.object({ url, events, secret });
+const updateSchema = z.object({
+  url: url.optional(),
+  events: events.optional(),
+  secret: secret.optional(),
+  status: z.enum(['active', 'disabled']).optional(),
+});
+const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed', 'cancelled'];
+
+export type WebhookView = Omit<WebhookSubscription, 'secret' | 'tenantId'>;
+
+function view(row: WebhookSubscription): WebhookView {
+  const { secret: _secret, tenantId: _tenant, ...rest } = row;
+  return rest;
+}
+
+/** Example data of each event type for test events; ids start with `test_` so receivers can tell them apart. */
+function sampleData(type: WebhookEventType, now: Date): Record<string, unknown> {
+  const message = { messageId: 'test_message', patientId: 'test_patient', channel: 'sms' };
+  switch (type) {
+    case 'message.sent':
+      return { ...message, status: 'sent' };
+    case 'message.delivered':
+      return { ...message, status: 'delivered' };
+    case 'message.failed':
+      return { ...message, status: 'failed', error: 'test failure' };
+    case 'message.response':
+      return { ...message, body: 'YES', receivedAt: now.toISOString() };
+    case 'appointment.confirmed':
+    case 'appointment.cancelled':
+      return {
+        appointmentId: 'test_appointment',
+        patientId: 'test_patient',
+        status: type === 'appointment.confirmed' ? 'confirmed' : 'cancelled',
+        start: new Date(now.getTime() + 86_400_000).toISOString(),
+      };
+  }
+}
+
+/** Webhook subscriptions of the caller's tenant (CONTRACT §6). Managed by admins and integrations. */
+export class WebhookService {
+  constructor(
+    private readonly prisma: MessagingPrisma,
+    private readonly identity: Identity,
+    private readonly deps: WebhookServiceDeps,
+  ) {}
+
+  private requireManager(): void {
+    if (!hasRole(this.identity, 'admin', 'integration')) throw forbidden('Managing webhooks needs the admin or integration role');
+  }
+
+  private async find(id: string): Promise<WebhookSubscription> {
+    this.requireManager();
+    const row = await this.prisma.webhookSubscription.findFirst({ where: { tenantId: this.identity.tenantId, id } });
+    if (!row) throw notFound('Webhook', id);
+    return row;
+  }
+
+  private async checkUrl(value: string, details: ErrorDetail[]): Promise<void> {
+    const problem = await checkWebhookUrl(value, { allowInsecure: this.deps.allowInsecure });
+    if (problem) details.push({ path: 'url', message: problem });
+  }
+
+  async list(): Promise<WebhookView[]> {
+    this.requireManager();
+    const rows = await this.prisma.webhookSubscription.findMany({ where: { tenantId: this.identity.tenantId }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+    return rows.map(view);
+  }
+
+  async get(id: string): Promise<WebhookView> {
+    return view(await this.find(id));
+  }
+
+  async create(input: unknown): Promise<WebhookView> {
+    this.requireManager();
+    const parsed = createSchema.safeParse(input);
+    if (!parsed.success) throw validationError('Invalid webhook subscription', zodDetails(parsed.error.issues));
+    const details: ErrorDetail[] = [];
+    await this.checkUrl(parsed.data.url, details);
+    if (details.length > 0) throw validationError('Invalid webhook subscription', details);
+    const row = await this.prisma.webhookSubscription.create({
+      data: {
+        tenantId: this.identity.tenantId,
+        id: newId('wh'),
+        url: parsed.data.url,
+        events: [...new Set(parsed.data.events)],
+        secret: this.deps.cipher.encrypt(parsed.data.secret),
+        status: 'active',
+      },
+    });
+    return view(row);
+  }
+
+  /** Changes url/events/secret; `status: active` re-enables a disabled subscription (admin only), `disabled` pauses it. */
+  async update(id: string, input: unknown): Promise<WebhookView> {
+    const current = await this.find(id);
+    const parsed = updateSchema.safeParse(input);
+    if (!parsed.success) throw validationError('Invalid webhook change', zodDetails(parsed.error.issues));
+    const change = parsed.data;
+    if (Object.values(change).every((v) => v === undefined)) throw validationError('Nothing to change: give url, events, secret or status');
+    const details: ErrorDetail[] = [];
+    if (change.url !== undefined && change.url !== current.url) await this.checkUrl(change.url, details);
+    if (details.length > 0) throw validationError('Invalid webhook change', details);
+    if (change.status === 'active' && current.status !== 'active' && !hasRole(this.identity, 'admin')) {
+      throw forbidden('Re-enabling a disabled webhook needs the admin role');
+    }
+    const statusChange =
+      change.status === undefined || change.status === current.status
+        ? {}
+        : change.status === 'active'
+          ? { status: 'active', disabledAt: null, disabledReason: null }
+          : { status: 'disabled', disabledAt: new Date(), disabledReason: `disabled by ${this.identity.sub}` };
+    const row = await this.prisma.$transaction(async (tx) => {
+      const updated = await tx.webhookSubscription.update({
+        where: { id: current.id },
+        data: {
+          ...(change.url !== undefined ? { url: change.url } : {}),
+          ...(change.events !== undefined ? { events: [...new Set(change.events)] } : {}),
+          ...(change.secret !== undefined ? { secret: this.deps.cipher.encrypt(change.secret) } : {}),
+          ...statusChange,
+        },
+      });
+      // A paused subscription's pending deliveries stop, as for an automatic disable.
+      if (statusChange.status === 'disabled') {
+        await tx.webhookDelivery.updateMany({ where: { subscriptionId: current.id, status: 'pending' }, data: { status: 'cancelled', nextAttemptAt: null } });
+      }
+      return updated;
+    });
+    return view(row);
+  }
+
+  async remove(id: string): Promise<string> {
+    const current = await this.find(id);
+    // Deliveries and their attempts go with it (cascade); alerts stay.
+    await this.prisma.webhookSubscription.delete({ where: { id: current.id } });
+    return current.id;
+  }
+
+  async deliveries(id: string, request: { limit?: number | null; offset?: number | null; status?: string | null }) {
+    const sub = await this.find(id);
+    const { limit, offset } = validatePage(request.limit, request.offset);
+    if (request.status && !DELIVERY_STATUSES.includes(request.status)) {
+      throw validationError('Invalid delivery status', [{ path: 'status', message: `must be one of ${DELIVERY_STATUSES.join(', ')}` }]);
+    }
+    const where = { subscriptionId: sub.id, ...(request.status ? { status: request.status } : {}) };
+    const [rows, total] = await Promise.all([
+      this.prisma.webhookDelivery.findMany({
+        where,
+        orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+        take: limit,
+        skip: offset,
+        include: { attemptLog: { orderBy: [{ attempt: 'asc' }, { at: 'asc' }] } },
+      }),
+      this.prisma.webhookDelivery.count({ where }),
+    ]);
+    return {
+      data: rows.map((row) => ({
+        id: row.id,
+        webhookId: row.subscriptionId,
+        eventId: row.eventId,
+        eventType: row.eventType,
+        status: row.status,
+        attemptCount: row.attempts,
+        nextAttemptAt: row.nextAttemptAt,
+        createdAt: row.createdAt,
+        updatedAt: row.updatedAt,
+        attempts: row.attemptLog,
+      })),
+      pagination: { limit, offset, total },
+    };
+  }
+
+  /**
+   * The dashboard's test event: an example event of `type` (default the
+   * subscription's first type), attempted at once through the delivery
+   * engine; a failure is retried like any delivery.
+   */
+  async sendTest(id: string, type?: string | null) {
+    const sub = await this.find(id);
+    if (sub.status !== 'active') throw new AppError('CONFLICT', `Webhook '${id}' is disabled; re-enable it before sending a test event`);
+    const eventType = (type ?? sub.events[0]) as WebhookEventType;
+    if (!(WEBHOOK_EVENT_TYPES as readonly string[]).includes(eventType)) {
+      throw validationError('Invalid event type', [{ path: 'type', message: `must be one of ${WEBHOOK_EVENT_TYPES.join(', ')}` }]);
+    }
+    const now = new Date();
+    const eventId = newId('evt_test');
+    const payload = JSON.stringify(webhookBody({ id: eventId, type: eventType, timestamp: now.toISOString(), data: sampleData(eventType, now), tenantId: sub.tenantId }));
+    const delivery = await this.deps.engine.createClaimed(sub, { id: eventId, type: eventType, payload });
+    const report = await this.deps.engine.attempt(delivery);
+    if (!report) throw new AppError('CONFLICT', `Webhook '${id}' was disabled meanwhile`);
+    return {
+      deliveryId: delivery.id,
+      eventId,
+      eventType,
+      success: report.outcome.success,
+      statusCode: report.outcome.statusCode,
+      durationMs: report.outcome.durationMs,
+      error: report.outcome.error,
+      deliveryStatus: report.status,
+      nextAttemptAt: report.nextAttemptAt,
+    };
+  }
+
+  async alerts(limit?: number | null) {
+    this.requireManager();
+    const page = validatePage(limit, 0);
+    const rows = await this.prisma.alert.findMany({
+      where: { tenantId: this.identity.tenantId },
+      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+      take: page.limit,
+    });
+    return rows.map((row) => {
+      const data = (row.data ?? {}) as { url?: string; reason?: string };
+      return { id: row.id, type: row.type, webhookId: row.webhookId, message: row.message, url: data.url ?? null, reason: data.reason ?? null, createdAt: row.createdAt };
+    });
+  }
+}

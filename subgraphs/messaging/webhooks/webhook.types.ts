@@ -1,0 +1,188 @@
+import { Field, ID, InputType, Int, ObjectType } from 'type-graphql';
+import { Pagination } from '../messages/message.types';
+
+@ObjectType({ description: 'A webhook subscription. Its secret is write-only and never returned.' })
+export class Webhook {
+  @Field(() => ID)
+  id!: string;
+
+  @Field(() => String)
+  url!: string;
+
+  @Field(() => [String], { description: 'Event types delivered, e.g. message.delivered.' })
+  events!: string[];
+
+  @Field(() => String, { description: 'active | disabled' })
+  status!: string;
+
+  @Field(() => Date)
+  createdAt!: Date;
+
+  @Field(() => Date)
+  updatedAt!: Date;
+
+  @Field(() => Date, { nullable: true })
+  disabledAt!: Date | null;
+
+  @Field(() => String, { nullable: true, description: 'Why the subscription was disabled.' })
+  disabledReason!: string | null;
+}
+
+@ObjectType()
+export class WebhookList {
+  @Field(() => [Webhook])
+  data!: Webhook[];
+}
+
+@InputType()
+export class CreateWebhookInput {
+  @Field(() => String, { description: 'https:// URL that must not resolve to an internal address.' })
+  url!: string;
+
+  @Field(() => [String], { description: 'A non-empty subset of the six event types.' })
+  events!: string[];
+
+  @Field(() => String, { description: 'At least 16 characters; signs every delivery.' })
+  secret!: string;
+}
+
+@InputType()
+export class UpdateWebhookInput {
+  @Field(() => String, { nullable: true })
+  url?: string | null;
+
+  @Field(() => [String], { nullable: true })
+  events?: string[] | null;
+
+  @Field(() => String, { nullable: true })
+  secret?: string | null;
+
+  @Field(() => String, { nullable: true, description: 'active (re-enable; admin only) | disabled (pause)' })
+  status?: string | null;
+}
+
+@ObjectType({ description: 'One attempt to deliver an event to a subscription.' })
+export class WebhookAttempt {
+  @Field(() => Int, { description: '1 = first attempt, 2.. = retries.' })
+  attempt!: number;
+
+  @Field(() => Date)
+  at!: Date;
+
+  @Field(() => Int, { nullable: true, description: 'HTTP status of the answer; null when none came.' })
+  statusCode!: number | null;
+
+  @Field(() => Int)
+  durationMs!: number;
+
+  @Field(() => Boolean)
+  success!: boolean;
+
+  @Field(() => String, { nullable: true })
+  error!: string | null;
+
+  @Field(() => String, { nullable: true, description: 'The first KiB of the answer body.' })
+  responseSnippet!: string | null;
+}
+
+@ObjectType({ description: 'One event for one subscription, with every attempt made.' })
+export class WebhookDelivery {
+  @Field(() => ID)
+  id!: string;
+
+  @Field(() => ID)
+  webhookId!: string;
+
+  @Field(() => ID)
+  eventId!: string;
+
+  @Field(() => String)
+  eventType!: string;
+
+  @Field(() => String, { description: 'pending | succeeded | failed | cancelled' })
+  status!: string;
+
+  @Field(() => Int)
+  attemptCount!: number;
+
+  @Field(() => Date, { nullable: true, description: 'When the next attempt is due (pending only).' })
+  nextAttemptAt!: Date | null;
+
+  @Field(() => Date)
+  createdAt!: Date;
+
+  @Field(() => Date)
+  updatedAt!: Date;
+
+  @Field(() => [WebhookAttempt])
+  attempts!: WebhookAttempt[];
+}
+
+@ObjectType()
+export class WebhookDeliveryPage {
+  @Field(() => [WebhookDelivery])
+  data!: WebhookDelivery[];
+
+  @Field(() => Pagination)
+  pagination!: Pagination;
+}
+
+@ObjectType({ description: 'The result of the dashboard\'s test event: its first attempt, made at once.' })
+export class WebhookTestResult {
+  @Field(() => ID)
+  deliveryId!: string;
+
+  @Field(() => ID)
+  eventId!: string;
+
+  @Field(() => String)
+  eventType!: string;
+
+  @Field(() => Boolean)
+  success!: boolean;
+
+  @Field(() => Int, { nullable: true })
+  statusCode!: number | null;
+
+  @Field(() => Int)
+  durationMs!: number;
+
+  @Field(() => String, { nullable: true })
+  error!: string | null;
+
+  @Field(() => String, { description: 'The delivery after the attempt: succeeded, or pending with a retry scheduled, or failed.' })
+  deliveryStatus!: string;
+
+  @Field(() => Date, { nullable: true })
+  nextAttemptAt!: Date | null;
+}
+
+@ObjectType({ description: 'An operational alert, e.g. a webhook subscription disabled after failing.' })
+export class Alert {
+  @Field(() => ID)
+  id!: string;
+
+  @Field(() => String, { description: 'webhook.disabled' })
+  type!: string;
+
+  @Field(() => ID, { nullable: true })
+  webhookId!: string | null;
+
+  @Field(() => String)
+  message!: string;
+
+  @Field(() => String, { nullable: true })
+  url!: string | null;
+
+  @Field(() => String, { nullable: true })
+  reason!: string | null;
+
+  @Field(() => Date)
+  createdAt!: Date;
+}
+
+@ObjectType()
+export class AlertList {
+  @Field(() => [Alert])
+  data!: Alert[];
+}

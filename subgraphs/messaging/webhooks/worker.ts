@@ -1,0 +1,150 @@
+import { readFileSync } from 'node:fs';
+import { FieldCipher } from '../../../common/crypto';
+import type { Database } from '../../../common/db/database';
+import { migrate } from '../../../common/db/migrate';
+import { isWebhookEventType } from '../../../common/events/types';
+import type { Runtime, Stoppable } from '../../../common/runtime';
+import { createMessagingPrisma, type MessagingPrisma } from '../db/client';
+import { DISPATCH_BATCH, WebhookEngine } from './engine';
+import { WebhookSender } from './sender';
+
+/** Longest idle wait between two looks at the database (new events from a process whose bus nudge was lost, expired claims). */
+const IDLE_POLL_MS = 500;
+const MAX_IN_FLIGHT = 16;
+
+/** The engine and its HTTP sender for one process part (the worker, or the subgraph's test-event path). */
+export function createWebhookEngine(runtime: Pick<Runtime, 'config' | 'secrets' | 'logger' | 'events'>, prisma: MessagingPrisma): { engine: WebhookEngine; sender: WebhookSender } {
+  const { config } = runtime;
+  const sender = new WebhookSender({
+    timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+    allowInsecure: config.WEBHOOK_ALLOW_INSECURE,
+    extraCa: config.WEBHOOK_CA_FILE ? readFileSync(config.WEBHOOK_CA_FILE, 'utf8') : undefined,
+  });
+  const engine = new WebhookEngine({
+    prisma,
+    sender,
+    cipher: new FieldCipher(runtime.secrets.encryptionKey),
+    retrySchedule: config.WEBHOOK_RETRY_SCHEDULE,
+    timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+    events: runtime.events,
+    logger: runtime.logger,
+  });
+  return { engine, sender };
+}
+
+/**
+ * The loop of one worker: fan out new outbox events, claim due deliveries,
+ * attempt them (up to MAX_IN_FLIGHT at once), then sleep until the next due
+ * time, a bus nudge (an event was committed somewhere) or the idle poll.
+ */
+export class WebhookWorker {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private again = false;
+  private dispatchWanted = true;
+  private stopped = false;
+  private readonly inFlight = new Set<Promise<void>>();
+
+  constructor(
+    private readonly engine: WebhookEngine,
+    private readonly logger: Runtime['logger'],
+  ) {}
+
+  start(): void {
+    this.wake();
+  }
+
+  /**
+   * Runs a pass now (or right after the one in progress). `dispatch` also
+   * looks for new outbox events (bus nudge, idle poll); a finished attempt
+   * only frees a slot for the next due delivery.
+   */
+  wake(dispatch = true): void {
+    if (this.stopped) return;
+    if (dispatch) this.dispatchWanted = true;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    clearTimeout(this.timer);
+    this.running = this.pass().finally(() => {
+      this.running = undefined;
+      if (this.again) {
+        this.again = false;
+        this.wake(false);
+      }
+    });
+  }
+
+  private async pass(): Promise<void> {
+    let wait = IDLE_POLL_MS;
+    try {
+      if (this.dispatchWanted) {
+        this.dispatchWanted = false;
+        while ((await this.engine.dispatchPending()).events === DISPATCH_BATCH && !this.stopped);
+      }
+      const claimed = await this.engine.claimDue(MAX_IN_FLIGHT - this.inFlight.size);
+      for (const delivery of claimed) {
+        const job: Promise<void> = this.engine
+          .attempt(delivery)
+          .then(
+            () => undefined,
+            (err) => this.logger.error({ err, deliveryId: delivery.id }, 'webhook attempt could not be recorded'),
+          )
+          .finally(() => {
+            this.inFlight.delete(job);
+            this.wake(false);
+          });
+        this.inFlight.add(job);
+      }
+      // A full batch means more may be due: look again as soon as a slot frees.
+      if (this.inFlight.size < MAX_IN_FLIGHT) {
+        const next = await this.engine.nextDueAt();
+        if (next) wait = Math.min(wait, Math.max(0, next.getTime() - Date.now()));
+      }
+    } catch (err) {
+      if (this.stopped) return;
+      this.logger.error({ err }, 'webhook worker pass failed');
+    }
+    if (!this.stopped) this.timer = setTimeout(() => this.wake(), wait);
+  }
+
+  /** Stops claiming; waits for attempts in flight (each bounded by the timeout) so their outcome is recorded. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.running;
+    await Promise.allSettled([...this.inFlight]);
+  }
+}
+
+export interface WebhookWorkerOptions extends Runtime {
+  db: Database;
+}
+
+/**
+ * Starts the webhook dispatcher and delivery worker of a process (roles
+ * 'all' and 'worker'). Safe to run in many processes at once.
+ */
+export async function startWebhookWorker(options: WebhookWorkerOptions): Promise<Stoppable> {
+  const logger = options.logger.child({ component: 'webhooks' });
+  // The worker role may start before any messaging subgraph has migrated the schema.
+  await migrate(options.db, 'messaging', (msg) => logger.info(msg));
+  const prisma = createMessagingPrisma(options.db);
+  const { engine, sender } = createWebhookEngine({ ...options, logger }, prisma);
+  const worker = new WebhookWorker(engine, logger);
+  const unsubscribe = options.events.subscribe((event) => {
+    if (isWebhookEventType(event.type)) worker.wake();
+  });
+  worker.start();
+  logger.info({ retrySchedule: options.config.WEBHOOK_RETRY_SCHEDULE, timeoutMs: options.config.WEBHOOK_TIMEOUT_MS }, 'webhook worker started');
+  return {
+    name: 'webhook worker',
+    close: async () => {
+      unsubscribe();
+      await worker.stop();
+      await sender.close();
+      await prisma.$disconnect();
+    },
+  };
+}

@@ -1,0 +1,336 @@
+import { createMessagingPrisma, type MessagingPrisma } from '../subgraphs/messaging/db/client';
+import { publishCommitted, recordEvent } from '../subgraphs/messaging/events/outbox';
+import { startWebhookWorker } from '../subgraphs/messaging/webhooks/worker';
+import { FieldCipher } from '../common/crypto';
+import type { PlatformEvent, WebhookEventType } from '../common/events/types';
+import type { Stoppable } from '../common/runtime';
+import { backendName, startTestPlatform, type TestPlatform } from './harness';
+import { startReceiver, verifySignature, waitFor, type Receiver } from './webhook-receiver';
+
+const SECRET = 'whsec-test-0123456789abcdef';
+
+/** The six event types with the contract's data (CONTRACT §6). */
+const SAMPLES: Array<{ type: WebhookEventType; data: Record<string, unknown> }> = [
+  { type: 'message.sent', data: { messageId: 'm-1', patientId: 'p-1001', channel: 'sms', status: 'sent' } },
+  { type: 'message.delivered', data: { messageId: 'm-1', patientId: 'p-1001', channel: 'sms', status: 'delivered' } },
+  { type: 'message.failed', data: { messageId: 'm-2', patientId: 'p-1002', channel: 'sms', status: 'failed', error: 'undeliverable number' } },
+  { type: 'message.response', data: { messageId: 'm-1', patientId: 'p-1001', channel: 'sms', body: 'YES', receivedAt: '2026-11-22T09:00:00.000Z' } },
+  { type: 'appointment.confirmed', data: { appointmentId: 'appt-1001', patientId: 'p-1001', status: 'confirmed', start: '2026-11-23T09:30:00.000Z' } },
+  { type: 'appointment.cancelled', data: { appointmentId: 'appt-1001', patientId: 'p-1001', status: 'cancelled', start: '2026-11-23T09:30:00.000Z' } },
+];
+const ALL_TYPES = SAMPLES.map((s) => s.type);
+
+describe(`webhooks (${backendName})`, () => {
+  let t: TestPlatform;
+  let receiver: Receiver;
+  let prisma: MessagingPrisma;
+  const busEvents: PlatformEvent[] = [];
+
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    t = await startTestPlatform({
+      WEBHOOK_ALLOW_INSECURE: 'true',
+      WEBHOOK_RETRY_SCHEDULE: '1s,1s,1s,1s,1s',
+      // Generous: a loaded test machine must not turn a slow answer into a failure.
+      WEBHOOK_TIMEOUT_MS: '5000',
+      WEBHOOK_CA_FILE: receiver.caFile,
+    });
+    prisma = createMessagingPrisma(t.platform.db!);
+    t.platform.runtime.events.subscribe((event) => busEvents.push(event));
+  });
+  afterAll(async () => {
+    await prisma?.$disconnect();
+    await t?.stop();
+    await receiver?.close();
+  });
+
+  /** What a messaging service does: the event in the outbox in its transaction, then the live publish. */
+  async function emit(tenantId: string, type: WebhookEventType, data: Record<string, unknown>): Promise<PlatformEvent> {
+    const event = await prisma.$transaction((tx) => recordEvent(tx, tenantId, type, data));
+    await publishCommitted(t.platform.runtime.events, [event]);
+    return event;
+  }
+
+  async function subscribe(path: string, events: string[] = ALL_TYPES, token?: string): Promise<string> {
+    const res = await t.request('POST', '/v1/webhooks', { body: { url: receiver.url(path), events, secret: SECRET }, token });
+    expect(res.status).toBe(201);
+    return res.body.id;
+  }
+
+  const deliveriesOf = async (id: string) => (await t.request('GET', `/v1/webhooks/${id}/deliveries?limit=100`)).body.data as any[];
+
+  describe('subscriptions', () => {
+    it('creates with 201 and the contract fields, never returns the secret, stores it encrypted', async () => {
+      const res = await t.request('POST', '/v1/webhooks', { body: { url: receiver.url('/crud'), events: ['message.delivered', 'message.failed'], secret: SECRET } });
+      expect(res.status).toBe(201);
+      expect(res.body).toEqual({ id: expect.stringMatching(/^wh_/), url: receiver.url('/crud'), events: ['message.delivered', 'message.failed'], status: 'active', createdAt: expect.any(String) });
+      expect(res.text).not.toContain(SECRET);
+      const id = res.body.id;
+
+      const stored = await t.platform.db!.query<{ secret: string }>(`SELECT secret FROM messaging."WebhookSubscription" WHERE id = $1`, [id]);
+      expect(stored.rows[0].secret).not.toContain(SECRET);
+      expect(new FieldCipher(t.platform.runtime.secrets.encryptionKey).decrypt(stored.rows[0].secret)).toBe(SECRET);
+
+      const list = await t.request('GET', '/v1/webhooks');
+      expect(list.status).toBe(200);
+      expect(list.body.data).toContainEqual(expect.objectContaining({ id, status: 'active', events: ['message.delivered', 'message.failed'] }));
+      expect(list.text).not.toContain(SECRET);
+      expect((await t.request('GET', `/v1/webhooks/${id}`)).body).toMatchObject({ id, url: receiver.url('/crud') });
+
+      const patched = await t.request('PATCH', `/v1/webhooks/${id}`, { body: { events: ['message.sent'], secret: 'another-secret-of-16+' } });
+      expect(patched.status).toBe(200);
+      expect(patched.body).toMatchObject({ id, events: ['message.sent'], status: 'active' });
+      expect(patched.text).not.toContain('another-secret');
+
+      // Another tenant sees nothing of it.
+      const acme = await t.token({ tenants: ['acme'] });
+      expect((await t.request('GET', `/v1/webhooks/${id}`, { token: acme })).status).toBe(404);
+      expect((await t.request('GET', '/v1/webhooks', { token: acme })).body.data.map((w: any) => w.id)).not.toContain(id);
+
+      expect((await t.request('DELETE', `/v1/webhooks/${id}`)).status).toBe(204);
+      const gone = await t.request('GET', `/v1/webhooks/${id}`);
+      expect(gone.status).toBe(404);
+      expect(gone.body.error.code).toBe('NOT_FOUND');
+    });
+
+    it('refuses invalid subscriptions with 400 VALIDATION_ERROR and stores nothing', async () => {
+      const before = (await t.request('GET', '/v1/webhooks')).body.data.length;
+      const cases: unknown[] = [
+        { url: receiver.url('/x'), events: [], secret: SECRET },
+        { url: receiver.url('/x'), events: ['message.sent', 'message.exploded'], secret: SECRET },
+        { url: receiver.url('/x'), events: ['message.sent'], secret: 'short' },
+        { url: 'not a url', events: ['message.sent'], secret: SECRET },
+        { url: 'ftp://example.com/hook', events: ['message.sent'], secret: SECRET },
+        { url: receiver.url('/x'), events: ['message.sent'] },
+        { url: receiver.url('/x'), events: 'message.sent', secret: SECRET },
+        { url: receiver.url('/x'), events: ['message.sent'], secret: SECRET, extra: 1 },
+      ];
+      for (const body of cases) {
+        const res = await t.request('POST', '/v1/webhooks', { body });
+        expect({ body, status: res.status, code: res.body.error?.code }).toEqual({ body, status: 400, code: 'VALIDATION_ERROR' });
+      }
+      const malformed = await t.request('POST', '/v1/webhooks', { rawBody: '{"url":', headers: { 'content-type': 'application/json' } });
+      expect(malformed.status).toBe(400);
+      const text = await t.request('POST', '/v1/webhooks', { rawBody: 'url=x', headers: { 'content-type': 'text/plain' } });
+      expect(text.status).toBe(415);
+      expect((await t.request('GET', '/v1/webhooks')).body.data.length).toBe(before);
+    });
+
+    it('is for admins and integrations only; GraphQL serves the same', async () => {
+      const clinician = await t.token({ roles: ['clinician'] });
+      const denied = await t.request('POST', '/v1/webhooks', { token: clinician, body: { url: receiver.url('/x'), events: ['message.sent'], secret: SECRET } });
+      expect(denied.status).toBe(403);
+      expect(denied.body.error.code).toBe('FORBIDDEN');
+      const integration = await t.token({ roles: ['integration'] });
+      const created = await t.graphql(
+        'mutation($input: CreateWebhookInput!) { createWebhook(input: $input) { id status events } }',
+        { input: { url: receiver.url('/gql'), events: ['appointment.confirmed'], secret: SECRET } },
+        { token: integration },
+      );
+      expect(created.body.errors).toBeUndefined();
+      const id = created.body.data.createWebhook.id;
+      const read = await t.graphql('query($id: ID!) { webhook(id: $id) { id url status } webhooks { data { id } } }', { id }, { token: integration });
+      expect(read.body.data.webhook).toEqual({ id, url: receiver.url('/gql'), status: 'active' });
+      expect(read.body.data.webhooks.data).toContainEqual({ id });
+      const removed = await t.graphql('mutation($id: ID!) { deleteWebhook(id: $id) }', { id }, { token: integration });
+      expect(removed.body.data.deleteWebhook).toBe(id);
+    });
+  });
+
+  describe('deliveries', () => {
+    it('delivers each of the six event types signed, with the contract headers and data', async () => {
+      const id = await subscribe('/six');
+      const narrow = await subscribe('/only-sent', ['message.sent']);
+      const acmeToken = await t.token({ tenants: ['acme'] });
+      await subscribe('/acme', ALL_TYPES, acmeToken);
+      const emitted: PlatformEvent[] = [];
+      for (const sample of SAMPLES) emitted.push(await emit('demo', sample.type, sample.data));
+
+      const hooks = await waitFor('six deliveries', () => receiver.received('/six').length >= 6 && receiver.received('/six'));
+      for (const event of emitted) {
+        const hook = hooks.find((h) => h.body?.id === event.id)!;
+        expect(hook).toBeDefined();
+        expect(hook.headers['content-type']).toBe('application/json');
+        expect(hook.headers['x-webhook-id']).toBe(event.id);
+        expect(hook.headers['x-webhook-event']).toBe(event.type);
+        expect(hook.headers['x-webhook-timestamp']).toMatch(/^\d{10}$/);
+        expect(Math.abs(Number(hook.headers['x-webhook-timestamp']) - Date.now() / 1000)).toBeLessThan(120);
+        expect(hook.headers['x-webhook-signature']).toMatch(/^[0-9a-f]{64}$/);
+        expect(verifySignature(SECRET, hook.raw, hook.headers['x-webhook-signature'])).toBe(true);
+        expect(verifySignature('some-other-secret-value', hook.raw, hook.headers['x-webhook-signature'])).toBe(false);
+        expect(Object.keys(hook.body)).toEqual(['id', 'type', 'timestamp', 'data']);
+        expect(hook.body).toEqual({ id: event.id, type: event.type, timestamp: event.timestamp, data: SAMPLES.find((s) => s.type === event.type)!.data });
+      }
+      await waitFor('the message.sent delivery', () => receiver.received('/only-sent').length >= 1);
+      expect(receiver.received('/only-sent').map((h) => h.body.type)).toEqual(['message.sent']);
+      // Tenant isolation: acme's subscription hears nothing of demo's events.
+      expect(receiver.received('/acme')).toHaveLength(0);
+
+      // The receiver may see a request a moment before its outcome is recorded.
+      const log = await waitFor('six recorded deliveries', async () => {
+        const rows = await deliveriesOf(id);
+        return rows.length === 6 && rows.every((d) => d.status !== 'pending') && rows;
+      });
+      for (const delivery of log) {
+        expect(delivery).toMatchObject({ webhookId: id, status: 'succeeded', attemptCount: 1, nextAttemptAt: null });
+        expect(delivery.attempts).toEqual([
+          { attempt: 1, at: expect.any(String), statusCode: 200, durationMs: expect.any(Number), success: true, error: null, responseSnippet: 'ok' },
+        ]);
+      }
+      expect((await waitFor('the recorded message.sent delivery', async () => {
+        const rows = await deliveriesOf(narrow);
+        return rows[0]?.status === 'succeeded' && rows;
+      })).map((d) => d.eventType)).toEqual(['message.sent']);
+    });
+
+    it('retries a failing endpoint on the schedule: exactly 6 attempts, then disabled with an alert; re-enabling resumes', async () => {
+      receiver.behave('/failing', () => ({ status: 500, body: 'boom' }));
+      const id = await subscribe('/failing', ['message.delivered']);
+      const first = await emit('demo', 'message.delivered', SAMPLES[1].data);
+
+      const sub = await waitFor('the subscription to be disabled', async () => {
+        const res = await t.request('GET', `/v1/webhooks/${id}`);
+        return res.body.status === 'disabled' && res.body;
+      }, 30_000);
+      expect(sub.disabledReason).toMatch(/6 attempts.*HTTP 500/);
+      const attempts = receiver.received('/failing');
+      expect(attempts).toHaveLength(6);
+      expect(attempts.every((h) => h.body.id === first.id && verifySignature(SECRET, h.raw, h.headers['x-webhook-signature']))).toBe(true);
+      // Each retry waited at least its scheduled second after the previous failure.
+      for (let i = 1; i < attempts.length; i++) expect(attempts[i].at - attempts[i - 1].at).toBeGreaterThanOrEqual(950);
+
+      const [delivery] = await deliveriesOf(id);
+      expect(delivery).toMatchObject({ eventId: first.id, status: 'failed', attemptCount: 6, nextAttemptAt: null });
+      expect(delivery.attempts.map((a: any) => [a.attempt, a.statusCode, a.success, a.error, a.responseSnippet])).toEqual(
+        [1, 2, 3, 4, 5, 6].map((n) => [n, 500, false, 'HTTP 500', 'boom']),
+      );
+
+      const alerts = await t.request('GET', '/v1/alerts');
+      expect(alerts.status).toBe(200);
+      expect(alerts.body.data).toContainEqual(
+        expect.objectContaining({ type: 'webhook.disabled', webhookId: id, url: receiver.url('/failing'), reason: sub.disabledReason, message: expect.stringContaining(id) }),
+      );
+      const disabledEvent = busEvents.find((e) => e.type === 'webhook.disabled' && (e.data as any).webhookId === id);
+      expect(disabledEvent).toMatchObject({ tenantId: 'demo', data: { webhookId: id, url: receiver.url('/failing'), reason: sub.disabledReason, disabledAt: sub.disabledAt } });
+
+      // While disabled nothing is delivered; a test event is refused.
+      const whileDisabled = await emit('demo', 'message.delivered', SAMPLES[1].data);
+      expect((await t.request('POST', `/v1/webhooks/${id}/test`)).status).toBe(409);
+
+      // Only an admin re-enables.
+      receiver.behave('/failing', () => ({ status: 204 }));
+      const integration = await t.token({ roles: ['integration'] });
+      expect((await t.request('PATCH', `/v1/webhooks/${id}`, { token: integration, body: { status: 'active' } })).status).toBe(403);
+      const enabled = await t.request('PATCH', `/v1/webhooks/${id}`, { body: { status: 'active' } });
+      expect(enabled.status).toBe(200);
+      expect(enabled.body).toMatchObject({ status: 'active', disabledAt: null, disabledReason: null });
+
+      const after = await emit('demo', 'message.delivered', SAMPLES[1].data);
+      await waitFor('the delivery after re-enabling', () => receiver.received('/failing').some((h) => h.body.id === after.id));
+      expect(receiver.received('/failing').some((h) => h.body.id === whileDisabled.id)).toBe(false);
+      expect(receiver.received('/failing')).toHaveLength(7);
+    });
+
+    it('honours Retry-After on 429 when it is later than the schedule', async () => {
+      receiver.behave('/busy', (n) => (n === 1 ? { status: 429, headers: { 'retry-after': '3' } } : { status: 200 }));
+      const id = await subscribe('/busy', ['message.sent']);
+      const event = await emit('demo', 'message.sent', SAMPLES[0].data);
+      const hooks = await waitFor('the retry after Retry-After', () => receiver.received('/busy').length >= 2 && receiver.received('/busy'));
+      expect(hooks.map((h) => h.body.id)).toEqual([event.id, event.id]);
+      expect(hooks[1].at - hooks[0].at).toBeGreaterThanOrEqual(2900);
+      const [delivery] = await waitFor('the recorded retry', async () => {
+        const rows = await deliveriesOf(id);
+        return rows[0]?.status === 'succeeded' && rows;
+      });
+      expect(delivery.attempts.map((a: any) => a.statusCode)).toEqual([429, 200]);
+    });
+
+    it('disables at once on 410 Gone', async () => {
+      receiver.behave('/gone', () => ({ status: 410 }));
+      const id = await subscribe('/gone', ['message.sent']);
+      await emit('demo', 'message.sent', SAMPLES[0].data);
+      const sub = await waitFor('the subscription to be disabled', async () => {
+        const res = await t.request('GET', `/v1/webhooks/${id}`);
+        return res.body.status === 'disabled' && res.body;
+      });
+      expect(sub.disabledReason).toMatch(/410 Gone/);
+      expect(receiver.received('/gone')).toHaveLength(1);
+      const alerts = (await t.request('GET', '/v1/alerts')).body.data;
+      expect(alerts).toContainEqual(expect.objectContaining({ webhookId: id, reason: sub.disabledReason }));
+    });
+
+    it('treats a redirect as a failure and does not follow it', async () => {
+      receiver.behave('/moved', () => ({ status: 302, headers: { location: receiver.url('/moved-target') } }));
+      const id = await subscribe('/moved', ['message.sent']);
+      await emit('demo', 'message.sent', SAMPLES[0].data);
+      const [delivery] = await waitFor('the first attempt', async () => {
+        const log = await deliveriesOf(id);
+        return log[0]?.attempts.length >= 1 && log;
+      });
+      expect(delivery.status).toBe('pending');
+      expect(delivery.attempts[0]).toMatchObject({ statusCode: 302, success: false, error: expect.stringMatching(/redirect/) });
+      expect(receiver.received('/moved-target')).toHaveLength(0);
+      await t.request('DELETE', `/v1/webhooks/${id}`);
+    });
+
+    it('counts no answer within WEBHOOK_TIMEOUT_MS as a failure', async () => {
+      receiver.behave('/slow', () => ({ status: 200, hang: true }));
+      const id = await subscribe('/slow', ['message.sent']);
+      await emit('demo', 'message.sent', SAMPLES[0].data);
+      const [delivery] = await waitFor('the timed-out attempt', async () => {
+        const log = await deliveriesOf(id);
+        return log[0]?.attempts.length >= 1 && log;
+      });
+      expect(delivery.attempts[0]).toMatchObject({ statusCode: null, success: false, error: 'no answer within 5000 ms' });
+      await t.request('DELETE', `/v1/webhooks/${id}`);
+    });
+
+    it('sends the dashboard test event and reports the attempt', async () => {
+      const id = await subscribe('/test-event', ['appointment.cancelled', 'message.sent']);
+      const res = await t.request('POST', `/v1/webhooks/${id}/test`);
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ eventType: 'appointment.cancelled', success: true, statusCode: 200, deliveryStatus: 'succeeded', error: null });
+      const [hook] = receiver.received('/test-event');
+      expect(hook.body).toMatchObject({ id: res.body.eventId, type: 'appointment.cancelled', data: { appointmentId: expect.any(String), patientId: expect.any(String), status: 'cancelled', start: expect.any(String) } });
+      expect(verifySignature(SECRET, hook.raw, hook.headers['x-webhook-signature'])).toBe(true);
+      const typed = await t.request('POST', `/v1/webhooks/${id}/test`, { body: { type: 'message.failed' } });
+      expect(typed.body).toMatchObject({ eventType: 'message.failed', success: true });
+      expect((await t.request('POST', `/v1/webhooks/${id}/test`, { body: { type: 'nope' } })).status).toBe(400);
+    });
+
+    it('makes each attempt once with several workers on one database', async () => {
+      const extra: Stoppable[] = [];
+      // PGlite is one connection in this process, so one more worker is enough there; PostgreSQL gets two.
+      for (let i = 0; i < (t.platform.db!.kind === 'postgres' ? 2 : 1); i++) extra.push(await startWebhookWorker({ ...t.platform.runtime, db: t.platform.db! }));
+      try {
+        // Every third event fails its first attempt, so retries are claimed too.
+        const seen = new Map<string, number>();
+        receiver.behave('/many', (_n, hook) => {
+          const tries = (seen.get(hook.body.id) ?? 0) + 1;
+          seen.set(hook.body.id, tries);
+          return Number(hook.body.data.messageId.split('-').pop()) % 3 === 0 && tries === 1 ? { status: 500 } : { status: 200 };
+        });
+        const id = await subscribe('/many', ['message.sent']);
+        const events: PlatformEvent[] = [];
+        for (let i = 0; i < 20; i++) events.push(await emit('demo', 'message.sent', { ...SAMPLES[0].data, messageId: `m-many-${i}` }));
+        await waitFor('all 20 events delivered', async () => {
+          const log = (await t.request('GET', `/v1/webhooks/${id}/deliveries?status=succeeded&limit=100`)).body;
+          return log.pagination.total === 20;
+        }, 30_000);
+        const log = await deliveriesOf(id);
+        for (const delivery of log) {
+          // Attempt numbers are unique per delivery: no two workers made the same attempt.
+          const numbers = delivery.attempts.map((a: any) => a.attempt);
+          expect(numbers).toEqual([...numbers.keys()].map((k) => k + 1));
+          const received = receiver.received('/many').filter((h) => h.body.id === delivery.eventId);
+          // Never more requests than recorded attempts (an attempt that timed out on a busy machine may not have arrived at all).
+          expect(received.length).toBeGreaterThanOrEqual(1);
+          expect(received.length).toBeLessThanOrEqual(delivery.attempts.length);
+          if (delivery.attempts.length === 1) expect(received).toHaveLength(1);
+        }
+      } finally {
+        for (const worker of extra) await worker.close();
+      }
+    });
+  });
+});
