@@ -8,9 +8,9 @@ import { createBoss } from '../common/db/boss';
 import { createEventBus } from '../common/events';
 import { startGateway, type RunningGateway } from '../gateway/server';
 import { startEhrSubgraph } from '../subgraphs/ehr/main';
-import { startMessagingSubgraph } from '../subgraphs/messaging/main';
+import { startMessagingSubgraph, startMessagingWorker } from '../subgraphs/messaging/main';
 
-export const ROLES = ['all', 'gateway', 'messaging', 'ehr'] as const;
+export const ROLES = ['all', 'gateway', 'messaging', 'ehr', 'worker'] as const;
 export type ProcessRole = (typeof ROLES)[number];
 
 export interface Platform {
@@ -90,9 +90,14 @@ export async function startPlatform(role: ProcessRole, env: NodeJS.ProcessEnv = 
         boss: boss!,
         host: subgraphHost,
         port: config.MESSAGING_PORT ?? (role === 'all' ? 0 : DEFAULT_SUBGRAPH_PORTS.messaging),
+        ehrUrl: subgraphUrls.ehr ?? config.EHR_URL ?? `http://127.0.0.1:${DEFAULT_SUBGRAPH_PORTS.ehr}/graphql`,
       });
       started.push({ name: 'messaging subgraph', close: messaging.close });
       subgraphUrls.messaging = messaging.url;
+    }
+    if (role === 'all' || role === 'worker') {
+      const worker = await startMessagingWorker({ ...runtime, db: db!, boss: boss! });
+      started.push({ name: 'delivery worker', close: worker.close });
     }
     let gateway: RunningGateway | undefined;
     if (role === 'all' || role === 'gateway') {

@@ -1,6 +1,6 @@
 import DataLoader from 'dataloader';
 import type { Identity } from '../../../common/auth/principal';
-import { notFound } from '../../../common/errors';
+import { AppError, forbidden, notFound, validationError } from '../../../common/errors';
 import type { EhrPrisma } from '../db/client';
 import type { Appointment as AppointmentRow } from '../db/generated/client';
 import { canListSchedule, canReadPatient } from '../access';
@@ -44,5 +44,28 @@ export class AppointmentService {
       orderBy: [{ start: 'asc' }, { id: 'asc' }],
       take: 1000,
     });
+  }
+
+  /**
+   * Confirms or cancels (messaging's reply keywords, staff tools). Setting the
+   * current status again changes nothing; a cancelled appointment stays cancelled.
+   */
+  async updateStatus(id: string, status: string): Promise<AppointmentRow> {
+    if (!canListSchedule(this.identity)) throw forbidden('Only staff and integrations may change appointments');
+    if (status !== 'confirmed' && status !== 'cancelled') {
+      throw validationError("status must be 'confirmed' or 'cancelled'", [{ path: 'status', message: `'${status}' is not allowed` }]);
+    }
+    const row = await this.get(id);
+    if (row.status === status) return row;
+    if (row.status === 'cancelled' || row.status === 'fulfilled' || row.status === 'noshow') {
+      throw new AppError('CONFLICT', `Appointment '${id}' is ${row.status}`);
+    }
+    const updated = await this.prisma.appointment.updateMany({
+      where: { tenantId: this.identity.tenantId, id, status: row.status },
+      data: { status },
+    });
+    if (updated.count === 0) throw new AppError('CONFLICT', `Appointment '${id}' changed meanwhile; try again`);
+    this.loader.clear(id);
+    return this.get(id);
   }
 }
