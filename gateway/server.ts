@@ -20,7 +20,7 @@ import { errorHandler, notFoundHandler } from './http-errors';
 import { createMetricsRegistry, healthRoutes, type ReadinessCheck } from './health';
 import { readSupergraph } from './supergraph';
 import { createGraphQLRunner } from './rest/execute';
-import { messagingRoutes } from './rest/messaging';
+import { messagingRoutes, smsProviderRoutes } from './rest/messaging';
 import { ehrRoutes } from './rest/ehr';
 import { attachSubscriptionServer } from './subscriptions';
 import type { EventBus } from '../common/events/bus';
@@ -132,6 +132,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   );
 
   const run = createGraphQLRunner(apollo, contextFor);
+  app.use('/v1', smsProviderRoutes(run, config));
   app.use('/v1', json, authenticate(verifyToken), messagingRoutes(run));
   app.use('/api/ehr', json, authenticate(verifyToken), ehrRoutes(run));
 

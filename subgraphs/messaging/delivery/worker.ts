@@ -152,15 +152,19 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
     if (stale.length > 0) logger.warn({ count: stale.length }, 'resumed sends whose worker stopped');
   }
 
-  const workOptions = { batchSize: 10, pollingIntervalSeconds: POLL_SECONDS };
-  const workers = [
-    await boss.work<DeliverJob>(DELIVER_QUEUE, workOptions, async (jobs) => {
-      await Promise.all(jobs.map((job) => deliver(job.data)));
-    }),
-    await boss.work<SimulatorReportJob>(SIMULATOR_REPORT_QUEUE, workOptions, async (jobs) => {
-      await Promise.all(jobs.map((job) => report(job.data)));
-    }),
-  ];
+  // A full batch means more are waiting: fetch again at once instead of after the polling interval.
+  const BATCH = 25;
+  const workOptions = { batchSize: BATCH, pollingIntervalSeconds: POLL_SECONDS };
+  const workers: string[] = [];
+  const work = async <T extends object>(queue: string, handle: (data: T) => Promise<void>) => {
+    const id: string = await boss.work<T>(queue, workOptions, async (jobs) => {
+      await Promise.all(jobs.map((job) => handle(job.data)));
+      if (jobs.length === BATCH) boss.notifyWorker(id);
+    });
+    workers.push(id);
+  };
+  await work<DeliverJob>(DELIVER_QUEUE, deliver);
+  await work<SimulatorReportJob>(SIMULATOR_REPORT_QUEUE, report);
   let sweeping: Promise<void> | undefined;
   const runSweep = () => {
     sweeping ??= sweep()
