@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { ConfigError } from '../common/config';
 import { ROLES, startPlatform, type ProcessRole } from './platform';
 
-/** `node dist/bin/caregraph.js [all|gateway|messaging|ehr]`: one CareGraph process. */
+/** `node dist/bin/caregraph.js [all|gateway|messaging|ehr|worker]`: one CareGraph process. */
 async function main(): Promise<void> {
   const role = (process.argv[2] ?? 'all') as ProcessRole;
   if (!ROLES.includes(role)) {

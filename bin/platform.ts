@@ -8,8 +8,8 @@ import { createBoss } from '../common/db/boss';
 import { createEventBus } from '../common/events';
 import { startGateway, type RunningGateway } from '../gateway/server';
 import { startEhrSubgraph } from '../subgraphs/ehr/main';
-import { startMessagingSubgraph } from '../subgraphs/messaging/main';
 import { startWebhookWorker } from '../subgraphs/messaging/webhooks/worker';
+import { startMessagingSubgraph, startMessagingWorker } from '../subgraphs/messaging/main';
 
 export const ROLES = ['all', 'gateway', 'messaging', 'ehr', 'worker'] as const;
 export type ProcessRole = (typeof ROLES)[number];
@@ -91,11 +91,16 @@ export async function startPlatform(role: ProcessRole, env: NodeJS.ProcessEnv = 
         boss: boss!,
         host: subgraphHost,
         port: config.MESSAGING_PORT ?? (role === 'all' ? 0 : DEFAULT_SUBGRAPH_PORTS.messaging),
+        ehrUrl: subgraphUrls.ehr ?? config.EHR_URL ?? `http://127.0.0.1:${DEFAULT_SUBGRAPH_PORTS.ehr}/graphql`,
       });
       started.push({ name: 'messaging subgraph', close: messaging.close });
       subgraphUrls.messaging = messaging.url;
     }
     if (role === 'all' || role === 'worker') started.push(await startWebhookWorker({ ...runtime, db: db! }));
+    if (role === 'all' || role === 'worker') {
+      const worker = await startMessagingWorker({ ...runtime, db: db!, boss: boss! });
+      started.push({ name: 'delivery worker', close: worker.close });
+    }
     let gateway: RunningGateway | undefined;
     if (role === 'all' || role === 'gateway') {
       const urls = role === 'all'

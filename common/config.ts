@@ -146,6 +146,10 @@ const envSchema = z.object({
   PUBLIC_URL: optionalUrl(['http:', 'https:']),
   SIM_SEND_DELAY_MS: int(0, 600_000, 200),
   SIM_DELIVER_DELAY_MS: int(0, 600_000, 800),
+  EMAIL_PROVIDER: z.enum(['simulator', 'smtp']).optional().default('simulator'),
+  SMTP_URL: optionalUrl(['smtp:', 'smtps:']),
+  EMAIL_FROM: z.string().optional().default('CareGraph <no-reply@caregraph.local>'),
+  DELIVERY_LEASE_MS: int(1000, 3_600_000, 60_000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional().default('info'),
   OPENEHR_SYSTEM_ID: z.string().regex(/^[A-Za-z0-9.-]+$/).optional().default('caregraph.local'),
 });
@@ -182,6 +186,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       if (!parsed.data[name]) problems.push(`${name}: required when SMS_PROVIDER=twilio`);
     }
   }
+  if (parsed.success && parsed.data.EMAIL_PROVIDER === 'smtp' && !parsed.data.SMTP_URL) problems.push('SMTP_URL: required when EMAIL_PROVIDER=smtp');
   if (problems.length > 0 || !parsed.success) {
     throw new ConfigError(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
   }

@@ -20,6 +20,8 @@ export interface SubgraphStartOptions extends Runtime {
   boss: PgBoss;
   host: string;
   port: number;
+  /** The EHR subgraph's GraphQL URL (messaging reads patients and appointments there). */
+  ehrUrl?: string;
 }
 
 /** Something started that must be stopped on shutdown, in reverse order of start. */

@@ -20,8 +20,8 @@ import { errorHandler, notFoundHandler } from './http-errors';
 import { createMetricsRegistry, healthRoutes, type ReadinessCheck } from './health';
 import { readSupergraph } from './supergraph';
 import { createGraphQLRunner } from './rest/execute';
-import { messagingRoutes } from './rest/messaging';
 import { webhookRoutes } from './rest/webhooks';
+import { messagingRoutes, smsProviderRoutes } from './rest/messaging';
 import { ehrRoutes } from './rest/ehr';
 import { attachSubscriptionServer } from './subscriptions';
 import type { EventBus } from '../common/events/bus';
@@ -133,6 +133,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   );
 
   const run = createGraphQLRunner(apollo, contextFor);
+  app.use('/v1', smsProviderRoutes(run, config));
   app.use('/v1', json, authenticate(verifyToken), messagingRoutes(run));
   app.use('/v1', json, authenticate(verifyToken), webhookRoutes(run));
   app.use('/api/ehr', json, authenticate(verifyToken), ehrRoutes(run));

@@ -50,6 +50,7 @@ describe(`clinical record audit, encryption and isolation at the database (${bac
     grantConsent: () => gql('mutation { grantConsent(patientId: "p-3001", purpose: RESEARCH) { granted } }'),
     revokeConsent: () => gql('mutation { revokeConsent(patientId: "p-3001", purpose: RESEARCH) { granted } }'),
     setAccessPolicy: () => gql('mutation { setAccessPolicy(role: NURSE, area: ORDER, canRead: true, canWrite: true) { role } }'),
+    updateAppointmentStatus: () => gql('mutation { updateAppointmentStatus(id: "appt-1001", status: "confirmed", reason: "patient replied C") { status } }'),
   };
 
   it('has an audit exercise for every mutation of the ehr subgraph', async () => {

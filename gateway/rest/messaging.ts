@@ -1,19 +1,136 @@
-import { Router } from 'express';
-import { notFound, validationError, type ErrorDetail } from '../../common/errors';
+import express, { Router, type NextFunction, type Request, type Response } from 'express';
+import { z } from 'zod';
+import type { Config } from '../../common/config';
+import { AppError, notFound, validationError, zodDetails, type ErrorDetail } from '../../common/errors';
+import { verifyTwilioSignature } from '../../subgraphs/messaging/delivery/providers/twilio';
+import { PROVIDER_SUBJECT, PROVIDER_TENANT } from '../../subgraphs/messaging/replies/provider-identity';
 import type { GraphQLRunner } from './execute';
 import { onlyQueryParams, pathId, queryInt, queryParam } from './params';
 
-const MESSAGE_FIELDS = 'id patientId templateId channel body status error createdAt updatedAt';
-const TEMPLATE_FIELDS = 'id version name channel language body variables { name type required }';
+const MESSAGE_FIELDS = 'id patientId templateId templateVersion language channel variables subject body status error appointmentId dueAt createdAt updatedAt';
+const TEMPLATE_FIELDS = 'id version name channel language subject body variables { name type required }';
+const PREFERENCE_FIELDS = 'channels { sms email } language quietHours { start end timezone }';
+const REPLY_FIELDS = 'id messageId patientId keyword action receivedAt';
+
+const id = z.string().min(1).max(128);
+const sendSchema = z.strictObject({
+  patientId: id,
+  templateId: id,
+  channel: z.enum(['sms', 'email']),
+  variables: z.record(z.string().max(64), z.string().max(1000)).optional(),
+});
+const batchSchema = z.strictObject({ messages: z.array(z.unknown()).min(1).max(1000) });
+const preferencesSchema = z.strictObject({
+  channels: z.strictObject({ sms: z.boolean().optional(), email: z.boolean().optional() }).optional(),
+  language: z.string().max(16).optional(),
+  quietHours: z.strictObject({ start: z.string().max(5), end: z.string().max(5), timezone: z.string().max(64) }).nullable().optional(),
+});
+const remindSchema = z.strictObject({ templateId: id.optional(), channel: z.enum(['sms', 'email']).optional() });
+const replySchema = z.strictObject({ messageId: id, body: z.string().min(1).max(1600) });
+// Twilio posts many more fields (AccountSid, To, NumMedia, …): only these matter.
+const inboundSchema = z.object({ From: z.string().min(1).max(32), Body: z.string().max(1600), MessageSid: z.string().max(64).optional() });
+
+function parse<T>(schema: z.ZodType<T>, body: unknown): T {
+  const result = schema.safeParse(body ?? {});
+  if (!result.success) throw validationError('The request body is invalid', zodDetails(result.error.issues));
+  return result.data;
+}
+
+/** Idempotency-Key: 1-255 visible ASCII characters. */
+function idempotencyKey(req: Request): string | undefined {
+  const value = req.headers['idempotency-key'];
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || !/^[\x21-\x7E]{1,255}$/.test(value)) {
+    throw validationError('Idempotency-Key must be 1-255 visible ASCII characters', [{ path: 'Idempotency-Key', message: 'invalid header' }]);
+  }
+  return value;
+}
+
+function hasBody(req: Request): boolean {
+  return req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+}
+
+/** JSON paths refuse other bodies with 415 (express.json leaves them unparsed). */
+function requireJson(req: Request, _res: Response, next: NextFunction) {
+  if (req.method !== 'GET' && req.method !== 'HEAD' && hasBody(req) && !req.is(['application/json', 'application/*+json'])) {
+    next(new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json'));
+    return;
+  }
+  next();
+}
+
+/** A flat REST message: `error` only when failed, as CONTRACT §5 shows it. */
+function messageBody(message: Record<string, unknown>) {
+  const { error, ...rest } = message;
+  return error ? { ...rest, error } : rest;
+}
 
 /** `/v1/…`: the messaging spec's REST paths, each a thin translation to one GraphQL operation. */
 export function messagingRoutes(run: GraphQLRunner): Router {
   const router = Router();
+  const form = express.urlencoded({ extended: false, limit: '1mb' });
+
+  // Inbound SMS takes Twilio's form posts as well as JSON; everything else is JSON only.
+  router.post('/inbound/sms', form, async (req, res) => {
+    if (hasBody(req) && !req.is(['application/json', 'application/x-www-form-urlencoded'])) {
+      throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/x-www-form-urlencoded or application/json');
+    }
+    const input = parse(inboundSchema, req.body);
+    const data = await run(req, `mutation($from: String!, $body: String!, $sid: String) { receiveSms(from: $from, body: $body, providerMessageId: $sid) { ${REPLY_FIELDS} } }`, {
+      from: input.From,
+      body: input.Body,
+      sid: input.MessageSid ?? null,
+    });
+    res.status(201).json(data.receiveSms);
+  });
+
+  router.use(requireJson);
+
+  router.post('/messages', async (req, res) => {
+    onlyQueryParams(req, []);
+    const input = parse(sendSchema, req.body);
+    const data = await run(req, `mutation($input: SendMessageInput!, $key: String) { sendMessage(input: $input, idempotencyKey: $key) { ${MESSAGE_FIELDS} } }`, {
+      input,
+      key: idempotencyKey(req) ?? null,
+    });
+    res.status(201).json(messageBody(data.sendMessage));
+  });
+
+  router.post('/messages/batch', async (req, res) => {
+    onlyQueryParams(req, []);
+    const { messages } = parse(batchSchema, req.body);
+    const key = idempotencyKey(req);
+    // Items are checked one by one: a malformed item is refused on its own and the others still go.
+    const results: unknown[] = new Array(messages.length);
+    const valid: { index: number; input: z.infer<typeof sendSchema> }[] = [];
+    messages.forEach((item, index) => {
+      const parsed = sendSchema.safeParse(item);
+      if (parsed.success) valid.push({ index, input: parsed.data });
+      else {
+        const details = zodDetails(parsed.error.issues);
+        results[index] = { index, error: { code: 'VALIDATION_ERROR', message: `Invalid message: ${details.map((d) => `${d.path}: ${d.message}`).join('; ')}` } };
+      }
+    });
+    if (valid.length > 0) {
+      const data = await run(
+        req,
+        `mutation($messages: [SendMessageInput!]!, $key: String) { sendMessages(messages: $messages, idempotencyKey: $key) { results { index id status createdAt error { code message } } } }`,
+        // Per-item idempotency keys follow the item's position in the request, not in the forwarded list.
+        { messages: valid.map((v) => v.input), key: key ?? null },
+      );
+      data.sendMessages.results.forEach((result: any, n: number) => {
+        const index = valid[n].index;
+        results[index] = result.error ? { index, error: result.error } : { index, id: result.id, status: result.status, createdAt: result.createdAt };
+      });
+    }
+    const accepted = results.filter((r: any) => r.id).length;
+    res.status(200).json({ results, accepted, rejected: results.length - accepted });
+  });
 
   router.get('/messages/:id', async (req, res) => {
     onlyQueryParams(req, []);
-    const data = await run(req, `query($id: ID!) { message(id: $id) { ${MESSAGE_FIELDS} } }`, { id: pathId(req, 'id') });
-    res.json(data.message);
+    const data = await run(req, `query($id: ID!) { message(id: $id) { ${MESSAGE_FIELDS} statusHistory { status at error } } }`, { id: pathId(req, 'id') });
+    res.json(messageBody(data.message));
   });
 
   router.get('/messages', async (req, res) => {
@@ -27,19 +144,27 @@ export function messagingRoutes(run: GraphQLRunner): Router {
       `query($patientId: ID, $limit: Int, $offset: Int) { messages(patientId: $patientId, limit: $limit, offset: $offset) { data { ${MESSAGE_FIELDS} } pagination { limit offset total } } }`,
       { patientId: queryParam(req, 'patientId'), limit, offset },
     );
-    res.json(data.messages);
+    res.json({ data: data.messages.data.map(messageBody), pagination: data.messages.pagination });
   });
 
   router.get('/patients/:id', async (req, res) => {
     onlyQueryParams(req, []);
     const data = await run(
       req,
-      `query($id: ID!) { patient(id: $id) { id ehrId name { given family } birthDate gender contact { phone email }
-         preferences { channels { sms email } language quietHours { start end timezone } } } }`,
+      `query($id: ID!) { patient(id: $id) { id ehrId name { given family } birthDate gender contact { phone email } preferences { ${PREFERENCE_FIELDS} } } }`,
       { id: pathId(req, 'id') },
     );
     if (!data.patient) throw notFound('Patient', req.params.id as string);
     res.json(data.patient);
+  });
+
+  router.patch('/patients/:id/preferences', async (req, res) => {
+    onlyQueryParams(req, []);
+    const patientId = pathId(req, 'id');
+    if (req.body === undefined) throw validationError('A JSON body with the fields to change is required');
+    const input = parse(preferencesSchema, req.body);
+    const data = await run(req, `mutation($id: ID!, $input: PreferencesInput!) { updatePreferences(patientId: $id, input: $input) { ${PREFERENCE_FIELDS} } }`, { id: patientId, input });
+    res.json(data.updatePreferences);
   });
 
   router.get('/templates', async (req, res) => {
@@ -49,8 +174,11 @@ export function messagingRoutes(run: GraphQLRunner): Router {
   });
 
   router.get('/templates/:id', async (req, res) => {
-    onlyQueryParams(req, []);
-    const data = await run(req, `query($id: ID!) { template(id: $id) { ${TEMPLATE_FIELDS} } }`, { id: pathId(req, 'id') });
+    onlyQueryParams(req, ['language']);
+    const data = await run(req, `query($id: ID!, $language: String) { template(id: $id, language: $language) { ${TEMPLATE_FIELDS} } }`, {
+      id: pathId(req, 'id'),
+      language: queryParam(req, 'language') ?? null,
+    });
     res.json(data.template);
   });
 
@@ -64,6 +192,80 @@ export function messagingRoutes(run: GraphQLRunner): Router {
     res.json(data.appointments);
   });
 
+  router.post('/appointments/:id/remind', async (req, res) => {
+    onlyQueryParams(req, []);
+    const appointmentId = pathId(req, 'id');
+    const input = parse(remindSchema, req.body);
+    const data = await run(
+      req,
+      `mutation($id: ID!, $templateId: String, $channel: String, $key: String) { remindAppointment(appointmentId: $id, templateId: $templateId, channel: $channel, idempotencyKey: $key) { ${MESSAGE_FIELDS} } }`,
+      { id: appointmentId, templateId: input.templateId ?? null, channel: input.channel ?? null, key: idempotencyKey(req) ?? null },
+    );
+    res.status(201).json(messageBody(data.remindAppointment));
+  });
+
+  router.post('/simulator/replies', async (req, res) => {
+    onlyQueryParams(req, []);
+    const input = parse(replySchema, req.body);
+    const data = await run(req, `mutation($id: ID!, $body: String!) { simulateReply(messageId: $id, body: $body) { ${REPLY_FIELDS} } }`, { id: input.messageId, body: input.body });
+    res.status(201).json(data.simulateReply);
+  });
+
   return router;
 }
 
+const TWIML_EMPTY = '<?xml version="1.0" encoding="UTF-8"?><Response></Response>';
+
+/**
+ * Twilio's webhooks (inbound SMS, status callbacks) when SMS_PROVIDER=twilio:
+ * authenticated by Twilio's request signature instead of a bearer token, and
+ * run as the provider identity (messaging finds the tenant from the message).
+ * Mounted before the bearer-token routes; with another provider it passes through.
+ */
+export function smsProviderRoutes(run: GraphQLRunner, config: Config): Router {
+  const router = Router();
+  if (config.SMS_PROVIDER !== 'twilio') return router;
+  const form = express.urlencoded({ extended: false, limit: '1mb' });
+
+  const verify = (req: Request, _res: Response, next: NextFunction) => {
+    if (!req.is('application/x-www-form-urlencoded')) {
+      next(new AppError('UNSUPPORTED_MEDIA_TYPE', 'Twilio webhooks are application/x-www-form-urlencoded'));
+      return;
+    }
+    const base = config.PUBLIC_URL?.replace(/\/$/, '') ?? `${req.protocol}://${req.get('host')}`;
+    const params = Object.fromEntries(Object.entries((req.body ?? {}) as Record<string, unknown>).map(([k, v]) => [k, String(v)]));
+    if (!verifyTwilioSignature(config.TWILIO_AUTH_TOKEN!, `${base}${req.originalUrl}`, params, req.header('x-twilio-signature'))) {
+      next(new AppError('FORBIDDEN', 'Invalid X-Twilio-Signature'));
+      return;
+    }
+    req.principal = { sub: PROVIDER_SUBJECT, tenants: [PROVIDER_TENANT], roles: ['integration'] };
+    next();
+  };
+
+  router.post('/inbound/sms', form, verify, async (req, res) => {
+    const input = parse(inboundSchema, req.body);
+    try {
+      await run(req, `mutation($from: String!, $body: String!, $sid: String) { receiveSms(from: $from, body: $body, providerMessageId: $sid) { id } }`, {
+        from: input.From,
+        body: input.Body,
+        sid: input.MessageSid ?? null,
+      });
+    } catch (err) {
+      // A text from a number we never wrote to is not Twilio's problem: acknowledge it so it is not retried.
+      if (!(err instanceof AppError && err.code === 'NOT_FOUND')) throw err;
+    }
+    res.type('text/xml').send(TWIML_EMPTY);
+  });
+
+  router.post('/providers/twilio/status', form, verify, async (req, res) => {
+    const input = parse(z.object({ MessageSid: z.string().min(1).max(64), MessageStatus: z.string().min(1).max(32), ErrorCode: z.string().max(16).optional() }), req.body);
+    await run(req, `mutation($sid: String!, $status: String!, $code: String) { recordDeliveryStatus(providerMessageId: $sid, status: $status, errorCode: $code) }`, {
+      sid: input.MessageSid,
+      status: input.MessageStatus,
+      code: input.ErrorCode ?? null,
+    });
+    res.status(204).end();
+  });
+
+  return router;
+}

@@ -16,18 +16,18 @@ export async function seedMessaging(prisma: MessagingPrisma): Promise<boolean> {
     await tx.$executeRawUnsafe('SELECT pg_advisory_xact_lock(7356114203)');
     if ((await tx.messageTemplate.count()) > 0) return false;
     for (const tenantId of ['demo', 'acme']) {
-      await tx.messageTemplate.create({
-        data: {
-          tenantId,
-          id: 'appointment-reminder',
-          name: 'Appointment reminder',
-          channel: 'sms',
-          language: 'en',
-          subject: 'Your appointment on {{date}}',
-          body: 'Reminder: your appointment is on {{date}} at {{time}}{{#location}} at {{location}}{{/location}}. Reply C to confirm or X to cancel.',
-          variables: REMINDER_VARIABLES,
-        },
-      });
+      const template = {
+        tenantId,
+        name: 'Appointment reminder',
+        channel: 'sms',
+        language: 'en',
+        version: 1,
+        subject: 'Your appointment on {{date}}',
+        body: 'Reminder: your appointment is on {{date}} at {{time}}{{#location}} at {{location}}{{/location}}. Reply C to confirm or X to cancel.',
+        variables: REMINDER_VARIABLES,
+      };
+      await tx.messageTemplate.create({ data: { ...template, id: 'appointment-reminder' } });
+      await tx.messageTemplateVersion.create({ data: { ...template, templateId: 'appointment-reminder', createdBy: 'seed' } });
     }
     await tx.communicationPreference.create({
       data: { tenantId: 'demo', patientId: 'p-1003', smsEnabled: false, emailEnabled: true, language: 'en' },

@@ -1,4 +1,4 @@
-import { Arg, Ctx, FieldResolver, ID, Query, Resolver, Root } from 'type-graphql';
+import { Arg, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
 import { Patient } from '../patients/patient.types';
 import type { EhrContext } from '../context';
 import { Appointment, AppointmentList } from './appointment.types';
@@ -19,6 +19,17 @@ export class AppointmentResolver {
     @Ctx() ctx: EhrContext,
   ) {
     return { data: await ctx.appointments.list(from, to) };
+  }
+
+  // Messaging (issue 3): a patient's reply confirms or cancels their appointment.
+  @Mutation(() => Appointment, { description: 'Sets an appointment to confirmed or cancelled; a cancelled one cannot be confirmed (CONFLICT).' })
+  updateAppointmentStatus(
+    @Arg('id', () => ID) id: string,
+    @Arg('status', () => String) status: string,
+    @Arg('reason', () => String, { nullable: true }) reason: string | null,
+    @Ctx() ctx: EhrContext,
+  ) {
+    return ctx.appointments.updateStatus(id, status, reason);
   }
 
   @FieldResolver(() => Patient, { nullable: true })

@@ -1,5 +1,5 @@
 import DataLoader from 'dataloader';
-import { notFound, validationError } from '../../../common/errors';
+import { AppError, forbidden, notFound, validationError } from '../../../common/errors';
 import type { Appointment as AppointmentRow } from '../db/generated/client';
 import type { TenantStore } from '../db/store';
 import { canListSchedule } from '../access';
@@ -81,5 +81,30 @@ export class AppointmentService {
       ]);
       return { data, pagination: { ...paging, total } };
     });
+  }
+
+  /**
+   * Confirms or cancels (messaging's reply keywords, staff tools). Setting the
+   * current status again changes nothing; a cancelled appointment stays cancelled.
+   */
+  async updateStatus(id: string, status: string, reason?: string | null): Promise<AppointmentRow> {
+    if (!canListSchedule(this.store.identity)) throw forbidden('Only staff and integrations may change appointments');
+    if (status !== 'confirmed' && status !== 'cancelled') {
+      throw validationError("status must be 'confirmed' or 'cancelled'", [{ path: 'status', message: `'${status}' is not allowed` }]);
+    }
+    const row = await this.store.change(reason, async (tx, audit) => {
+      const before = await tx.appointment.findFirst({ where: { id } });
+      if (!before) throw notFound('Appointment', id);
+      if (before.status === status) return before;
+      if (before.status === 'cancelled' || before.status === 'fulfilled' || before.status === 'noshow') {
+        throw new AppError('CONFLICT', `Appointment '${id}' is ${before.status}`);
+      }
+      const [after] = await tx.appointment.updateManyAndReturn({ where: { id, status: before.status }, data: { status } });
+      if (!after) throw new AppError('CONFLICT', `Appointment '${id}' changed meanwhile; try again`);
+      await audit.record({ action: 'update', entityType: 'Appointment', entityId: id, before: { status: before.status }, after: { status } });
+      return after;
+    });
+    this.loader.clear(id);
+    return row;
   }
 }

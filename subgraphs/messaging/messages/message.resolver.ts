@@ -1,7 +1,7 @@
-import { Arg, Ctx, FieldResolver, ID, Int, Query, Resolver, Root } from 'type-graphql';
+import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
 import type { MessagingContext } from '../context';
 import { Patient } from '../patients/patient.types';
-import { Message, MessagePage } from './message.types';
+import { BatchSendResult, Message, MessagePage, SendMessageInput, StatusChange } from './message.types';
 
 @Resolver(() => Message)
 export class MessageResolver {
@@ -23,6 +23,50 @@ export class MessageResolver {
   @FieldResolver(() => Patient, { description: 'The recipient; demographics come from the clinical record.' })
   patient(@Root() message: Message) {
     return { id: message.patientId };
+  }
+
+  @Mutation(() => Message, { description: 'Queues one message; a repeated idempotencyKey returns the first message (CONFLICT for another request).' })
+  sendMessage(
+    @Arg('input', () => SendMessageInput) input: SendMessageInput,
+    @Arg('idempotencyKey', () => String, { nullable: true }) idempotencyKey: string | null,
+    @Ctx() ctx: MessagingContext,
+  ) {
+    return ctx.messages.send(input, idempotencyKey);
+  }
+
+  @Mutation(() => BatchSendResult, { description: '1..1000 messages, each accepted or refused on its own.' })
+  sendMessages(
+    @Arg('messages', () => [SendMessageInput]) messages: SendMessageInput[],
+    @Arg('idempotencyKey', () => String, { nullable: true }) idempotencyKey: string | null,
+    @Ctx() ctx: MessagingContext,
+  ) {
+    return ctx.messages.sendBatch(messages, idempotencyKey);
+  }
+
+  @Mutation(() => Message, { description: 'Queues a reminder filled from the appointment (date, time, location); CONFLICT when it is cancelled.' })
+  remindAppointment(
+    @Arg('appointmentId', () => ID) appointmentId: string,
+    @Arg('templateId', () => String, { nullable: true }) templateId: string | null,
+    @Arg('channel', () => String, { nullable: true }) channel: string | null,
+    @Arg('idempotencyKey', () => String, { nullable: true }) idempotencyKey: string | null,
+    @Ctx() ctx: MessagingContext,
+  ) {
+    return ctx.messages.remind(appointmentId, templateId, channel, idempotencyKey);
+  }
+
+  @Mutation(() => Boolean, { description: 'SMS provider status callback (provider identity only); true when it moved the message.' })
+  recordDeliveryStatus(
+    @Arg('providerMessageId', () => String) providerMessageId: string,
+    @Arg('status', () => String) status: string,
+    @Arg('errorCode', () => String, { nullable: true }) errorCode: string | null,
+    @Ctx() ctx: MessagingContext,
+  ) {
+    return ctx.recordProviderStatus(providerMessageId, status, errorCode);
+  }
+
+  @FieldResolver(() => [StatusChange])
+  statusHistory(@Root() message: Message, @Ctx() ctx: MessagingContext) {
+    return ctx.messages.history(message.id);
   }
 }
 

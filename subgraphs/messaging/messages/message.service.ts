@@ -1,8 +1,20 @@
+import { createHash } from 'node:crypto';
+import type PgBoss from 'pg-boss';
 import type { Identity } from '../../../common/auth/principal';
 import { hasRole } from '../../../common/auth/principal';
-import { notFound, validationError } from '../../../common/errors';
+import type { FieldCipher } from '../../../common/crypto';
+import { AppError, forbidden, notFound, validationError } from '../../../common/errors';
+import type { EventBus } from '../../../common/events/bus';
 import type { MessagingPrisma } from '../db/client';
-import type { Message as MessageRow } from '../db/generated/client';
+import type { Message as MessageRow, MessageStatusChange, MessageTemplate as TemplateRow } from '../db/generated/client';
+import type { ClinicalPatient, ClinicalRecord } from '../clinical-record/client';
+import { DELIVER_QUEUE, enqueueInTransaction } from '../delivery/jobs';
+import { statusEvent } from '../delivery/transitions';
+import { publishCommitted } from '../events/outbox';
+import { toPreferencesView, type PreferencesView } from '../preferences/preference.service';
+import { releaseTime } from '../preferences/quiet-hours';
+import { renderTemplate, validateVariables, type TemplateVariableDef } from '../templates/render';
+import { phoneHash } from './recipient';
 
 export interface PageRequest {
   patientId?: string | null;
@@ -21,15 +33,81 @@ export function validatePage(limit: number | null | undefined, offset: number | 
   return { limit: l, offset: o };
 }
 
+export const CHANNELS = ['sms', 'email'] as const;
+export type Channel = (typeof CHANNELS)[number];
+export const MAX_BATCH = 1000;
+
+export interface SendInput {
+  patientId: string;
+  templateId: string;
+  channel: string;
+  variables?: Record<string, unknown> | null;
+}
+
+export type BatchItemResult =
+  | { index: number; id: string; status: string; createdAt: Date }
+  | { index: number; error: { code: string; message: string } };
+
+export interface MessageServiceDeps {
+  prisma: MessagingPrisma;
+  cipher: FieldCipher;
+  clinical: ClinicalRecord;
+  boss: PgBoss;
+  events: EventBus;
+  /** Key of the recipient hash (see recipient.ts). */
+  hashKey: Buffer;
+}
+
+interface SendContext {
+  patients: Map<string, ClinicalPatient>;
+  preferences: Map<string, PreferencesView>;
+  /** Every language variant of each template named. */
+  templates: Map<string, TemplateRow[]>;
+}
+
+/** The patient's language when the template has it, else English, else the first variant. */
+function pickTemplate(variants: TemplateRow[] | undefined, language: string): TemplateRow | undefined {
+  if (!variants || variants.length === 0) return undefined;
+  return variants.find((t) => t.language === language) ?? variants.find((t) => t.language === 'en') ?? variants[0];
+}
+
+const STAFF = ['admin', 'clinician', 'nurse', 'receptionist', 'integration'] as const;
+
+function requestHash(value: unknown): string {
+  const canonical = JSON.stringify(value, (_key, v) =>
+    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b))) : v,
+  );
+  return createHash('sha256').update(canonical).digest('hex');
+}
+
+function isUniqueViolation(err: unknown): boolean {
+  return !!err && typeof err === 'object' && (err as { code?: string }).code === 'P2002';
+}
+
+/** Date and time of an instant on the wall clock of a time zone. */
+function wallClock(iso: string, zone: string): { date: string; time: string } {
+  const parts = new Intl.DateTimeFormat('en-CA', { timeZone: zone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).formatToParts(new Date(iso));
+  const get = (type: string) => parts.find((p) => p.type === type)!.value;
+  return { date: `${get('year')}-${get('month')}-${get('day')}`, time: `${get('hour')}:${get('minute')}` };
+}
+
 export class MessageService {
   constructor(
-    private readonly prisma: MessagingPrisma,
+    private readonly deps: MessageServiceDeps,
     private readonly identity: Identity,
   ) {}
 
+  private get prisma() {
+    return this.deps.prisma;
+  }
+
   /** A patient token sees only its own messages; others of the tenant look absent. */
   private visiblePatient(): string | undefined {
-    return hasRole(this.identity, 'admin', 'clinician', 'nurse', 'receptionist', 'integration') ? undefined : (this.identity.patientId ?? '');
+    return hasRole(this.identity, ...STAFF) ? undefined : (this.identity.patientId ?? '');
+  }
+
+  private assertCanSend(): void {
+    if (!hasRole(this.identity, ...STAFF)) throw forbidden('Only staff and integrations may send messages');
   }
 
   async get(id: string): Promise<MessageRow> {
@@ -39,6 +117,12 @@ export class MessageService {
     });
     if (!row) throw notFound('Message', id);
     return row;
+  }
+
+  async history(messageId: string): Promise<MessageStatusChange[]> {
+    const rows = await this.prisma.messageStatusChange.findMany({ where: { tenantId: this.identity.tenantId, messageId } });
+    const order = ['queued', 'sending', 'sent', 'delivered', 'failed'];
+    return rows.sort((a, b) => a.at.getTime() - b.at.getTime() || order.indexOf(a.status) - order.indexOf(b.status));
   }
 
   /** Newest first, with the total for paging. */
@@ -55,5 +139,154 @@ export class MessageService {
       this.prisma.message.count({ where }),
     ]);
     return { data, pagination: { limit, offset, total } };
+  }
+
+  /** POST /v1/messages: validate, render, store `queued` with its delivery job. */
+  async send(input: SendInput, idempotencyKey?: string | null): Promise<MessageRow> {
+    this.assertCanSend();
+    const context = await this.loadContext([input]);
+    return this.sendOne(input, context, { idempotencyKey: idempotencyKey ?? undefined });
+  }
+
+  /** The batch: every item on its own, valid ones accepted whatever happens to the others. */
+  async sendBatch(inputs: SendInput[], idempotencyKey?: string | null): Promise<{ results: BatchItemResult[]; accepted: number; rejected: number }> {
+    this.assertCanSend();
+    if (inputs.length < 1 || inputs.length > MAX_BATCH) {
+      throw validationError(`A batch holds 1 to ${MAX_BATCH} messages`, [{ path: 'messages', message: `got ${inputs.length}` }]);
+    }
+    const context = await this.loadContext(inputs);
+    const results: BatchItemResult[] = new Array(inputs.length);
+    let next = 0;
+    const worker = async () => {
+      while (next < inputs.length) {
+        const index = next++;
+        try {
+          const key = idempotencyKey ? `${idempotencyKey}#${index}` : undefined;
+          const message = await this.sendOne(inputs[index], context, { idempotencyKey: key });
+          results[index] = { index, id: message.id, status: message.status, createdAt: message.createdAt };
+        } catch (err) {
+          if (!(err instanceof AppError)) throw err;
+          results[index] = { index, error: { code: err.code, message: err.message } };
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(8, inputs.length) }, worker));
+    const accepted = results.filter((r) => 'id' in r).length;
+    return { results, accepted, rejected: results.length - accepted };
+  }
+
+  /** POST /v1/appointments/{id}/remind: the reminder template filled from the appointment. */
+  async remind(appointmentId: string, templateId: string | null | undefined, channel: string | null | undefined, idempotencyKey?: string | null): Promise<MessageRow> {
+    this.assertCanSend();
+    const template = templateId ?? 'appointment-reminder';
+    const hash = requestHash({ remind: appointmentId, templateId: template, channel: channel ?? null });
+    if (idempotencyKey) {
+      const earlier = await this.findIdempotent(idempotencyKey, hash);
+      if (earlier) return earlier;
+    }
+    const appointment = await this.deps.clinical.appointment(this.identity.tenantId, appointmentId);
+    if (!appointment) throw notFound('Appointment', appointmentId);
+    if (appointment.status === 'cancelled') throw new AppError('CONFLICT', `Appointment '${appointmentId}' is cancelled`);
+    const context = await this.loadContext([{ patientId: appointment.patientId, templateId: template }]);
+    const preferences = context.preferences.get(appointment.patientId)!;
+    const chosen = channel ?? (preferences.channels.sms ? 'sms' : preferences.channels.email ? 'email' : 'sms');
+    const { date, time } = wallClock(appointment.start, preferences.quietHours?.timezone ?? 'UTC');
+    const filled: Record<string, string> = { date, time, ...(appointment.location ? { location: appointment.location } : {}) };
+    const defs = (pickTemplate(context.templates.get(template), preferences.language)?.variables ?? []) as unknown as TemplateVariableDef[];
+    const variables = Object.fromEntries(Object.entries(filled).filter(([name]) => defs.some((d) => d.name === name)));
+    return this.sendOne({ patientId: appointment.patientId, templateId: template, channel: chosen, variables }, context, {
+      idempotencyKey: idempotencyKey ?? undefined,
+      hash,
+      appointmentId,
+    });
+  }
+
+  /** Patients, preferences and templates of a whole batch in a few queries. */
+  private async loadContext(inputs: Pick<SendInput, 'patientId' | 'templateId'>[]): Promise<SendContext> {
+    const tenantId = this.identity.tenantId;
+    const patientIds = [...new Set(inputs.map((i) => i.patientId).filter((id) => typeof id === 'string' && id.length > 0))];
+    const templateIds = [...new Set(inputs.map((i) => i.templateId).filter((id) => typeof id === 'string' && id.length > 0))];
+    const [patients, preferenceRows, templateRows] = await Promise.all([
+      patientIds.length > 0 ? this.deps.clinical.patients(tenantId, patientIds) : new Map<string, ClinicalPatient>(),
+      this.prisma.communicationPreference.findMany({ where: { tenantId, patientId: { in: patientIds } } }),
+      this.prisma.messageTemplate.findMany({ where: { tenantId, id: { in: templateIds } } }),
+    ]);
+    const preferences = new Map(patientIds.map((id) => [id, toPreferencesView(preferenceRows.find((r) => r.patientId === id) ?? null)]));
+    const templates = new Map(templateIds.map((id) => [id, templateRows.filter((t) => t.id === id)]));
+    return { patients, preferences, templates };
+  }
+
+  private async findIdempotent(key: string, hash: string): Promise<MessageRow | null> {
+    const earlier = await this.prisma.message.findUnique({ where: { tenantId_idempotencyKey: { tenantId: this.identity.tenantId, idempotencyKey: key } } });
+    if (!earlier) return null;
+    if (earlier.requestHash !== hash) throw new AppError('CONFLICT', 'This Idempotency-Key was already used with a different request');
+    return earlier;
+  }
+
+  private async sendOne(input: SendInput, context: SendContext, options: { idempotencyKey?: string; hash?: string; appointmentId?: string }): Promise<MessageRow> {
+    const tenantId = this.identity.tenantId;
+    const hash = options.hash ?? requestHash({ patientId: input.patientId, templateId: input.templateId, channel: input.channel, variables: input.variables ?? {} });
+    if (options.idempotencyKey) {
+      const earlier = await this.findIdempotent(options.idempotencyKey, hash);
+      if (earlier) return earlier;
+    }
+    const details = [];
+    if (typeof input.patientId !== 'string' || input.patientId.length === 0) details.push({ path: 'patientId', message: 'required' });
+    if (typeof input.templateId !== 'string' || input.templateId.length === 0) details.push({ path: 'templateId', message: 'required' });
+    if (!(CHANNELS as readonly string[]).includes(input.channel)) details.push({ path: 'channel', message: `must be one of ${CHANNELS.join(', ')}` });
+    const given = input.variables ?? {};
+    if (typeof given !== 'object' || Array.isArray(given)) details.push({ path: 'variables', message: 'must be an object of strings' });
+    if (details.length > 0) throw validationError('Invalid message', details);
+    const channel = input.channel as Channel;
+
+    const patient = context.patients.get(input.patientId);
+    if (!patient) throw notFound('Patient', input.patientId);
+    const preferences = context.preferences.get(input.patientId)!;
+    const template = pickTemplate(context.templates.get(input.templateId), preferences.language);
+    if (!template) throw notFound('Template', input.templateId);
+    if (!preferences.channels[channel]) throw new AppError('PATIENT_OPTED_OUT', `Patient '${input.patientId}' has opted out of ${channel}`);
+    const values = validateVariables(template.variables as unknown as TemplateVariableDef[], given as Record<string, unknown>);
+
+    const recipient = channel === 'sms' ? patient.contact.phone : patient.contact.email;
+    const now = new Date();
+    const dueAt = releaseTime(preferences.quietHours, now);
+    let created: MessageRow;
+    try {
+      created = await this.prisma.$transaction(async (tx) => {
+        const message = await tx.message.create({
+          data: {
+            tenantId,
+            patientId: input.patientId,
+            templateId: template.id,
+            templateVersion: template.version,
+            language: template.language,
+            channel,
+            variables: values,
+            subject: template.subject ? renderTemplate(template.subject, values) : channel === 'email' ? template.name : null,
+            body: renderTemplate(template.body, values),
+            status: 'queued',
+            recipientEnc: recipient ? this.deps.cipher.encrypt(recipient) : null,
+            recipientHash: recipient && channel === 'sms' ? phoneHash(this.deps.hashKey, recipient) : null,
+            appointmentId: options.appointmentId ?? null,
+            idempotencyKey: options.idempotencyKey ?? null,
+            requestHash: hash,
+            dueAt,
+            createdAt: now,
+          },
+        });
+        await tx.messageStatusChange.create({ data: { tenantId, messageId: message.id, status: 'queued', at: now } });
+        await enqueueInTransaction(this.deps.boss, tx, DELIVER_QUEUE, { tenantId, messageId: message.id }, dueAt);
+        return message;
+      });
+    } catch (err) {
+      // Two concurrent requests with one key: the loser answers with the winner's message.
+      if (options.idempotencyKey && isUniqueViolation(err)) {
+        const earlier = await this.findIdempotent(options.idempotencyKey, hash);
+        if (earlier) return earlier;
+      }
+      throw err;
+    }
+    await publishCommitted(this.deps.events, [statusEvent(created, 'queued', null, now)]);
+    return created;
   }
 }

@@ -1,4 +1,17 @@
-import { Directive, Field, ID, Int, ObjectType } from 'type-graphql';
+import { Directive, Field, ID, InputType, Int, ObjectType } from 'type-graphql';
+import { GraphQLJSONObject } from 'graphql-scalars';
+
+@ObjectType({ description: 'One status a message reached, and when.' })
+export class StatusChange {
+  @Field(() => String)
+  status!: string;
+
+  @Field(() => Date)
+  at!: Date;
+
+  @Field(() => String, { nullable: true })
+  error!: string | null;
+}
 
 @ObjectType({ description: 'A message sent to a patient from a template.' })
 @Directive('@key(fields: "id")')
@@ -12,8 +25,20 @@ export class Message {
   @Field(() => String)
   templateId!: string;
 
+  @Field(() => Int)
+  templateVersion!: number;
+
+  @Field(() => String)
+  language!: string;
+
   @Field(() => String, { description: 'sms | email' })
   channel!: string;
+
+  @Field(() => GraphQLJSONObject, { description: 'The template variables, as validated.' })
+  variables!: Record<string, string>;
+
+  @Field(() => String, { nullable: true, description: 'Email subject.' })
+  subject!: string | null;
 
   @Field(() => String, { description: 'The rendered text.' })
   body!: string;
@@ -24,11 +49,20 @@ export class Message {
   @Field(() => String, { nullable: true, description: 'Why delivery failed.' })
   error!: string | null;
 
+  @Field(() => ID, { nullable: true, description: 'The appointment a reminder is about.' })
+  appointmentId!: string | null;
+
+  @Field(() => Date, { description: 'Earliest send time: later than createdAt when quiet hours hold the message.' })
+  dueAt!: Date;
+
   @Field(() => Date)
   createdAt!: Date;
 
   @Field(() => Date)
   updatedAt!: Date;
+
+  @Field(() => [StatusChange])
+  statusHistory!: StatusChange[];
 }
 
 @ObjectType()
@@ -50,4 +84,58 @@ export class MessagePage {
 
   @Field(() => Pagination)
   pagination!: Pagination;
+}
+
+@InputType()
+export class SendMessageInput {
+  @Field(() => ID)
+  patientId!: string;
+
+  @Field(() => String)
+  templateId!: string;
+
+  @Field(() => String, { description: 'sms | email' })
+  channel!: string;
+
+  @Field(() => GraphQLJSONObject, { nullable: true, description: 'Variable name → string value.' })
+  variables?: Record<string, unknown> | null;
+}
+
+@ObjectType()
+export class BatchItemError {
+  @Field(() => String)
+  code!: string;
+
+  @Field(() => String)
+  message!: string;
+}
+
+@ObjectType({ description: 'One item of a batch: the queued message, or why it was refused.' })
+export class BatchItemResult {
+  @Field(() => Int)
+  index!: number;
+
+  @Field(() => ID, { nullable: true })
+  id?: string;
+
+  @Field(() => String, { nullable: true })
+  status?: string;
+
+  @Field(() => Date, { nullable: true })
+  createdAt?: Date;
+
+  @Field(() => BatchItemError, { nullable: true })
+  error?: BatchItemError;
+}
+
+@ObjectType()
+export class BatchSendResult {
+  @Field(() => [BatchItemResult])
+  results!: BatchItemResult[];
+
+  @Field(() => Int)
+  accepted!: number;
+
+  @Field(() => Int)
+  rejected!: number;
 }

@@ -1,7 +1,12 @@
 import DataLoader from 'dataloader';
 import type { Identity } from '../../../common/auth/principal';
+import { hasRole } from '../../../common/auth/principal';
+import { forbidden, notFound, validationError, type ErrorDetail } from '../../../common/errors';
 import type { MessagingPrisma } from '../db/client';
-import type { CommunicationPreference } from '../db/generated/client';
+import type { CommunicationPreference, Prisma } from '../db/generated/client';
+import type { ClinicalRecord } from '../clinical-record/client';
+import { isClockTime } from '../templates/render';
+import { isTimeZone } from './quiet-hours';
 
 export interface PreferencesView {
   channels: { sms: boolean; email: boolean };
@@ -21,11 +26,72 @@ export function toPreferencesView(row: CommunicationPreference | null): Preferen
   };
 }
 
+export interface PreferencesPatch {
+  channels?: { sms?: boolean | null; email?: boolean | null } | null;
+  language?: string | null;
+  /** null clears quiet hours; undefined leaves them. */
+  quietHours?: { start: string; end: string; timezone: string } | null;
+}
+
+const LANGUAGE = /^[a-z]{2,3}(-[A-Z]{2})?$/;
+
+function validatePatch(patch: PreferencesPatch): void {
+  const details: ErrorDetail[] = [];
+  if (patch.channels === null) details.push({ path: 'channels', message: 'must be an object' });
+  if (patch.language !== undefined && (patch.language === null || !LANGUAGE.test(patch.language))) {
+    details.push({ path: 'language', message: "must be a language tag such as 'en' or 'nl-BE'" });
+  }
+  const quiet = patch.quietHours;
+  if (quiet) {
+    if (!isClockTime(quiet.start)) details.push({ path: 'quietHours.start', message: 'must be HH:MM (24 h)' });
+    if (!isClockTime(quiet.end)) details.push({ path: 'quietHours.end', message: 'must be HH:MM (24 h)' });
+    if (!isTimeZone(quiet.timezone)) details.push({ path: 'quietHours.timezone', message: `'${quiet.timezone}' is not an IANA time zone` });
+  }
+  if (details.length > 0) throw validationError('Invalid preferences', details);
+}
+
+type Tx = Prisma.TransactionClient;
+
+/**
+ * Applies a change to one patient's preferences inside `tx` and records it in
+ * the preference change log (who, how, before, after). Used by the API and by
+ * the STOP/START keywords.
+ */
+export async function changePreferences(tx: Tx, tenantId: string, patientId: string, patch: PreferencesPatch, actor: string, source: 'api' | 'keyword'): Promise<{ before: PreferencesView; after: PreferencesView }> {
+  // Serialises concurrent changes of one patient (the log must see each before/after pair).
+  await tx.$executeRawUnsafe('SELECT pg_advisory_xact_lock(hashtext($1))', `prefs:${tenantId}:${patientId}`);
+  const row = await tx.communicationPreference.findUnique({ where: { tenantId_patientId: { tenantId, patientId } } });
+  const before = toPreferencesView(row);
+  const after: PreferencesView = {
+    channels: {
+      sms: patch.channels?.sms ?? before.channels.sms,
+      email: patch.channels?.email ?? before.channels.email,
+    },
+    language: patch.language ?? before.language,
+    quietHours: patch.quietHours === undefined ? before.quietHours : patch.quietHours,
+  };
+  if (JSON.stringify(before) === JSON.stringify(after)) return { before, after };
+  const data = {
+    smsEnabled: after.channels.sms,
+    emailEnabled: after.channels.email,
+    language: after.language,
+    quietStart: after.quietHours?.start ?? null,
+    quietEnd: after.quietHours?.end ?? null,
+    quietZone: after.quietHours?.timezone ?? null,
+  };
+  await tx.communicationPreference.upsert({ where: { tenantId_patientId: { tenantId, patientId } }, create: { tenantId, patientId, ...data }, update: data });
+  await tx.preferenceChange.create({
+    data: { tenantId, patientId, actor, source, before: before as unknown as Prisma.InputJsonValue, after: after as unknown as Prisma.InputJsonValue },
+  });
+  return { before, after };
+}
+
 export class PreferenceService {
   private readonly loader: DataLoader<string, CommunicationPreference | null>;
 
   constructor(
     private readonly prisma: MessagingPrisma,
+    private readonly clinical: ClinicalRecord,
     private readonly identity: Identity,
   ) {
     this.loader = new DataLoader(async (patientIds) => {
@@ -39,5 +105,20 @@ export class PreferenceService {
 
   async forPatient(patientId: string): Promise<PreferencesView> {
     return toPreferencesView(await this.loader.load(patientId));
+  }
+
+  /** PATCH semantics: fields left out stay; staff change anyone's, a patient only their own. */
+  async update(patientId: string, patch: PreferencesPatch): Promise<PreferencesView> {
+    const staff = hasRole(this.identity, 'admin', 'clinician', 'nurse', 'receptionist', 'integration');
+    if (!staff && this.identity.patientId !== patientId) {
+      if (hasRole(this.identity, 'patient')) throw notFound('Patient', patientId);
+      throw forbidden('You may not change these preferences');
+    }
+    validatePatch(patch);
+    const found = await this.clinical.patients(this.identity.tenantId, [patientId]);
+    if (!found.has(patientId)) throw notFound('Patient', patientId);
+    const { after } = await this.prisma.$transaction((tx) => changePreferences(tx, this.identity.tenantId, patientId, patch, this.identity.sub, 'api'));
+    this.loader.clear(patientId);
+    return after;
   }
 }

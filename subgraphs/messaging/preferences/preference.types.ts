@@ -1,4 +1,4 @@
-import { Field, ObjectType } from 'type-graphql';
+import { Field, InputType, ObjectType } from 'type-graphql';
 
 @ObjectType()
 export class ChannelPreferences {
@@ -31,4 +31,37 @@ export class CommunicationPreferences {
 
   @Field(() => QuietHours, { nullable: true })
   quietHours!: QuietHours | null;
+}
+
+@InputType()
+export class ChannelPreferencesInput {
+  @Field(() => Boolean, { nullable: true })
+  sms?: boolean | null;
+
+  @Field(() => Boolean, { nullable: true })
+  email?: boolean | null;
+}
+
+@InputType()
+export class QuietHoursInput {
+  @Field(() => String)
+  start!: string;
+
+  @Field(() => String)
+  end!: string;
+
+  @Field(() => String)
+  timezone!: string;
+}
+
+@InputType({ description: 'Fields left out stay as they are; quietHours: null removes quiet hours.' })
+export class PreferencesInput {
+  @Field(() => ChannelPreferencesInput, { nullable: true })
+  channels?: ChannelPreferencesInput | null;
+
+  @Field(() => String, { nullable: true })
+  language?: string | null;
+
+  @Field(() => QuietHoursInput, { nullable: true })
+  quietHours?: QuietHoursInput | null;
 }

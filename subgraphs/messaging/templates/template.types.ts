@@ -1,4 +1,4 @@
-import { Field, ID, Int, ObjectType } from 'type-graphql';
+import { Field, ID, InputType, Int, ObjectType } from 'type-graphql';
 
 @ObjectType()
 export class TemplateVariable {
@@ -12,7 +12,7 @@ export class TemplateVariable {
   required!: boolean;
 }
 
-@ObjectType({ description: 'A message template with typed variables.' })
+@ObjectType({ description: 'A message template with typed variables, one per language; `version` counts its edits.' })
 export class MessageTemplate {
   @Field(() => ID)
   id!: string;
@@ -29,7 +29,10 @@ export class MessageTemplate {
   @Field(() => String)
   language!: string;
 
-  @Field(() => String)
+  @Field(() => String, { nullable: true, description: 'Email subject (may use variables).' })
+  subject!: string | null;
+
+  @Field(() => String, { description: '{{name}} inserts a variable; {{#name}}…{{/name}} only when it is given.' })
   body!: string;
 
   @Field(() => [TemplateVariable])
@@ -40,4 +43,37 @@ export class MessageTemplate {
 export class TemplateList {
   @Field(() => [MessageTemplate])
   data!: MessageTemplate[];
+}
+
+@InputType()
+export class TemplateVariableInput {
+  @Field(() => String)
+  name!: string;
+
+  @Field(() => String, { description: 'string | date | time' })
+  type!: 'string' | 'date' | 'time';
+
+  @Field(() => Boolean)
+  required!: boolean;
+}
+
+@InputType()
+export class TemplateInput {
+  @Field(() => String)
+  name!: string;
+
+  @Field(() => String, { description: 'sms | email' })
+  channel!: string;
+
+  @Field(() => String, { nullable: true, description: "Language tag, default 'en'." })
+  language?: string | null;
+
+  @Field(() => String, { nullable: true })
+  subject?: string | null;
+
+  @Field(() => String)
+  body!: string;
+
+  @Field(() => [TemplateVariableInput])
+  variables!: TemplateVariableInput[];
 }
