@@ -7,6 +7,7 @@ import type { CompositionService } from './compositions/composition.service';
 import type { ConsentService } from './consents/consent.service';
 import type { AccessPolicyService } from './policy/access-policy.service';
 import type { AuditService } from './audit/audit.service';
+import type { FhirService } from './exchange/fhir/fhir.service';
 
 export interface EhrContext extends BaseContext {
   patients: PatientService;
@@ -17,4 +18,5 @@ export interface EhrContext extends BaseContext {
   consents: ConsentService;
   accessPolicy: AccessPolicyService;
   audit: AuditService;
+  fhir: FhirService;
 }

@@ -21,6 +21,8 @@ import { AccessPolicyResolver } from './policy/access-policy.resolver';
 import { AccessPolicyService } from './policy/access-policy.service';
 import { AuditResolver } from './audit/audit.resolver';
 import { AuditService } from './audit/audit.service';
+import { FhirResolver } from './exchange/fhir/fhir.resolver';
+import { FhirService } from './exchange/fhir/fhir.service';
 
 export const EHR_SUBGRAPH = 'ehr';
 
@@ -39,6 +41,7 @@ export function buildEhrSchema(): Promise<FederatedSchema> {
       PatientConsentResolver,
       AccessPolicyResolver,
       AuditResolver,
+      FhirResolver,
     ],
     referenceResolvers: { ...patientReference, ...appointmentReference },
   });
@@ -58,16 +61,20 @@ export function createEhrContext(deps: EhrDeps) {
     const accessPolicy = new AccessPolicyService(store);
     const consents = new ConsentService(store, accessPolicy);
     const templates = new ClinicalTemplateService(store);
+    const patients = new PatientService(store, deps.cipher, accessPolicy);
+    const appointments = new AppointmentService(store, accessPolicy);
+    const compositions = new CompositionService(store, deps.cipher, deps.systemId, accessPolicy, consents, templates);
     return {
       ...base,
-      patients: new PatientService(store, deps.cipher, accessPolicy),
-      appointments: new AppointmentService(store, accessPolicy),
+      patients,
+      appointments,
       ehrs: new EhrService(store, accessPolicy),
       templates,
-      compositions: new CompositionService(store, deps.cipher, deps.systemId, accessPolicy, consents, templates),
+      compositions,
       consents,
       accessPolicy,
       audit: new AuditService(store),
+      fhir: new FhirService(patients, appointments, compositions, templates, deps.systemId),
     };
   };
 }
