@@ -24,6 +24,7 @@ import { webhookRoutes } from './rest/webhooks';
 import { messagingRoutes, smsProviderRoutes } from './rest/messaging';
 import { ehrRoutes } from './rest/ehr';
 import { fhirErrorHandler, fhirRoutes } from './rest/fhir';
+import { openEhrErrorHandler, openEhrRoutes } from './rest/openehr';
 import { attachSubscriptionServer } from './subscriptions';
 import type { EventBus } from '../common/events/bus';
 
@@ -141,6 +142,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   // Standards exchange: same auth and GraphQL pipeline, errors in each standard's own shape.
   const form = express.urlencoded({ limit: BODY_LIMIT, extended: false });
   app.use('/fhir/R4', json, form, authenticate(verifyToken), fhirRoutes(run), fhirErrorHandler(logger));
+  app.use('/openehr/v1', json, authenticate(verifyToken), openEhrRoutes(run), openEhrErrorHandler(logger));
 
   app.use(notFoundHandler);
   app.use(errorHandler(logger));

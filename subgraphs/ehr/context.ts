@@ -8,6 +8,7 @@ import type { ConsentService } from './consents/consent.service';
 import type { AccessPolicyService } from './policy/access-policy.service';
 import type { AuditService } from './audit/audit.service';
 import type { FhirService } from './exchange/fhir/fhir.service';
+import type { OpenEhrService } from './exchange/openehr/openehr.service';
 
 export interface EhrContext extends BaseContext {
   patients: PatientService;
@@ -19,4 +20,5 @@ export interface EhrContext extends BaseContext {
   accessPolicy: AccessPolicyService;
   audit: AuditService;
   fhir: FhirService;
+  openehr: OpenEhrService;
 }

@@ -23,6 +23,8 @@ import { AuditResolver } from './audit/audit.resolver';
 import { AuditService } from './audit/audit.service';
 import { FhirResolver } from './exchange/fhir/fhir.resolver';
 import { FhirService } from './exchange/fhir/fhir.service';
+import { OpenEhrResolver } from './exchange/openehr/openehr.resolver';
+import { OpenEhrService } from './exchange/openehr/openehr.service';
 
 export const EHR_SUBGRAPH = 'ehr';
 
@@ -42,6 +44,7 @@ export function buildEhrSchema(): Promise<FederatedSchema> {
       AccessPolicyResolver,
       AuditResolver,
       FhirResolver,
+      OpenEhrResolver,
     ],
     referenceResolvers: { ...patientReference, ...appointmentReference },
   });
@@ -63,18 +66,20 @@ export function createEhrContext(deps: EhrDeps) {
     const templates = new ClinicalTemplateService(store);
     const patients = new PatientService(store, deps.cipher, accessPolicy);
     const appointments = new AppointmentService(store, accessPolicy);
+    const ehrs = new EhrService(store, accessPolicy);
     const compositions = new CompositionService(store, deps.cipher, deps.systemId, accessPolicy, consents, templates);
     return {
       ...base,
       patients,
       appointments,
-      ehrs: new EhrService(store, accessPolicy),
+      ehrs,
       templates,
       compositions,
       consents,
       accessPolicy,
       audit: new AuditService(store),
       fhir: new FhirService(patients, appointments, compositions, templates, deps.systemId),
+      openehr: new OpenEhrService(ehrs, compositions, templates, deps.systemId),
     };
   };
 }

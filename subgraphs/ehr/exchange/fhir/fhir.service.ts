@@ -184,7 +184,11 @@ export class FhirService {
     const templateIds = templates
       .filter((t) => resourceIds(t.definition as unknown as ConstraintNode, 'x').some((r) => r.resourceType === resourceType))
       .map((t) => t.id);
-    const compositions = await this.compositions.scan({ patientId, area, templateIds }, SCAN_CAP);
+    // An unknown (or hidden, or other tenant's) patient matches nothing, as a search should.
+    const compositions = await this.compositions.scan({ patientId, area, templateIds }, SCAN_CAP).catch((err) => {
+      if (patientId && err instanceof AppError && err.code === 'NOT_FOUND') return [];
+      throw err;
+    });
     const definitions = new Map(templates.map((t) => [t.id, t.definition as unknown as ConstraintNode]));
     return compositions.flatMap((c) => compositionToResources(c, definitions.get(c.templateId)!).filter((r) => r.resourceType === resourceType));
   }
