@@ -94,9 +94,20 @@ export function openEhrRoutes(run: GraphQLRunner): Router {
     return data[field];
   };
 
-  // EHR
+  // EHR. CareGraph creates a patient's EHR together with the patient (demographics are required), so
+  // POST /ehr for a registered subject answers 409 (its EHR exists) and for anyone else 400.
   router.post('/ehr', async (req) => {
-    await call(req, 'openehrCreateEhr', { ehrStatus: jsonBody(req, true) ?? null }, 'mutation');
+    const status = jsonBody(req, true) as { subject?: { external_ref?: { id?: { value?: unknown } } } } | undefined;
+    const subjectId = status?.subject?.external_ref?.id?.value;
+    if (typeof subjectId !== 'string') {
+      throw validationError('EHRs belong to registered patients: send an EHR_STATUS whose subject.external_ref.id.value is the patient id', [{ path: 'subject.external_ref.id.value', message: 'required' }]);
+    }
+    const existing = await call(req, 'openehrEhr', { subjectId, subjectNamespace: 'caregraph' }).catch((err) => {
+      if (err instanceof AppError && err.code === 'NOT_FOUND') return undefined;
+      throw err;
+    });
+    if (existing) throw new AppError('CONFLICT', `The subject already has an EHR (${existing.location})`, [{ path: 'subject', message: 'EHR exists', latestVersionUid: existing.uid ?? undefined }]);
+    throw validationError(`Subject '${subjectId}' is not a registered patient of this tenant; registering the patient (FHIR POST /Patient) creates the EHR`, [{ path: 'subject.external_ref.id.value', message: 'unknown patient' }]);
   });
   router.get('/ehr', async (req, res) => {
     const subjectId = typeof req.query.subject_id === 'string' ? req.query.subject_id : null;
@@ -199,7 +210,6 @@ export function openEhrRoutes(run: GraphQLRunner): Router {
 
 /** The arguments of each ehr-subgraph field the routes call, with their GraphQL types. */
 const FIELDS: Record<string, Record<string, string>> = {
-  openehrCreateEhr: { ehrStatus: 'JSON' },
   openehrEhr: { ehrId: 'ID', subjectId: 'String', subjectNamespace: 'String' },
   openehrEhrStatus: { ehrId: 'ID!', versionUid: 'String', versionAtTime: 'String' },
   openehrUpdateEhrStatus: { ehrId: 'ID!', ifMatch: 'String!', ehrStatus: 'JSON', reason: 'String' },

@@ -16,11 +16,6 @@ export class OpenEhrResolver {
     return ctx.openehr.getEhr(ehrId, subjectId, subjectNamespace);
   }
 
-  @Mutation(() => OpenEhrResult, { description: 'POST /ehr: EHRs are created with their patient, so this answers CONFLICT or VALIDATION_ERROR.' })
-  openehrCreateEhr(@Arg('ehrStatus', () => GraphQLJSON, { nullable: true }) ehrStatus: unknown, @Ctx() ctx: EhrContext) {
-    return ctx.openehr.createEhr(ehrStatus);
-  }
-
   @Query(() => OpenEhrResult)
   openehrEhrStatus(
     @Arg('ehrId', () => ID) ehrId: string,

@@ -80,28 +80,6 @@ export class OpenEhrService {
     return this.ehrResult(await this.ehrs.bySubject(subjectId));
   }
 
-  /**
-   * POST /ehr. CareGraph creates a patient's EHR together with the patient
-   * (demographics are required), so an EHR for a registered subject already
-   * exists (409); an unregistered subject is a 400.
-   */
-  async createEhr(status: unknown): Promise<never> {
-    const subjectId = isObject(status) ? status.subject?.external_ref?.id?.value : undefined;
-    if (typeof subjectId !== 'string') {
-      throw validationError('EHRs belong to registered patients: send an EHR_STATUS whose subject.external_ref.id.value is the patient id', [
-        { path: 'subject.external_ref.id.value', message: 'required' },
-      ]);
-    }
-    const existing = await this.ehrs.bySubject(subjectId).catch((err) => {
-      if (err instanceof AppError && err.code === 'NOT_FOUND') return null;
-      throw err;
-    });
-    if (existing) throw new AppError('CONFLICT', `The subject already has EHR '${existing.id}'`, [{ path: 'subject', message: 'EHR exists', ehrId: existing.id }]);
-    throw validationError(`Subject '${subjectId}' is not a registered patient of this tenant; registering the patient (FHIR POST /Patient or GraphQL createPatient) creates the EHR`, [
-      { path: 'subject.external_ref.id.value', message: 'unknown patient' },
-    ]);
-  }
-
   async getEhrStatus(ehrId: string, versionUid: string | null, versionAtTime: string | null): Promise<OpenEhrResult> {
     const ehr = await this.ehrs.get(ehrId);
     const versions = await this.ehrs.statusVersions(ehrId);
