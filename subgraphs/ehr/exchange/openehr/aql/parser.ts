@@ -40,7 +40,9 @@ export interface AqlQuery {
 }
 
 const ENTRY_CLASSES = ['OBSERVATION', 'EVALUATION', 'INSTRUCTION', 'ACTION', 'ADMIN_ENTRY', 'CLUSTER', 'SECTION', 'ELEMENT'];
-const UNSUPPORTED_KEYWORDS = ['TOP', 'DISTINCT', 'LIKE', 'MATCHES', 'EXISTS', 'VERSION', 'VERSIONED_OBJECT', 'FOLDER', 'EHR_STATUS', 'IN', 'XOR', 'GROUP', 'HAVING', 'UNION'];
+const UNSUPPORTED_KEYWORDS = ['TOP', 'DISTINCT', 'LIKE', 'MATCHES', 'EXISTS', 'IN', 'XOR', 'GROUP', 'HAVING', 'UNION'];
+/** RM classes are upper case, so `ehr_status` in a path is not the class. */
+const UNSUPPORTED_CLASSES = ['VERSION', 'VERSIONED_OBJECT', 'FOLDER', 'EHR_STATUS'];
 const AGGREGATES = ['COUNT', 'MIN', 'MAX', 'AVG', 'SUM', 'LENGTH', 'CONTAINS_TEXT', 'CONCAT', 'SUBSTRING'];
 
 type Token = { type: 'word' | 'string' | 'number' | 'param' | 'symbol' | 'archetype'; value: string; pos: number };
@@ -83,7 +85,7 @@ function tokenize(q: string): Token[] {
       tokens.push({ type: 'param', value: m[0].slice(1), pos: i });
     } else if ((m = /^[A-Za-z_][A-Za-z0-9_.]*/.exec(rest))) {
       tokens.push({ type: 'word', value: m[0], pos: i });
-    } else if ((m = /^(<=|>=|!=|<>|[=<>\/\[\](),])/.exec(rest))) {
+    } else if ((m = /^(<=|>=|!=|<>|[=<>\/\[\](),{}])/.exec(rest))) {
       tokens.push({ type: 'symbol', value: m[0] === '<>' ? '!=' : m[0], pos: i });
     } else {
       syntax(`unexpected character '${ch}'`, i);
@@ -113,7 +115,7 @@ export function parseAql(q: string): AqlQuery {
   const checkUnsupported = (t = peek()) => {
     if (t?.type !== 'word') return;
     const upper = t.value.toUpperCase();
-    if (UNSUPPORTED_KEYWORDS.includes(upper)) unsupported(upper, t.pos);
+    if (UNSUPPORTED_KEYWORDS.includes(upper) || UNSUPPORTED_CLASSES.includes(t.value)) unsupported(upper, t.pos);
     if (AGGREGATES.includes(upper) && isSymbol('(', tokens[tokens.indexOf(t) + 1])) unsupported(`function ${upper}()`, t.pos);
   };
 
