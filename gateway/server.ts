@@ -23,6 +23,8 @@ import { createGraphQLRunner } from './rest/execute';
 import { webhookRoutes } from './rest/webhooks';
 import { messagingRoutes, smsProviderRoutes } from './rest/messaging';
 import { ehrRoutes } from './rest/ehr';
+import { fhirErrorHandler, fhirRoutes } from './rest/fhir';
+import { openEhrErrorHandler, openEhrRoutes } from './rest/openehr';
 import { attachSubscriptionServer } from './subscriptions';
 import type { EventBus } from '../common/events/bus';
 
@@ -137,6 +139,10 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   app.use('/v1', json, authenticate(verifyToken), messagingRoutes(run));
   app.use('/v1', json, authenticate(verifyToken), webhookRoutes(run));
   app.use('/api/ehr', json, authenticate(verifyToken), ehrRoutes(run));
+  // Standards exchange: same auth and GraphQL pipeline, errors in each standard's own shape.
+  const form = express.urlencoded({ limit: BODY_LIMIT, extended: false });
+  app.use('/fhir/R4', json, form, authenticate(verifyToken), fhirRoutes(run), fhirErrorHandler(logger));
+  app.use('/openehr/v1', json, authenticate(verifyToken), openEhrRoutes(run), openEhrErrorHandler(logger));
 
   app.use(notFoundHandler);
   app.use(errorHandler(logger));

@@ -51,6 +51,35 @@ describe(`clinical record audit, encryption and isolation at the database (${bac
     revokeConsent: () => gql('mutation { revokeConsent(patientId: "p-3001", purpose: RESEARCH) { granted } }'),
     setAccessPolicy: () => gql('mutation { setAccessPolicy(role: NURSE, area: ORDER, canRead: true, canWrite: true) { role } }'),
     updateAppointmentStatus: () => gql('mutation { updateAppointmentStatus(id: "appt-1001", status: "confirmed", reason: "patient replied C") { status } }'),
+    // Standards exchange (FHIR, openEHR REST): the same services, so the same audit trail.
+    fhirCreate: async () => {
+      const data = await gql('mutation($r: JSONObject!) { fhirCreate(resource: $r) }', { r: { resourceType: 'Patient', name: [{ family: 'Bos', given: ['Ivo'] }] } });
+      state.fhirPatient = data.fhirCreate.id;
+    },
+    fhirUpdate: () =>
+      gql('mutation($id: ID!, $r: JSONObject!) { fhirUpdate(resourceType: "Patient", id: $id, resource: $r, ifMatch: "1") }', {
+        id: state.fhirPatient,
+        r: { resourceType: 'Patient', id: state.fhirPatient, name: [{ family: 'Bos', given: ['Ivo', 'J.'] }] },
+      }),
+    openehrUpdateEhrStatus: () =>
+      gql('mutation($s: JSON) { openehrUpdateEhrStatus(ehrId: "ehr-p-3001", ifMatch: "ehr-p-3001-status::caregraph.local::2", ehrStatus: $s) { uid } }', {
+        s: { _type: 'EHR_STATUS', is_queryable: true, is_modifiable: true },
+      }),
+    openehrCreateComposition: async () => {
+      const data = await gql('mutation($c: JSONObject!) { openehrCreateComposition(ehrId: "ehr-p-3001", templateId: "clinical_note.v1", composition: $c) { uid } }', { c: NOTE('MARKER-headache-XYZZY') });
+      state.openehrUid = data.openehrCreateComposition.uid;
+    },
+    openehrUpdateComposition: async () => {
+      const data = await gql('mutation($id: ID!, $m: String!, $c: JSONObject!) { openehrUpdateComposition(ehrId: "ehr-p-3001", versionedObjectUid: $id, ifMatch: $m, composition: $c) { uid } }', {
+        id: state.openehrUid.split('::')[0], m: state.openehrUid, c: NOTE('MARKER-headache-XYZZY, better'),
+      });
+      state.openehrUid = data.openehrUpdateComposition.uid;
+    },
+    openehrDeleteComposition: () => gql('mutation($u: ID!) { openehrDeleteComposition(ehrId: "ehr-p-3001", precedingVersionUid: $u) { uid } }', { u: state.openehrUid }),
+    openehrUploadTemplate: () =>
+      gql('mutation($t: JSON) { openehrUploadTemplate(template: $t) { uid } }', {
+        t: { template_id: 'height.v1', name: 'Height', area: 'observation', definition: { type: 'object', children: { height: { type: 'quantity', required: true, units: [{ unit: 'cm' }] } } } },
+      }),
   };
 
   it('has an audit exercise for every mutation of the ehr subgraph', async () => {

@@ -7,6 +7,8 @@ import type { CompositionService } from './compositions/composition.service';
 import type { ConsentService } from './consents/consent.service';
 import type { AccessPolicyService } from './policy/access-policy.service';
 import type { AuditService } from './audit/audit.service';
+import type { FhirService } from './exchange/fhir/fhir.service';
+import type { OpenEhrService } from './exchange/openehr/openehr.service';
 
 export interface EhrContext extends BaseContext {
   patients: PatientService;
@@ -17,4 +19,6 @@ export interface EhrContext extends BaseContext {
   consents: ConsentService;
   accessPolicy: AccessPolicyService;
   audit: AuditService;
+  fhir: FhirService;
+  openehr: OpenEhrService;
 }

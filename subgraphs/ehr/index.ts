@@ -21,6 +21,10 @@ import { AccessPolicyResolver } from './policy/access-policy.resolver';
 import { AccessPolicyService } from './policy/access-policy.service';
 import { AuditResolver } from './audit/audit.resolver';
 import { AuditService } from './audit/audit.service';
+import { FhirResolver } from './exchange/fhir/fhir.resolver';
+import { FhirService } from './exchange/fhir/fhir.service';
+import { OpenEhrResolver } from './exchange/openehr/openehr.resolver';
+import { OpenEhrService } from './exchange/openehr/openehr.service';
 
 export const EHR_SUBGRAPH = 'ehr';
 
@@ -39,6 +43,8 @@ export function buildEhrSchema(): Promise<FederatedSchema> {
       PatientConsentResolver,
       AccessPolicyResolver,
       AuditResolver,
+      FhirResolver,
+      OpenEhrResolver,
     ],
     referenceResolvers: { ...patientReference, ...appointmentReference },
   });
@@ -58,16 +64,22 @@ export function createEhrContext(deps: EhrDeps) {
     const accessPolicy = new AccessPolicyService(store);
     const consents = new ConsentService(store, accessPolicy);
     const templates = new ClinicalTemplateService(store);
+    const patients = new PatientService(store, deps.cipher, accessPolicy);
+    const appointments = new AppointmentService(store, accessPolicy);
+    const ehrs = new EhrService(store, accessPolicy);
+    const compositions = new CompositionService(store, deps.cipher, deps.systemId, accessPolicy, consents, templates);
     return {
       ...base,
-      patients: new PatientService(store, deps.cipher, accessPolicy),
-      appointments: new AppointmentService(store, accessPolicy),
-      ehrs: new EhrService(store, accessPolicy),
+      patients,
+      appointments,
+      ehrs,
       templates,
-      compositions: new CompositionService(store, deps.cipher, deps.systemId, accessPolicy, consents, templates),
+      compositions,
       consents,
       accessPolicy,
       audit: new AuditService(store),
+      fhir: new FhirService(patients, appointments, compositions, templates, deps.systemId),
+      openehr: new OpenEhrService(ehrs, compositions, templates, deps.systemId),
     };
   };
 }

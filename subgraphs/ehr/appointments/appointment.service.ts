@@ -7,6 +7,9 @@ import type { AccessPolicyService } from '../policy/access-policy.service';
 import { parsePaging, type Page } from '../shared/paging';
 import { parseDateRange } from './date-range';
 import { parseBound } from '../shared/dates';
+import { auditVersions, currentVersions } from '../audit/versions';
+
+const APPOINTMENT_ENTITY = ['Appointment'];
 
 export const APPOINTMENT_STATUSES = ['booked', 'confirmed', 'cancelled', 'fulfilled', 'noshow'] as const;
 
@@ -55,14 +58,19 @@ export class AppointmentService {
     );
   }
 
-  /** One patient's appointments, soonest first, optionally by status and start range (ISO 8601 or YYYY-MM-DD). */
+  /**
+   * One patient's appointments (or, with patientId null, the tenant's schedule
+   * for staff and the caller's own for a patient), soonest first, optionally by
+   * statuses and start range (ISO 8601 or YYYY-MM-DD).
+   */
   async forPatient(
-    patientId: string,
-    filter: { status?: string | null; from?: string | null; to?: string | null },
+    patientId: string | null,
+    filter: { status?: string | null; statuses?: string[]; from?: string | null; to?: string | null },
     limit?: number | null,
     offset?: number | null,
   ): Promise<Page<AppointmentRow>> {
-    await this.policy.assert('read', 'appointment', { patientId });
+    if (patientId === null && !canListSchedule(this.store.identity)) patientId = this.store.identity.patientId ?? '';
+    await this.policy.assert('read', 'appointment', patientId === null ? {} : { patientId });
     const paging = parsePaging(limit, offset);
     if (filter.status && !(APPOINTMENT_STATUSES as readonly string[]).includes(filter.status)) {
       throw validationError(`Unknown status '${filter.status}'`, [{ path: 'status', message: `one of ${APPOINTMENT_STATUSES.join(', ')}` }]);
@@ -70,8 +78,9 @@ export class AppointmentService {
     const from = parseBound('from', filter.from);
     const to = parseBound('to', filter.to, true);
     const where = {
-      patientId,
+      ...(patientId === null ? {} : { patientId }),
       ...(filter.status ? { status: filter.status } : {}),
+      ...(filter.statuses ? { status: { in: filter.statuses } } : {}),
       ...(from || to ? { start: { ...(from ? { gte: from } : {}), ...(to ? { lte: to } : {}) } } : {}),
     };
     return this.store.read(async (tx) => {
@@ -106,5 +115,23 @@ export class AppointmentService {
     });
     this.loader.clear(id);
     return row;
+  }
+
+  /** The current version number and time of each appointment (from the audit trail). */
+  versionsOf(ids: string[]): Promise<Map<string, { version: number; at: Date | null }>> {
+    return this.store.read((tx) => currentVersions(tx, APPOINTMENT_ENTITY, ids));
+  }
+
+  /** Every recorded state of a readable appointment, oldest first, from the audit snapshots. */
+  async history(id: string): Promise<Array<{ version: number; at: Date; appointment: AppointmentRow }>> {
+    const current = await this.get(id);
+    const versions = await this.store.read((tx) => auditVersions(tx, APPOINTMENT_ENTITY, id));
+    if (versions.length === 0) return [{ version: 1, at: current.updatedAt, appointment: current }];
+    // Status changes record only what changed: each version is the earlier state with its `after` applied.
+    let state = { ...current };
+    return versions.map((v) => {
+      state = { ...state, ...(v.after as object), id } as AppointmentRow;
+      return { version: v.version, at: v.at, appointment: state };
+    });
   }
 }

@@ -219,6 +219,35 @@ export class CompositionService {
   /** Latest versions of matching compositions, newest first, limited to what the caller may read. */
   async list(filter: CompositionFilter, limit?: number | null, offset?: number | null): Promise<Page<CompositionView>> {
     const paging = parsePaging(limit, offset);
+    const scope = await this.readableScope(filter);
+    return this.store.read(async (tx) => {
+      const where = await scope(tx);
+      const [rows, total] = await Promise.all([
+        tx.composition.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'asc' }], take: paging.limit, skip: paging.offset }),
+        tx.composition.count({ where }),
+      ]);
+      return { data: await this.latestViews(tx, rows, 'list'), pagination: { ...paging, total } };
+    });
+  }
+
+  /**
+   * Every readable latest version matching the filter, newest first, for the
+   * exchange APIs (FHIR search, AQL) that filter on decrypted content; more
+   * than `cap` candidates is refused, so a query must be narrowed.
+   */
+  async scan(filter: CompositionFilter & { templateIds?: string[] }, cap: number): Promise<CompositionView[]> {
+    if (filter.templateIds && filter.templateIds.length === 0) return [];
+    const scope = await this.readableScope(filter);
+    return this.store.read(async (tx) => {
+      const where = { ...(await scope(tx)), ...(filter.templateIds ? { templateId: { in: filter.templateIds } } : {}) };
+      const rows = await tx.composition.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'asc' }], take: cap + 1 });
+      if (rows.length > cap) throw validationError(`More than ${cap} compositions match; narrow the query (patient, EHR or template)`);
+      return this.latestViews(tx, rows, 'list');
+    });
+  }
+
+  /** The `where` of the compositions the caller may read under `filter` (policy decided before the transaction). */
+  private async readableScope(filter: CompositionFilter): Promise<(tx: TenantTx) => Promise<Record<string, unknown>>> {
     if (filter.area && !(DATA_AREAS as readonly string[]).includes(filter.area)) throw validationError(`Unknown area '${filter.area}'`);
     const from = parseBound('from', filter.from);
     const to = parseBound('to', filter.to, true);
@@ -239,10 +268,10 @@ export class CompositionService {
       if (denied.hide) throw notFound(patientId ? 'Patient' : 'Record', patientId ?? '');
       throw new AppError('FORBIDDEN', `Not allowed: ${denied.reason}`);
     }
-    return this.store.read(async (tx) => {
+    return async (tx) => {
       if (patientId && !(await tx.patient.findFirst({ where: { id: patientId }, select: { id: true } }))) throw notFound('Patient', patientId);
       const hiddenEhrs = (await tx.ehr.findMany({ where: { isQueryable: false }, select: { id: true } })).map((e) => e.id);
-      const where = {
+      return {
         area: { in: areas },
         ...(patientId ? { patientId } : {}),
         ...(filter.templateId ? { templateId: filter.templateId } : {}),
@@ -250,18 +279,18 @@ export class CompositionService {
         ...(from || to ? { createdAt: { ...(from ? { gte: from } : {}), ...(to ? { lte: to } : {}) } } : {}),
         ...(hiddenEhrs.length > 0 ? { ehrId: { notIn: hiddenEhrs } } : {}),
       };
-      const [rows, total] = await Promise.all([
-        tx.composition.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'asc' }], take: paging.limit, skip: paging.offset }),
-        tx.composition.count({ where }),
-      ]);
-      const versions = rows.length
-        ? await tx.compositionVersion.findMany({ where: { OR: rows.map((r) => ({ compositionId: r.id, version: r.latestVersion })) } })
-        : [];
-      const byId = new Map(versions.map((v) => [v.compositionId, v]));
-      const data = rows.map((row) => this.view(row, byId.get(row.id)!));
-      await this.store.logAccess(tx, data.map((c) => ({ entityType: 'Composition', entityId: c.uid, patientId: c.patientId, action: 'list' as const })));
-      return { data, pagination: { ...paging, total } };
-    });
+    };
+  }
+
+  /** Views of the rows' latest versions, access-logged. */
+  private async latestViews(tx: TenantTx, rows: CompositionRow[], action: 'read' | 'list'): Promise<CompositionView[]> {
+    const versions = rows.length
+      ? await tx.compositionVersion.findMany({ where: { OR: rows.map((r) => ({ compositionId: r.id, version: r.latestVersion })) } })
+      : [];
+    const byId = new Map(versions.map((v) => [v.compositionId, v]));
+    const data = rows.map((row) => this.view(row, byId.get(row.id)!));
+    await this.store.logAccess(tx, data.map((c) => ({ entityType: 'Composition', entityId: c.uid, patientId: c.patientId, action })));
+    return data;
   }
 
   /** The audit trail's view of a version: content stays ciphertext. */

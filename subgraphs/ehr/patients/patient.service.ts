@@ -10,6 +10,10 @@ import { assertCan } from '../access';
 import type { AccessPolicyService } from '../policy/access-policy.service';
 import { conflictOnDuplicate } from '../shared/errors';
 import { parsePaging, type Page } from '../shared/paging';
+import type { Prisma } from '../db/generated/client';
+import { assertVersion, auditVersions, currentVersions } from '../audit/versions';
+
+const PATIENT_ENTITY = ['Patient'];
 
 export interface PatientView {
   id: string;
@@ -136,8 +140,47 @@ export class PatientService {
     return this.toView(row);
   }
 
-  /** Changes demographics; a patient may change only their own contact details. */
-  async update(id: string, input: object, reason?: string | null): Promise<PatientView> {
+  /**
+   * Patients matching a search built by the exchange APIs, in family name order;
+   * staff search the tenant, a patient finds only their own record.
+   */
+  async search(where: Prisma.PatientWhereInput, limit: number, offset: number): Promise<Page<PatientView>> {
+    const identity = this.store.identity;
+    const ownOnly = !hasRole(identity, 'admin', 'clinician', 'nurse', 'receptionist', 'integration');
+    if (!ownOnly) {
+      assertCan(identity, 'listPatients', 'list patients');
+      await this.policy.assert('read', 'demographics');
+    }
+    const scoped: Prisma.PatientWhereInput = { AND: [where, { deletedAt: null }, ...(ownOnly ? [{ id: identity.patientId ?? '' }] : [])] };
+    return this.store.read(async (tx) => {
+      const [rows, total] = await Promise.all([
+        tx.patient.findMany({ where: scoped, orderBy: [{ family: 'asc' }, { id: 'asc' }], take: limit, skip: offset }),
+        tx.patient.count({ where: scoped }),
+      ]);
+      await this.store.logAccess(tx, rows.map((row) => ({ entityType: 'Patient', entityId: row.id, patientId: row.id, action: 'list' as const })));
+      return { data: rows.map((row) => this.toView(row)), pagination: { limit, offset, total } };
+    });
+  }
+
+  /** The current version number and time of each patient (from the audit trail, see audit/versions.ts). */
+  versionsOf(ids: string[]): Promise<Map<string, { version: number; at: Date | null }>> {
+    return this.store.read((tx) => currentVersions(tx, PATIENT_ENTITY, ids));
+  }
+
+  /** Every version of a readable patient, oldest first, rebuilt from the audit snapshots. */
+  async history(id: string): Promise<Array<{ version: number; at: Date; patient: PatientView }>> {
+    await this.get(id);
+    const versions = await this.store.read((tx) => auditVersions(tx, PATIENT_ENTITY, id));
+    // Each version is the earlier state with its audit record's `after` applied (snapshots may be partial).
+    let state = {} as PatientRow;
+    return versions.map((v) => {
+      state = { ...state, ...(v.after as object), id } as PatientRow;
+      return { version: v.version, at: v.at, patient: this.toView(state) };
+    });
+  }
+
+  /** Changes demographics; a patient may change only their own contact details. `ifVersion` makes it version-aware. */
+  async update(id: string, input: object, reason?: string | null, ifVersion?: number): Promise<PatientView> {
     await this.policy.assert('write', 'demographics', { patientId: id });
     const data = parse(updateSchema, input);
     if (!hasRole(this.store.identity, 'admin', 'clinician', 'nurse', 'receptionist', 'integration')) {
@@ -148,6 +191,10 @@ export class PatientService {
     const row = await this.store.change(reason, async (tx, audit) => {
       const before = await tx.patient.findFirst({ where: { id, deletedAt: null } });
       if (!before) throw notFound('Patient', id);
+      if (ifVersion !== undefined) {
+        const tenantId = this.store.tenantId;
+        await assertVersion(tx, () => tx.$queryRaw`SELECT id FROM ehr."Patient" WHERE "tenantId" = ${tenantId} AND id = ${id} FOR UPDATE`, PATIENT_ENTITY, id, ifVersion);
+      }
       const { phone, email, ...plain } = data;
       const [after] = await tx.patient.updateManyAndReturn({
         where: { id },

@@ -1,0 +1,202 @@
+import { Router, type NextFunction, type Request, type Response } from 'express';
+import { AppError, validationError } from '../../common/errors';
+import type { Logger } from '../../common/logger';
+import { toAppError } from '../http-errors';
+import type { GraphQLRunner } from './execute';
+
+/**
+ * `/fhir/R4`: HL7 FHIR R4 REST over the clinical record. Thin: HTTP-level
+ * checks, then one GraphQL operation per interaction (fhir* fields of the ehr
+ * subgraph, which owns the mapping); errors are OperationOutcome.
+ */
+const FHIR_JSON = 'application/fhir+json; charset=utf-8';
+const TYPE = /^[A-Z][A-Za-z]{1,63}$/;
+const ID = /^[A-Za-z0-9\-.]{1,64}$/;
+
+const ISSUE_TYPE: Record<string, string> = {
+  VALIDATION_ERROR: 'invalid',
+  TENANT_REQUIRED: 'required',
+  UNAUTHENTICATED: 'login',
+  FORBIDDEN: 'forbidden',
+  NOT_FOUND: 'not-found',
+  CONFLICT: 'conflict',
+  PRECONDITION_FAILED: 'conflict',
+  PAYLOAD_TOO_LARGE: 'too-costly',
+  UNSUPPORTED_MEDIA_TYPE: 'not-supported',
+  PATIENT_OPTED_OUT: 'business-rule',
+  TEMPLATE_VARIABLES_INVALID: 'invalid',
+  COMPOSITION_INVALID: 'invariant',
+  UNKNOWN_TEMPLATE: 'not-found',
+  RATE_LIMIT_EXCEEDED: 'throttled',
+  NOT_IMPLEMENTED: 'not-supported',
+  INTERNAL_ERROR: 'exception',
+  SERVICE_UNAVAILABLE: 'transient',
+};
+
+function send(res: Response, status: number, body: unknown) {
+  res.status(status).type(FHIR_JSON).send(JSON.stringify(body));
+}
+
+export function operationOutcome(error: AppError) {
+  return {
+    resourceType: 'OperationOutcome',
+    issue: [
+      { severity: 'error', code: ISSUE_TYPE[error.code] ?? 'exception', details: { text: error.code }, diagnostics: error.message },
+      ...(error.details ?? []).map((d) => ({ severity: 'error', code: ISSUE_TYPE[error.code] ?? 'exception', diagnostics: d.path ? `${d.path}: ${d.message}` : d.message })),
+    ],
+  };
+}
+
+const notSupported = (what: string) => new AppError('NOT_IMPLEMENTED', `${what} is not supported by this server (see GET /fhir/R4/metadata)`);
+
+function segment(req: Request, name: string, pattern: RegExp): string {
+  const value = req.params[name];
+  if (typeof value !== 'string' || !pattern.test(value)) throw validationError(`'${value}' is not a valid FHIR ${name}`, [{ path: name, message: 'invalid' }]);
+  return value;
+}
+
+/** Search parameters in order, repeats kept: the query string, plus the form body of POST _search. `_format` is content negotiation. */
+function searchParams(req: Request): Array<{ name: string; value: string }> {
+  const params = [...new URL(req.originalUrl, 'http://localhost').searchParams.entries()].map(([name, value]) => ({ name, value }));
+  if (req.method === 'POST' && req.body && typeof req.body === 'object') {
+    for (const [name, value] of Object.entries(req.body as Record<string, unknown>)) {
+      for (const v of Array.isArray(value) ? value : [value]) if (typeof v === 'string') params.push({ name, value: v });
+    }
+  }
+  return params.filter((p) => p.name !== '_format' && p.name !== '_pretty');
+}
+
+function negotiate(req: Request) {
+  const format = new URL(req.originalUrl, 'http://localhost').searchParams.get('_format');
+  if (format && !['json', 'application/json', 'application/fhir+json'].includes(format)) throw new AppError('UNSUPPORTED_MEDIA_TYPE', `_format=${format}: only JSON is supported`);
+}
+
+function resourceBody(req: Request): Record<string, unknown> {
+  if (!req.is(['application/fhir+json', 'application/json'])) throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send the resource as application/fhir+json');
+  const body = req.body as Record<string, unknown> | undefined;
+  if (!body || typeof body !== 'object' || Array.isArray(body) || typeof body.resourceType !== 'string') throw validationError('The body must be a FHIR resource (JSON object with resourceType)');
+  return body;
+}
+
+/** `W/"3"`, `"3"` or `3` → `3`. */
+function ifMatch(req: Request): string | undefined {
+  const value = req.headers['if-match'];
+  return typeof value === 'string' && value.trim() ? value.trim().replace(/^W\//, '').replace(/^"|"$/g, '') : undefined;
+}
+
+function changeReason(req: Request): string | undefined {
+  const value = req.headers['x-change-reason'];
+  return typeof value === 'string' && value.trim() ? value.trim().slice(0, 1000) : undefined;
+}
+
+function sendResource(req: Request, res: Response, status: number, resource: any) {
+  const base = `${req.protocol}://${req.get('host')}${req.baseUrl}`;
+  if (resource.meta?.versionId) res.setHeader('ETag', `W/"${resource.meta.versionId}"`);
+  if (resource.meta?.lastUpdated) res.setHeader('Last-Modified', new Date(resource.meta.lastUpdated).toUTCString());
+  if (status === 201) res.location(`${base}/${resource.resourceType}/${resource.id}/_history/${resource.meta.versionId}`);
+  const prefer = String(req.headers.prefer ?? '');
+  if (/return=minimal/.test(prefer)) res.status(status).end();
+  else send(res, status, resource);
+}
+
+export function fhirRoutes(run: GraphQLRunner): Router {
+  const router = Router();
+  const baseUrl = (req: Request) => `${req.protocol}://${req.get('host')}${req.baseUrl}`;
+  router.use((req, _res, next) => {
+    negotiate(req);
+    next();
+  });
+
+  router.get('/metadata', async (req, res) => {
+    const data = await run(req, 'query($baseUrl: String!) { fhirCapabilities(baseUrl: $baseUrl) }', { baseUrl: baseUrl(req) });
+    send(res, 200, data.fhirCapabilities);
+  });
+
+  const search = async (req: Request, res: Response) => {
+    if (req.method === 'POST' && !req.is('application/x-www-form-urlencoded')) throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'POST _search takes application/x-www-form-urlencoded');
+    const data = await run(req, 'query($type: String!, $params: [FhirSearchParam!]!, $baseUrl: String!) { fhirSearch(resourceType: $type, params: $params, baseUrl: $baseUrl) }', {
+      type: segment(req, 'type', TYPE),
+      params: searchParams(req),
+      baseUrl: baseUrl(req),
+    });
+    send(res, 200, data.fhirSearch);
+  };
+  router.get('/:type', search);
+  router.post('/:type/_search', search);
+
+  router.post('/:type', async (req, res) => {
+    const type = segment(req, 'type', TYPE);
+    const resource = resourceBody(req);
+    if (resource.resourceType !== type) throw validationError(`The body is a ${String(resource.resourceType)}, the URL names ${type}`, [{ path: 'resourceType', message: 'does not match the URL' }]);
+    const data = await run(req, 'mutation($resource: JSONObject!, $reason: String) { fhirCreate(resource: $resource, reason: $reason) }', { resource, reason: changeReason(req) });
+    sendResource(req, res, 201, data.fhirCreate);
+  });
+
+  router.get('/:type/_history', () => {
+    throw notSupported('Type-level history');
+  });
+
+  router.get('/:type/:id', async (req, res) => {
+    if (req.params.id.startsWith('$')) throw notSupported(`Operation ${req.params.id}`);
+    const data = await run(req, 'query($type: String!, $id: ID!) { fhirRead(resourceType: $type, id: $id) }', { type: segment(req, 'type', TYPE), id: segment(req, 'id', ID) });
+    sendResource(req, res, 200, data.fhirRead);
+  });
+
+  router.put('/:type/:id', async (req, res) => {
+    const data = await run(req, 'mutation($type: String!, $id: ID!, $resource: JSONObject!, $ifMatch: String, $reason: String) { fhirUpdate(resourceType: $type, id: $id, resource: $resource, ifMatch: $ifMatch, reason: $reason) }', {
+      type: segment(req, 'type', TYPE),
+      id: segment(req, 'id', ID),
+      resource: resourceBody(req),
+      ifMatch: ifMatch(req),
+      reason: changeReason(req),
+    });
+    sendResource(req, res, 200, data.fhirUpdate);
+  });
+
+  router.get('/:type/:id/_history', async (req, res) => {
+    const data = await run(req, 'query($type: String!, $id: ID!, $baseUrl: String!) { fhirHistory(resourceType: $type, id: $id, baseUrl: $baseUrl) }', {
+      type: segment(req, 'type', TYPE),
+      id: segment(req, 'id', ID),
+      baseUrl: baseUrl(req),
+    });
+    send(res, 200, data.fhirHistory);
+  });
+
+  router.get('/:type/:id/_history/:vid', async (req, res) => {
+    const data = await run(req, 'query($type: String!, $id: ID!, $vid: String!) { fhirRead(resourceType: $type, id: $id, versionId: $vid) }', {
+      type: segment(req, 'type', TYPE),
+      id: segment(req, 'id', ID),
+      vid: segment(req, 'vid', ID),
+    });
+    sendResource(req, res, 200, data.fhirRead);
+  });
+
+  router.get('/Patient/:id/:operation', async (req, res) => {
+    if (req.params.operation !== '$everything') throw notSupported(`Patient/{id}/${req.params.operation}`);
+    const data = await run(req, 'query($id: ID!, $params: [FhirSearchParam!]!, $baseUrl: String!) { fhirPatientEverything(patientId: $id, params: $params, baseUrl: $baseUrl) }', {
+      id: segment(req, 'id', ID),
+      params: searchParams(req),
+      baseUrl: baseUrl(req),
+    });
+    send(res, 200, data.fhirPatientEverything);
+  });
+
+  // Everything else FHIR defines (delete, patch, batch/transaction, system search, other operations) is not implemented.
+  router.all('/{*rest}', (req) => {
+    throw notSupported(`${req.method} ${req.baseUrl}${req.path}`);
+  });
+  return router;
+}
+
+/** OperationOutcome for every failure under /fhir/R4, auth and body parsing included. */
+export function fhirErrorHandler(logger: Logger) {
+  return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    let error = toAppError(err);
+    if (!error) {
+      logger.error({ err, requestId: req.requestId, path: req.path }, 'unhandled FHIR error');
+      error = new AppError('INTERNAL_ERROR', 'Internal server error');
+    }
+    if (res.headersSent) return void res.end();
+    send(res, error.status, operationOutcome(error));
+  };
+}

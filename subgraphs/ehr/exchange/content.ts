@@ -1,0 +1,98 @@
+import { findArchetype } from '../clinical/archetypes';
+import type { ConstraintNode } from '../clinical/constraints';
+
+/**
+ * Reading composition content the way the exchange APIs need it: where the
+ * archetype slots are (FHIR mapping, AQL containment) and which time is the
+ * clinical one (FHIR effective/date, openEHR context/start_time).
+ */
+
+export interface SlotInstance {
+  archetypeId: string;
+  /** Content path segments; list items are their index. */
+  path: string[];
+  value: unknown;
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** The RM class of an archetype id: `openEHR-EHR-OBSERVATION.pulse.v2` → `OBSERVATION`. */
+export function rmClassOf(archetypeId: string): string | undefined {
+  return /^openEHR-EHR-([A-Z_]+)\./.exec(archetypeId)?.[1];
+}
+
+/** Every filled archetype slot of the content, outer slots before the slots inside them. */
+export function slotInstances(definition: ConstraintNode, content: unknown): SlotInstance[] {
+  const found: SlotInstance[] = [];
+  const visit = (node: ConstraintNode, value: unknown, path: string[], depth: number) => {
+    if (value === undefined || value === null || depth > 24) return;
+    switch (node.type) {
+      case 'archetype': {
+        found.push({ archetypeId: node.archetypeId, path, value });
+        const archetype = findArchetype(node.archetypeId);
+        if (archetype) visit(archetype.definition, value, path, depth + 1);
+        return;
+      }
+      case 'object':
+        if (isObject(value)) for (const [name, child] of Object.entries(node.children)) visit(child, value[name], [...path, name], depth + 1);
+        return;
+      case 'list':
+        if (Array.isArray(value)) value.forEach((item, index) => visit(node.items, item, [...path, String(index)], depth + 1));
+        return;
+      default:
+        return;
+    }
+  };
+  visit(definition, content, [], 0);
+  return found;
+}
+
+/** The top-level archetype slots a template defines, in definition order (whether filled or not). */
+export function topLevelSlots(definition: ConstraintNode): Array<{ key: string; archetypeId: string }> {
+  if (definition.type !== 'object') return [];
+  return Object.entries(definition.children).flatMap(([key, node]) => (node.type === 'archetype' ? [{ key, archetypeId: node.archetypeId }] : []));
+}
+
+/**
+ * The clinical time of a composition: its first date-time element (definition
+ * order, slots included), else its first date, else undefined (callers fall
+ * back to the commit time).
+ */
+export function clinicalTime(definition: ConstraintNode, content: unknown): string | undefined {
+  let dateTime: string | undefined;
+  let date: string | undefined;
+  const visit = (node: ConstraintNode, value: unknown, depth: number) => {
+    if (dateTime || value === undefined || value === null || depth > 24) return;
+    switch (node.type) {
+      case 'date_time':
+        if (typeof value === 'string') dateTime = value;
+        return;
+      case 'date':
+        if (typeof value === 'string') date ??= value;
+        return;
+      case 'archetype': {
+        const archetype = findArchetype(node.archetypeId);
+        if (archetype) visit(archetype.definition, value, depth + 1);
+        return;
+      }
+      case 'object':
+        if (isObject(value)) for (const [name, child] of Object.entries(node.children)) visit(child, value[name], depth + 1);
+        return;
+      default:
+        return;
+    }
+  };
+  visit(definition, content, 0);
+  return dateTime ?? date;
+}
+
+/** The value at a content path (segments), or undefined. */
+export function valueAt(value: unknown, path: string[]): unknown {
+  let current = value;
+  for (const segment of path) {
+    if (Array.isArray(current) && /^\d+$/.test(segment)) current = current[Number(segment)];
+    else if (isObject(current)) current = current[segment];
+    else return undefined;
+  }
+  return current;
+}

@@ -1,0 +1,80 @@
+import { validationError, type ErrorDetail } from '../../../../common/errors';
+import { LOINC, LOINC_BP_PANEL, LOINC_DIASTOLIC, LOINC_HEART_RATE, LOINC_SYSTOLIC, type FhirResource } from './mapping';
+
+/**
+ * FHIR → platform input for the writable resources (Patient, vital-signs
+ * Observation). Elements CareGraph cannot store are refused (400) rather
+ * than silently dropped.
+ */
+type Json = Record<string, any>;
+
+const COMMON = ['resourceType', 'id', 'meta', 'text'];
+
+function onlyElements(resource: FhirResource, allowed: string[]): void {
+  const unknown = Object.keys(resource).filter((k) => !COMMON.includes(k) && !allowed.includes(k));
+  if (unknown.length > 0) {
+    throw validationError(`${resource.resourceType} elements not supported by this server: ${unknown.join(', ')}`, unknown.map((k) => ({ path: `${resource.resourceType}.${k}`, message: 'not supported' })));
+  }
+}
+
+export function patientInput(resource: FhirResource): Json {
+  onlyElements(resource, ['identifier', 'active', 'name', 'telecom', 'gender', 'birthDate']);
+  const details: ErrorDetail[] = [];
+  const names: Json[] = Array.isArray(resource.name) ? resource.name : [];
+  const name = names.find((n) => n?.use === 'official') ?? names[0];
+  if (!name || typeof name.family !== 'string' || !Array.isArray(name.given) || name.given.length === 0) {
+    details.push({ path: 'Patient.name', message: 'one name with family and at least one given name is required' });
+  }
+  const telecom: Json[] = Array.isArray(resource.telecom) ? resource.telecom : [];
+  const phone = telecom.find((t) => t?.system === 'phone')?.value ?? null;
+  const email = telecom.find((t) => t?.system === 'email')?.value ?? null;
+  if (resource.active === false) details.push({ path: 'Patient.active', message: 'inactive patients are not supported' });
+  if (details.length > 0) throw validationError('Invalid Patient', details);
+  return { givenNames: name.given, family: name.family, birthDate: resource.birthDate ?? null, gender: resource.gender ?? null, phone, email };
+}
+
+const isLoinc = (concept: Json | undefined, code: string) => (concept?.coding ?? []).some((c: Json) => c?.system === LOINC && c?.code === code);
+
+function ucum(quantity: Json | undefined, path: string, details: ErrorDetail[]): { magnitude: number; unit: string } | undefined {
+  if (!quantity || typeof quantity.value !== 'number') {
+    details.push({ path, message: 'valueQuantity with a numeric value is required' });
+    return undefined;
+  }
+  const unit = quantity.code ?? quantity.unit;
+  if (typeof unit !== 'string') {
+    details.push({ path, message: 'a UCUM unit (code) is required' });
+    return undefined;
+  }
+  return { magnitude: quantity.value, unit };
+}
+
+export type VitalSignsInput =
+  | { kind: 'blood_pressure'; patientId: string; recordedAt: string; systolic: { magnitude: number; unit: string }; diastolic: { magnitude: number; unit: string } }
+  | { kind: 'pulse'; patientId: string; recordedAt: string; rate: { magnitude: number; unit: string } };
+
+/** A blood-pressure panel (85354-9) or heart-rate (8867-4) Observation. */
+export function vitalSignsInput(resource: FhirResource): VitalSignsInput {
+  onlyElements(resource, ['status', 'category', 'code', 'subject', 'effectiveDateTime', 'issued', 'component', 'valueQuantity', 'note']);
+  const details: ErrorDetail[] = [];
+  const subject = /^Patient\/([A-Za-z0-9\-.]{1,64})$/.exec(resource.subject?.reference ?? '');
+  if (!subject) details.push({ path: 'Observation.subject', message: 'a Patient/<id> reference is required' });
+  if (typeof resource.effectiveDateTime !== 'string' || !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(resource.effectiveDateTime)) {
+    details.push({ path: 'Observation.effectiveDateTime', message: 'a date-time with a time zone is required' });
+  }
+  const base = { patientId: subject?.[1] ?? '', recordedAt: resource.effectiveDateTime as string };
+  if (isLoinc(resource.code, LOINC_BP_PANEL.code)) {
+    const components: Json[] = Array.isArray(resource.component) ? resource.component : [];
+    const systolic = ucum(components.find((c) => isLoinc(c.code, LOINC_SYSTOLIC.code))?.valueQuantity, `Observation.component(${LOINC_SYSTOLIC.code})`, details);
+    const diastolic = ucum(components.find((c) => isLoinc(c.code, LOINC_DIASTOLIC.code))?.valueQuantity, `Observation.component(${LOINC_DIASTOLIC.code})`, details);
+    if (details.length > 0) throw validationError('Invalid blood pressure Observation', details);
+    return { kind: 'blood_pressure', ...base, systolic: systolic!, diastolic: diastolic! };
+  }
+  if (isLoinc(resource.code, LOINC_HEART_RATE.code)) {
+    const rate = ucum(resource.valueQuantity, 'Observation.valueQuantity', details);
+    if (details.length > 0) throw validationError('Invalid heart rate Observation', details);
+    return { kind: 'pulse', ...base, rate: rate! };
+  }
+  throw validationError(`Only vital-signs Observations with LOINC ${LOINC_BP_PANEL.code} (blood pressure panel) or ${LOINC_HEART_RATE.code} (heart rate) can be written`, [
+    { path: 'Observation.code', message: 'unsupported code' },
+  ]);
+}

@@ -1,0 +1,125 @@
+import { Arg, Ctx, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
+import { GraphQLJSON, GraphQLJSONObject } from 'graphql-scalars';
+import type { EhrContext } from '../../context';
+import { OpenEhrResult } from './openehr.types';
+
+/** openEHR REST interactions as GraphQL fields, served on REST by the gateway at /openehr/v1. */
+@Resolver()
+export class OpenEhrResolver {
+  @Query(() => OpenEhrResult, { description: 'EHR by id, or by subject id and namespace.' })
+  openehrEhr(
+    @Arg('ehrId', () => ID, { nullable: true }) ehrId: string | null,
+    @Arg('subjectId', () => String, { nullable: true }) subjectId: string | null,
+    @Arg('subjectNamespace', () => String, { nullable: true }) subjectNamespace: string | null,
+    @Ctx() ctx: EhrContext,
+  ) {
+    return ctx.openehr.getEhr(ehrId, subjectId, subjectNamespace);
+  }
+
+  @Query(() => OpenEhrResult)
+  openehrEhrStatus(
+    @Arg('ehrId', () => ID) ehrId: string,
+    @Arg('versionUid', () => String, { nullable: true }) versionUid: string | null,
+    @Arg('versionAtTime', () => String, { nullable: true }) versionAtTime: string | null,
+    @Ctx() ctx: EhrContext,
+  ) {
+    return ctx.openehr.getEhrStatus(ehrId, versionUid, versionAtTime);
+  }
+
+  @Mutation(() => OpenEhrResult)
+  openehrUpdateEhrStatus(
+    @Arg('ehrId', () => ID) ehrId: string,
+    @Arg('ifMatch', () => String) ifMatch: string,
+    @Arg('ehrStatus', () => GraphQLJSON, { nullable: true }) ehrStatus: unknown,
+    @Arg('reason', () => String, { nullable: true }) reason: string | null,
+    @Ctx() ctx: EhrContext,
+  ) {
+    return ctx.openehr.updateEhrStatus(ehrId, ifMatch, ehrStatus, reason);
+  }
+
+  @Mutation(() => OpenEhrResult)
+  openehrCreateComposition(
+    @Arg('ehrId', () => ID) ehrId: string,
+    @Arg('templateId', () => String, { nullable: true }) templateId: string | null,
+    @Arg('composition', () => GraphQLJSONObject) composition: Record<string, unknown>,
+    @Arg('reason', () => String, { nullable: true }) reason: string | null,
+    @Ctx() ctx: EhrContext,
+  ) {
+    return ctx.openehr.createComposition(ehrId, templateId, composition, reason);
+  }
+
+  @Query(() => OpenEhrResult, { description: 'A composition by versioned object uid (latest) or version uid.' })
+  openehrComposition(@Arg('ehrId', () => ID) ehrId: string, @Arg('uid', () => ID) uid: string, @Ctx() ctx: EhrContext) {
+    return ctx.openehr.getComposition(ehrId, uid);
+  }
+
+  @Mutation(() => OpenEhrResult)
+  openehrUpdateComposition(
+    @Arg('ehrId', () => ID) ehrId: string,
+    @Arg('versionedObjectUid', () => ID) versionedObjectUid: string,
+    @Arg('ifMatch', () => String) ifMatch: string,
+    @Arg('templateId', () => String, { nullable: true }) templateId: string | null,
+    @Arg('composition', () => GraphQLJSONObject) composition: Record<string, unknown>,
+    @Arg('reason', () => String, { nullable: true }) reason: string | null,
+    @Ctx() ctx: EhrContext,
+  ) {
+    return ctx.openehr.updateComposition(ehrId, versionedObjectUid, ifMatch, templateId, composition, reason);
+  }
+
+  @Mutation(() => OpenEhrResult)
+  openehrDeleteComposition(
+    @Arg('ehrId', () => ID) ehrId: string,
+    @Arg('precedingVersionUid', () => ID) precedingVersionUid: string,
+    @Arg('reason', () => String, { nullable: true }) reason: string | null,
+    @Ctx() ctx: EhrContext,
+  ) {
+    return ctx.openehr.deleteComposition(ehrId, precedingVersionUid, reason);
+  }
+
+  @Query(() => OpenEhrResult)
+  openehrVersionedComposition(@Arg('ehrId', () => ID) ehrId: string, @Arg('versionedObjectUid', () => ID) versionedObjectUid: string, @Ctx() ctx: EhrContext) {
+    return ctx.openehr.versionedComposition(ehrId, versionedObjectUid);
+  }
+
+  @Query(() => OpenEhrResult)
+  openehrRevisionHistory(@Arg('ehrId', () => ID) ehrId: string, @Arg('versionedObjectUid', () => ID) versionedObjectUid: string, @Ctx() ctx: EhrContext) {
+    return ctx.openehr.revisionHistory(ehrId, versionedObjectUid);
+  }
+
+  @Query(() => OpenEhrResult)
+  openehrCompositionVersion(
+    @Arg('ehrId', () => ID) ehrId: string,
+    @Arg('versionedObjectUid', () => ID) versionedObjectUid: string,
+    @Arg('versionUid', () => String, { nullable: true }) versionUid: string | null,
+    @Arg('versionAtTime', () => String, { nullable: true }) versionAtTime: string | null,
+    @Ctx() ctx: EhrContext,
+  ) {
+    return ctx.openehr.compositionVersion(ehrId, versionedObjectUid, versionUid, versionAtTime);
+  }
+
+  @Query(() => OpenEhrResult)
+  openehrTemplates(@Ctx() ctx: EhrContext) {
+    return ctx.openehr.listTemplates();
+  }
+
+  @Query(() => OpenEhrResult, { description: 'A template as CareGraph JSON, or as a web template (webTemplate: true).' })
+  openehrTemplate(@Arg('templateId', () => ID) templateId: string, @Arg('webTemplate', () => Boolean, { nullable: true }) web: boolean | null, @Ctx() ctx: EhrContext) {
+    return ctx.openehr.getTemplate(templateId, web ? 'web' : 'json');
+  }
+
+  @Mutation(() => OpenEhrResult)
+  openehrUploadTemplate(@Arg('template', () => GraphQLJSON, { nullable: true }) template: unknown, @Arg('reason', () => String, { nullable: true }) reason: string | null, @Ctx() ctx: EhrContext) {
+    return ctx.openehr.uploadTemplate(template, reason);
+  }
+
+  @Query(() => GraphQLJSONObject, { description: 'AQL (the subset in docs/exchange.md): {q, columns, rows}.' })
+  aqlQuery(
+    @Arg('q', () => String) q: string,
+    @Arg('parameters', () => GraphQLJSONObject, { nullable: true }) parameters: Record<string, unknown> | null,
+    @Arg('offset', () => Int, { nullable: true }) offset: number | null,
+    @Arg('fetch', () => Int, { nullable: true }) fetch: number | null,
+    @Ctx() ctx: EhrContext,
+  ) {
+    return ctx.openehr.query(q, parameters ?? {}, offset, fetch);
+  }
+}
