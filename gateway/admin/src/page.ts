@@ -38,8 +38,12 @@ export function section(title: string, id: string, ...children: Child[]): HTMLEl
   return h('section', { 'aria-labelledby': id }, h('h2', { id }, title), children);
 }
 
-/** Disables a button while its action runs, so a double press does not act twice. */
+/**
+ * Disables a button while its action runs, so a double press does not act
+ * twice; a button that had the focus gets it back (disabling may drop it).
+ */
 export async function busy<T>(button: HTMLButtonElement, action: () => Promise<T>): Promise<T> {
+  const hadFocus = document.activeElement === button;
   button.disabled = true;
   button.setAttribute('aria-busy', 'true');
   try {
@@ -47,5 +51,6 @@ export async function busy<T>(button: HTMLButtonElement, action: () => Promise<T
   } finally {
     button.disabled = false;
     button.removeAttribute('aria-busy');
+    if (hadFocus && button.isConnected && (document.activeElement === null || document.activeElement === document.body)) button.focus();
   }
 }

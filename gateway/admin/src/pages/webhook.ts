@@ -26,7 +26,7 @@ export async function webhookPage(ctx: PageContext, id: string): Promise<void> {
     webhook = data.webhook;
     title.textContent = `Subscription ${webhook.url}`;
     fill(details, describe(webhook));
-    fill(actions, actionForms(webhook));
+    updateActions(webhook);
   }
 
   async function loadDeliveries(): Promise<void> {
@@ -66,93 +66,92 @@ export async function webhookPage(ctx: PageContext, id: string): Promise<void> {
     }
     fill(
       log,
-      h('p', { class: 'muted' }, `${total} deliveries, newest first${total > deliveries.length ? ` (showing ${deliveries.length})` : ''}.`),
+      h('p', { class: 'muted' }, `${total} deliver${total === 1 ? 'y' : 'ies'}, newest first${total > deliveries.length ? ` (showing ${deliveries.length})` : ''}.`),
       h('ul', { class: 'delivery-list' }, deliveries.map((d) => h('li', null, deliveryEntry(d, open.has(d.id))))),
     );
     if (focused) log.querySelector<HTMLElement>(`details[data-delivery-id="${CSS.escape(focused)}"] > summary`)?.focus();
   }
 
-  function actionForms(w: Webhook): Child[] {
-    const type = h('select', { id: 'test-type', name: 'type' }, w.events.map((e) => h('option', { value: e }, e)));
-    const sendButton = h('button', { type: 'submit', disabled: w.status !== 'active' }, 'Send test event');
-    const test = h(
-      'form',
-      {
-        class: 'inline-form',
-        onsubmit: async (event: SubmitEvent) => {
-          event.preventDefault();
-          await act(sendButton, async () => {
-            const { sendTestEvent: r } = await gql<{ sendTestEvent: { eventType: string; success: boolean; statusCode: number | null; durationMs: number; error: string | null; deliveryStatus: string } }>(
-              'mutation ($id: ID!, $type: String) { sendTestEvent(id: $id, type: $type) { eventType success statusCode durationMs error deliveryStatus } }',
-              { id, type: type.value },
-            );
-            const answer = r.statusCode === null ? 'no answer' : `HTTP ${r.statusCode}`;
-            return `Test event ${r.eventType}: ${r.success ? 'delivered' : 'failed'} (${answer} in ${r.durationMs} ms${r.error ? `, ${r.error}` : ''}); delivery ${r.deliveryStatus}.`;
-          });
-        },
+  // Built once and updated in place, so a refresh never takes the focus away from a control.
+  const type = h('select', { id: 'test-type', name: 'type' });
+  const sendButton = h('button', { type: 'submit' }, 'Send test event');
+  const sendHint = h('p', { class: 'hint' });
+  const test = h(
+    'form',
+    {
+      class: 'inline-form',
+      onsubmit: async (event: SubmitEvent) => {
+        event.preventDefault();
+        await act(sendButton, async () => {
+          const { sendTestEvent: r } = await gql<{ sendTestEvent: { eventType: string; success: boolean; statusCode: number | null; durationMs: number; error: string | null; deliveryStatus: string } }>(
+            'mutation ($id: ID!, $type: String) { sendTestEvent(id: $id, type: $type) { eventType success statusCode durationMs error deliveryStatus } }',
+            { id, type: type.value },
+          );
+          const answer = r.statusCode === null ? 'no answer' : `HTTP ${r.statusCode}`;
+          return `Test event ${r.eventType}: ${r.success ? 'delivered' : 'failed'} (${answer} in ${r.durationMs} ms${r.error ? `, ${r.error}` : ''}); delivery ${r.deliveryStatus}.`;
+        });
       },
-      h('label', { for: 'test-type' }, 'Event type'),
-      type,
-      sendButton,
-      w.status !== 'active' ? h('p', { class: 'hint' }, 'Re-enable the subscription to send test events.') : null,
-    );
+    },
+    h('label', { for: 'test-type' }, 'Event type'),
+    type,
+    sendButton,
+    sendHint,
+  );
 
-    const toggle = h(
-      'button',
-      {
-        type: 'button',
-        class: w.status === 'active' ? 'secondary' : '',
-        onclick: () =>
-          act(toggle, async () => {
-            const status = w.status === 'active' ? 'disabled' : 'active';
-            await gql('mutation ($id: ID!, $input: UpdateWebhookInput!) { updateWebhook(id: $id, input: $input) { id status } }', { id, input: { status } });
-            return status === 'active' ? 'Subscription re-enabled: new events will be delivered.' : 'Subscription disabled: pending retries were cancelled.';
-          }),
+  const toggle = h('button', {
+    type: 'button',
+    onclick: () =>
+      act(toggle, async () => {
+        const status = webhook?.status === 'active' ? 'disabled' : 'active';
+        await gql('mutation ($id: ID!, $input: UpdateWebhookInput!) { updateWebhook(id: $id, input: $input) { id status } }', { id, input: { status } });
+        return status === 'active' ? 'Subscription re-enabled: new events will be delivered.' : 'Subscription disabled: pending retries were cancelled.';
+      }),
+  });
+
+  const secretOut = h('div', { role: 'status', class: 'once' });
+  const rotate = h(
+    'button',
+    {
+      type: 'button',
+      class: 'secondary',
+      onclick: () =>
+        act(rotate, async () => {
+          const secret = newSecret();
+          await gql('mutation ($id: ID!, $input: UpdateWebhookInput!) { updateWebhook(id: $id, input: $input) { id } }', { id, input: { secret } });
+          fill(secretOut, h('p', null, 'New signing secret, shown only now. Deliveries from now on are signed with it:'), h('p', null, h('code', { class: 'secret', 'data-secret': '' }, secret)));
+          return 'Secret rotated.';
+        }),
+    },
+    'Rotate secret',
+  );
+
+  const remove = h(
+    'button',
+    {
+      type: 'button',
+      class: 'danger',
+      onclick: async () => {
+        if (!confirm(`Delete the subscription to ${webhook?.url ?? id} and its delivery log?`)) return;
+        await act(remove, async () => {
+          await gql('mutation ($id: ID!) { deleteWebhook(id: $id) }', { id });
+          location.hash = '#/webhooks';
+          return 'Deleted.';
+        });
       },
-      w.status === 'active' ? 'Disable' : 'Re-enable',
-    );
+    },
+    'Delete subscription',
+  );
 
-    const secretOut = h('div', { role: 'status', class: 'once' });
-    const rotate = h(
-      'button',
-      {
-        type: 'button',
-        class: 'secondary',
-        onclick: () =>
-          act(rotate, async () => {
-            const secret = newSecret();
-            await gql('mutation ($id: ID!, $input: UpdateWebhookInput!) { updateWebhook(id: $id, input: $input) { id } }', { id, input: { secret } });
-            fill(secretOut, h('p', null, 'New signing secret, shown only now. Deliveries from now on are signed with it:'), h('p', null, h('code', { class: 'secret', 'data-secret': '' }, secret)));
-            return 'Secret rotated.';
-          }),
-      },
-      'Rotate secret',
-    );
+  fill(actions, h('h3', null, 'Send a test event'), test, h('h3', null, 'Status and secret'), h('div', { class: 'button-row' }, toggle, rotate, remove), secretOut);
 
-    const remove = h(
-      'button',
-      {
-        type: 'button',
-        class: 'danger',
-        onclick: async () => {
-          if (!confirm(`Delete the subscription to ${w.url} and its delivery log?`)) return;
-          await act(remove, async () => {
-            await gql('mutation ($id: ID!) { deleteWebhook(id: $id) }', { id });
-            location.hash = '#/webhooks';
-            return 'Deleted.';
-          });
-        },
-      },
-      'Delete subscription',
-    );
-
-    return [
-      h('h3', null, 'Send a test event'),
-      test,
-      h('h3', null, 'Status and secret'),
-      h('div', { class: 'button-row' }, toggle, rotate, remove),
-      secretOut,
-    ];
+  function updateActions(w: Webhook): void {
+    const chosen = type.value;
+    fill(type, w.events.map((e) => h('option', { value: e }, e)));
+    if (w.events.includes(chosen)) type.value = chosen;
+    sendButton.disabled = w.status !== 'active';
+    sendHint.textContent = w.status === 'active' ? '' : 'Re-enable the subscription to send test events.';
+    toggle.textContent = w.status === 'active' ? 'Disable' : 'Re-enable';
+    toggle.className = w.status === 'active' ? 'secondary' : '';
   }
 
   /** Runs an action, reports its outcome in the status line, and re-reads the subscription and its log. */
@@ -196,7 +195,7 @@ function describe(w: Webhook): HTMLElement {
     ['Id', h('code', null, w.id)],
   ];
   if (w.status === 'disabled') rows.splice(1, 0, ['Disabled', [timeElement(w.disabledAt), ' — ', w.disabledReason ?? '']]);
-  return h('dl', { class: 'facts' }, rows.map(([label, value]) => [h('dt', null, label), h('dd', null, value)]));
+  return h('dl', { class: 'facts', id: 'webhook-facts' }, rows.map(([label, value]) => [h('dt', null, label), h('dd', null, value)]));
 }
 
 function deliveryEntry(d: Delivery, open: boolean): HTMLDetailsElement {
