@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import express, { Router, type Request } from 'express';
 import { projectRoot } from '../common/paths';
@@ -33,6 +32,7 @@ function contentSecurityPolicy(req: Request): string {
  * The admin dashboard's static files at /admin (CONTRACT §3: no token needed
  * for them; every API call the dashboard makes carries the user's token).
  * Hashed assets are cached for good; index.html is revalidated on each load.
+ * Before `npm run build` has made the files, /admin answers the API's 404.
  */
 export function adminRoutes(dir = ADMIN_DIST): Router {
   const router = Router();
@@ -43,7 +43,6 @@ export function adminRoutes(dir = ADMIN_DIST): Router {
     res.setHeader('X-Frame-Options', 'DENY');
     next();
   });
-  if (!existsSync(dir)) return router;
   router.use(
     express.static(dir, {
       index: 'index.html',

@@ -11,6 +11,9 @@ import { startReceiver, verifySignature, type Receiver } from './webhook-receive
  * playwright-core) against the real platform and a real HTTPS receiver.
  * Without Chromium the browser tests are skipped with a message (on CI they fail).
  */
+// Browser globals used inside page.evaluate callbacks, which run in Chromium (this file is type-checked without DOM types).
+declare const window: any, document: any, location: any, getComputedStyle: any, MutationObserver: any;
+
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const HAVE_CHROMIUM = existsSync(CHROMIUM);
 if (!HAVE_CHROMIUM) {
@@ -172,11 +175,11 @@ describe(`admin dashboard (${backendName})`, () => {
       const seen: string[] = [];
       (window as any).statusesSeen = seen;
       new MutationObserver(() => {
-        for (const cell of document.querySelectorAll<HTMLElement>('tr[data-message-id] .status-cell')) {
-          const entry = `${cell.closest('tr')!.dataset.messageId}:${cell.dataset.status}`;
+        for (const cell of document.querySelectorAll('tr[data-message-id] .status-cell')) {
+          const entry = `${cell.closest('tr').dataset.messageId}:${cell.dataset.status}`;
           if (!seen.includes(entry)) seen.push(entry);
         }
-      }).observe(document.getElementById('message-log')!, { subtree: true, childList: true });
+      }).observe(document.getElementById('message-log'), { subtree: true, childList: true });
     });
 
     const template = await page.locator('select[name="templateId"] option', { hasText: '(appointment-reminder, en)' }).getAttribute('value');
@@ -230,7 +233,7 @@ describe(`admin dashboard (${backendName})`, () => {
     await keys.keyboard.press('Enter');
     await keys.getByRole('heading', { level: 1, name: `Subscription ${receiver.url('/down')}` }).waitFor();
     await tabTo(keys, 'button:text-is("Re-enable")');
-    expect(await keys.evaluate(() => getComputedStyle(document.activeElement!).outlineStyle)).not.toBe('none');
+    expect(await keys.evaluate(() => getComputedStyle(document.activeElement).outlineStyle)).not.toBe('none');
     await keys.keyboard.press('Space');
     await keys.getByRole('status').filter({ hasText: 'Subscription re-enabled' }).waitFor();
     await keys.locator('#webhook-facts .badge-active').waitFor();
@@ -255,7 +258,7 @@ describe(`admin dashboard (${backendName})`, () => {
       ['templates', '#/templates', async () => void (await page.locator('article').first().waitFor())],
     ];
     for (const [name, hash, ready] of pages) {
-      await page.evaluate((h) => (location.hash = h), hash);
+      await page.evaluate((hash: string) => (location.hash = hash), hash);
       await ready();
       const width = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth }));
       expect({ name, ...width }).toEqual({ name, scroll: PHONE.width, client: PHONE.width });
