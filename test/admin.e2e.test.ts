@@ -120,6 +120,8 @@ describe(`admin dashboard (${backendName})`, () => {
     // The API behind it still wants a token.
     expect((await t.request('POST', '/graphql', { body: { query: '{ webhooks { data { id } } }' }, token: null })).status).toBe(401);
     expect((await fetch(`${t.url}/admin/nope.js`)).status).toBe(404);
+    const bare = await fetch(`${t.url}/admin`, { redirect: 'manual' });
+    expect([bare.status, bare.headers.get('location')]).toEqual([301, '/admin/']);
   });
 
   browserIt('signs in, creates a subscription, sends a test event and shows the attempt with payload and signature; rotates the secret', async () => {
@@ -237,6 +239,8 @@ describe(`admin dashboard (${backendName})`, () => {
     await keys.keyboard.press('Space');
     await keys.getByRole('status').filter({ hasText: 'Subscription re-enabled' }).waitFor();
     await keys.locator('#webhook-facts .badge-active').waitFor();
+    // The focus stays on the button, which now offers the opposite action.
+    expect(await keys.evaluate(() => document.activeElement.textContent)).toBe('Disable');
     await shot(keys, '05-reenabled-keyboard');
     expect((await t.request('GET', `/v1/webhooks/${id}`, { token })).body.status).toBe('active');
     expect(consoleErrors).toEqual([]);
