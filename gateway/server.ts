@@ -25,6 +25,7 @@ import { messagingRoutes, smsProviderRoutes } from './rest/messaging';
 import { ehrRoutes } from './rest/ehr';
 import { fhirErrorHandler, fhirRoutes } from './rest/fhir';
 import { openEhrErrorHandler, openEhrRoutes } from './rest/openehr';
+import { adminRoutes } from './admin-static';
 import { attachSubscriptionServer } from './subscriptions';
 import type { EventBus } from '../common/events/bus';
 
@@ -143,6 +144,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const form = express.urlencoded({ limit: BODY_LIMIT, extended: false });
   app.use('/fhir/R4', json, form, authenticate(verifyToken), fhirRoutes(run), fhirErrorHandler(logger));
   app.use('/openehr/v1', json, authenticate(verifyToken), openEhrRoutes(run), openEhrErrorHandler(logger));
+  app.use('/admin', adminRoutes());
 
   app.use(notFoundHandler);
   app.use(errorHandler(logger));

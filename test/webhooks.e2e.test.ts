@@ -298,6 +298,40 @@ describe(`webhooks (${backendName})`, () => {
       expect((await t.request('POST', `/v1/webhooks/${id}/test`, { body: { type: 'nope' } })).status).toBe(400);
     });
 
+    it('shows each attempt with the body and signature sent, and the failure streak (GraphQL, for the dashboard)', async () => {
+      const id = await subscribe('/inspect', ['message.sent']);
+      let up = false;
+      receiver.behave('/inspect', () => (up ? { status: 200 } : { status: 500, body: 'down' }));
+      const health = async () =>
+        (await t.graphql('query ($id: ID!) { webhook(id: $id) { failureStreak lastFailureAt lastFailureError } }', { id })).body.data.webhook;
+      expect(await health()).toEqual({ failureStreak: 0, lastFailureAt: null, lastFailureError: null });
+
+      for (let i = 1; i <= 2; i++) expect((await t.request('POST', `/v1/webhooks/${id}/test`)).body).toMatchObject({ success: false, statusCode: 500 });
+      // Pausing cancels the scheduled retries, so the log stops moving while we read it.
+      expect((await t.request('PATCH', `/v1/webhooks/${id}`, { body: { status: 'disabled' } })).status).toBe(200);
+
+      const query = `query ($id: ID!) { webhookDeliveries(webhookId: $id, limit: 10) { data { eventId payload attempts { success signature } } } }`;
+      const page = (await t.graphql(query, { id })).body.data.webhookDeliveries.data;
+      expect(page).toHaveLength(2);
+      const sent = receiver.received('/inspect');
+      for (const delivery of page) {
+        const hook = sent.find((h) => h.body.id === delivery.eventId)!;
+        expect(delivery.payload).toBe(hook.raw.toString('utf8'));
+        expect(delivery.attempts[0].signature).toBe(hook.headers['x-webhook-signature']);
+        expect(verifySignature(SECRET, Buffer.from(delivery.payload), delivery.attempts[0].signature)).toBe(true);
+      }
+      const failedAttempts = page.flatMap((d: any) => d.attempts).length;
+      expect(failedAttempts).toBeGreaterThanOrEqual(2);
+      expect(await health()).toEqual({ failureStreak: failedAttempts, lastFailureAt: expect.any(String), lastFailureError: 'HTTP 500' });
+
+      up = true;
+      expect((await t.request('PATCH', `/v1/webhooks/${id}`, { body: { status: 'active' } })).status).toBe(200);
+      // A success ends the streak; the latest failure stays visible.
+      expect((await t.request('POST', `/v1/webhooks/${id}/test`)).body).toMatchObject({ success: true });
+      expect(await health()).toMatchObject({ failureStreak: 0, lastFailureError: 'HTTP 500' });
+      await t.request('DELETE', `/v1/webhooks/${id}`);
+    });
+
     it('makes each attempt once with several workers on one database', async () => {
       const extra: Stoppable[] = [];
       // PGlite is one connection in this process, so one more worker is enough there; PostgreSQL gets two.

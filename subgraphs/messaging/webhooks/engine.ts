@@ -200,6 +200,7 @@ export class WebhookEngine {
           success: outcome.success,
           error: outcome.error,
           responseSnippet: outcome.responseSnippet,
+          signature: outcome.signature,
         },
       });
       // Only while our claim holds and nobody cancelled the delivery meanwhile.

@@ -26,6 +26,8 @@ export interface AttemptOutcome {
   responseSnippet: string | null;
   /** Retry-After of a 429/503 answer, in ms from now. */
   retryAfterMs: number | null;
+  /** The X-Webhook-Signature header sent; null when no request was made (URL refused). */
+  signature: string | null;
 }
 
 export interface SenderOptions {
@@ -82,6 +84,7 @@ export class WebhookSender {
   async send(hook: OutgoingWebhook, now = new Date()): Promise<AttemptOutcome> {
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);
+    let signature: string | null = null;
     const failed = (error: string, statusCode: number | null = null, snippet: string | null = null, retryAfterMs: number | null = null): AttemptOutcome => ({
       success: false,
       statusCode,
@@ -89,6 +92,7 @@ export class WebhookSender {
       error,
       responseSnippet: snippet,
       retryAfterMs,
+      signature,
     });
 
     let url: URL;
@@ -108,6 +112,7 @@ export class WebhookSender {
     }
 
     const body = Buffer.from(hook.payload, 'utf8');
+    signature = signPayload(hook.secret, body);
     try {
       const response = await request(url, {
         method: 'POST',
@@ -119,14 +124,14 @@ export class WebhookSender {
           'x-webhook-id': hook.eventId,
           'x-webhook-event': hook.eventType,
           'x-webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
-          'x-webhook-signature': signPayload(hook.secret, body),
+          'x-webhook-signature': signature,
         },
         body,
       });
       const snippet = await readSnippet(response.body);
       const status = response.statusCode;
       if (status >= 200 && status < 300) {
-        return { success: true, statusCode: status, durationMs: elapsed(), error: null, responseSnippet: snippet, retryAfterMs: null };
+        return { success: true, statusCode: status, durationMs: elapsed(), error: null, responseSnippet: snippet, retryAfterMs: null, signature };
       }
       if (status >= 300 && status < 400) {
         const location = response.headers.location;

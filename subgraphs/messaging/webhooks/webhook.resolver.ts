@@ -1,4 +1,4 @@
-import { Arg, Ctx, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
+import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
 import type { MessagingContext } from '../context';
 import {
   AlertList,
@@ -53,6 +53,21 @@ export class WebhookResolver {
   @Mutation(() => WebhookTestResult, { description: 'Sends an example event to the subscription and reports the first attempt.' })
   sendTestEvent(@Arg('id', () => ID) id: string, @Arg('type', () => String, { nullable: true }) type: string | null, @Ctx() ctx: MessagingContext) {
     return ctx.webhooks.sendTest(id, type);
+  }
+
+  @FieldResolver(() => Int, { description: 'Failed attempts since the last successful one (0 after a success).' })
+  async failureStreak(@Root() webhook: Webhook, @Ctx() ctx: MessagingContext) {
+    return (await ctx.webhooks.health(webhook.id)).failureStreak;
+  }
+
+  @FieldResolver(() => Date, { nullable: true, description: 'When the latest failed attempt was made.' })
+  async lastFailureAt(@Root() webhook: Webhook, @Ctx() ctx: MessagingContext) {
+    return (await ctx.webhooks.health(webhook.id)).lastFailureAt;
+  }
+
+  @FieldResolver(() => String, { nullable: true, description: 'The error of the latest failed attempt.' })
+  async lastFailureError(@Root() webhook: Webhook, @Ctx() ctx: MessagingContext) {
+    return (await ctx.webhooks.health(webhook.id)).lastFailureError;
   }
 
   @Query(() => AlertList, { description: 'Alerts of the tenant, newest first (e.g. webhook.disabled).' })

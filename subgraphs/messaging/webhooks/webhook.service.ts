@@ -8,6 +8,7 @@ import type { MessagingPrisma } from '../db/client';
 import type { WebhookSubscription } from '../db/generated/client';
 import { newId, type WebhookEngine } from './engine';
 import { checkWebhookUrl } from './ssrf';
+import type { WebhookHealth } from './webhook.types';
 import { validatePage } from '../messages/message.service';
 
 export interface WebhookServiceDeps {
@@ -69,6 +70,9 @@ function sampleData(type: WebhookEventType, now: Date): Record<string, unknown> 
 
 /** Webhook subscriptions of the caller's tenant (CONTRACT §6). Managed by admins and integrations. */
 export class WebhookService {
+  /** One health read per subscription and request, however many of its fields are selected. */
+  private readonly healthCache = new Map<string, Promise<WebhookHealth>>();
+
   constructor(
     private readonly prisma: MessagingPrisma,
     private readonly identity: Identity,
@@ -95,6 +99,30 @@ export class WebhookService {
     this.requireManager();
     const rows = await this.prisma.webhookSubscription.findMany({ where: { tenantId: this.identity.tenantId }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
     return rows.map(view);
+  }
+
+  /** Failure streak and latest failure of a subscription the caller has already read. */
+  health(id: string): Promise<WebhookHealth> {
+    let health = this.healthCache.get(id);
+    if (!health) {
+      health = this.readHealth(id);
+      this.healthCache.set(id, health);
+    }
+    return health;
+  }
+
+  private async readHealth(id: string): Promise<WebhookHealth> {
+    this.requireManager();
+    const ofSubscription = { tenantId: this.identity.tenantId, delivery: { subscriptionId: id } };
+    const [lastSuccess, lastFailure] = await Promise.all([
+      this.prisma.webhookAttempt.findFirst({ where: { ...ofSubscription, success: true }, orderBy: { at: 'desc' }, select: { at: true } }),
+      this.prisma.webhookAttempt.findFirst({ where: { ...ofSubscription, success: false }, orderBy: { at: 'desc' }, select: { at: true, error: true } }),
+    ]);
+    const failureStreak =
+      lastFailure && (!lastSuccess || lastFailure.at > lastSuccess.at)
+        ? await this.prisma.webhookAttempt.count({ where: { ...ofSubscription, success: false, ...(lastSuccess ? { at: { gt: lastSuccess.at } } : {}) } })
+        : 0;
+    return { failureStreak, lastFailureAt: lastFailure?.at ?? null, lastFailureError: lastFailure?.error ?? null };
   }
 
   async get(id: string): Promise<WebhookView> {
@@ -189,6 +217,7 @@ export class WebhookService {
         webhookId: row.subscriptionId,
         eventId: row.eventId,
         eventType: row.eventType,
+        payload: row.payload,
         status: row.status,
         attemptCount: row.attempts,
         nextAttemptAt: row.nextAttemptAt,

@@ -28,6 +28,13 @@ export class Webhook {
   disabledReason!: string | null;
 }
 
+/** How a subscription's endpoint has been answering lately (the dashboard's failure streak). */
+export interface WebhookHealth {
+  failureStreak: number;
+  lastFailureAt: Date | null;
+  lastFailureError: string | null;
+}
+
 @ObjectType()
 export class WebhookList {
   @Field(() => [Webhook])
@@ -83,6 +90,9 @@ export class WebhookAttempt {
 
   @Field(() => String, { nullable: true, description: 'The first KiB of the answer body.' })
   responseSnippet!: string | null;
+
+  @Field(() => String, { nullable: true, description: 'The X-Webhook-Signature header sent with this attempt; null when no request was made.' })
+  signature!: string | null;
 }
 
 @ObjectType({ description: 'One event for one subscription, with every attempt made.' })
@@ -98,6 +108,9 @@ export class WebhookDelivery {
 
   @Field(() => String)
   eventType!: string;
+
+  @Field(() => String, { description: 'The exact JSON body sent (and signed) on every attempt.' })
+  payload!: string;
 
   @Field(() => String, { description: 'pending | succeeded | failed | cancelled' })
   status!: string;

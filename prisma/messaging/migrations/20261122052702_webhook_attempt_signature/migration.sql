@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "messaging"."WebhookAttempt" ADD COLUMN     "signature" TEXT;

@@ -1,0 +1,284 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { projectRoot } from '../common/paths';
+import { backendName, startTestPlatform, type TestPlatform } from './harness';
+import { startReceiver, verifySignature, type Receiver } from './webhook-receiver';
+
+/**
+ * The admin dashboard in a real browser (Debian's Chromium driven by
+ * playwright-core) against the real platform and a real HTTPS receiver.
+ * Without Chromium the browser tests are skipped with a message (on CI they fail).
+ */
+// Browser globals used inside page.evaluate callbacks, which run in Chromium (this file is type-checked without DOM types).
+declare const window: any, document: any, location: any, getComputedStyle: any, MutationObserver: any;
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const HAVE_CHROMIUM = existsSync(CHROMIUM);
+if (!HAVE_CHROMIUM) {
+  if (process.env.CI) throw new Error(`Chromium is missing at ${CHROMIUM}: .ci/run installs the Debian package chromium`);
+  console.warn(`admin dashboard browser tests SKIPPED: no Chromium at ${CHROMIUM} (Debian: apt-get install chromium, or set CHROMIUM_PATH)`);
+}
+const browserIt = HAVE_CHROMIUM ? it : it.skip;
+
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+const ARTIFACTS = join(projectRoot(), 'test-artifacts', 'admin');
+const PHONE = { width: 390, height: 844 };
+const DESKTOP = { width: 1280, height: 900 };
+
+describe(`admin dashboard (${backendName})`, () => {
+  let t: TestPlatform;
+  let receiver: Receiver;
+  let browser: Browser | undefined;
+  let token: string;
+  const contexts: BrowserContext[] = [];
+  let consoleErrors: string[] = [];
+
+  beforeAll(async () => {
+    // The dashboard as `npm run build` makes it, from the current sources.
+    execFileSync(process.execPath, [join(projectRoot(), 'node_modules', 'vite', 'bin', 'vite.js'), 'build', '--config', 'gateway/admin/vite.config.mts', '--logLevel', 'error'], {
+      cwd: projectRoot(),
+      stdio: 'inherit',
+    });
+    mkdirSync(ARTIFACTS, { recursive: true });
+    receiver = await startReceiver();
+    t = await startTestPlatform({
+      WEBHOOK_ALLOW_INSECURE: 'true',
+      WEBHOOK_RETRY_SCHEDULE: '100ms,100ms,100ms,100ms,100ms',
+      WEBHOOK_TIMEOUT_MS: '5000',
+      WEBHOOK_CA_FILE: receiver.caFile,
+      // Slow enough that a sent message is seen before it is delivered.
+      SIM_SEND_DELAY_MS: '300',
+      SIM_DELIVER_DELAY_MS: '1500',
+    });
+    token = await t.token({ sub: 'ops@example.com', tenants: ['demo'], roles: ['admin'] });
+    if (HAVE_CHROMIUM) browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  });
+  afterEach(async () => {
+    // Pages first, so their WebSockets are closed before the server stops.
+    await Promise.all(contexts.splice(0).map((c) => c.close()));
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await t?.stop();
+    await receiver?.close();
+  });
+
+  async function newPage(viewport = DESKTOP): Promise<Page> {
+    const context = await browser!.newContext({ viewport });
+    contexts.push(context);
+    const page = await context.newPage();
+    consoleErrors = [];
+    page.on('console', (message) => {
+      if (message.type() === 'error') consoleErrors.push(`console: ${message.text()}`);
+    });
+    page.on('pageerror', (err) => consoleErrors.push(`pageerror: ${err.message}`));
+    return page;
+  }
+
+  async function signIn(page: Page): Promise<void> {
+    await page.goto(`${t.url}/admin/`);
+    await page.getByLabel('Bearer token').fill(token);
+    await page.getByLabel('Tenant id (optional)').fill('demo');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Webhook subscriptions' }).waitFor();
+    await page.locator('.live-state[data-state="live"]').waitFor();
+  }
+
+  const shot = (page: Page, name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+
+  async function createWebhook(path: string, events = ['message.sent']): Promise<string> {
+    const res = await t.request('POST', '/v1/webhooks', { body: { url: receiver.url(path), events, secret: 'whsec-admin-test-0123456789' }, token });
+    expect(res.status).toBe(201);
+    return res.body.id;
+  }
+
+  it('serves the dashboard without a token, with a strict Content-Security-Policy', async () => {
+    const page = await fetch(`${t.url}/admin/`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    const csp = page.headers.get('content-security-policy')!;
+    expect(csp).toContain("default-src 'none'");
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).toContain(`connect-src 'self' ws://${new URL(t.url).host} wss://${new URL(t.url).host}`);
+    expect(csp).not.toContain('unsafe-inline');
+    const html = await page.text();
+    const script = /src="(\/admin\/assets\/[^"]+\.js)"/.exec(html)![1];
+    const asset = await fetch(`${t.url}${script}`);
+    expect(asset.status).toBe(200);
+    expect(asset.headers.get('cache-control')).toContain('immutable');
+    // The API behind it still wants a token.
+    expect((await t.request('POST', '/graphql', { body: { query: '{ webhooks { data { id } } }' }, token: null })).status).toBe(401);
+    expect((await fetch(`${t.url}/admin/nope.js`)).status).toBe(404);
+    const bare = await fetch(`${t.url}/admin`, { redirect: 'manual' });
+    expect([bare.status, bare.headers.get('location')]).toEqual([301, '/admin/']);
+  });
+
+  browserIt('signs in, creates a subscription, sends a test event and shows the attempt with payload and signature; rotates the secret', async () => {
+    const page = await newPage();
+    await signIn(page);
+    await shot(page, '01-webhooks-empty');
+
+    const url = receiver.url('/ui');
+    await page.getByLabel('Endpoint URL').fill(url);
+    await page.getByLabel('message.delivered').check();
+    await page.getByRole('button', { name: 'Create subscription' }).click();
+    const secret = (await page.locator('[data-secret]').textContent())!;
+    expect(secret).toMatch(/^whsec_[0-9a-f]{64}$/);
+    await page.getByRole('link', { name: url }).first().click();
+    await page.getByRole('heading', { level: 1, name: `Subscription ${url}` }).waitFor();
+
+    await page.getByLabel('Event type').selectOption('message.delivered');
+    await page.getByRole('button', { name: 'Send test event' }).click();
+    await page.getByRole('status').filter({ hasText: 'Test event message.delivered: delivered (HTTP 200' }).waitFor();
+    const [hook] = receiver.received('/ui');
+    expect(verifySignature(secret, hook.raw, hook.headers['x-webhook-signature'])).toBe(true);
+
+    const entry = page.locator(`details[data-delivery-id]`).filter({ hasText: 'message.delivered' });
+    await entry.locator('summary').click();
+    const attempt = entry.locator('tr[data-attempt="1"]');
+    expect(await attempt.locator('td[data-label="Status code"]').textContent()).toBe('200');
+    expect(await attempt.locator('td[data-label="Result"]').textContent()).toBe('succeeded');
+    expect(await attempt.locator('td[data-label="X-Webhook-Signature"]').textContent()).toBe(hook.headers['x-webhook-signature']);
+    expect(await entry.locator('pre.payload').textContent()).toBe(hook.raw.toString('utf8'));
+    await shot(page, '02-webhook-attempt');
+
+    // Rotation: the new secret is shown once and signs the next delivery.
+    await page.getByRole('button', { name: 'Rotate secret' }).click();
+    await page.getByRole('status').filter({ hasText: 'Secret rotated.' }).waitFor();
+    const rotated = (await page.locator('[data-secret]').textContent())!;
+    expect(rotated).not.toBe(secret);
+    await page.getByRole('button', { name: 'Send test event' }).click();
+    await page.getByRole('status').filter({ hasText: 'Test event message.delivered: delivered' }).waitFor();
+    const latest = receiver.received('/ui').at(-1)!;
+    expect(verifySignature(rotated, latest.raw, latest.headers['x-webhook-signature'])).toBe(true);
+    await page.locator('details[data-delivery-id]').nth(1).waitFor();
+    expect(consoleErrors).toEqual([]);
+  });
+
+  browserIt('shows a message sent from the dashboard turn delivered live, without a reload', async () => {
+    const page = await newPage();
+    await signIn(page);
+    await page.getByRole('link', { name: 'Messages' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Messages' }).waitFor();
+
+    // Every status the row shows, recorded in the page; and a marker a reload would wipe.
+    await page.evaluate(() => {
+      const seen: string[] = [];
+      (window as any).statusesSeen = seen;
+      new MutationObserver(() => {
+        for (const cell of document.querySelectorAll('tr[data-message-id] .status-cell')) {
+          const entry = `${cell.closest('tr').dataset.messageId}:${cell.dataset.status}`;
+          if (!seen.includes(entry)) seen.push(entry);
+        }
+      }).observe(document.getElementById('message-log'), { subtree: true, childList: true });
+    });
+
+    const template = await page.locator('select[name="templateId"] option', { hasText: '(appointment-reminder, en)' }).getAttribute('value');
+    await page.getByLabel('Template', { exact: true }).selectOption(template!);
+    await page.getByLabel('Patient id').fill('p-1001');
+    await page.getByLabel('date').fill('2026-12-01');
+    await page.getByLabel('time').fill('09:30');
+    await page.getByRole('button', { name: 'Send message' }).click();
+    const queued = await page.getByRole('status').filter({ hasText: /Message \S+ queued/ }).textContent();
+    const id = /Message (\S+) queued/.exec(queued!)![1];
+
+    await page.locator(`tr[data-message-id="${id}"] .status-cell[data-status="delivered"]`).waitFor();
+    const seen: string[] = (await page.evaluate(() => (window as any).statusesSeen)).filter((s: string) => s.startsWith(`${id}:`));
+    expect(seen[0]).not.toBe(`${id}:delivered`); // the row was there before delivery, and changed in place
+    expect(seen.at(-1)).toBe(`${id}:delivered`);
+    await page.locator('ol.feed li').filter({ hasText: `MESSAGE_DELIVERED ${id}` }).waitFor();
+    expect((await t.request('GET', `/v1/messages/${id}`, { token })).body.status).toBe('delivered');
+    await shot(page, '03-messages-live');
+    expect(consoleErrors).toEqual([]);
+  });
+
+  browserIt('shows a subscription disabled after failing, its alert, and re-enables it with the keyboard only', async () => {
+    receiver.behave('/down', () => ({ status: 500, body: 'down for maintenance' }));
+    const id = await createWebhook('/down');
+
+    const page = await newPage();
+    await signIn(page);
+    await page.goto(`${t.url}/admin/#/webhooks/${id}`);
+    await page.getByRole('heading', { level: 1, name: `Subscription ${receiver.url('/down')}` }).waitFor();
+    await page.getByRole('button', { name: 'Send test event' }).click();
+    await page.getByRole('status').filter({ hasText: 'failed (HTTP 500' }).waitFor();
+    // The last retry fails: the page learns it from the live webhook.disabled event.
+    await page.locator('#webhook-facts .badge-disabled').waitFor();
+    await page.getByRole('button', { name: 'Re-enable' }).waitFor();
+    expect(await page.locator('#webhook-facts').textContent()).toContain('6 failed attempts in a row');
+    await page.getByRole('link', { name: 'Alerts' }).click();
+    await page.locator('tr[data-alert-id]').filter({ hasText: receiver.url('/down') }).waitFor();
+    await shot(page, '04-alerts');
+    expect(consoleErrors).toEqual([]);
+
+    // Keyboard only, from a fresh tab: sign in, find the subscription, re-enable it.
+    receiver.behave('/down', () => ({ status: 200 }));
+    const keys = await newPage();
+    await keys.goto(`${t.url}/admin/`);
+    await keys.keyboard.insertText(token); // the token field has the focus
+    await keys.keyboard.press('Tab');
+    await keys.keyboard.type('demo');
+    await keys.keyboard.press('Enter');
+    await keys.getByRole('heading', { level: 1, name: 'Webhook subscriptions' }).waitFor();
+    await tabTo(keys, `a[href="#/webhooks/${id}"]`);
+    await keys.keyboard.press('Enter');
+    await keys.getByRole('heading', { level: 1, name: `Subscription ${receiver.url('/down')}` }).waitFor();
+    await tabTo(keys, 'button:text-is("Re-enable")');
+    expect(await keys.evaluate(() => getComputedStyle(document.activeElement).outlineStyle)).not.toBe('none');
+    await keys.keyboard.press('Space');
+    await keys.getByRole('status').filter({ hasText: 'Subscription re-enabled' }).waitFor();
+    await keys.locator('#webhook-facts .badge-active').waitFor();
+    // The focus stays on the button, which now offers the opposite action.
+    expect(await keys.evaluate(() => document.activeElement.textContent)).toBe('Disable');
+    await shot(keys, '05-reenabled-keyboard');
+    expect((await t.request('GET', `/v1/webhooks/${id}`, { token })).body.status).toBe('active');
+    expect(consoleErrors).toEqual([]);
+  });
+
+  browserIt('fits a 390 px wide screen on every page', async () => {
+    const id = await createWebhook('/phone', ['message.sent', 'message.delivered']);
+    expect((await t.request('POST', `/v1/webhooks/${id}/test`, { token })).status).toBe(200);
+    const page = await newPage(PHONE);
+    await signIn(page);
+    const pages: Array<[string, string, () => Promise<void>]> = [
+      ['webhooks', '#/webhooks', async () => void (await page.locator('tr[data-webhook-id]').first().waitFor())],
+      ['webhook', `#/webhooks/${id}`, async () => {
+        await page.locator('details[data-delivery-id] summary').first().click();
+        await page.locator('tr[data-attempt]').first().waitFor();
+      }],
+      ['alerts', '#/alerts', async () => void (await page.getByRole('heading', { level: 1, name: 'Alerts' }).waitFor())],
+      ['messages', '#/messages', async () => void (await page.getByRole('heading', { level: 1, name: 'Messages' }).waitFor())],
+      ['templates', '#/templates', async () => void (await page.locator('article').first().waitFor())],
+    ];
+    for (const [name, hash, ready] of pages) {
+      await page.evaluate((hash: string) => (location.hash = hash), hash);
+      await ready();
+      const width = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth }));
+      expect({ name, ...width }).toEqual({ name, scroll: PHONE.width, client: PHONE.width });
+      await shot(page, `06-phone-${name}`);
+    }
+    expect(consoleErrors).toEqual([]);
+  });
+});
+
+/** Presses Tab until the element matching `selector` has the focus, as a keyboard user would (bounded). */
+async function tabTo(page: Page, selector: string): Promise<void> {
+  const target = page.locator(selector).first();
+  await target.waitFor();
+  for (let presses = 0; presses < 80; presses++) {
+    await page.keyboard.press('Tab');
+    if (await target.evaluate((el) => el === document.activeElement)) return;
+  }
+  throw new Error(`Tab never reached ${selector}`);
+}
