@@ -1,0 +1,110 @@
+import { Kind, parse, type ObjectTypeDefinitionNode, type ObjectTypeExtensionNode } from 'graphql';
+import type { RateLimitCategory } from '../../common/config';
+
+/**
+ * Which rate-limit category (CONTRACT §7) each GraphQL root field spends.
+ * REST paths run one GraphQL operation each, so this table is the single
+ * source for both. A root field of the supergraph that is neither listed here
+ * nor owned by the ehr subgraph is unclassified: a test fails until it is added.
+ */
+export const ROOT_FIELD_CATEGORIES: Readonly<Record<string, RateLimitCategory>> = {
+  // send, batch (one call), remind
+  sendMessage: 'MESSAGES_SEND',
+  sendMessages: 'MESSAGES_SEND',
+  remindAppointment: 'MESSAGES_SEND',
+  simulateReply: 'MESSAGES_SEND',
+  // message reads and lists (subscriptions listed in case they join the supergraph)
+  message: 'MESSAGES_READ',
+  messages: 'MESSAGES_READ',
+  messageStatusChanged: 'MESSAGES_READ',
+  events: 'MESSAGES_READ',
+  // patients, preferences, appointment list: owned partly by the ehr subgraph, yet PATIENTS
+  patient: 'PATIENTS',
+  patients: 'PATIENTS',
+  appointment: 'PATIENTS',
+  appointments: 'PATIENTS',
+  preferences: 'PATIENTS',
+  updatePreferences: 'PATIENTS',
+  // templates
+  templates: 'TEMPLATES',
+  template: 'TEMPLATES',
+  createTemplate: 'TEMPLATES',
+  updateTemplate: 'TEMPLATES',
+  deleteTemplate: 'TEMPLATES',
+  // webhooks and their alerts
+  webhooks: 'WEBHOOKS',
+  webhook: 'WEBHOOKS',
+  createWebhook: 'WEBHOOKS',
+  updateWebhook: 'WEBHOOKS',
+  deleteWebhook: 'WEBHOOKS',
+  enableWebhook: 'WEBHOOKS',
+  webhookDeliveries: 'WEBHOOKS',
+  sendTestEvent: 'WEBHOOKS',
+  alerts: 'WEBHOOKS',
+};
+
+/** The subgraph whose fields are clinical: everything it owns is EHR unless listed above. */
+const CLINICAL_SUBGRAPH = 'EHR';
+
+export type RootType = 'Query' | 'Mutation' | 'Subscription';
+
+export interface RootField {
+  type: RootType;
+  name: string;
+  /** `join__Graph` enum values of the subgraphs that resolve it (upper case, e.g. EHR). */
+  owners: string[];
+}
+
+export function categoryOf(field: Pick<RootField, 'name' | 'owners'>): RateLimitCategory | undefined {
+  return ROOT_FIELD_CATEGORIES[field.name] ?? (field.owners.includes(CLINICAL_SUBGRAPH) ? 'EHR' : undefined);
+}
+
+/** The root fields of a composed supergraph and their owning subgraphs (from `@join__field(graph:)`). */
+export function supergraphRootFields(supergraphSdl: string): RootField[] {
+  const fields: RootField[] = [];
+  for (const definition of parse(supergraphSdl).definitions) {
+    if (definition.kind !== Kind.OBJECT_TYPE_DEFINITION && definition.kind !== Kind.OBJECT_TYPE_EXTENSION) continue;
+    const type = (definition as ObjectTypeDefinitionNode | ObjectTypeExtensionNode).name.value;
+    if (type !== 'Query' && type !== 'Mutation' && type !== 'Subscription') continue;
+    for (const field of definition.fields ?? []) {
+      const owners = (field.directives ?? [])
+        .filter((directive) => directive.name.value === 'join__field')
+        .flatMap((directive) => directive.arguments ?? [])
+        .filter((argument) => argument.name.value === 'graph' && argument.value.kind === Kind.ENUM)
+        .map((argument) => (argument.value as { value: string }).value);
+      fields.push({ type, name: field.name.value, owners });
+    }
+  }
+  return fields;
+}
+
+/** `Query.patient` → category, for every classified root field of the supergraph. */
+export function categoryTable(supergraphSdl: string): { table: Map<string, RateLimitCategory>; unclassified: RootField[] } {
+  const table = new Map<string, RateLimitCategory>();
+  const unclassified: RootField[] = [];
+  for (const field of supergraphRootFields(supergraphSdl)) {
+    const category = categoryOf(field);
+    if (category) table.set(`${field.type}.${field.name}`, category);
+    else unclassified.push(field);
+  }
+  return { table, unclassified };
+}
+
+/**
+ * REST paths by category, used only to report the caller's budget on REST
+ * answers refused before their GraphQL operation ran (bad parameters, bad
+ * body). Requests that reach the operation are counted by its root fields.
+ */
+const REST_PATHS: ReadonlyArray<{ method?: string; path: RegExp; category: RateLimitCategory }> = [
+  { path: /^\/api\/ehr(\/|$)/, category: 'EHR' },
+  { method: 'GET', path: /^\/v1\/messages(\/|$)/, category: 'MESSAGES_READ' },
+  { path: /^\/v1\/messages(\/|$)/, category: 'MESSAGES_SEND' },
+  { method: 'POST', path: /^\/v1\/appointments\/[^/]+\/remind\/?$/, category: 'MESSAGES_SEND' },
+  { path: /^\/v1\/(patients|appointments)(\/|$)/, category: 'PATIENTS' },
+  { path: /^\/v1\/templates(\/|$)/, category: 'TEMPLATES' },
+  { path: /^\/v1\/(webhooks|alerts)(\/|$)/, category: 'WEBHOOKS' },
+];
+
+export function restPathCategory(method: string, path: string): RateLimitCategory | undefined {
+  return REST_PATHS.find((rule) => (!rule.method || rule.method === method) && rule.path.test(path))?.category;
+}

@@ -1,0 +1,39 @@
+import type { NextFunction, Request, Response } from 'express';
+import { AppError } from '../../common/errors';
+
+/** CONTRACT §4: bodies over 1 MiB are refused with 413, whichever parser reads them. */
+export const BODY_LIMIT_BYTES = 1024 * 1024;
+/** For body parsers (`express.json({ limit: BODY_LIMIT })`, `express.urlencoded(…)`). */
+export const BODY_LIMIT = BODY_LIMIT_BYTES;
+
+const JSON_TYPES = ['application/json', 'application/*+json'];
+const FORM_TYPES = ['application/x-www-form-urlencoded'];
+
+/**
+ * Runs before any parser: a declared length over the limit is refused before
+ * a byte is read (chunked bodies are cut off by the parsers' own limit), and
+ * a body must be JSON, except on the paths listed in `formPaths` (provider
+ * webhooks that post forms), where a form is accepted too.
+ */
+export function bodyGuard(options: { formPaths: string[] }) {
+  const formPaths = new Set(options.formPaths);
+  return (req: Request, _res: Response, next: NextFunction) => {
+    const length = req.headers['content-length'];
+    if (length !== undefined && Number(length) > BODY_LIMIT_BYTES) {
+      return next(new AppError('PAYLOAD_TOO_LARGE', 'The request body is larger than 1 MiB'));
+    }
+    // An empty POST (`Content-Length: 0`, e.g. a remind without options) needs no type.
+    const hasBody = req.headers['transfer-encoding'] !== undefined || (length !== undefined && Number(length) > 0);
+    if (!hasBody) return next();
+    const accepted = formPaths.has(req.path) ? [...JSON_TYPES, ...FORM_TYPES] : JSON_TYPES;
+    if (!req.is(accepted)) {
+      return next(
+        new AppError(
+          'UNSUPPORTED_MEDIA_TYPE',
+          `Request bodies must be ${formPaths.has(req.path) ? 'JSON or a form' : 'JSON'} (Content-Type: application/json), got '${req.headers['content-type'] ?? 'none'}'`,
+        ),
+      );
+    }
+    next();
+  };
+}
