@@ -13,6 +13,9 @@ export interface GatewayContext {
   identityToken?: Promise<string>;
   /** Forced by the REST mount: everything under `/api/ehr` is EHR, whichever root fields it reads (CONTRACT §7). */
   rateLimitCategory?: RateLimitCategory;
-  /** The caller's budget after this operation, set by the rate-limit plugin, sent as X-RateLimit-* headers. */
-  rateLimit?: RateLimitStatus;
+  /**
+   * The caller's budget after this operation, set by the rate-limit plugin and sent as X-RateLimit-*
+   * headers. A holder object, because Apollo shallow-copies the context it is given.
+   */
+  rateLimit: { status?: RateLimitStatus };
 }

@@ -101,7 +101,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const contextFor = async (req: Request): Promise<GatewayContext> => {
     const identity = identityOf(req);
     const requestId = req.requestId ?? randomUUID();
-    return { principal: req.principal!, identity, requestId, logger: logger.child({ requestId }) };
+    return { principal: req.principal!, identity, requestId, logger: logger.child({ requestId }), rateLimit: {} };
   };
 
   app.use(securityHeaders({ tls: Boolean(config.TLS_CERT_FILE), production: config.production }));

@@ -32,7 +32,7 @@ export function rateLimitPlugin(limits: RateLimits, supergraphSdl: string, logge
             : operationCategories(operation, document, table);
           if (categories.length === 0) return;
           const status = mostConstrained(await limits.consume(categories, callerKey(contextValue.identity)));
-          contextValue.rateLimit = status;
+          contextValue.rateLimit.status = status;
           if (status?.refused) {
             throw new GraphQLError(rateLimitMessage(status), {
               extensions: {
@@ -44,8 +44,9 @@ export function rateLimitPlugin(limits: RateLimits, supergraphSdl: string, logge
           }
         },
         async willSendResponse({ contextValue, response }) {
-          if (!contextValue.rateLimit) return;
-          for (const [name, value] of Object.entries(rateLimitHeaders(contextValue.rateLimit))) response.http.headers.set(name.toLowerCase(), value);
+          const status = contextValue.rateLimit?.status;
+          if (!status) return;
+          for (const [name, value] of Object.entries(rateLimitHeaders(status))) response.http.headers.set(name.toLowerCase(), value);
         },
       };
     },

@@ -1,0 +1,150 @@
+import { startTestPlatform, backendName, type TestPlatform, type TestResponse } from './harness';
+import { readSupergraph } from '../gateway/supergraph';
+import { supergraphRootFields } from '../gateway/ratelimit/categories';
+
+const MESSAGES = '/v1/messages?limit=1';
+const MESSAGES_QUERY = '{ messages(limit: 1) { pagination { total } } }';
+
+function budget(res: TestResponse) {
+  return {
+    limit: res.headers.get('x-ratelimit-limit'),
+    remaining: res.headers.get('x-ratelimit-remaining'),
+    reset: Number(res.headers.get('x-ratelimit-reset')),
+  };
+}
+
+function expectRefused(res: TestResponse, limit: number) {
+  expect(res.status).toBe(429);
+  expect(res.headers.get('x-ratelimit-limit')).toBe(String(limit));
+  expect(res.headers.get('x-ratelimit-remaining')).toBe('0');
+  const reset = Number(res.headers.get('x-ratelimit-reset'));
+  expect(reset).toBeGreaterThanOrEqual(1);
+  expect(reset).toBeLessThanOrEqual(60);
+  expect(res.headers.get('retry-after')).toBe(String(reset));
+  return reset;
+}
+
+describe(`rate limits (${backendName})`, () => {
+  let t: TestPlatform;
+  beforeAll(async () => {
+    t = await startTestPlatform({ RATE_LIMIT_MESSAGES_READ: '3', RATE_LIMIT_TEMPLATES: '5', RATE_LIMIT_PATIENTS: '4' });
+  });
+  afterAll(() => t?.stop());
+
+  it('counts REST calls per minute, reports them on every answer, and refuses the call after the limit with 429', async () => {
+    const token = await t.token({ sub: 'reader-1' });
+    const seen = [];
+    for (let i = 0; i < 3; i++) {
+      const res = await t.request('GET', MESSAGES, { token });
+      expect(res.status).toBe(200);
+      seen.push(budget(res));
+    }
+    expect(seen.map((b) => [b.limit, b.remaining])).toEqual([
+      ['3', '2'],
+      ['3', '1'],
+      ['3', '0'],
+    ]);
+    for (const b of seen) expect(b.reset).toBeGreaterThanOrEqual(1);
+    const refused = await t.request('GET', MESSAGES, { token });
+    const reset = expectRefused(refused, 3);
+    expect(refused.body).toEqual({ error: { code: 'RATE_LIMIT_EXCEEDED', message: expect.stringMatching(new RegExp(`retry after ${reset} seconds?$`)) } });
+    // Another subject in the same tenant has its own budget.
+    expect((await t.request('GET', MESSAGES, { token: await t.token({ sub: 'reader-2' }) })).status).toBe(200);
+    // The same subject in another tenant too.
+    const acme = await t.request('GET', MESSAGES, { token: await t.token({ sub: 'reader-1', tenants: ['acme'] }) });
+    expect(acme.status).toBe(200);
+    expect(budget(acme).remaining).toBe('2');
+  });
+
+  it('spends the same budget through GraphQL and REST; a limited GraphQL operation answers RATE_LIMIT_EXCEEDED with the headers', async () => {
+    const token = await t.token({ sub: 'mixed-1' });
+    expect((await t.request('GET', MESSAGES, { token })).status).toBe(200);
+    const viaGraphQL = await t.graphql(MESSAGES_QUERY, undefined, { token });
+    expect(viaGraphQL.status).toBe(200);
+    expect(viaGraphQL.body.errors).toBeUndefined();
+    expect(budget(viaGraphQL)).toMatchObject({ limit: '3', remaining: '1' });
+    expect((await t.request('GET', '/v1/messages/no-such-message', { token })).status).toBe(404);
+    const refused = await t.graphql(MESSAGES_QUERY, undefined, { token });
+    const reset = expectRefused(refused, 3);
+    expect(refused.body.data).toBeUndefined();
+    expect(refused.body.errors).toEqual([
+      { message: expect.stringMatching(new RegExp(`retry after ${reset} seconds?$`)), extensions: { code: 'RATE_LIMIT_EXCEEDED', retryAfter: reset } },
+    ]);
+    expectRefused(await t.request('GET', MESSAGES, { token }), 3);
+  });
+
+  it('spends every category an operation touches and reports the most constrained one', async () => {
+    const token = await t.token({ sub: 'multi-1' });
+    const both = await t.graphql('{ messages(limit: 1) { pagination { total } } templates { data { id } } }', undefined, { token });
+    expect(both.body.errors).toBeUndefined();
+    // MESSAGES_READ (3) has 2 left, TEMPLATES (5) has 4 left: the headers show MESSAGES_READ.
+    expect(budget(both)).toMatchObject({ limit: '3', remaining: '2' });
+    expect(budget(await t.request('GET', '/v1/templates', { token }))).toMatchObject({ limit: '5', remaining: '3' });
+    expect(budget(await t.request('GET', MESSAGES, { token }))).toMatchObject({ limit: '3', remaining: '1' });
+  });
+
+  it('counts /api/ehr/* as EHR although it reads the same root field as /v1/patients/{id}', async () => {
+    const token = await t.token({ sub: 'ehr-1' });
+    const messaging = await t.request('GET', '/v1/patients/p-1001', { token });
+    expect(messaging.status).toBe(200);
+    expect(budget(messaging)).toMatchObject({ limit: '4', remaining: '3' });
+    const clinical = await t.request('GET', '/api/ehr/patients/p-1001', { token, headers: { 'X-Tenant-Id': 'demo' } });
+    expect(clinical.status).toBe(200);
+    expect(budget(clinical)).toMatchObject({ limit: '1000', remaining: '999' });
+    expect(budget(await t.request('GET', '/v1/patients/p-1001', { token }))).toMatchObject({ limit: '4', remaining: '2' });
+  });
+
+  it('reports the budget on REST answers refused before their operation ran, without spending it', async () => {
+    const token = await t.token({ sub: 'early-1' });
+    expect(budget(await t.request('GET', MESSAGES, { token }))).toMatchObject({ remaining: '2' });
+    const bad = await t.request('GET', '/v1/messages?limit=abc', { token });
+    expect(bad.status).toBe(400);
+    expect(budget(bad)).toMatchObject({ limit: '3', remaining: '2' });
+    const badJson = await t.request('PATCH', '/v1/patients/p-1001/preferences', { token, rawBody: '{"channels":', headers: { 'content-type': 'application/json' } });
+    expect(badJson.status).toBe(400);
+    expect(budget(badJson)).toMatchObject({ limit: '4', remaining: '4' });
+    expect(budget(await t.request('GET', MESSAGES, { token }))).toMatchObject({ remaining: '1' });
+  });
+
+  const hasSend = supergraphRootFields(readSupergraph()).some((field) => field.name === 'sendMessage');
+  // Runs once POST /v1/messages (issue: sending) is merged; the mechanism is covered above with a low override.
+  (hasSend ? it : it.skip)('refuses the 101st send in a minute with 429, all headers and the wait in the message', async () => {
+    const send = await startTestPlatform();
+    try {
+      const token = await send.token({ sub: 'sender-1' });
+      const body = { patientId: 'p-1001', templateId: 'appointment-reminder', channel: 'sms', variables: { date: '2026-12-01', time: '09:30' } };
+      for (let i = 1; i <= 100; i++) {
+        const res = await send.request('POST', '/v1/messages', { token, body });
+        expect([res.status, res.headers.get('x-ratelimit-remaining')]).toEqual([201, String(100 - i)]);
+      }
+      const refused = await send.request('POST', '/v1/messages', { token, body });
+      const reset = expectRefused(refused, 100);
+      expect(refused.body.error).toEqual({ code: 'RATE_LIMIT_EXCEEDED', message: expect.stringMatching(new RegExp(`retry after ${reset} seconds?$`)) });
+    } finally {
+      await send.stop();
+    }
+  });
+});
+
+const redisUrl = process.env.TEST_REDIS_URL;
+(redisUrl ? describe : describe.skip)('rate limits shared through Redis', () => {
+  let a: TestPlatform;
+  let b: TestPlatform;
+  beforeAll(async () => {
+    // One key prefix for both gateways, unique to this run so parallel CI runs do not collide.
+    const shared = { REDIS_URL: redisUrl!, RATE_LIMIT_KEY_PREFIX: `test-shared:${process.pid}:${Date.now()}`, RATE_LIMIT_MESSAGES_READ: '4' };
+    [a, b] = await Promise.all([startTestPlatform(shared), startTestPlatform(shared)]);
+  });
+  afterAll(() => Promise.all([a?.stop(), b?.stop()]));
+
+  it('gives two gateway processes one budget: the call after the limit is refused on either', async () => {
+    const tokenA = await a.token({ sub: 'shared-1' });
+    const tokenB = await b.token({ sub: 'shared-1' });
+    expect(budget(await a.request('GET', MESSAGES, { token: tokenA }))).toMatchObject({ remaining: '3' });
+    expect(budget(await b.request('GET', MESSAGES, { token: tokenB }))).toMatchObject({ remaining: '2' });
+    expect(budget(await a.graphql(MESSAGES_QUERY, undefined, { token: tokenA }))).toMatchObject({ remaining: '1' });
+    expect(budget(await b.request('GET', MESSAGES, { token: tokenB }))).toMatchObject({ remaining: '0' });
+    expectRefused(await a.request('GET', MESSAGES, { token: tokenA }), 4);
+    expectRefused(await b.request('GET', MESSAGES, { token: tokenB }), 4);
+  });
+});
