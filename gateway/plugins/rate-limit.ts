@@ -21,6 +21,7 @@ export function rateLimitPlugin(limits: RateLimits, supergraphSdl: string, logge
 
   return {
     async serverWillStart() {
+      await limits.ready();
       return { serverWillStop: () => limits.close() };
     },
     async requestDidStart() {

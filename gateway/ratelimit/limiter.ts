@@ -26,7 +26,7 @@ export class RateLimits {
   private readonly limiters = new Map<RateLimitCategory, RateLimiterAbstract>();
   private readonly redis?: Redis;
 
-  constructor(private readonly config: Config, logger: Logger) {
+  constructor(private readonly config: Config, private readonly logger: Logger) {
     if (config.REDIS_URL) {
       this.redis = new Redis(config.REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false });
       this.redis.on('error', (err) => logger.warn({ err: err.message }, 'rate-limit redis error; using per-instance limits until it is back'));
@@ -42,6 +42,20 @@ export class RateLimits {
           : memory,
       );
     }
+  }
+
+  /** Waits for Redis so the first requests already count in the shared store (falls back after `timeoutMs`). */
+  async ready(timeoutMs = 5_000): Promise<void> {
+    const redis = this.redis;
+    if (!redis || redis.status === 'ready') return;
+    const connected = await new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => resolve(false), timeoutMs);
+      redis.once('ready', () => {
+        clearTimeout(timer);
+        resolve(true);
+      });
+    });
+    if (!connected) this.logger.warn('rate-limit redis not reachable yet; counting per instance until it is');
   }
 
   limitOf(category: RateLimitCategory): number {
