@@ -196,7 +196,7 @@ const envSchema = z.object({
   REQUEST_TIMEOUT_MS: int(100, 600_000, 30_000),
   GRAPHQL_MAX_DEPTH: int(1, 100, 12),
   GRAPHQL_MAX_ALIASES: int(0, 1000, 30),
-  GRAPHQL_MAX_COST: int(1, 10_000_000, 20_000),
+  GRAPHQL_MAX_COST: int(1, 10_000_000, 10_000),
   OPENEHR_SYSTEM_ID: z.string().regex(/^[A-Za-z0-9.-]+$/).optional().default('caregraph.local'),
 });
 
