@@ -30,6 +30,7 @@ import type { EventBus } from '../common/events/bus';
 import { RateLimits } from './ratelimit/limiter';
 import { reportBudgetOnEarlyErrors, spendCategory } from './ratelimit/rest';
 import { rateLimitPlugin } from './plugins/rate-limit';
+import { operationGuardPlugin } from './plugins/operation-guard';
 import { queryLimitsRule } from './security/graphql-limits';
 import { securityHeaders } from './security/headers';
 import { cors } from './security/cors';
@@ -93,6 +94,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     plugins: [
       ApolloServerPluginDrainHttpServer({ httpServer }),
       { serverWillStart: async () => void (supergraphLoaded = true) },
+      operationGuardPlugin(),
       rateLimitPlugin(rateLimits, supergraphSdl, logger),
     ],
   });

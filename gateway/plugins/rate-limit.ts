@@ -27,7 +27,8 @@ export function rateLimitPlugin(limits: RateLimits, supergraphSdl: string, logge
     async requestDidStart() {
       return {
         async didResolveOperation({ operation, document, contextValue }) {
-          if (!operation || !contextValue.identity) return;
+          // Operations the guard refuses (none resolved, subscriptions over HTTP) spend nothing.
+          if (!operation || operation.operation === 'subscription' || !contextValue.identity) return;
           const categories = contextValue.rateLimitCategory
             ? [contextValue.rateLimitCategory]
             : operationCategories(operation, document, table);
