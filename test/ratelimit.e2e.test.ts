@@ -133,7 +133,8 @@ const redisUrl = process.env.TEST_REDIS_URL;
   beforeAll(async () => {
     // One key prefix for both gateways, unique to this run so parallel CI runs do not collide.
     const shared = { REDIS_URL: redisUrl!, RATE_LIMIT_KEY_PREFIX: `test-shared:${process.pid}:${Date.now()}`, RATE_LIMIT_MESSAGES_READ: '4' };
-    [a, b] = await Promise.all([startTestPlatform(shared), startTestPlatform(shared)]);
+    a = await startTestPlatform(shared);
+    b = await startTestPlatform(shared);
   });
   afterAll(() => Promise.all([a?.stop(), b?.stop()]));
 
