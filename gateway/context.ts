@@ -14,8 +14,9 @@ export interface GatewayContext {
   /** Forced by the REST mount: everything under `/api/ehr` is EHR, whichever root fields it reads (CONTRACT §7). */
   rateLimitCategory?: RateLimitCategory;
   /**
-   * The caller's budget after this operation, set by the rate-limit plugin and sent as X-RateLimit-*
-   * headers. A holder object, because Apollo shallow-copies the context it is given.
+   * Present on client calls (GraphQL over HTTP, REST), which the rate-limit plugin counts; it stores the
+   * caller's budget there for the X-RateLimit-* headers (a holder: Apollo shallow-copies the context).
+   * Internal executions (subscription updates pushed by the server) have none and are not counted.
    */
-  rateLimit: { status?: RateLimitStatus };
+  rateLimit?: { status?: RateLimitStatus };
 }

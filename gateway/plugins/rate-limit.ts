@@ -27,8 +27,8 @@ export function rateLimitPlugin(limits: RateLimits, supergraphSdl: string, logge
     async requestDidStart() {
       return {
         async didResolveOperation({ operation, document, contextValue }) {
-          // Operations the guard refuses (none resolved, subscriptions over HTTP) spend nothing.
-          if (!operation || operation.operation === 'subscription' || !contextValue.identity) return;
+          // Spend nothing for operations the guard refuses (none resolved, subscriptions over HTTP) and internal executions.
+          if (!operation || operation.operation === 'subscription' || !contextValue.identity || !contextValue.rateLimit) return;
           const categories = contextValue.rateLimitCategory
             ? [contextValue.rateLimitCategory]
             : operationCategories(operation, document, table);

@@ -17,7 +17,7 @@ export function createGraphQLRunner(apollo: ApolloServer<GatewayContext>, contex
     contextValue.rateLimitCategory = req.rateLimitCategory;
     const response = await apollo.executeOperation<Record<string, unknown>>({ query, variables }, { contextValue });
     // The budget this operation spent, on the REST answer whether it succeeds or not (CONTRACT §7).
-    if (contextValue.rateLimit.status && req.res) setRateLimitHeaders(req.res, contextValue.rateLimit.status);
+    if (contextValue.rateLimit?.status && req.res) setRateLimitHeaders(req.res, contextValue.rateLimit.status);
     if (response.body.kind !== 'single') throw new AppError('INTERNAL_ERROR', 'Unexpected incremental response');
     const { data, errors } = response.body.singleResult;
     if (errors && errors.length > 0) {
