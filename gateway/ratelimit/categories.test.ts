@@ -26,14 +26,16 @@ describe('rate-limit categories', () => {
     expect(categoryOf({ name: 'somethingNew', owners: ['MESSAGING'] })).toBeUndefined();
   });
 
-  it('reads owners from @join__field and finds fields of type extensions', () => {
+  it('reads owners from @join__field, else from the type\'s @join__type, and finds fields of type extensions', () => {
     const fields = supergraphRootFields(`
-      type Query { a: Int @join__field(graph: EHR) b: Int @join__field(graph: MESSAGING) }
-      extend type Mutation { c: Int @join__field(graph: EHR) }`);
+      type Query @join__type(graph: EHR) @join__type(graph: MESSAGING) { a: Int @join__field(graph: EHR) b: Int @join__field(graph: MESSAGING) }
+      type Mutation @join__type(graph: EHR) { c: Int }
+      extend type Subscription { d: Int @join__field(graph: MESSAGING) }`);
     expect(fields).toEqual([
       { type: 'Query', name: 'a', owners: ['EHR'] },
       { type: 'Query', name: 'b', owners: ['MESSAGING'] },
       { type: 'Mutation', name: 'c', owners: ['EHR'] },
+      { type: 'Subscription', name: 'd', owners: ['MESSAGING'] },
     ]);
   });
 

@@ -1,4 +1,4 @@
-import { Kind, parse, type ObjectTypeDefinitionNode, type ObjectTypeExtensionNode } from 'graphql';
+import { Kind, parse, type ConstDirectiveNode, type ObjectTypeDefinitionNode, type ObjectTypeExtensionNode } from 'graphql';
 import type { RateLimitCategory } from '../../common/config';
 
 /**
@@ -66,16 +66,22 @@ export function supergraphRootFields(supergraphSdl: string): RootField[] {
     if (definition.kind !== Kind.OBJECT_TYPE_DEFINITION && definition.kind !== Kind.OBJECT_TYPE_EXTENSION) continue;
     const type = (definition as ObjectTypeDefinitionNode | ObjectTypeExtensionNode).name.value;
     if (type !== 'Query' && type !== 'Mutation' && type !== 'Subscription') continue;
+    // A field without @join__field belongs to the subgraphs of its type's @join__type (a type only one subgraph defines).
+    const typeOwners = graphsOf(definition.directives, 'join__type');
     for (const field of definition.fields ?? []) {
-      const owners = (field.directives ?? [])
-        .filter((directive) => directive.name.value === 'join__field')
-        .flatMap((directive) => directive.arguments ?? [])
-        .filter((argument) => argument.name.value === 'graph' && argument.value.kind === Kind.ENUM)
-        .map((argument) => (argument.value as { value: string }).value);
-      fields.push({ type, name: field.name.value, owners });
+      const fieldOwners = graphsOf(field.directives, 'join__field');
+      fields.push({ type, name: field.name.value, owners: fieldOwners.length > 0 ? fieldOwners : typeOwners });
     }
   }
   return fields;
+}
+
+function graphsOf(directives: readonly ConstDirectiveNode[] | undefined, name: string): string[] {
+  return (directives ?? [])
+    .filter((directive) => directive.name.value === name)
+    .flatMap((directive) => directive.arguments ?? [])
+    .filter((argument) => argument.name.value === 'graph' && argument.value.kind === Kind.ENUM)
+    .map((argument) => (argument.value as { value: string }).value);
 }
 
 /** `Query.patient` → category, for every classified root field of the supergraph. */

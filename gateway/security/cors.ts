@@ -7,11 +7,12 @@ const ALLOWED_HEADERS = [
   'X-Tenant-Id',
   'Idempotency-Key',
   'X-Change-Reason',
+  'If-Match',
   'X-Request-Id',
   'Apollo-Require-Preflight',
   'X-Apollo-Operation-Name',
 ].join(', ');
-const EXPOSED_HEADERS = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After', 'X-Request-Id', 'Location'].join(', ');
+const EXPOSED_HEADERS = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After', 'X-Request-Id', 'Location', 'ETag'].join(', ');
 
 /**
  * CORS for an explicit allowlist of origins (CORS_ORIGINS; none by default,
