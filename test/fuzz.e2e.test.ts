@@ -90,6 +90,11 @@ const ID_PATHS = [
   ['PATCH', '/v1/patients/{id}/preferences'],
   ['POST', '/v1/appointments/{id}/remind'],
   ['GET', '/v1/webhooks/{id}'],
+  ['GET', '/api/ehr/patients/{id}/compositions'],
+  ['GET', '/api/ehr/compositions/{id}'],
+  ['GET', '/api/ehr/compositions/{id}/history'],
+  ['PUT', '/api/ehr/compositions/{id}'],
+  ['DELETE', '/api/ehr/compositions/{id}'],
 ] as const;
 const BODY_PATHS = [
   ['POST', '/v1/messages'],
@@ -120,6 +125,9 @@ const QUERY_PARAMS = [
   '/v1/appointments?from=%00',
   '/v1/templates?x=%ff%fe',
   '/v1/patients/p-1001?debug=true',
+  '/api/ehr/audit?limit=-1',
+  '/api/ehr/audit?from=notadate',
+  '/api/ehr/audit?entityType[]=x',
 ];
 const GRAPHQL_QUERIES = [
   '{',
@@ -144,7 +152,8 @@ const GRAPHQL_QUERIES = [
 ];
 
 function generate(rng: Rng, token: string): FuzzRequest {
-  const auth: Array<[string, string]> = [['Authorization', `Bearer ${token}`]];
+  // /api/ehr needs X-Tenant-Id: give it, so requests reach past the tenant check.
+  const auth: Array<[string, string]> = [['Authorization', `Bearer ${token}`], ['X-Tenant-Id', 'demo']];
   const json: Array<[string, string]> = [...auth, ['Content-Type', 'application/json']];
   const text = (value: unknown) => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value));
   switch (rng.int(9)) {
