@@ -34,7 +34,7 @@ import { operationGuardPlugin } from './plugins/operation-guard';
 import { queryLimitsRule } from './security/graphql-limits';
 import { securityHeaders } from './security/headers';
 import { cors } from './security/cors';
-import { BODY_LIMIT, bodyGuard } from './security/body';
+import { BODY_LIMIT_BYTES, bodyGuard } from './security/body';
 import { requestDeadline } from './security/timeout';
 import { createGatewayServer } from './security/server';
 
@@ -145,7 +145,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
 
   app.use(cors(config.CORS_ORIGINS));
   app.use(bodyGuard({ formPaths: FORM_PATHS }));
-  const json = express.json({ limit: BODY_LIMIT, strict: true, type: ['application/json', 'application/*+json'] });
+  const json = express.json({ limit: BODY_LIMIT_BYTES, strict: true, type: ['application/json', 'application/*+json'] });
   app.use(
     '/graphql',
     authenticate(verifyToken),

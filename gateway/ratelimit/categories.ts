@@ -12,18 +12,14 @@ export const ROOT_FIELD_CATEGORIES: Readonly<Record<string, RateLimitCategory>> 
   sendMessage: 'MESSAGES_SEND',
   sendMessages: 'MESSAGES_SEND',
   remindAppointment: 'MESSAGES_SEND',
-  simulateReply: 'MESSAGES_SEND',
-  // message reads and lists (subscriptions listed in case they join the supergraph)
+  // message reads and lists
   message: 'MESSAGES_READ',
   messages: 'MESSAGES_READ',
-  messageStatusChanged: 'MESSAGES_READ',
-  events: 'MESSAGES_READ',
   // patients, preferences, appointment list: owned partly by the ehr subgraph, yet PATIENTS
   patient: 'PATIENTS',
   patients: 'PATIENTS',
   appointment: 'PATIENTS',
   appointments: 'PATIENTS',
-  preferences: 'PATIENTS',
   updatePreferences: 'PATIENTS',
   // templates
   templates: 'TEMPLATES',
@@ -37,7 +33,6 @@ export const ROOT_FIELD_CATEGORIES: Readonly<Record<string, RateLimitCategory>> 
   createWebhook: 'WEBHOOKS',
   updateWebhook: 'WEBHOOKS',
   deleteWebhook: 'WEBHOOKS',
-  enableWebhook: 'WEBHOOKS',
   webhookDeliveries: 'WEBHOOKS',
   sendTestEvent: 'WEBHOOKS',
   alerts: 'WEBHOOKS',

@@ -1,10 +1,8 @@
 import type { NextFunction, Request, Response } from 'express';
 import { AppError } from '../../common/errors';
 
-/** CONTRACT §4: bodies over 1 MiB are refused with 413, whichever parser reads them. */
+/** CONTRACT §4: bodies over 1 MiB are refused with 413; body parsers take it as their `limit`. */
 export const BODY_LIMIT_BYTES = 1024 * 1024;
-/** For body parsers (`express.json({ limit: BODY_LIMIT })`, `express.urlencoded(…)`). */
-export const BODY_LIMIT = BODY_LIMIT_BYTES;
 
 const JSON_TYPES = ['application/json', 'application/*+json'];
 const FORM_TYPES = ['application/x-www-form-urlencoded'];
