@@ -57,7 +57,7 @@ export interface RunningGateway extends RunningServer {
 }
 
 /** Paths that accept form bodies besides JSON (the SMS provider's inbound webhook posts a form). */
-const FORM_PATHS = ['/v1/inbound/sms'];
+const FORM_PATHS = ['/v1/inbound/sms', '/v1/providers/twilio/status'];
 /** Apollo's guard against fragment bombs, checked before the other validation rules run. */
 const MAX_RECURSIVE_SELECTIONS = 100_000;
 

@@ -1,6 +1,4 @@
 import { startTestPlatform, backendName, type TestPlatform, type TestResponse } from './harness';
-import { readSupergraph } from '../gateway/supergraph';
-import { supergraphRootFields } from '../gateway/ratelimit/categories';
 
 const MESSAGES = '/v1/messages?limit=1';
 const MESSAGES_QUERY = '{ messages(limit: 1) { pagination { total } } }';
@@ -27,7 +25,7 @@ function expectRefused(res: TestResponse, limit: number) {
 describe(`rate limits (${backendName})`, () => {
   let t: TestPlatform;
   beforeAll(async () => {
-    t = await startTestPlatform({ RATE_LIMIT_MESSAGES_READ: '3', RATE_LIMIT_TEMPLATES: '5', RATE_LIMIT_PATIENTS: '4' });
+    t = await startTestPlatform({ RATE_LIMIT_MESSAGES_READ: '3', RATE_LIMIT_TEMPLATES: '5', RATE_LIMIT_PATIENTS: '4', RATE_LIMIT_MESSAGES_SEND: '3' });
   });
   afterAll(() => t?.stop());
 
@@ -106,9 +104,24 @@ describe(`rate limits (${backendName})`, () => {
     expect(budget(await t.request('GET', MESSAGES, { token }))).toMatchObject({ remaining: '1' });
   });
 
-  const hasSend = supergraphRootFields(readSupergraph()).some((field) => field.name === 'sendMessage');
-  // Runs once POST /v1/messages (issue: sending) is merged; the mechanism is covered above with a low override.
-  (hasSend ? it : it.skip)('refuses the 101st send in a minute with 429, all headers and the wait in the message', async () => {
+  it('counts a batch as one send, and GraphQL sends spend the same budget as REST sends', async () => {
+    const token = await t.token({ sub: 'sender-batch' });
+    const item = { patientId: 'p-1001', templateId: 'appointment-reminder', channel: 'sms', variables: { date: '2026-12-01', time: '09:30' } };
+    const batch = await t.request('POST', '/v1/messages/batch', { token, body: { messages: [item, item, item, item, item] } });
+    expect(batch.status).toBe(200);
+    expect(batch.body.accepted).toBe(5);
+    expect(budget(batch)).toMatchObject({ limit: '3', remaining: '2' });
+    const viaGraphQL = await t.graphql('mutation($input: SendMessageInput!) { sendMessage(input: $input) { id status } }', { input: item }, { token });
+    expect(viaGraphQL.body.errors).toBeUndefined();
+    expect(budget(viaGraphQL)).toMatchObject({ limit: '3', remaining: '1' });
+    expect(budget(await t.request('POST', '/v1/messages', { token, body: item }))).toMatchObject({ remaining: '0' });
+    expectRefused(await t.request('POST', '/v1/messages', { token, body: item }), 3);
+    const refusedBatch = await t.graphql('mutation($m: [SendMessageInput!]!) { sendMessages(messages: $m) { results { id } } }', { m: [item] }, { token });
+    expectRefused(refusedBatch, 3);
+    expect(refusedBatch.body.errors[0].extensions.code).toBe('RATE_LIMIT_EXCEEDED');
+  });
+
+  it('refuses the 101st send in a minute with 429, all headers and the wait in the message', async () => {
     const send = await startTestPlatform();
     try {
       const token = await send.token({ sub: 'sender-1' });
@@ -132,20 +145,23 @@ const redisUrl = process.env.TEST_REDIS_URL;
   let b: TestPlatform;
   beforeAll(async () => {
     // One key prefix for both gateways, unique to this run so parallel CI runs do not collide.
-    const shared = { REDIS_URL: redisUrl!, RATE_LIMIT_KEY_PREFIX: `test-shared:${process.pid}:${Date.now()}`, RATE_LIMIT_MESSAGES_READ: '4' };
+    const shared = { REDIS_URL: redisUrl!, RATE_LIMIT_KEY_PREFIX: `test-shared:${process.pid}:${Date.now()}` };
     a = await startTestPlatform(shared);
     b = await startTestPlatform(shared);
   });
   afterAll(() => Promise.all([a?.stop(), b?.stop()]));
 
-  it('gives two gateway processes one budget: the call after the limit is refused on either', async () => {
-    const tokenA = await a.token({ sub: 'shared-1' });
-    const tokenB = await b.token({ sub: 'shared-1' });
-    expect(budget(await a.request('GET', MESSAGES, { token: tokenA }))).toMatchObject({ remaining: '3' });
-    expect(budget(await b.request('GET', MESSAGES, { token: tokenB }))).toMatchObject({ remaining: '2' });
-    expect(budget(await a.graphql(MESSAGES_QUERY, undefined, { token: tokenA }))).toMatchObject({ remaining: '1' });
-    expect(budget(await b.request('GET', MESSAGES, { token: tokenB }))).toMatchObject({ remaining: '0' });
-    expectRefused(await a.request('GET', MESSAGES, { token: tokenA }), 4);
-    expectRefused(await b.request('GET', MESSAGES, { token: tokenB }), 4);
+  it('gives two gateway processes one budget: the 101st send across both is refused on either', async () => {
+    const tokens = [await a.token({ sub: 'shared-sender' }), await b.token({ sub: 'shared-sender' })];
+    const body = { patientId: 'p-1001', templateId: 'appointment-reminder', channel: 'sms', variables: { date: '2026-12-01', time: '09:30' } };
+    for (let i = 1; i <= 100; i++) {
+      const gateway = i % 2 === 0 ? a : b;
+      const res = i === 50
+        ? await gateway.graphql('mutation($input: SendMessageInput!) { sendMessage(input: $input) { id } }', { input: body }, { token: tokens[i % 2] })
+        : await gateway.request('POST', '/v1/messages', { token: tokens[i % 2], body });
+      expect([i, res.status < 300, res.headers.get('x-ratelimit-remaining')]).toEqual([i, true, String(100 - i)]);
+    }
+    expectRefused(await a.request('POST', '/v1/messages', { token: tokens[0], body }), 100);
+    expectRefused(await b.request('POST', '/v1/messages', { token: tokens[1], body }), 100);
   });
 });

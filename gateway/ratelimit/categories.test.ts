@@ -18,12 +18,16 @@ describe('rate-limit categories', () => {
     expect(table.get('Query.appointments')).toBe('PATIENTS');
     expect(table.get('Query.messages')).toBe('MESSAGES_READ');
     expect(table.get('Query.templates')).toBe('TEMPLATES');
+    expect(table.get('Mutation.sendMessages')).toBe('MESSAGES_SEND');
+    // Provider callbacks are classified but not counted.
+    expect(table.has('Mutation.recordDeliveryStatus')).toBe(false);
   });
 
   it('makes unlisted fields of the ehr subgraph EHR and leaves unlisted messaging fields unclassified', () => {
     expect(categoryOf({ name: 'compositions', owners: ['EHR'] })).toBe('EHR');
     expect(categoryOf({ name: 'patient', owners: ['EHR'] })).toBe('PATIENTS');
     expect(categoryOf({ name: 'somethingNew', owners: ['MESSAGING'] })).toBeUndefined();
+    expect(categoryOf({ name: 'receiveSms', owners: ['MESSAGING'] })).toBe('NOT_LIMITED');
   });
 
   it('reads owners from @join__field, else from the type\'s @join__type, and finds fields of type extensions', () => {

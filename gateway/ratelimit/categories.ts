@@ -1,17 +1,24 @@
 import { Kind, parse, type ConstDirectiveNode, type ObjectTypeDefinitionNode, type ObjectTypeExtensionNode } from 'graphql';
 import type { RateLimitCategory } from '../../common/config';
 
+/** Classified on purpose as outside every category. */
+export const NOT_LIMITED = 'NOT_LIMITED';
+
 /**
  * Which rate-limit category (CONTRACT §7) each GraphQL root field spends.
  * REST paths run one GraphQL operation each, so this table is the single
  * source for both. A root field of the supergraph that is neither listed here
  * nor owned by the ehr subgraph is unclassified: a test fails until it is added.
  */
-export const ROOT_FIELD_CATEGORIES: Readonly<Record<string, RateLimitCategory>> = {
-  // send, batch (one call), remind
+export const ROOT_FIELD_CATEGORIES: Readonly<Record<string, RateLimitCategory | typeof NOT_LIMITED>> = {
+  // send, batch (one call), remind; the simulator's injected reply is a client write on messages too
   sendMessage: 'MESSAGES_SEND',
   sendMessages: 'MESSAGES_SEND',
   remindAppointment: 'MESSAGES_SEND',
+  simulateReply: 'MESSAGES_SEND',
+  // The SMS provider's callbacks (signature-checked, one per message event): limiting them would lose replies and statuses.
+  receiveSms: NOT_LIMITED,
+  recordDeliveryStatus: NOT_LIMITED,
   // message reads and lists
   message: 'MESSAGES_READ',
   messages: 'MESSAGES_READ',
@@ -50,7 +57,7 @@ export interface RootField {
   owners: string[];
 }
 
-export function categoryOf(field: Pick<RootField, 'name' | 'owners'>): RateLimitCategory | undefined {
+export function categoryOf(field: Pick<RootField, 'name' | 'owners'>): RateLimitCategory | typeof NOT_LIMITED | undefined {
   return ROOT_FIELD_CATEGORIES[field.name] ?? (field.owners.includes(CLINICAL_SUBGRAPH) ? 'EHR' : undefined);
 }
 
@@ -85,8 +92,8 @@ export function categoryTable(supergraphSdl: string): { table: Map<string, RateL
   const unclassified: RootField[] = [];
   for (const field of supergraphRootFields(supergraphSdl)) {
     const category = categoryOf(field);
-    if (category) table.set(`${field.type}.${field.name}`, category);
-    else unclassified.push(field);
+    if (!category) unclassified.push(field);
+    else if (category !== NOT_LIMITED) table.set(`${field.type}.${field.name}`, category);
   }
   return { table, unclassified };
 }
@@ -104,6 +111,7 @@ const REST_PATHS: ReadonlyArray<{ method?: string; path: RegExp; category: RateL
   { path: /^\/v1\/(patients|appointments)(\/|$)/, category: 'PATIENTS' },
   { path: /^\/v1\/templates(\/|$)/, category: 'TEMPLATES' },
   { path: /^\/v1\/(webhooks|alerts)(\/|$)/, category: 'WEBHOOKS' },
+  { method: 'POST', path: /^\/v1\/simulator\/replies\/?$/, category: 'MESSAGES_SEND' },
 ];
 
 export function restPathCategory(method: string, path: string): RateLimitCategory | undefined {
