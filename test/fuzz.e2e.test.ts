@@ -304,6 +304,8 @@ function problem(request: FuzzRequest, answer: RawAnswer): string | undefined {
     }
     return undefined;
   }
+  // A batch answers 200 with an error per item (CONTRACT §5): bad items must all be refused, none stored.
+  if (request.path === '/v1/messages/batch' && answer.status === 200) return body?.accepted === 0 ? undefined : `batch accepted ${body?.accepted} bad items`;
   if (answer.status < 400) return `status ${answer.status} (accepted a bad request)`;
   const code = body?.error?.code;
   if (!isErrorCode(code) || typeof body.error.message !== 'string') return `not the contract body: ${answer.body.slice(0, 100)}`;
