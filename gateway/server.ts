@@ -144,11 +144,11 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   );
 
   app.use(cors(config.CORS_ORIGINS));
-  app.use(bodyGuard({ formPaths: FORM_PATHS }));
   const json = express.json({ limit: BODY_LIMIT_BYTES, strict: true, type: ['application/json', 'application/*+json'] });
   app.use(
     '/graphql',
     authenticate(verifyToken),
+    bodyGuard({ forms: false }),
     json,
     expressMiddleware(apollo, {
       context: async ({ req }) => {
@@ -162,14 +162,16 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   );
 
   const run = createGraphQLRunner(apollo, contextFor);
-  app.use('/v1', smsProviderRoutes(run, config));
+  const jsonOnly = bodyGuard({ forms: false });
   const reportBudget = reportBudgetOnEarlyErrors(rateLimits);
+  app.use('/v1', bodyGuard({ forms: FORM_PATHS }), smsProviderRoutes(run, config));
   app.use('/v1', authenticate(verifyToken), json, messagingRoutes(run), webhookRoutes(run), reportBudget);
-  app.use('/api/ehr', authenticate(verifyToken), spendCategory('EHR'), json, ehrRoutes(run), reportBudget);
+  app.use('/api/ehr', authenticate(verifyToken), spendCategory('EHR'), jsonOnly, json, ehrRoutes(run), reportBudget);
   // Standards exchange: same auth and GraphQL pipeline, errors in each standard's own shape.
-  const form = express.urlencoded({ limit: BODY_LIMIT, extended: false });
-  app.use('/fhir/R4', json, form, authenticate(verifyToken), fhirRoutes(run), fhirErrorHandler(logger));
-  app.use('/openehr/v1', json, authenticate(verifyToken), openEhrRoutes(run), openEhrErrorHandler(logger));
+  // Both are APIs of the clinical record, so they spend the EHR budget like /api/ehr.
+  const form = express.urlencoded({ limit: BODY_LIMIT_BYTES, extended: false });
+  app.use('/fhir/R4', authenticate(verifyToken), spendCategory('EHR'), bodyGuard({ forms: true }), json, form, fhirRoutes(run), reportBudget, fhirErrorHandler(logger));
+  app.use('/openehr/v1', authenticate(verifyToken), spendCategory('EHR'), jsonOnly, json, openEhrRoutes(run), reportBudget, openEhrErrorHandler(logger));
   app.use('/admin', adminRoutes());
 
   app.use(notFoundHandler);

@@ -8,13 +8,16 @@ const JSON_TYPES = ['application/json', 'application/*+json'];
 const FORM_TYPES = ['application/x-www-form-urlencoded'];
 
 /**
- * Runs before any parser: a declared length over the limit is refused before
- * a byte is read (chunked bodies are cut off by the parsers' own limit), and
- * a body must be JSON, except on the paths listed in `formPaths` (provider
- * webhooks that post forms), where a form is accepted too.
+ * Runs before a mount's parsers: a declared length over the limit is refused
+ * before a byte is read (chunked bodies are cut off by the parsers' own
+ * limit), and a body must be JSON. `forms` admits
+ * application/x-www-form-urlencoded too: on every path of the mount (`true`,
+ * FHIR's POST _search) or on the listed full paths (provider webhooks).
+ * Mounted per API so refusals reach that API's own error handler (FHIR
+ * answers OperationOutcome).
  */
-export function bodyGuard(options: { formPaths: string[] }) {
-  const formPaths = new Set(options.formPaths);
+export function bodyGuard(options: { forms: boolean | string[] }) {
+  const formPaths = new Set(Array.isArray(options.forms) ? options.forms : []);
   return (req: Request, _res: Response, next: NextFunction) => {
     const length = req.headers['content-length'];
     if (length !== undefined && Number(length) > BODY_LIMIT_BYTES) {
@@ -23,12 +26,12 @@ export function bodyGuard(options: { formPaths: string[] }) {
     // An empty POST (`Content-Length: 0`, e.g. a remind without options) needs no type.
     const hasBody = req.headers['transfer-encoding'] !== undefined || (length !== undefined && Number(length) > 0);
     if (!hasBody) return next();
-    const accepted = formPaths.has(req.path) ? [...JSON_TYPES, ...FORM_TYPES] : JSON_TYPES;
-    if (!req.is(accepted)) {
+    const forms = options.forms === true || formPaths.has(req.baseUrl + req.path);
+    if (!req.is(forms ? [...JSON_TYPES, ...FORM_TYPES] : JSON_TYPES)) {
       return next(
         new AppError(
           'UNSUPPORTED_MEDIA_TYPE',
-          `Request bodies must be ${formPaths.has(req.path) ? 'JSON or a form' : 'JSON'} (Content-Type: application/json), got '${req.headers['content-type'] ?? 'none'}'`,
+          `Request bodies must be ${forms ? 'JSON or a form' : 'JSON'} (Content-Type: application/json), got '${req.headers['content-type'] ?? 'none'}'`,
         ),
       );
     }
