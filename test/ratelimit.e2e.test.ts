@@ -92,6 +92,21 @@ describe(`rate limits (${backendName})`, () => {
     expect(budget(await t.request('GET', '/v1/patients/p-1001', { token }))).toMatchObject({ limit: '4', remaining: '2' });
   });
 
+  it('counts the standards APIs (FHIR, openEHR) as EHR, with refusals in their own shape still reporting the budget', async () => {
+    const token = await t.token({ sub: 'standards-1' });
+    const headers = { 'X-Tenant-Id': 'demo' };
+    const fhir = await t.request('GET', '/fhir/R4/Patient/p-1001', { token, headers });
+    expect(fhir.status).toBe(200);
+    expect(budget(fhir)).toMatchObject({ limit: '1000', remaining: '999' });
+    const openehr = await t.request('GET', '/openehr/v1/ehr/ehr-p-1001', { token, headers });
+    expect(openehr.status).toBe(200);
+    expect(budget(openehr)).toMatchObject({ limit: '1000', remaining: '998' });
+    const notJson = await t.request('POST', '/fhir/R4/Patient', { token, headers: { ...headers, 'content-type': 'text/plain' }, rawBody: 'x' });
+    expect(notJson.status).toBe(415);
+    expect(notJson.body.resourceType).toBe('OperationOutcome');
+    expect(budget(notJson)).toMatchObject({ limit: '1000', remaining: '998' });
+  });
+
   it('reports the budget on REST answers refused before their operation ran, without spending it', async () => {
     const token = await t.token({ sub: 'early-1' });
     expect(budget(await t.request('GET', MESSAGES, { token }))).toMatchObject({ remaining: '2' });
