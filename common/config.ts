@@ -1,3 +1,4 @@
+import { accessSync, constants } from 'node:fs';
 import { z } from 'zod';
 
 /**
@@ -83,6 +84,42 @@ const optionalUrl = (protocols: string[]) =>
       return value;
     });
 
+const readableFile = z
+  .string()
+  .optional()
+  .transform((value, ctx) => {
+    if (value === undefined || value === '') return undefined;
+    try {
+      accessSync(value, constants.R_OK);
+    } catch {
+      ctx.addIssue({ code: 'custom', message: `is not a readable file (got '${value}')` });
+      return z.NEVER;
+    }
+    return value;
+  });
+
+/** Comma-separated browser origins (`https://app.example.org`); `*` is refused: tokens are per user. */
+const originList = z
+  .string()
+  .optional()
+  .transform((value, ctx) => {
+    if (value === undefined || value.trim() === '') return [] as string[];
+    const origins = value.split(',').map((item) => item.trim()).filter(Boolean);
+    for (const origin of origins) {
+      let url: URL | undefined;
+      try {
+        url = new URL(origin);
+      } catch {
+        url = undefined;
+      }
+      if (!url || !['http:', 'https:'].includes(url.protocol) || url.origin !== origin) {
+        ctx.addIssue({ code: 'custom', message: `'${origin}' is not an origin (scheme://host[:port], no path or trailing slash)` });
+        return z.NEVER;
+      }
+    }
+    return origins;
+  });
+
 const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).optional().default('development'),
   PORT: int(0, 65535, 4000),
@@ -151,6 +188,15 @@ const envSchema = z.object({
   EMAIL_FROM: z.string().optional().default('CareGraph <no-reply@caregraph.local>'),
   DELIVERY_LEASE_MS: int(1000, 3_600_000, 60_000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional().default('info'),
+  // API hardening (docs/security.md).
+  RATE_LIMIT_KEY_PREFIX: z.string().regex(/^[\w:.-]{1,64}$/, 'letters, digits, _ : . - (1-64)').optional().default('caregraph:rl'),
+  CORS_ORIGINS: originList,
+  TLS_CERT_FILE: readableFile,
+  TLS_KEY_FILE: readableFile,
+  REQUEST_TIMEOUT_MS: int(100, 600_000, 30_000),
+  GRAPHQL_MAX_DEPTH: int(1, 100, 12),
+  GRAPHQL_MAX_ALIASES: int(0, 1000, 30),
+  GRAPHQL_MAX_COST: int(1, 10_000_000, 10_000),
   OPENEHR_SYSTEM_ID: z.string().regex(/^[A-Za-z0-9.-]+$/).optional().default('caregraph.local'),
 });
 
@@ -177,7 +223,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     else rateLimits[category] = Number(raw);
   }
   for (const name of Object.keys(env)) {
-    if (name.startsWith('RATE_LIMIT_') && !(name.slice('RATE_LIMIT_'.length) in RATE_LIMIT_CATEGORIES)) {
+    if (name.startsWith('RATE_LIMIT_') && name !== 'RATE_LIMIT_KEY_PREFIX' && !(name.slice('RATE_LIMIT_'.length) in RATE_LIMIT_CATEGORIES)) {
       problems.push(`${name}: unknown rate-limit category (known: ${Object.keys(RATE_LIMIT_CATEGORIES).join(', ')})`);
     }
   }
@@ -189,6 +235,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (parsed.success && parsed.data.EMAIL_PROVIDER === 'smtp' && !parsed.data.SMTP_URL) problems.push('SMTP_URL: required when EMAIL_PROVIDER=smtp');
   if (problems.length > 0 || !parsed.success) {
     throw new ConfigError(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+  }
+  if (Boolean(parsed.data.TLS_CERT_FILE) !== Boolean(parsed.data.TLS_KEY_FILE)) {
+    throw new ConfigError('Invalid configuration:\n  - TLS_CERT_FILE and TLS_KEY_FILE must be set together');
   }
   const production = parsed.data.NODE_ENV === 'production';
   if (production) {

@@ -31,6 +31,11 @@ export function toAppError(err: unknown): AppError | undefined {
 /** The last express handler: every failure becomes `{"error":{code,message,details?}}` (CONTRACT §4). */
 export function errorHandler(logger: Logger) {
   return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    // Answered already (the request deadline's 503): the late handler's failure to write is expected.
+    if (res.headersSent && (err as { code?: string })?.code === 'ERR_HTTP_HEADERS_SENT') {
+      res.end();
+      return;
+    }
     let appError = toAppError(err);
     if (!appError) {
       logger.error({ err, requestId: req.requestId, path: req.path }, 'unhandled error');

@@ -1,4 +1,3 @@
-import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import express, { type Request } from 'express';
 import { pinoHttp } from 'pino-http';
@@ -28,6 +27,16 @@ import { openEhrErrorHandler, openEhrRoutes } from './rest/openehr';
 import { adminRoutes } from './admin-static';
 import { attachSubscriptionServer } from './subscriptions';
 import type { EventBus } from '../common/events/bus';
+import { RateLimits } from './ratelimit/limiter';
+import { reportBudgetOnEarlyErrors, spendCategory } from './ratelimit/rest';
+import { rateLimitPlugin } from './plugins/rate-limit';
+import { operationGuardPlugin } from './plugins/operation-guard';
+import { queryLimitsRule } from './security/graphql-limits';
+import { securityHeaders } from './security/headers';
+import { cors } from './security/cors';
+import { BODY_LIMIT_BYTES, bodyGuard } from './security/body';
+import { requestDeadline } from './security/timeout';
+import { createGatewayServer } from './security/server';
 
 export interface GatewayOptions {
   config: Config;
@@ -47,7 +56,10 @@ export interface RunningGateway extends RunningServer {
   apollo: ApolloServer<GatewayContext>;
 }
 
-const BODY_LIMIT = '1mb';
+/** Paths that accept form bodies besides JSON (the SMS provider's inbound webhook posts a form). */
+const FORM_PATHS = ['/v1/inbound/sms', '/v1/providers/twilio/status'];
+/** Apollo's guard against fragment bombs, checked before the other validation rules run. */
+const MAX_RECURSIVE_SELECTIONS = 100_000;
 
 export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
   const { config, secrets, logger } = options;
@@ -55,10 +67,11 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', false);
-  const httpServer = http.createServer(app);
+  const httpServer = createGatewayServer(app, config);
 
+  const supergraphSdl = readSupergraph();
   const gateway = new ApolloGateway({
-    supergraphSdl: readSupergraph(),
+    supergraphSdl,
     buildService: ({ name }) => {
       const url = options.subgraphUrls[name];
       if (!url) throw new Error(`No URL configured for subgraph '${name}'`);
@@ -66,14 +79,23 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     },
   });
   let supergraphLoaded = false;
+  const rateLimits = new RateLimits(config, logger);
+  // Hardening choices are documented in docs/security.md.
   const apollo = new ApolloServer<GatewayContext>({
     gateway,
     formatError: createErrorFormatter(logger),
     includeStacktraceInErrorResponses: false,
     introspection: !config.production,
+    csrfPrevention: true,
+    allowBatchedHttpRequests: false,
+    parseOptions: { maxTokens: 10_000 },
+    maxRecursiveSelections: MAX_RECURSIVE_SELECTIONS,
+    validationRules: [queryLimitsRule({ maxDepth: config.GRAPHQL_MAX_DEPTH, maxAliases: config.GRAPHQL_MAX_ALIASES, maxCost: config.GRAPHQL_MAX_COST })],
     plugins: [
       ApolloServerPluginDrainHttpServer({ httpServer }),
       { serverWillStart: async () => void (supergraphLoaded = true) },
+      operationGuardPlugin(),
+      rateLimitPlugin(rateLimits, supergraphSdl, logger),
     ],
   });
   await apollo.start();
@@ -81,9 +103,11 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const contextFor = async (req: Request): Promise<GatewayContext> => {
     const identity = identityOf(req);
     const requestId = req.requestId ?? randomUUID();
-    return { principal: req.principal!, identity, requestId, logger: logger.child({ requestId }) };
+    return { principal: req.principal!, identity, requestId, logger: logger.child({ requestId }), rateLimit: {} };
   };
 
+  app.use(securityHeaders({ tls: Boolean(config.TLS_CERT_FILE), production: config.production }));
+  app.use(requestDeadline(config.REQUEST_TIMEOUT_MS));
   app.use((req, res, next) => {
     const incoming = req.headers['x-request-id'];
     req.requestId = typeof incoming === 'string' && /^[\w.-]{1,64}$/.test(incoming) ? incoming : randomUUID();
@@ -119,11 +143,13 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     ),
   );
 
-  const json = express.json({ limit: BODY_LIMIT, strict: true, type: ['application/json', 'application/*+json'] });
+  app.use(cors(config.CORS_ORIGINS));
+  const json = express.json({ limit: BODY_LIMIT_BYTES, strict: true, type: ['application/json', 'application/*+json'] });
   app.use(
     '/graphql',
-    json,
     authenticate(verifyToken),
+    bodyGuard({ forms: false }),
+    json,
     expressMiddleware(apollo, {
       context: async ({ req }) => {
         try {
@@ -136,14 +162,16 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   );
 
   const run = createGraphQLRunner(apollo, contextFor);
-  app.use('/v1', smsProviderRoutes(run, config));
-  app.use('/v1', json, authenticate(verifyToken), messagingRoutes(run));
-  app.use('/v1', json, authenticate(verifyToken), webhookRoutes(run));
-  app.use('/api/ehr', json, authenticate(verifyToken), ehrRoutes(run));
+  const jsonOnly = bodyGuard({ forms: false });
+  const reportBudget = reportBudgetOnEarlyErrors(rateLimits);
+  app.use('/v1', bodyGuard({ forms: FORM_PATHS }), smsProviderRoutes(run, config));
+  app.use('/v1', authenticate(verifyToken), json, messagingRoutes(run), webhookRoutes(run), reportBudget);
+  app.use('/api/ehr', authenticate(verifyToken), spendCategory('EHR'), jsonOnly, json, ehrRoutes(run), reportBudget);
   // Standards exchange: same auth and GraphQL pipeline, errors in each standard's own shape.
-  const form = express.urlencoded({ limit: BODY_LIMIT, extended: false });
-  app.use('/fhir/R4', json, form, authenticate(verifyToken), fhirRoutes(run), fhirErrorHandler(logger));
-  app.use('/openehr/v1', json, authenticate(verifyToken), openEhrRoutes(run), openEhrErrorHandler(logger));
+  // Both are APIs of the clinical record, so they spend the EHR budget like /api/ehr.
+  const form = express.urlencoded({ limit: BODY_LIMIT_BYTES, extended: false });
+  app.use('/fhir/R4', authenticate(verifyToken), spendCategory('EHR'), bodyGuard({ forms: true }), json, form, fhirRoutes(run), reportBudget, fhirErrorHandler(logger));
+  app.use('/openehr/v1', authenticate(verifyToken), spendCategory('EHR'), jsonOnly, json, openEhrRoutes(run), reportBudget, openEhrErrorHandler(logger));
   app.use('/admin', adminRoutes());
 
   app.use(notFoundHandler);

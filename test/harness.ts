@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
 import { createTestDatabase, type TestDatabase } from '../common/db/database';
 import { issueAccessToken } from '../common/auth/tokens';
 import { startPlatform, type Platform, type ProcessRole } from '../bin/platform';
@@ -52,6 +53,8 @@ export async function startTestPlatform(extraEnv: Record<string, string> = {}, r
     SIM_SEND_DELAY_MS: '20',
     SIM_DELIVER_DELAY_MS: '50',
     ...(process.env.TEST_REDIS_URL ? { REDIS_URL: process.env.TEST_REDIS_URL } : {}),
+    // Rate-limit counters of parallel test files and CI runs on one Redis must not add up.
+    RATE_LIMIT_KEY_PREFIX: `test:${randomUUID()}`,
     ...extraEnv,
   };
   const platform = await startPlatform(role, env);

@@ -34,6 +34,8 @@ describe(`webhooks (${backendName})`, () => {
       // Generous: a loaded test machine must not turn a slow answer into a failure.
       WEBHOOK_TIMEOUT_MS: '5000',
       WEBHOOK_CA_FILE: receiver.caFile,
+      // This suite makes more webhook calls in a minute than the contract's 50 (rate limits are tested in ratelimit.e2e).
+      RATE_LIMIT_WEBHOOKS: '100000',
     });
     prisma = createMessagingPrisma(t.platform.db!);
     t.platform.runtime.events.subscribe((event) => busEvents.push(event));

@@ -35,12 +35,18 @@ export function createErrorFormatter(logger: Logger) {
       // Already in the contract's vocabulary (for example passed on from a subgraph).
       return { ...formatted, extensions: pick(formatted.extensions!, ['code', 'details', 'retryAfter']) };
     }
-    if (typeof code === 'string' && CLIENT_ERROR_CODES.has(code)) {
+    if ((typeof code === 'string' && CLIENT_ERROR_CODES.has(code)) || isClientHttpError(original)) {
       return { message: formatted.message, locations: formatted.locations, path: formatted.path, extensions: { code: 'VALIDATION_ERROR' } };
     }
     logger.error({ err: original }, 'unexpected GraphQL error');
     return { message: 'Internal server error', path: formatted.path, extensions: { code: 'INTERNAL_ERROR' as ErrorCode } };
   };
+}
+
+/** Apollo refuses some requests (bad APQ version or hash) with an HTTP 4xx but no code. */
+function isClientHttpError(error: unknown): boolean {
+  const status = error instanceof GraphQLError ? (error.extensions?.http as { status?: number } | undefined)?.status : undefined;
+  return typeof status === 'number' && status >= 400 && status < 500;
 }
 
 function pick(source: Record<string, unknown>, keys: string[]): Record<string, unknown> {

@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Server as TlsServer } from 'node:tls';
 
 export interface RunningServer {
   url: string;
@@ -19,7 +20,7 @@ export async function listen(server: Server, host: string, port: number, beforeC
   const address = server.address() as AddressInfo;
   const shownHost = host === '0.0.0.0' || host === '::' ? 'localhost' : host;
   return {
-    url: `http://${shownHost}:${address.port}`,
+    url: `${server instanceof TlsServer ? 'https' : 'http'}://${shownHost}:${address.port}`,
     port: address.port,
     close: async () => {
       if (beforeClose) await beforeClose();

@@ -2,6 +2,7 @@ import type { ApolloServer } from '@apollo/server';
 import type { Request } from 'express';
 import { AppError, isErrorCode, type ErrorDetail } from '../../common/errors';
 import type { GatewayContext } from '../context';
+import { setRateLimitHeaders } from '../ratelimit/rest';
 
 export type GraphQLRunner = <T = any>(req: Request, query: string, variables?: Record<string, unknown>) => Promise<T>;
 
@@ -13,7 +14,10 @@ export type GraphQLRunner = <T = any>(req: Request, query: string, variables?: R
 export function createGraphQLRunner(apollo: ApolloServer<GatewayContext>, contextFor: (req: Request) => Promise<GatewayContext>): GraphQLRunner {
   return async <T>(req: Request, query: string, variables?: Record<string, unknown>) => {
     const contextValue = await contextFor(req);
+    contextValue.rateLimitCategory = req.rateLimitCategory;
     const response = await apollo.executeOperation<Record<string, unknown>>({ query, variables }, { contextValue });
+    // The budget this operation spent, on the REST answer whether it succeeds or not (CONTRACT §7).
+    if (contextValue.rateLimit?.status && req.res) setRateLimitHeaders(req.res, contextValue.rateLimit.status);
     if (response.body.kind !== 'single') throw new AppError('INTERNAL_ERROR', 'Unexpected incremental response');
     const { data, errors } = response.body.singleResult;
     if (errors && errors.length > 0) {
