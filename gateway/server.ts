@@ -15,7 +15,8 @@ import { AppError } from '../common/errors';
 import { listen, type RunningServer } from '../common/http/listen';
 import { authenticate, identityOf } from './auth';
 import type { GatewayContext } from './context';
-import { AuthenticatedDataSource } from './subgraph-datasource';
+import { createSubgraphServices } from './subgraph-services';
+import type { RunningSubgraph } from '../common/graphql/subgraph-server';
 import { errorHandler, notFoundHandler } from './http-errors';
 import { createMetricsRegistry, healthRoutes, type ReadinessCheck } from './health';
 import { readSupergraph } from './supergraph';
@@ -37,6 +38,8 @@ export interface GatewayOptions {
   events: EventBus;
   /** Where each subgraph answers, by name (`messaging`, `ehr`). */
   subgraphUrls: Record<string, string>;
+  /** Subgraphs of this process, called in-process instead of over HTTP (all-in-one). */
+  localSubgraphs?: Record<string, Pick<RunningSubgraph, 'execute'>>;
   /** Extra readiness checks, e.g. the database in the all-in-one process. */
   readiness?: ReadinessCheck[];
   host?: string;
@@ -57,14 +60,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   app.set('trust proxy', false);
   const httpServer = http.createServer(app);
 
-  const gateway = new ApolloGateway({
-    supergraphSdl: readSupergraph(),
-    buildService: ({ name }) => {
-      const url = options.subgraphUrls[name];
-      if (!url) throw new Error(`No URL configured for subgraph '${name}'`);
-      return new AuthenticatedDataSource(url, secrets.internalKey);
-    },
-  });
+  const subgraphs = createSubgraphServices({ subgraphUrls: options.subgraphUrls, localSubgraphs: options.localSubgraphs, internalKey: secrets.internalKey });
+  const gateway = new ApolloGateway({ supergraphSdl: readSupergraph(), buildService: subgraphs.buildService });
   let supergraphLoaded = false;
   const apollo = new ApolloServer<GatewayContext>({
     gateway,
@@ -155,6 +152,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const running = await listen(httpServer, options.host ?? config.HOST, options.port ?? config.PORT, async () => {
     await subscriptions.close();
     await apollo.stop();
+    await subgraphs.close();
   });
   logger.info({ url: running.url }, 'gateway listening');
   return { ...running, apollo };
