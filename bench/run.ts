@@ -44,7 +44,7 @@ function parseArgs(argv: string[]): { settings: Settings; soak?: number } {
     soak,
     settings: {
       quick,
-      seconds: quick ? 3 : 8,
+      seconds: quick ? 3 : 6,
       warmup: quick ? 1 : 2,
       connections: 8,
       seed: { patients: base, messagesPerPatient: 10, appointmentsPerPatient: 2, heldPatients: 20 },
@@ -69,7 +69,9 @@ const UNLIMITED = Object.fromEntries(['MESSAGES_SEND', 'MESSAGES_READ', 'PATIENT
 
 const MESSAGE_FIELDS = 'id patientId templateId templateVersion language channel variables subject body status error appointmentId dueAt createdAt updatedAt';
 const FEDERATED_QUERY =
-  'query Inbox { messages(limit: 20) { data { id status createdAt patient { id name { given family } nextAppointment { id start status } } } } }';
+  'query Inbox($offset: Int) { messages(limit: 20, offset: $offset) { data { id status createdAt patient { id name { given family } nextAppointment { id start status } } } } }';
+/** Different pages per request, as different users' inboxes would be (identical concurrent queries let a gateway share subgraph fetches). */
+const federatedBody = (vary: boolean) => (i: number) => gql(FEDERATED_QUERY, { offset: vary ? (i % 50) * 20 : 0 });
 
 const log = (text: string) => process.stderr.write(`[bench] ${text}\n`);
 
@@ -175,7 +177,7 @@ async function main(): Promise<void> {
         body: (i: number) => gql(`mutation($input: SendMessageInput!) { sendMessage(input: $input) { ${MESSAGE_FIELDS} } }`, { input: sendInput(i) }),
         pids: [p.child.pid],
       } satisfies Target,
-      federated: { name: 'CareGraph gateway', url: `${p.url}/graphql`, method: 'POST', headers: bearer, body: () => gql(FEDERATED_QUERY), pids: [p.child.pid] } satisfies Target,
+      federated: { name: 'CareGraph gateway', url: `${p.url}/graphql`, method: 'POST', headers: bearer, body: federatedBody(true), pids: [p.child.pid] } satisfies Target,
       list: {
         name: 'CareGraph gateway: REST GET /v1/messages?patientId',
         url: p.url,
@@ -203,12 +205,20 @@ async function main(): Promise<void> {
     children.push(bare.child);
     const hive = await startPeer('hive', platform);
     children.push(hive.child);
-    const peerTarget = (name: string, url: string, pid: number): Target => ({ name, url, method: 'POST', headers: direct, body: () => gql(FEDERATED_QUERY), pids: [pid, platform.child.pid] });
+    const peerTarget = (name: string, url: string, pid: number, vary = true): Target => ({ name, url, method: 'POST', headers: direct, body: federatedBody(vary), pids: [pid, platform.child.pid] });
     await checkSameAnswer(t.federated, [peerTarget('bare', bare.url, bare.child.pid), peerTarget('hive', hive.url, hive.child.pid)]);
+    const BARE = 'bare @apollo/gateway + @apollo/server (+ subgraphs)';
+    const HIVE = 'Hive Gateway runtime (+ subgraphs)';
     const fedCareGraph = await run('2 federated query', t.federated);
-    const fedBare = await run('2 federated query', peerTarget('bare @apollo/gateway + @apollo/server (+ subgraphs)', bare.url, bare.child.pid));
-    const fedHive = await run('2 federated query', peerTarget('Hive Gateway runtime (+ subgraphs)', hive.url, hive.child.pid));
+    const fedBare = await run('2 federated query', peerTarget(BARE, bare.url, bare.child.pid));
+    const fedHive = await run('2 federated query', peerTarget(HIVE, hive.url, hive.child.pid));
     rows.push(...withRatio([fedBare, fedCareGraph, fedHive], fedBare));
+    // The same query from every client at once: Hive shares in-flight identical subgraph fetches (on by default).
+    const same = '2 federated, identical query';
+    const sameBare = await run(same, peerTarget(BARE, bare.url, bare.child.pid, false));
+    const sameCareGraph = await run(same, { ...t.federated, body: federatedBody(false) });
+    const sameHive = await run(same, peerTarget(HIVE, hive.url, hive.child.pid, false));
+    rows.push(...withRatio([sameBare, sameCareGraph, sameHive], sameBare));
     await bare.child.stop();
     await hive.child.stop();
 
@@ -407,7 +417,7 @@ async function soakRun(platform: Platform, ctx: RunContext, seconds: number) {
   log(`soak: ${seconds} s of mixed load`);
   const loads: Target[] = [
     { name: 'soak read', url: platform.url, method: 'GET', headers: bearer, path: (i) => `/v1/messages/${ids[i % ids.length]}`, pids: [] },
-    { name: 'soak federated', url: `${platform.url}/graphql`, method: 'POST', headers: bearer, body: () => gql(FEDERATED_QUERY), pids: [] },
+    { name: 'soak federated', url: `${platform.url}/graphql`, method: 'POST', headers: bearer, body: federatedBody(true), pids: [] },
     { name: 'soak send', url: `${platform.url}/v1/messages`, method: 'POST', headers: bearer, body: (i) => JSON.stringify({ patientId: held[i % held.length], templateId: 'appointment-reminder', channel: 'sms', variables: { date: '2027-01-15', time: '09:30' } }), pids: [] },
   ];
   // Deliverable sends every second keep subscriptions and webhooks busy for the whole soak.

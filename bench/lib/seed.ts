@@ -118,6 +118,8 @@ export async function seedBenchData(dataDir: string, plan: SeedPlan, fromPatient
     }
     await ehr.$disconnect();
     await messaging.$disconnect();
+    // Planner statistics, as autovacuum keeps them on a live server (embedded PGlite runs no autovacuum).
+    await db.exec('ANALYZE');
     return { patientIds, heldPatientIds, messageIds: messageIds.reverse() };
   } finally {
     await db.close();
