@@ -432,6 +432,9 @@ async function soakRun(platform: Platform, ctx: RunContext, seconds: number) {
   // The first fifth is warm-up (JIT, caches, pools filling); the slope of the rest says whether memory keeps growing.
   const steady = samples.filter((s) => s.t >= seconds / 5);
   const slope = linearSlope(steady.map((s) => s.t), steady.map((s) => s.rssMiB));
+  // WebAssembly memory (PGlite) and V8's heap grow in steps to a plateau: the last half shows whether growth has stopped.
+  const lastHalf = samples.filter((s) => s.t >= seconds / 2);
+  const lastHalfSlope = linearSlope(lastHalf.map((s) => s.t), lastHalf.map((s) => s.rssMiB));
   return {
     seconds,
     requests: Object.fromEntries(measured.map((m) => [m.name, { requestsPerSecond: m.requestsPerSecond, p99Ms: m.p99Ms, errors: m.errors }])),
@@ -442,6 +445,7 @@ async function soakRun(platform: Platform, ctx: RunContext, seconds: number) {
     rssEndMiB: round(samples.at(-1)?.rssMiB ?? 0, 1),
     rssPeakMiB: round(Math.max(...samples.map((s) => s.rssMiB)), 1),
     steadySlopeMiBPerMinute: round(slope * 60, 2),
+    lastHalfSlopeMiBPerMinute: round(lastHalfSlope * 60, 2),
     samples: samples.map((s) => [round(s.t, 1), round(s.rssMiB, 1)]),
   };
 }
@@ -488,7 +492,7 @@ function printReport(results: Record<string, any>, rows: Measurement[]): void {
   }
   if (results.soak) {
     const s = results.soak;
-    out.push(`soak ${s.seconds} s: RSS ${s.rssStartMiB} → ${s.rssEndMiB} MiB (peak ${s.rssPeakMiB}), steady-state slope ${s.steadySlopeMiBPerMinute} MiB/min; ${s.subscriberEvents} subscriber events, ${s.webhookDeliveries} webhook deliveries`);
+    out.push(`soak ${s.seconds} s: RSS ${s.rssStartMiB} → ${s.rssEndMiB} MiB (peak ${s.rssPeakMiB}), slope after warm-up ${s.steadySlopeMiBPerMinute} MiB/min, over the last half ${s.lastHalfSlopeMiBPerMinute} MiB/min; ${s.subscriberEvents} subscriber events, ${s.webhookDeliveries} webhook deliveries`);
     for (const [name, r] of Object.entries<any>(s.requests)) out.push(`  ${name}: ${r.requestsPerSecond} req/s, p99 ${r.p99Ms} ms, ${r.errors} errors`);
   }
   out.push('', `total ${results.totalSeconds} s`);
