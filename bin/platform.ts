@@ -10,6 +10,7 @@ import { startGateway, type RunningGateway } from '../gateway/server';
 import { startEhrSubgraph } from '../subgraphs/ehr/main';
 import { startWebhookWorker } from '../subgraphs/messaging/webhooks/worker';
 import { startMessagingSubgraph, startMessagingWorker } from '../subgraphs/messaging/main';
+import type { RunningSubgraph } from '../common/graphql/subgraph-server';
 
 export const ROLES = ['all', 'gateway', 'messaging', 'ehr', 'worker'] as const;
 export type ProcessRole = (typeof ROLES)[number];
@@ -78,11 +79,13 @@ export async function startPlatform(role: ProcessRole, env: NodeJS.ProcessEnv = 
       started.push({ name: 'job queue', close: () => queue.stop({ graceful: true, wait: true, timeout: 10_000 }) });
     }
     const subgraphUrls: Record<string, string> = {};
+    const localSubgraphs: Record<string, RunningSubgraph> = {};
     const subgraphHost = role === 'all' ? '127.0.0.1' : config.HOST;
     if (role === 'all' || role === 'ehr') {
       const ehr = await startEhrSubgraph({ ...runtime, db: db!, boss: boss!, host: subgraphHost, port: config.EHR_PORT ?? (role === 'all' ? 0 : DEFAULT_SUBGRAPH_PORTS.ehr) });
       started.push({ name: 'ehr subgraph', close: ehr.close });
       subgraphUrls.ehr = ehr.url;
+      localSubgraphs.ehr = ehr;
     }
     if (role === 'all' || role === 'messaging') {
       const messaging = await startMessagingSubgraph({
@@ -95,6 +98,7 @@ export async function startPlatform(role: ProcessRole, env: NodeJS.ProcessEnv = 
       });
       started.push({ name: 'messaging subgraph', close: messaging.close });
       subgraphUrls.messaging = messaging.url;
+      localSubgraphs.messaging = messaging;
     }
     if (role === 'all' || role === 'worker') started.push(await startWebhookWorker({ ...runtime, db: db! }));
     if (role === 'all' || role === 'worker') {
@@ -112,6 +116,7 @@ export async function startPlatform(role: ProcessRole, env: NodeJS.ProcessEnv = 
       gateway = await startGateway({
         ...runtime,
         subgraphUrls: urls,
+        localSubgraphs: role === 'all' && config.SUBGRAPH_TRANSPORT === 'inprocess' ? localSubgraphs : undefined,
         readiness: db ? [{ name: 'database', check: () => db!.ping() }] : [],
       });
       started.push({ name: 'gateway', close: gateway.close });

@@ -126,6 +126,8 @@ const envSchema = z.object({
   HOST: z.string().optional().default('0.0.0.0'),
   MESSAGING_PORT: optionalPort,
   EHR_PORT: optionalPort,
+  /** All-in-one process: how the gateway reaches its own subgraphs (`http` keeps the HTTP hop, for comparison). */
+  SUBGRAPH_TRANSPORT: z.enum(['inprocess', 'http']).optional().default('inprocess'),
   MESSAGING_URL: optionalUrl(['http:', 'https:']),
   EHR_URL: optionalUrl(['http:', 'https:']),
   DATA_DIR: z.string().optional().default('./data'),

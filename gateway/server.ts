@@ -14,7 +14,8 @@ import { AppError } from '../common/errors';
 import { listen, type RunningServer } from '../common/http/listen';
 import { authenticate, identityOf } from './auth';
 import type { GatewayContext } from './context';
-import { AuthenticatedDataSource } from './subgraph-datasource';
+import { createSubgraphServices } from './subgraph-services';
+import type { RunningSubgraph } from '../common/graphql/subgraph-server';
 import { errorHandler, notFoundHandler } from './http-errors';
 import { createMetricsRegistry, healthRoutes, type ReadinessCheck } from './health';
 import { readSupergraph } from './supergraph';
@@ -46,6 +47,8 @@ export interface GatewayOptions {
   events: EventBus;
   /** Where each subgraph answers, by name (`messaging`, `ehr`). */
   subgraphUrls: Record<string, string>;
+  /** Subgraphs of this process, called in-process instead of over HTTP (all-in-one). */
+  localSubgraphs?: Record<string, Pick<RunningSubgraph, 'execute'>>;
   /** Extra readiness checks, e.g. the database in the all-in-one process. */
   readiness?: ReadinessCheck[];
   host?: string;
@@ -70,14 +73,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const httpServer = createGatewayServer(app, config);
 
   const supergraphSdl = readSupergraph();
-  const gateway = new ApolloGateway({
-    supergraphSdl,
-    buildService: ({ name }) => {
-      const url = options.subgraphUrls[name];
-      if (!url) throw new Error(`No URL configured for subgraph '${name}'`);
-      return new AuthenticatedDataSource(url, secrets.internalKey);
-    },
-  });
+  const subgraphs = createSubgraphServices({ subgraphUrls: options.subgraphUrls, localSubgraphs: options.localSubgraphs, internalKey: secrets.internalKey });
+  const gateway = new ApolloGateway({ supergraphSdl, buildService: subgraphs.buildService });
   let supergraphLoaded = false;
   const rateLimits = new RateLimits(config, logger);
   // Hardening choices are documented in docs/security.md.
@@ -183,6 +180,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const running = await listen(httpServer, options.host ?? config.HOST, options.port ?? config.PORT, async () => {
     await subscriptions.close();
     await apollo.stop();
+    await subgraphs.close();
   });
   logger.info({ url: running.url }, 'gateway listening');
   return { ...running, apollo };

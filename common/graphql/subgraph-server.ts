@@ -5,11 +5,12 @@ import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
 import { ApolloServerPluginInlineTraceDisabled } from '@apollo/server/plugin/disabled';
 import { expressMiddleware } from '@as-integrations/express5';
-import type { GraphQLSchema } from 'graphql';
+import type { GraphQLFormattedError, GraphQLSchema } from 'graphql';
 import { AppError } from '../errors';
 import type { Logger } from '../logger';
 import type { Identity } from '../auth/principal';
-import { IDENTITY_HEADER, verifyIdentity } from '../auth/tokens';
+import { IDENTITY_HEADER } from '../auth/tokens';
+import { IdentityTokenVerifier } from '../auth/identity-cache';
 import { createErrorFormatter, toGraphQLError } from './errors';
 import { listen, type RunningServer } from '../http/listen';
 
@@ -30,11 +31,34 @@ export interface SubgraphServerOptions<Ctx extends BaseContext> {
   createContext: (base: BaseContext) => Ctx;
 }
 
+/** One GraphQL request to a subgraph, as the gateway's query plan sends it. */
+export interface SubgraphRequest {
+  query: string;
+  variables?: Record<string, unknown>;
+  operationName?: string;
+}
+
+/** The subgraph's response, errors already formatted exactly as its HTTP endpoint formats them. */
+export interface SubgraphResponse {
+  data?: Record<string, unknown> | null;
+  errors?: ReadonlyArray<GraphQLFormattedError>;
+}
+
+export interface RunningSubgraph extends RunningServer {
+  /**
+   * Runs a request in this process, for a caller the gateway already
+   * authenticated: the same Apollo server, schema, context factory and error
+   * formatting as the HTTP endpoint, without HTTP, JSON or identity signing.
+   */
+  execute(request: SubgraphRequest, caller: { identity: Identity; requestId: string }): Promise<SubgraphResponse>;
+}
+
 /**
  * Serves one subgraph over HTTP at /graphql. Only callers holding an identity
  * signed by the gateway get in: the subgraph never trusts client headers.
  */
-export async function startSubgraphServer<Ctx extends BaseContext>(options: SubgraphServerOptions<Ctx>): Promise<RunningServer> {
+export async function startSubgraphServer<Ctx extends BaseContext>(options: SubgraphServerOptions<Ctx>): Promise<RunningSubgraph> {
+  const identities = new IdentityTokenVerifier(options.internalKey);
   const app = express();
   app.disable('x-powered-by');
   const httpServer = http.createServer(app);
@@ -60,7 +84,7 @@ export async function startSubgraphServer<Ctx extends BaseContext>(options: Subg
         }
         let identity: Identity;
         try {
-          identity = await verifyIdentity(options.internalKey, header);
+          identity = await identities.verify(header);
         } catch (err) {
           throw toGraphQLError(err as AppError);
         }
@@ -73,5 +97,11 @@ export async function startSubgraphServer<Ctx extends BaseContext>(options: Subg
     await apollo.stop();
   });
   options.logger.info({ url: running.url }, `${options.name} subgraph listening`);
-  return { ...running, url: `${running.url}/graphql` };
+  const execute: RunningSubgraph['execute'] = async (request, { identity, requestId }) => {
+    const contextValue = options.createContext({ identity, requestId, logger: options.logger.child({ requestId }) });
+    const response = await apollo.executeOperation(request, { contextValue });
+    if (response.body.kind !== 'single') throw new Error(`${options.name}: unexpected incremental response`);
+    return response.body.singleResult;
+  };
+  return { ...running, url: `${running.url}/graphql`, execute };
 }

@@ -1,14 +1,13 @@
 import type { SubgraphStartOptions } from '../../common/runtime';
 import { migrate } from '../../common/db/migrate';
 import { FieldCipher } from '../../common/crypto';
-import { startSubgraphServer } from '../../common/graphql/subgraph-server';
-import type { RunningServer } from '../../common/http/listen';
+import { startSubgraphServer, type RunningSubgraph } from '../../common/graphql/subgraph-server';
 import { createEhrPrisma } from './db/client';
 import { seedEhr } from './seed';
 import { buildEhrSchema, createEhrContext, EHR_SUBGRAPH } from './index';
 
 /** Migrates and seeds the clinical record's schema, then serves the subgraph. */
-export async function startEhrSubgraph(options: SubgraphStartOptions): Promise<RunningServer> {
+export async function startEhrSubgraph(options: SubgraphStartOptions): Promise<RunningSubgraph> {
   const logger = options.logger.child({ subgraph: EHR_SUBGRAPH });
   const { applied } = await migrate(options.db, 'ehr', (msg) => logger.info(msg));
   if (applied.length > 0) logger.info({ applied }, 'ehr migrations applied');

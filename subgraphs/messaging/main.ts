@@ -1,8 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { migrate } from '../../common/db/migrate';
 import { FieldCipher } from '../../common/crypto';
-import { startSubgraphServer } from '../../common/graphql/subgraph-server';
-import type { RunningServer } from '../../common/http/listen';
+import { startSubgraphServer, type RunningSubgraph } from '../../common/graphql/subgraph-server';
 import type { Runtime, SubgraphStartOptions } from '../../common/runtime';
 import type { Database } from '../../common/db/database';
 import type PgBoss from 'pg-boss';
@@ -20,7 +19,7 @@ export function recipientHashKey(encryptionKey: Buffer): Buffer {
 }
 
 /** Migrates and seeds the messaging schema, then serves the subgraph. */
-export async function startMessagingSubgraph(options: SubgraphStartOptions): Promise<RunningServer> {
+export async function startMessagingSubgraph(options: SubgraphStartOptions): Promise<RunningSubgraph> {
   const logger = options.logger.child({ subgraph: MESSAGING_SUBGRAPH });
   const { applied } = await migrate(options.db, 'messaging', (msg) => logger.info(msg));
   if (applied.length > 0) logger.info({ applied }, 'messaging migrations applied');

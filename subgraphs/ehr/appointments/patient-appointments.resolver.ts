@@ -27,4 +27,9 @@ export class PatientAppointmentsResolver {
   ) {
     return ctx.appointments.forPatient(patient.id, { status, from, to }, limit, offset);
   }
+
+  @FieldResolver(() => Appointment, { nullable: true, description: 'The soonest booked or confirmed appointment from now; null when none.' })
+  nextAppointment(@Root() patient: Patient, @Ctx() ctx: EhrContext) {
+    return ctx.appointments.next(patient.id);
+  }
 }

@@ -1,5 +1,6 @@
 import { AppError, isErrorCode } from '../../../common/errors';
-import { IDENTITY_HEADER, signIdentity } from '../../../common/auth/tokens';
+import { IDENTITY_HEADER } from '../../../common/auth/tokens';
+import { IdentityTokenSigner } from '../../../common/auth/identity-cache';
 import type { Identity } from '../../../common/auth/principal';
 
 export interface ClinicalPatient {
@@ -33,10 +34,14 @@ const REQUEST_TIMEOUT_MS = 10_000;
  * the clinical record only answers what exists.
  */
 export class ClinicalRecordClient implements ClinicalRecord {
+  private readonly signer: IdentityTokenSigner;
+
   constructor(
     private readonly url: string,
-    private readonly internalKey: Uint8Array,
-  ) {}
+    internalKey: Uint8Array,
+  ) {
+    this.signer = new IdentityTokenSigner(internalKey);
+  }
 
   private async call<T>(tenantId: string, query: string, variables: Record<string, unknown>): Promise<T> {
     const identity: Identity = { sub: 'service:messaging', tenantId, roles: ['integration'] };
@@ -44,7 +49,7 @@ export class ClinicalRecordClient implements ClinicalRecord {
     try {
       response = await fetch(this.url, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', [IDENTITY_HEADER]: await signIdentity(this.internalKey, identity, 60) },
+        headers: { 'content-type': 'application/json', [IDENTITY_HEADER]: await this.signer.sign(identity) },
         body: JSON.stringify({ query, variables }),
         signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
       });

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import DataLoader from 'dataloader';
 import type PgBoss from 'pg-boss';
 import type { Identity } from '../../../common/auth/principal';
 import { hasRole } from '../../../common/auth/principal';
@@ -91,11 +92,34 @@ function wallClock(iso: string, zone: string): { date: string; time: string } {
   return { date: `${get('year')}-${get('month')}-${get('day')}`, time: `${get('hour')}:${get('minute')}` };
 }
 
+const STATUS_ORDER = ['queued', 'sending', 'sent', 'delivered', 'failed'];
+
 export class MessageService {
+  /** Status histories of every message in one response, in one query. */
+  private readonly historyLoader: DataLoader<string, MessageStatusChange[]>;
+  /** Messages by id (entity references of one response batch into one query). */
+  private readonly messageLoader: DataLoader<string, MessageRow | null>;
+
   constructor(
     private readonly deps: MessageServiceDeps,
     private readonly identity: Identity,
-  ) {}
+  ) {
+    this.historyLoader = new DataLoader(async (messageIds) => {
+      const rows = await this.prisma.messageStatusChange.findMany({ where: { tenantId: this.identity.tenantId, messageId: { in: [...messageIds] } } });
+      const byMessage = new Map<string, MessageStatusChange[]>(messageIds.map((id) => [id, []]));
+      for (const row of rows) byMessage.get(row.messageId)?.push(row);
+      for (const list of byMessage.values()) list.sort((a, b) => a.at.getTime() - b.at.getTime() || STATUS_ORDER.indexOf(a.status) - STATUS_ORDER.indexOf(b.status));
+      return messageIds.map((id) => byMessage.get(id)!);
+    });
+    this.messageLoader = new DataLoader(async (ids) => {
+      const own = this.visiblePatient();
+      const rows = await this.prisma.message.findMany({
+        where: { tenantId: this.identity.tenantId, id: { in: [...ids] }, ...(own !== undefined ? { patientId: own } : {}) },
+      });
+      const byId = new Map(rows.map((row) => [row.id, row]));
+      return ids.map((id) => byId.get(id) ?? null);
+    });
+  }
 
   private get prisma() {
     return this.deps.prisma;
@@ -111,18 +135,13 @@ export class MessageService {
   }
 
   async get(id: string): Promise<MessageRow> {
-    const own = this.visiblePatient();
-    const row = await this.prisma.message.findFirst({
-      where: { tenantId: this.identity.tenantId, id, ...(own !== undefined ? { patientId: own } : {}) },
-    });
+    const row = await this.messageLoader.load(id);
     if (!row) throw notFound('Message', id);
     return row;
   }
 
-  async history(messageId: string): Promise<MessageStatusChange[]> {
-    const rows = await this.prisma.messageStatusChange.findMany({ where: { tenantId: this.identity.tenantId, messageId } });
-    const order = ['queued', 'sending', 'sent', 'delivered', 'failed'];
-    return rows.sort((a, b) => a.at.getTime() - b.at.getTime() || order.indexOf(a.status) - order.indexOf(b.status));
+  history(messageId: string): Promise<MessageStatusChange[]> {
+    return this.historyLoader.load(messageId);
   }
 
   /** Newest first, with the total for paging. */

@@ -1,0 +1,511 @@
+import 'reflect-metadata';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir, cpus } from 'node:os';
+import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { loadConfig } from '../common/config';
+import { resolveSecrets } from '../common/secrets';
+import { issueAccessToken, signIdentity, IDENTITY_HEADER } from '../common/auth/tokens';
+import { freePort, Monitor, sample, startChild, type Child } from './lib/proc';
+import { measure, percentile, preflight, round, type Measurement, type Target } from './lib/load';
+import { seedBenchData, type SeedPlan, type SeededData } from './lib/seed';
+import { startReceiver, type Receiver } from './lib/receiver';
+import { connectSubscribers } from './lib/subscribers';
+
+/**
+ * `npm run bench`: CareGraph against direct subgraph calls and peer gateways,
+ * all on loopback, every comparison inside one run (the machine may be shared:
+ * compare ratios, not absolute numbers across runs). `--quick` for a short
+ * run, `--soak <seconds>` for the memory soak only.
+ */
+
+interface Settings {
+  quick: boolean;
+  seconds: number;
+  warmup: number;
+  connections: number;
+  seed: SeedPlan;
+  /** Extra patients for the 10× data step. */
+  growPatients: number;
+  subscribers: number;
+  statusChanges: number;
+  webhookSubscriptions: number;
+  webhookMessages: number;
+  batches: number;
+}
+
+function parseArgs(argv: string[]): { settings: Settings; soak?: number } {
+  const quick = argv.includes('--quick');
+  const soakAt = argv.indexOf('--soak');
+  const soak = soakAt >= 0 ? Number(argv[soakAt + 1] ?? 60) : undefined;
+  if (soak !== undefined && !(soak >= 10 && soak <= 3600)) throw new Error('--soak takes seconds, 10..3600');
+  const base = quick ? 100 : 300;
+  return {
+    soak,
+    settings: {
+      quick,
+      seconds: quick ? 3 : 6,
+      warmup: quick ? 1 : 2,
+      connections: 8,
+      seed: { patients: base, messagesPerPatient: 10, appointmentsPerPatient: 2, heldPatients: 20 },
+      growPatients: base * 9,
+      subscribers: 1000,
+      statusChanges: quick ? 4 : 10,
+      webhookSubscriptions: 4,
+      webhookMessages: quick ? 60 : 200,
+      batches: quick ? 2 : 3,
+    },
+  };
+}
+
+const ROOT = join(__dirname, '..', '..');
+const SCRIPT = {
+  caregraph: join(ROOT, 'dist', 'bin', 'caregraph.js'),
+  bare: join(ROOT, 'dist', 'bench', 'peers', 'apollo-bare.js'),
+  hive: join(ROOT, 'dist', 'bench', 'peers', 'hive.js'),
+};
+/** Limits far above what a 2-core loopback run reaches, so the benchmark measures work, not 429s. */
+const UNLIMITED = Object.fromEntries(['MESSAGES_SEND', 'MESSAGES_READ', 'PATIENTS', 'TEMPLATES', 'WEBHOOKS', 'EHR'].map((c) => [`RATE_LIMIT_${c}`, '100000000']));
+
+const MESSAGE_FIELDS = 'id patientId templateId templateVersion language channel variables subject body status error appointmentId dueAt createdAt updatedAt';
+const FEDERATED_QUERY =
+  'query Inbox($offset: Int) { messages(limit: 20, offset: $offset) { data { id status createdAt patient { id name { given family } nextAppointment { id start status } } } } }';
+/** Different pages per request, as different users' inboxes would be (identical concurrent queries let a gateway share subgraph fetches). */
+const federatedBody = (vary: boolean) => (i: number) => gql(FEDERATED_QUERY, { offset: vary ? (i % 50) * 20 : 0 });
+
+const log = (text: string) => process.stderr.write(`[bench] ${text}\n`);
+
+interface Platform {
+  child: Child;
+  url: string;
+  messagingUrl: string;
+  ehrUrl: string;
+}
+
+async function startCareGraph(dataDir: string, ports: { gateway: number; messaging: number; ehr: number }, extra: Record<string, string> = {}): Promise<Platform> {
+  const env = {
+    PATH: process.env.PATH,
+    NODE_ENV: 'development',
+    HOST: '127.0.0.1',
+    PORT: String(ports.gateway),
+    MESSAGING_PORT: String(ports.messaging),
+    EHR_PORT: String(ports.ehr),
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'warn',
+    SIM_SEND_DELAY_MS: '10',
+    SIM_DELIVER_DELAY_MS: '20',
+    SUBSCRIPTIONS_CONNECTIONS_PER_MINUTE: '1000000',
+    ...UNLIMITED,
+    ...extra,
+  };
+  const url = `http://127.0.0.1:${ports.gateway}`;
+  const child = await startChild('caregraph', SCRIPT.caregraph, ['all'], env, `${url}/readyz`);
+  return { child, url, messagingUrl: `http://127.0.0.1:${ports.messaging}/graphql`, ehrUrl: `http://127.0.0.1:${ports.ehr}/graphql` };
+}
+
+async function startPeer(name: 'bare' | 'hive', platform: Platform): Promise<{ child: Child; url: string }> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}/graphql`;
+  const env = { PATH: process.env.PATH, NODE_ENV: 'production', PORT: String(port), MESSAGING_URL: platform.messagingUrl, EHR_URL: platform.ehrUrl };
+  const probe = { url, init: { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query":"{__typename}"}' } };
+  const child = await startChild(name, SCRIPT[name], [], env, probe, 60_000);
+  return { child, url };
+}
+
+function withRatio(rows: Measurement[], reference: Measurement): Measurement[] {
+  for (const row of rows) {
+    row.ratio = round(row.requestsPerSecond / reference.requestsPerSecond, 2);
+    row.ratioTo = reference.name;
+  }
+  return rows;
+}
+
+const gql = (query: string, variables?: Record<string, unknown>) => JSON.stringify({ query, variables });
+
+async function main(): Promise<void> {
+  const { settings, soak } = parseArgs(process.argv.slice(2));
+  const started = Date.now();
+  const workDir = mkdtempSync(join(tmpdir(), 'caregraph-bench-'));
+  const dataDir = join(workDir, 'data');
+  const children: Child[] = [];
+  let receiver: Receiver | undefined;
+  const results: Record<string, unknown> = {
+    machine: machine(),
+    mode: soak !== undefined ? `soak ${soak}s` : settings.quick ? 'quick' : 'full',
+    startedAt: new Date().toISOString(),
+  };
+  const rows: Measurement[] = [];
+  try {
+    log(`seeding ${settings.seed.patients} patients, ${settings.seed.patients * settings.seed.messagesPerPatient} messages into ${dataDir}`);
+    const seeded = await seedBenchData(dataDir, settings.seed);
+    const secrets = resolveSecrets(loadConfig({ DATA_DIR: dataDir }));
+    const token = await issueAccessToken(secrets.jwtSecret!, { sub: 'bench', tenants: ['demo'], roles: ['admin'], ttlSeconds: 7200 });
+    const identity = await signIdentity(secrets.internalKey, { sub: 'bench', tenantId: 'demo', roles: ['admin'] }, 7200);
+    const ports = { gateway: await freePort(), messaging: await freePort(), ehr: await freePort() };
+    receiver = await startReceiver(workDir);
+    const cgEnv = { WEBHOOK_ALLOW_INSECURE: 'true', WEBHOOK_CA_FILE: receiver.caFile };
+    let platform = await startCareGraph(dataDir, ports, cgEnv);
+    children.push(platform.child);
+    const ctx = { settings, seeded, token, identity, receiver };
+
+    if (soak !== undefined) {
+      results.soak = await soakRun(platform, ctx, soak);
+      return;
+    }
+
+    const bearer = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+    const direct = { [IDENTITY_HEADER]: identity, 'content-type': 'application/json' };
+    const ids = seeded.messageIds.slice(0, 200);
+    const held = seeded.heldPatientIds;
+    const sendInput = (i: number) => ({ patientId: held[i % held.length], templateId: 'appointment-reminder', channel: 'sms', variables: { date: '2027-01-15', time: '09:30' } });
+    const targets = (p: Platform) => ({
+      restGet: { name: 'CareGraph gateway: REST GET /v1/messages/{id}', url: p.url, method: 'GET', headers: bearer, path: (i: number) => `/v1/messages/${ids[i % ids.length]}`, pids: [p.child.pid] } satisfies Target,
+      directGet: {
+        name: 'messaging subgraph direct: GraphQL message(id)',
+        url: p.messagingUrl,
+        method: 'POST',
+        headers: direct,
+        body: (i: number) => gql(`query($id: ID!) { message(id: $id) { ${MESSAGE_FIELDS} statusHistory { status at error } } }`, { id: ids[i % ids.length] }),
+        pids: [p.child.pid],
+      } satisfies Target,
+      restPost: { name: 'CareGraph gateway: REST POST /v1/messages', url: `${p.url}/v1/messages`, method: 'POST', headers: bearer, body: (i: number) => JSON.stringify(sendInput(i)), pids: [p.child.pid] } satisfies Target,
+      directPost: {
+        name: 'messaging subgraph direct: GraphQL sendMessage',
+        url: p.messagingUrl,
+        method: 'POST',
+        headers: direct,
+        body: (i: number) => gql(`mutation($input: SendMessageInput!) { sendMessage(input: $input) { ${MESSAGE_FIELDS} } }`, { input: sendInput(i) }),
+        pids: [p.child.pid],
+      } satisfies Target,
+      federated: { name: 'CareGraph gateway', url: `${p.url}/graphql`, method: 'POST', headers: bearer, body: federatedBody(true), pids: [p.child.pid] } satisfies Target,
+      list: {
+        name: 'CareGraph gateway: REST GET /v1/messages?patientId',
+        url: p.url,
+        method: 'GET',
+        headers: bearer,
+        path: (i: number) => `/v1/messages?patientId=${seeded.patientIds[i % seeded.patientIds.length]}&limit=20`,
+        pids: [p.child.pid],
+      } satisfies Target,
+    });
+    const run = (scenario: string, target: Target, connections = settings.connections) => {
+      log(`${scenario}: ${target.name} × ${connections}`);
+      return measure(scenario, target, connections, settings.seconds, settings.warmup);
+    };
+    let t = targets(platform);
+
+    // 1. Gateway overhead: REST through the gateway vs the same GraphQL operation straight to the subgraph.
+    const getDirect = await run('1 gateway overhead (read)', t.directGet);
+    const getGateway = await run('1 gateway overhead (read)', t.restGet);
+    const postDirect = await run('1 gateway overhead (send)', t.directPost);
+    const postGateway = await run('1 gateway overhead (send)', t.restPost);
+    rows.push(...withRatio([getDirect, getGateway], getDirect), ...withRatio([postDirect, postGateway], postDirect));
+
+    // 2. Federated query: CareGraph vs bare @apollo/gateway vs Hive Gateway, same subgraphs and database.
+    const bare = await startPeer('bare', platform);
+    children.push(bare.child);
+    const hive = await startPeer('hive', platform);
+    children.push(hive.child);
+    const peerTarget = (name: string, url: string, pid: number, vary = true): Target => ({ name, url, method: 'POST', headers: direct, body: federatedBody(vary), pids: [pid, platform.child.pid] });
+    await checkSameAnswer(t.federated, [peerTarget('bare', bare.url, bare.child.pid), peerTarget('hive', hive.url, hive.child.pid)]);
+    const BARE = 'bare @apollo/gateway + @apollo/server (+ subgraphs)';
+    const HIVE = 'Hive Gateway runtime (+ subgraphs)';
+    const fedCareGraph = await run('2 federated query', t.federated);
+    const fedBare = await run('2 federated query', peerTarget(BARE, bare.url, bare.child.pid));
+    const fedHive = await run('2 federated query', peerTarget(HIVE, hive.url, hive.child.pid));
+    rows.push(...withRatio([fedBare, fedCareGraph, fedHive], fedBare));
+    // The same query from every client at once: Hive shares in-flight identical subgraph fetches (on by default).
+    const same = '2 federated, identical query';
+    const sameBare = await run(same, peerTarget(BARE, bare.url, bare.child.pid, false));
+    const sameCareGraph = await run(same, { ...t.federated, body: federatedBody(false) });
+    const sameHive = await run(same, peerTarget(HIVE, hive.url, hive.child.pid, false));
+    rows.push(...withRatio([sameBare, sameCareGraph, sameHive], sameBare));
+    await bare.child.stop();
+    await hive.child.stop();
+
+    // 5a. Scaling with concurrency.
+    for (const target of [t.restGet, t.federated]) {
+      const levels: Measurement[] = [];
+      for (const c of [1, 4, 16]) levels.push(await run('5 concurrency', target, c));
+      rows.push(...withRatio(levels, levels[0]));
+    }
+    const listBase = await run('5 data growth (1×)', t.list);
+
+    // 3. Subscription fan-out.
+    results.subscriptions = await fanOut(platform, ctx);
+    // 4. Webhook deliveries and batch sends.
+    results.webhooks = await webhookThroughput(platform, ctx);
+    results.batch = await batchThroughput(platform, ctx);
+
+    // Before/after of the in-process data source: the same process with the HTTP hop between gateway and subgraphs.
+    await platform.child.stop();
+    platform = await startCareGraph(dataDir, ports, { ...cgEnv, SUBGRAPH_TRANSPORT: 'http' });
+    children.push(platform.child);
+    t = targets(platform);
+    const getHttp = await run('1 gateway overhead (read)', { ...t.restGet, name: 'CareGraph gateway, HTTP hop to subgraphs: REST GET' });
+    const fedHttp = await run('2 federated query', { ...t.federated, name: 'CareGraph gateway, HTTP hop to subgraphs' });
+    rows.push(...withRatio([getHttp], getDirect), ...withRatio([fedHttp], fedBare));
+
+    // 5b. Ten times the data: the same reads on a database grown tenfold.
+    await platform.child.stop();
+    log(`growing the database tenfold (${settings.growPatients} more patients)`);
+    const grown = await seedBenchData(dataDir, { ...settings.seed, patients: settings.growPatients, heldPatients: 0 }, settings.seed.patients);
+    platform = await startCareGraph(dataDir, ports, cgEnv);
+    children.push(platform.child);
+    t = targets(platform);
+    const newest = grown.messageIds.slice(0, 200);
+    const get10 = await run('5 data growth (10×)', { ...t.restGet, path: (i: number) => `/v1/messages/${newest[i % newest.length]}` });
+    const list10 = await run('5 data growth (10×)', t.list);
+    const fed10 = await run('5 data growth (10×)', t.federated);
+    rows.push(...withRatio([get10], getGateway), ...withRatio([listBase, list10], listBase), ...withRatio([fed10], fedCareGraph));
+  } finally {
+    for (const child of children.reverse()) await child.stop().catch(() => {});
+    await receiver?.close();
+    rmSync(workDir, { recursive: true, force: true });
+    results.rows = rows;
+    results.totalSeconds = round((Date.now() - started) / 1000, 1);
+    const file = join(ROOT, 'bench', 'results.json');
+    writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
+    printReport(results, rows);
+    log(`wrote ${file} (${results.totalSeconds} s)`);
+  }
+}
+
+interface RunContext {
+  settings: Settings;
+  seeded: SeededData;
+  token: string;
+  identity: string;
+  receiver: Receiver;
+}
+
+/** Peers must answer the federated query exactly as CareGraph does, or the comparison is void. */
+async function checkSameAnswer(reference: Target, peers: Target[]): Promise<void> {
+  const expected = JSON.stringify(await preflight(reference));
+  for (const peer of peers) {
+    const got = JSON.stringify(await preflight(peer));
+    if (got !== expected) throw new Error(`${peer.name} answered the federated query differently:\n${got.slice(0, 400)}\nvs\n${expected.slice(0, 400)}`);
+  }
+}
+
+async function api(platform: Platform, token: string, method: string, path: string, body?: unknown): Promise<any> {
+  const response = await fetch(`${platform.url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const json = await response.json().catch(() => null);
+  if (!response.ok) throw new Error(`${method} ${path} answered ${response.status}: ${JSON.stringify(json)}`);
+  return json;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** 3: N subscribers on their own sockets; time from each status change to its last receipt, and memory per connection. */
+async function fanOut(platform: Platform, ctx: RunContext) {
+  const n = ctx.settings.subscribers;
+  log(`3 subscriptions: connecting ${n} graphql-ws subscribers`);
+  await sleep(1000);
+  const before = sample(platform.child.pid).rssBytes;
+  const monitor = new Monitor([platform.child.pid]);
+  const subscribers = await connectSubscribers(`${platform.url.replace('http', 'ws')}/graphql`, ctx.token, n);
+  await sleep(1500);
+  const connected = sample(platform.child.pid).rssBytes;
+  for (let i = 0; i < ctx.settings.statusChanges; i++) {
+    const patientId = ctx.seeded.patientIds[i % ctx.seeded.patientIds.length];
+    await api(platform, ctx.token, 'POST', '/v1/messages', { patientId, templateId: 'appointment-reminder', channel: 'sms', variables: { date: '2027-01-15', time: '09:30' } });
+    await sleep(400);
+  }
+  // Each send yields `sent` and `delivered`: wait until every subscriber has both of every change.
+  const expected = ctx.settings.statusChanges * 2;
+  const deadline = Date.now() + 60_000;
+  const complete = () => [...subscribers.receipts.values()].filter((r) => r.received.length === n).length;
+  while (Date.now() < deadline && (subscribers.receipts.size < expected || complete() < expected)) await sleep(200);
+  const usage = monitor.stop();
+  const lastReceipt = [...subscribers.receipts.values()].map((r) => Math.max(...r.received) - r.timestamp);
+  const medianReceipt = [...subscribers.receipts.values()].map((r) => percentile(r.received, 50) - r.timestamp);
+  await subscribers.close();
+  return {
+    subscribers: n,
+    statusChanges: subscribers.receipts.size,
+    deliveredToAll: complete(),
+    lastReceiptP50Ms: percentile(lastReceipt, 50),
+    lastReceiptP99Ms: percentile(lastReceipt, 99),
+    medianReceiptP50Ms: percentile(medianReceipt, 50),
+    rssBeforeMiB: round(before / 2 ** 20, 1),
+    rssConnectedMiB: round(connected / 2 ** 20, 1),
+    kibPerConnection: round((connected - before) / 1024 / n, 1),
+    cpuSeconds: round(usage.cpuSeconds, 2),
+    peakRssMiB: round(usage.peakRssBytes / 2 ** 20, 1),
+    errors: subscribers.errors.slice(0, 5),
+  };
+}
+
+/** 4a: webhook deliveries per second to a local HTTPS receiver (several subscriptions, sent + delivered events). */
+async function webhookThroughput(platform: Platform, ctx: RunContext) {
+  const { receiver, settings } = ctx;
+  const subscriptions: string[] = [];
+  for (let i = 0; i < settings.webhookSubscriptions; i++) {
+    const created = await api(platform, ctx.token, 'POST', '/v1/webhooks', { url: `${receiver.url}/hook/${i}`, events: ['message.sent', 'message.delivered'], secret: 'bench-secret-0123456789' });
+    subscriptions.push(created.id);
+  }
+  receiver.arrivals.length = 0;
+  const expected = settings.webhookSubscriptions * settings.webhookMessages * 2;
+  log(`4 webhooks: ${settings.webhookMessages} messages → ${expected} deliveries`);
+  const monitor = new Monitor([platform.child.pid]);
+  const start = Date.now();
+  const messages = Array.from({ length: settings.webhookMessages }, (_, i) => ({
+    patientId: ctx.seeded.patientIds[i % ctx.seeded.patientIds.length],
+    templateId: 'appointment-reminder',
+    channel: 'sms',
+    variables: { date: '2027-01-15', time: '09:30' },
+  }));
+  await api(platform, ctx.token, 'POST', '/v1/messages/batch', { messages });
+  const deadline = Date.now() + 180_000;
+  while (receiver.arrivals.length < expected && Date.now() < deadline) await sleep(100);
+  const usage = monitor.stop();
+  for (const id of subscriptions) await api(platform, ctx.token, 'DELETE', `/v1/webhooks/${id}`).catch(() => {});
+  const first = Math.min(...receiver.arrivals);
+  const last = Math.max(...receiver.arrivals);
+  return {
+    subscriptions: settings.webhookSubscriptions,
+    messages: settings.webhookMessages,
+    expectedDeliveries: expected,
+    deliveries: receiver.arrivals.length,
+    deliveriesPerSecond: round(receiver.arrivals.length / Math.max(0.001, (last - first) / 1000), 1),
+    secondsFromSendToLastDelivery: round((last - start) / 1000, 2),
+    cpuSeconds: round(usage.cpuSeconds, 2),
+    peakRssMiB: round(usage.peakRssBytes / 2 ** 20, 1),
+  };
+}
+
+/** 4b: POST /v1/messages/batch with 1,000 items, each accepted into `queued`. */
+async function batchThroughput(platform: Platform, ctx: RunContext) {
+  const held = ctx.seeded.heldPatientIds;
+  const runs: Array<{ seconds: number; accepted: number }> = [];
+  const monitor = new Monitor([platform.child.pid]);
+  for (let b = 0; b < ctx.settings.batches; b++) {
+    const messages = Array.from({ length: 1000 }, (_, i) => ({ patientId: held[i % held.length], templateId: 'appointment-reminder', channel: 'sms', variables: { date: '2027-01-15', time: '09:30' } }));
+    log(`4 batch: 1000 items (${b + 1}/${ctx.settings.batches})`);
+    const t0 = Date.now();
+    const result = await api(platform, ctx.token, 'POST', '/v1/messages/batch', { messages });
+    runs.push({ seconds: (Date.now() - t0) / 1000, accepted: result.accepted });
+  }
+  const usage = monitor.stop();
+  const seconds = runs.map((r) => r.seconds);
+  return {
+    items: 1000,
+    batches: runs.length,
+    accepted: runs.map((r) => r.accepted),
+    medianSeconds: round(percentile(seconds, 50), 2),
+    itemsPerSecond: round(1000 / percentile(seconds, 50), 1),
+    cpuSeconds: round(usage.cpuSeconds, 2),
+    peakRssMiB: round(usage.peakRssBytes / 2 ** 20, 1),
+  };
+}
+
+/** --soak: mixed load (reads, sends, federated queries, subscribers, webhooks) for N seconds, RSS sampled each second. */
+async function soakRun(platform: Platform, ctx: RunContext, seconds: number) {
+  const bearer = { authorization: `Bearer ${ctx.token}`, 'content-type': 'application/json' };
+  const ids = ctx.seeded.messageIds.slice(0, 200);
+  const held = ctx.seeded.heldPatientIds;
+  const subscribers = await connectSubscribers(`${platform.url.replace('http', 'ws')}/graphql`, ctx.token, 200);
+  const hook = await api(platform, ctx.token, 'POST', '/v1/webhooks', { url: `${ctx.receiver.url}/soak`, events: ['message.sent', 'message.delivered'], secret: 'bench-secret-0123456789' });
+  const samples: Array<{ t: number; rssMiB: number }> = [];
+  const t0 = Date.now();
+  const timer = setInterval(() => samples.push({ t: (Date.now() - t0) / 1000, rssMiB: sample(platform.child.pid).rssBytes / 2 ** 20 }), 1000);
+  const cpu0 = sample(platform.child.pid).cpuSeconds;
+  log(`soak: ${seconds} s of mixed load`);
+  const loads: Target[] = [
+    { name: 'soak read', url: platform.url, method: 'GET', headers: bearer, path: (i) => `/v1/messages/${ids[i % ids.length]}`, pids: [] },
+    { name: 'soak federated', url: `${platform.url}/graphql`, method: 'POST', headers: bearer, body: federatedBody(true), pids: [] },
+    { name: 'soak send', url: `${platform.url}/v1/messages`, method: 'POST', headers: bearer, body: (i) => JSON.stringify({ patientId: held[i % held.length], templateId: 'appointment-reminder', channel: 'sms', variables: { date: '2027-01-15', time: '09:30' } }), pids: [] },
+  ];
+  // Deliverable sends every second keep subscriptions and webhooks busy for the whole soak.
+  const sender = setInterval(() => {
+    void api(platform, ctx.token, 'POST', '/v1/messages', { patientId: ctx.seeded.patientIds[0], templateId: 'appointment-reminder', channel: 'sms', variables: { date: '2027-01-15', time: '09:30' } }).catch(() => {});
+  }, 1000);
+  const measured = await Promise.all(loads.map((target, i) => measure('soak', target, [3, 3, 1][i], seconds, 0)));
+  clearInterval(sender);
+  clearInterval(timer);
+  await subscribers.close();
+  await api(platform, ctx.token, 'DELETE', `/v1/webhooks/${hook.id}`).catch(() => {});
+  // The first fifth is warm-up (JIT, caches, pools filling); the slope of the rest says whether memory keeps growing.
+  const steady = samples.filter((s) => s.t >= seconds / 5);
+  const slope = linearSlope(steady.map((s) => s.t), steady.map((s) => s.rssMiB));
+  // WebAssembly memory (PGlite) and V8's heap grow in steps to a plateau: the last half shows whether growth has stopped.
+  const lastHalf = samples.filter((s) => s.t >= seconds / 2);
+  const lastHalfSlope = linearSlope(lastHalf.map((s) => s.t), lastHalf.map((s) => s.rssMiB));
+  return {
+    seconds,
+    requests: Object.fromEntries(measured.map((m) => [m.name, { requestsPerSecond: m.requestsPerSecond, p99Ms: m.p99Ms, errors: m.errors }])),
+    subscriberEvents: [...subscribers.receipts.values()].reduce((a, r) => a + r.received.length, 0),
+    webhookDeliveries: ctx.receiver.arrivals.length,
+    cpuSeconds: round(sample(platform.child.pid).cpuSeconds - cpu0, 1),
+    rssStartMiB: round(samples[0]?.rssMiB ?? 0, 1),
+    rssEndMiB: round(samples.at(-1)?.rssMiB ?? 0, 1),
+    rssPeakMiB: round(Math.max(...samples.map((s) => s.rssMiB)), 1),
+    steadySlopeMiBPerMinute: round(slope * 60, 2),
+    lastHalfSlopeMiBPerMinute: round(lastHalfSlope * 60, 2),
+    samples: samples.map((s) => [round(s.t, 1), round(s.rssMiB, 1)]),
+  };
+}
+
+/** Least-squares slope of y over x. */
+function linearSlope(x: number[], y: number[]): number {
+  const n = x.length;
+  if (n < 2) return 0;
+  const mx = x.reduce((a, b) => a + b, 0) / n;
+  const my = y.reduce((a, b) => a + b, 0) / n;
+  let num = 0;
+  let den = 0;
+  for (let i = 0; i < n; i++) {
+    num += (x[i] - mx) * (y[i] - my);
+    den += (x[i] - mx) ** 2;
+  }
+  return den === 0 ? 0 : num / den;
+}
+
+function machine() {
+  const model = /model name\s*:\s*(.*)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? cpus()[0]?.model ?? 'unknown';
+  return { nproc: cpus().length, cpu: model, node: process.version, platform: `${process.platform} ${process.arch}`, loadAverage: readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ') };
+}
+
+function printReport(results: Record<string, any>, rows: Measurement[]): void {
+  const out: string[] = [];
+  const m = results.machine;
+  out.push(`CareGraph benchmark (${results.mode}) — ${m.nproc} × ${m.cpu}, Node ${m.node}, load average at start ${m.loadAverage}`);
+  out.push('');
+  const header = ['scenario', 'target', 'conns', 'req/s', 'p50 ms', 'p99 ms', 'CPU s', 'CPU ms/req', 'peak RSS MiB', 'req/s ratio', 'errors'];
+  const table = rows.map((r) => [r.scenario, r.name, String(r.connections), String(r.requestsPerSecond), String(r.p50Ms), String(r.p99Ms), String(r.cpuSeconds), String(r.cpuMsPerRequest), String(r.peakRssMiB), r.ratio !== undefined ? `${r.ratio}×` : '', String(r.errors)]);
+  if (table.length > 0) out.push(...markdownTable(header, table));
+  if (results.subscriptions) {
+    const s = results.subscriptions;
+    out.push('', `3 subscriptions: ${s.subscribers} graphql-ws subscribers, ${s.statusChanges} status changes (${s.deliveredToAll} reached all): last subscriber's receipt p50 ${s.lastReceiptP50Ms} ms, p99 ${s.lastReceiptP99Ms} ms; ${s.kibPerConnection} KiB RSS per connection (${s.rssBeforeMiB} → ${s.rssConnectedMiB} MiB)`);
+  }
+  if (results.webhooks) {
+    const w = results.webhooks;
+    out.push(`4 webhooks: ${w.deliveries}/${w.expectedDeliveries} deliveries to a local HTTPS receiver at ${w.deliveriesPerSecond}/s (send to last delivery ${w.secondsFromSendToLastDelivery} s, CPU ${w.cpuSeconds} s)`);
+  }
+  if (results.batch) {
+    const b = results.batch;
+    out.push(`4 batch: POST /v1/messages/batch of 1,000 items into queued in ${b.medianSeconds} s median (${b.itemsPerSecond} items/s; accepted ${b.accepted.join(', ')})`);
+  }
+  if (results.soak) {
+    const s = results.soak;
+    out.push(`soak ${s.seconds} s: RSS ${s.rssStartMiB} → ${s.rssEndMiB} MiB (peak ${s.rssPeakMiB}), slope after warm-up ${s.steadySlopeMiBPerMinute} MiB/min, over the last half ${s.lastHalfSlopeMiBPerMinute} MiB/min; ${s.subscriberEvents} subscriber events, ${s.webhookDeliveries} webhook deliveries`);
+    for (const [name, r] of Object.entries<any>(s.requests)) out.push(`  ${name}: ${r.requestsPerSecond} req/s, p99 ${r.p99Ms} ms, ${r.errors} errors`);
+  }
+  out.push('', `total ${results.totalSeconds} s`);
+  process.stdout.write(`${out.join('\n')}\n`);
+}
+
+function markdownTable(header: string[], rows: string[][]): string[] {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
+  return [line(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)];
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
