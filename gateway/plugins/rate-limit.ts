@@ -1,4 +1,4 @@
-import { HeaderMap, type ApolloServerPlugin } from '@apollo/server';
+import type { ApolloServerPlugin } from '@apollo/server';
 import { GraphQLError, Kind, type DocumentNode, type OperationDefinitionNode, type SelectionSetNode } from 'graphql';
 import type { RateLimitCategory } from '../../common/config';
 import type { Logger } from '../../common/logger';
@@ -40,7 +40,8 @@ export function rateLimitPlugin(limits: RateLimits, supergraphSdl: string, logge
               extensions: {
                 code: 'RATE_LIMIT_EXCEEDED',
                 retryAfter: status.resetSeconds,
-                http: { status: 429, headers: new HeaderMap(Object.entries(rateLimitHeaders(status)).map(([k, v]) => [k.toLowerCase(), v])) },
+                // willSendResponse adds the X-RateLimit-* and Retry-After headers to this answer too.
+                http: { status: 429 },
               },
             });
           }
