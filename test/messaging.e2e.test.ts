@@ -1,6 +1,6 @@
 import type { PlatformEvent } from '../common/events/types';
 import { startTestPlatform, backendName, type TestPlatform } from './harness';
-import { countRows, eventually, finalMessage } from './messaging-helpers';
+import { countRows, finalMessage } from './messaging-helpers';
 
 const VARS = { date: '2026-12-01', time: '09:30', location: 'Room 2' };
 const send = (t: TestPlatform, body: unknown, headers: Record<string, string> = {}) => t.request('POST', '/v1/messages', { body, headers });

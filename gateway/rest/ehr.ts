@@ -2,7 +2,7 @@ import { Router, type Request } from 'express';
 import { AppError, notFound, validationError, type ErrorDetail } from '../../common/errors';
 import { identityOf } from '../auth';
 import type { GraphQLRunner } from './execute';
-import { onlyQueryParams, pathId, queryInt, queryParam } from './params';
+import { onlyQueryParams, pathId, queryInt, queryParam, queryPaging } from './params';
 
 const PATIENT_FIELDS = 'id ehrId name { given family } birthDate gender contact { phone email }';
 const COMPOSITION_FIELDS = 'uid id ehrId patientId templateId area version changeType lifecycleState committedAt committer content';
@@ -127,10 +127,7 @@ export function ehrRoutes(run: GraphQLRunner): Router {
 
   router.get('/audit', async (req, res) => {
     onlyQueryParams(req, ['entityId', 'entityType', 'actor', 'limit', 'offset']);
-    const details: ErrorDetail[] = [];
-    const limit = queryInt(req, 'limit', details);
-    const offset = queryInt(req, 'offset', details);
-    if (details.length > 0) throw validationError('Invalid query parameters', details);
+    const { limit, offset } = queryPaging(req);
     const data = await run(
       req,
       `query($entityId: String, $entityType: String, $actor: String, $limit: Int, $offset: Int) { auditRecords(entityId: $entityId, entityType: $entityType, actor: $actor, limit: $limit, offset: $offset) { data { ${AUDIT_FIELDS} } pagination { limit offset total } } }`,

@@ -1,11 +1,11 @@
 import express, { Router, type NextFunction, type Request, type Response } from 'express';
 import { z } from 'zod';
 import type { Config } from '../../common/config';
-import { AppError, notFound, validationError, zodDetails, type ErrorDetail } from '../../common/errors';
+import { AppError, notFound, validationError, zodDetails } from '../../common/errors';
 import { verifyTwilioSignature } from '../../subgraphs/messaging/delivery/providers/twilio';
 import { PROVIDER_SUBJECT, PROVIDER_TENANT } from '../../subgraphs/messaging/replies/provider-identity';
 import type { GraphQLRunner } from './execute';
-import { onlyQueryParams, pathId, queryInt, queryParam } from './params';
+import { onlyQueryParams, pathId, queryParam, queryPaging } from './params';
 
 const MESSAGE_FIELDS = 'id patientId templateId templateVersion language channel variables subject body status error appointmentId dueAt createdAt updatedAt';
 const TEMPLATE_FIELDS = 'id version name channel language subject body variables { name type required }';
@@ -135,10 +135,7 @@ export function messagingRoutes(run: GraphQLRunner): Router {
 
   router.get('/messages', async (req, res) => {
     onlyQueryParams(req, ['patientId', 'limit', 'offset']);
-    const details: ErrorDetail[] = [];
-    const limit = queryInt(req, 'limit', details);
-    const offset = queryInt(req, 'offset', details);
-    if (details.length > 0) throw validationError('Invalid query parameters', details);
+    const { limit, offset } = queryPaging(req);
     const data = await run(
       req,
       `query($patientId: ID, $limit: Int, $offset: Int) { messages(patientId: $patientId, limit: $limit, offset: $offset) { data { ${MESSAGE_FIELDS} } pagination { limit offset total } } }`,

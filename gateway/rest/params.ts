@@ -38,3 +38,12 @@ export function onlyQueryParams(req: Request, allowed: string[]): void {
     throw validationError(`Unknown query parameter(s): ${unknown.join(', ')}`, unknown.map((key) => ({ path: key, message: 'unknown parameter' })));
   }
 }
+
+/** `limit` and `offset` of a list path as whole numbers (their ranges are the service's rule); 400 naming both when malformed. */
+export function queryPaging(req: Request): { limit?: number; offset?: number } {
+  const details: ErrorDetail[] = [];
+  const limit = queryInt(req, 'limit', details);
+  const offset = queryInt(req, 'offset', details);
+  if (details.length > 0) throw validationError('Invalid query parameters', details);
+  return { limit, offset };
+}

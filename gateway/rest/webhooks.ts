@@ -2,7 +2,7 @@ import { Router, type Request } from 'express';
 import { z } from 'zod';
 import { AppError, validationError, zodDetails, type ErrorDetail } from '../../common/errors';
 import type { GraphQLRunner } from './execute';
-import { onlyQueryParams, pathId, queryInt, queryParam } from './params';
+import { onlyQueryParams, pathId, queryInt, queryParam, queryPaging } from './params';
 
 const WEBHOOK_FIELDS = 'id url events status createdAt updatedAt disabledAt disabledReason';
 const DELIVERY_FIELDS =
@@ -65,10 +65,7 @@ export function webhookRoutes(run: GraphQLRunner): Router {
   router.get('/webhooks/:id/deliveries', async (req, res) => {
     onlyQueryParams(req, ['limit', 'offset', 'status']);
     const id = pathId(req, 'id');
-    const details: ErrorDetail[] = [];
-    const limit = queryInt(req, 'limit', details);
-    const offset = queryInt(req, 'offset', details);
-    if (details.length > 0) throw validationError('Invalid query parameters', details);
+    const { limit, offset } = queryPaging(req);
     const data = await run(
       req,
       `query($id: ID!, $status: String, $limit: Int, $offset: Int) { webhookDeliveries(webhookId: $id, status: $status, limit: $limit, offset: $offset) { data { ${DELIVERY_FIELDS} } pagination { limit offset total } } }`,
