@@ -1,4 +1,4 @@
-import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
+import { Arg, Args, ArgsType, Ctx, Field, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
 import { GraphQLJSONObject } from 'graphql-scalars';
 import type { EhrContext } from '../context';
 import { Patient } from '../patients/patient.types';
@@ -58,76 +58,64 @@ export class CompositionResolver {
   }
 }
 
+/** Filters and paging shared by the data-area fields on Patient. */
+@ArgsType()
+class AreaPageArgs {
+  @Field(() => String, { nullable: true })
+  templateId!: string | null;
+
+  @Field(() => String, { nullable: true })
+  from!: string | null;
+
+  @Field(() => String, { nullable: true })
+  to!: string | null;
+
+  @Field(() => Int, { nullable: true })
+  limit!: number | null;
+
+  @Field(() => Int, { nullable: true })
+  offset!: number | null;
+}
+
+@ArgsType()
+class PatientCompositionsArgs extends AreaPageArgs {
+  @Field(() => DataAreaEnum, { nullable: true })
+  area!: DataAreaEnum | null;
+}
+
 /** The data areas on Patient: compositions of one area each, with the same filters and paging. */
 @Resolver(() => Patient)
 export class PatientRecordResolver {
-  private page(ctx: EhrContext, patient: Patient, area: DataAreaEnum | null, templateId: string | null, from: string | null, to: string | null, limit: number | null, offset: number | null) {
-    return ctx.compositions.list({ patientId: patient.id, area, templateId, from, to }, limit, offset);
+  private page(ctx: EhrContext, patient: Patient, area: DataAreaEnum | null, args: AreaPageArgs) {
+    return ctx.compositions.list(
+      { patientId: patient.id, area, templateId: args.templateId ?? null, from: args.from ?? null, to: args.to ?? null },
+      args.limit ?? null,
+      args.offset ?? null,
+    );
   }
 
   @FieldResolver(() => CompositionPage, { description: 'All compositions of the patient, newest first.' })
-  compositions(
-    @Root() patient: Patient,
-    @Arg('area', () => DataAreaEnum, { nullable: true }) area: DataAreaEnum | null,
-    @Arg('templateId', () => String, { nullable: true }) templateId: string | null,
-    @Arg('from', () => String, { nullable: true }) from: string | null,
-    @Arg('to', () => String, { nullable: true }) to: string | null,
-    @Arg('limit', () => Int, { nullable: true }) limit: number | null,
-    @Arg('offset', () => Int, { nullable: true }) offset: number | null,
-    @Ctx() ctx: EhrContext,
-  ) {
-    return this.page(ctx, patient, area, templateId, from, to, limit, offset);
+  compositions(@Root() patient: Patient, @Args(() => PatientCompositionsArgs) args: PatientCompositionsArgs, @Ctx() ctx: EhrContext) {
+    return this.page(ctx, patient, args.area ?? null, args);
   }
 
   @FieldResolver(() => CompositionPage, { description: 'Clinical visits and interactions.' })
-  encounters(
-    @Root() patient: Patient,
-    @Arg('templateId', () => String, { nullable: true }) templateId: string | null,
-    @Arg('from', () => String, { nullable: true }) from: string | null,
-    @Arg('to', () => String, { nullable: true }) to: string | null,
-    @Arg('limit', () => Int, { nullable: true }) limit: number | null,
-    @Arg('offset', () => Int, { nullable: true }) offset: number | null,
-    @Ctx() ctx: EhrContext,
-  ) {
-    return this.page(ctx, patient, DataAreaEnum.ENCOUNTER, templateId, from, to, limit, offset);
+  encounters(@Root() patient: Patient, @Args(() => AreaPageArgs) args: AreaPageArgs, @Ctx() ctx: EhrContext) {
+    return this.page(ctx, patient, DataAreaEnum.ENCOUNTER, args);
   }
 
   @FieldResolver(() => CompositionPage, { description: 'Vital signs, lab results, assessments.' })
-  observations(
-    @Root() patient: Patient,
-    @Arg('templateId', () => String, { nullable: true }) templateId: string | null,
-    @Arg('from', () => String, { nullable: true }) from: string | null,
-    @Arg('to', () => String, { nullable: true }) to: string | null,
-    @Arg('limit', () => Int, { nullable: true }) limit: number | null,
-    @Arg('offset', () => Int, { nullable: true }) offset: number | null,
-    @Ctx() ctx: EhrContext,
-  ) {
-    return this.page(ctx, patient, DataAreaEnum.OBSERVATION, templateId, from, to, limit, offset);
+  observations(@Root() patient: Patient, @Args(() => AreaPageArgs) args: AreaPageArgs, @Ctx() ctx: EhrContext) {
+    return this.page(ctx, patient, DataAreaEnum.OBSERVATION, args);
   }
 
   @FieldResolver(() => CompositionPage, { description: 'Medications, procedures, referrals.' })
-  orders(
-    @Root() patient: Patient,
-    @Arg('templateId', () => String, { nullable: true }) templateId: string | null,
-    @Arg('from', () => String, { nullable: true }) from: string | null,
-    @Arg('to', () => String, { nullable: true }) to: string | null,
-    @Arg('limit', () => Int, { nullable: true }) limit: number | null,
-    @Arg('offset', () => Int, { nullable: true }) offset: number | null,
-    @Ctx() ctx: EhrContext,
-  ) {
-    return this.page(ctx, patient, DataAreaEnum.ORDER, templateId, from, to, limit, offset);
+  orders(@Root() patient: Patient, @Args(() => AreaPageArgs) args: AreaPageArgs, @Ctx() ctx: EhrContext) {
+    return this.page(ctx, patient, DataAreaEnum.ORDER, args);
   }
 
   @FieldResolver(() => CompositionPage, { description: 'Clinical notes, letters, reports.' })
-  documents(
-    @Root() patient: Patient,
-    @Arg('templateId', () => String, { nullable: true }) templateId: string | null,
-    @Arg('from', () => String, { nullable: true }) from: string | null,
-    @Arg('to', () => String, { nullable: true }) to: string | null,
-    @Arg('limit', () => Int, { nullable: true }) limit: number | null,
-    @Arg('offset', () => Int, { nullable: true }) offset: number | null,
-    @Ctx() ctx: EhrContext,
-  ) {
-    return this.page(ctx, patient, DataAreaEnum.DOCUMENT, templateId, from, to, limit, offset);
+  documents(@Root() patient: Patient, @Args(() => AreaPageArgs) args: AreaPageArgs, @Ctx() ctx: EhrContext) {
+    return this.page(ctx, patient, DataAreaEnum.DOCUMENT, args);
   }
 }
