@@ -72,7 +72,8 @@ export async function startPlatform(role: ProcessRole, env: NodeJS.ProcessEnv = 
     }
     let boss: PgBoss | undefined;
     if (db) {
-      const queue = await createBoss(db);
+      // Expired jobs (their worker died) are handed out again at maintenance: run it often.
+      const queue = await createBoss(db, { boss: { maintenanceIntervalSeconds: 10 } });
       queue.on('error', (err) => log.error({ err }, 'job queue error'));
       await queue.start();
       boss = queue;

@@ -18,12 +18,21 @@ export interface SimulatorReportJob {
   error?: string;
 }
 
-/** Creates the queues (idempotent); every process that sends or works jobs calls it at start. */
+/** How long a fetched job may stay active before pg-boss hands it out again. */
+export const JOB_EXPIRY_SECONDS = 30;
+
+/** Creates the queues and applies their policy (idempotent); every process that sends or works jobs calls it at start. */
 export async function ensureQueues(boss: PgBoss): Promise<void> {
   // Our handlers settle every outcome themselves; pg-boss retries only cover a
   // handler that crashed or threw on a database error.
-  await boss.createQueue(DELIVER_QUEUE, { name: DELIVER_QUEUE, retryLimit: 5, retryDelay: 2, retryBackoff: true, expireInSeconds: 300 });
-  await boss.createQueue(SIMULATOR_REPORT_QUEUE, { name: SIMULATOR_REPORT_QUEUE, retryLimit: 5, retryDelay: 2, retryBackoff: true, expireInSeconds: 60 });
+  // A job fetched by a worker that then died stays active until it expires: keep that short, so a crash
+  // delays the messages of the fetched batch by seconds, not minutes. A job that expires while its handler
+  // is merely slow is harmless: the handler claims the message first, so the retry finds it taken.
+  for (const name of [DELIVER_QUEUE, SIMULATOR_REPORT_QUEUE]) {
+    const policy = { name, retryLimit: 5, retryDelay: 2, retryBackoff: true, expireInSeconds: JOB_EXPIRY_SECONDS };
+    await boss.createQueue(name, policy);
+    await boss.updateQueue(name, policy);
+  }
 }
 
 type RawTx = Pick<Prisma.TransactionClient, '$queryRawUnsafe'>;
