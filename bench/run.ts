@@ -16,7 +16,7 @@ import { connectSubscribers } from './lib/subscribers';
  * `npm run bench`: CareGraph against direct subgraph calls and peer gateways,
  * all on loopback, every comparison inside one run (the machine may be shared:
  * compare ratios, not absolute numbers across runs). `--quick` for a short
- * run, `--soak <seconds>` for the memory soak only.
+ * run, `--only 1,2` for some scenarios, `--soak <seconds>` for the memory soak only.
  */
 
 interface Settings {
@@ -34,14 +34,18 @@ interface Settings {
   batches: number;
 }
 
-function parseArgs(argv: string[]): { settings: Settings; soak?: number } {
+function parseArgs(argv: string[]): { settings: Settings; soak?: number; only: Set<number> } {
   const quick = argv.includes('--quick');
+  const onlyAt = argv.indexOf('--only');
+  const only = new Set((onlyAt >= 0 ? (argv[onlyAt + 1] ?? '') : '1,2,3,4,5').split(',').map(Number));
+  if (only.size === 0 || [...only].some((n) => !Number.isInteger(n) || n < 1 || n > 5)) throw new Error('--only takes scenario numbers 1..5, comma-separated (e.g. --only 1,2)');
   const soakAt = argv.indexOf('--soak');
   const soak = soakAt >= 0 ? Number(argv[soakAt + 1] ?? 60) : undefined;
   if (soak !== undefined && !(soak >= 10 && soak <= 3600)) throw new Error('--soak takes seconds, 10..3600');
   const base = quick ? 100 : 300;
   return {
     soak,
+    only,
     settings: {
       quick,
       seconds: quick ? 3 : 6,
@@ -123,7 +127,7 @@ function withRatio(rows: Measurement[], reference: Measurement): Measurement[] {
 const gql = (query: string, variables?: Record<string, unknown>) => JSON.stringify({ query, variables });
 
 async function main(): Promise<void> {
-  const { settings, soak } = parseArgs(process.argv.slice(2));
+  const { settings, soak, only } = parseArgs(process.argv.slice(2));
   const started = Date.now();
   const workDir = mkdtempSync(join(tmpdir(), 'caregraph-bench-'));
   const dataDir = join(workDir, 'data');
@@ -131,7 +135,7 @@ async function main(): Promise<void> {
   let receiver: Receiver | undefined;
   const results: Record<string, unknown> = {
     machine: machine(),
-    mode: soak !== undefined ? `soak ${soak}s` : settings.quick ? 'quick' : 'full',
+    mode: soak !== undefined ? `soak ${soak}s` : `${settings.quick ? 'quick' : 'full'}${only.size < 5 ? `, scenarios ${[...only].sort().join(',')}` : ''}`,
     startedAt: new Date().toISOString(),
   };
   const rows: Measurement[] = [];
@@ -193,70 +197,92 @@ async function main(): Promise<void> {
     };
     let t = targets(platform);
 
+    let getDirect: Measurement | undefined;
+    let getGateway: Measurement | undefined;
+    let fedBare: Measurement | undefined;
+    let fedCareGraph: Measurement | undefined;
+
     // 1. Gateway overhead: REST through the gateway vs the same GraphQL operation straight to the subgraph.
-    const getDirect = await run('1 gateway overhead (read)', t.directGet);
-    const getGateway = await run('1 gateway overhead (read)', t.restGet);
-    const postDirect = await run('1 gateway overhead (send)', t.directPost);
-    const postGateway = await run('1 gateway overhead (send)', t.restPost);
-    rows.push(...withRatio([getDirect, getGateway], getDirect), ...withRatio([postDirect, postGateway], postDirect));
+    if (only.has(1)) {
+      getDirect = await run('1 gateway overhead (read)', t.directGet);
+      getGateway = await run('1 gateway overhead (read)', t.restGet);
+      const postDirect = await run('1 gateway overhead (send)', t.directPost);
+      const postGateway = await run('1 gateway overhead (send)', t.restPost);
+      rows.push(...withRatio([getDirect, getGateway], getDirect), ...withRatio([postDirect, postGateway], postDirect));
+    }
 
     // 2. Federated query: CareGraph vs bare @apollo/gateway vs Hive Gateway, same subgraphs and database.
-    const bare = await startPeer('bare', platform);
-    children.push(bare.child);
-    const hive = await startPeer('hive', platform);
-    children.push(hive.child);
-    const peerTarget = (name: string, url: string, pid: number, vary = true): Target => ({ name, url, method: 'POST', headers: direct, body: federatedBody(vary), pids: [pid, platform.child.pid] });
-    await checkSameAnswer(t.federated, [peerTarget('bare', bare.url, bare.child.pid), peerTarget('hive', hive.url, hive.child.pid)]);
-    const BARE = 'bare @apollo/gateway + @apollo/server (+ subgraphs)';
-    const HIVE = 'Hive Gateway runtime (+ subgraphs)';
-    const fedCareGraph = await run('2 federated query', t.federated);
-    const fedBare = await run('2 federated query', peerTarget(BARE, bare.url, bare.child.pid));
-    const fedHive = await run('2 federated query', peerTarget(HIVE, hive.url, hive.child.pid));
-    rows.push(...withRatio([fedBare, fedCareGraph, fedHive], fedBare));
-    // The same query from every client at once: Hive shares in-flight identical subgraph fetches (on by default).
-    const same = '2 federated, identical query';
-    const sameBare = await run(same, peerTarget(BARE, bare.url, bare.child.pid, false));
-    const sameCareGraph = await run(same, { ...t.federated, body: federatedBody(false) });
-    const sameHive = await run(same, peerTarget(HIVE, hive.url, hive.child.pid, false));
-    rows.push(...withRatio([sameBare, sameCareGraph, sameHive], sameBare));
-    await bare.child.stop();
-    await hive.child.stop();
+    if (only.has(2)) {
+      const bare = await startPeer('bare', platform);
+      children.push(bare.child);
+      const hive = await startPeer('hive', platform);
+      children.push(hive.child);
+      const peerTarget = (name: string, url: string, pid: number, vary = true): Target => ({ name, url, method: 'POST', headers: direct, body: federatedBody(vary), pids: [pid, platform.child.pid] });
+      await checkSameAnswer(t.federated, [peerTarget('bare', bare.url, bare.child.pid), peerTarget('hive', hive.url, hive.child.pid)]);
+      const BARE = 'bare @apollo/gateway + @apollo/server (+ subgraphs)';
+      const HIVE = 'Hive Gateway runtime (+ subgraphs)';
+      fedCareGraph = await run('2 federated query', t.federated);
+      fedBare = await run('2 federated query', peerTarget(BARE, bare.url, bare.child.pid));
+      const fedHive = await run('2 federated query', peerTarget(HIVE, hive.url, hive.child.pid));
+      rows.push(...withRatio([fedBare, fedCareGraph, fedHive], fedBare));
+      // The same query from every client at once: Hive shares in-flight identical subgraph fetches (on by default).
+      const same = '2 federated, identical query';
+      const sameBare = await run(same, peerTarget(BARE, bare.url, bare.child.pid, false));
+      const sameCareGraph = await run(same, { ...t.federated, body: federatedBody(false) });
+      const sameHive = await run(same, peerTarget(HIVE, hive.url, hive.child.pid, false));
+      rows.push(...withRatio([sameBare, sameCareGraph, sameHive], sameBare));
+      await bare.child.stop();
+      await hive.child.stop();
+    }
 
     // 5a. Scaling with concurrency.
-    for (const target of [t.restGet, t.federated]) {
-      const levels: Measurement[] = [];
-      for (const c of [1, 4, 16]) levels.push(await run('5 concurrency', target, c));
-      rows.push(...withRatio(levels, levels[0]));
+    let listBase: Measurement | undefined;
+    if (only.has(5)) {
+      for (const target of [t.restGet, t.federated]) {
+        const levels: Measurement[] = [];
+        for (const c of [1, 4, 16]) levels.push(await run('5 concurrency', target, c));
+        rows.push(...withRatio(levels, levels[0]));
+      }
+      listBase = await run('5 data growth (1×)', t.list);
+      // Without scenarios 1 and 2 in this run, the 1× baselines of the growth rows are measured here.
+      getGateway ??= await run('5 data growth (1×)', t.restGet);
+      fedCareGraph ??= await run('5 data growth (1×)', t.federated);
+      if (!only.has(1)) rows.push(getGateway);
+      if (!only.has(2)) rows.push(fedCareGraph);
     }
-    const listBase = await run('5 data growth (1×)', t.list);
 
     // 3. Subscription fan-out.
-    results.subscriptions = await fanOut(platform, ctx);
+    if (only.has(3)) results.subscriptions = await fanOut(platform, ctx);
     // 4. Webhook deliveries and batch sends.
-    results.webhooks = await webhookThroughput(platform, ctx);
-    results.batch = await batchThroughput(platform, ctx);
+    if (only.has(4)) {
+      results.webhooks = await webhookThroughput(platform, ctx);
+      results.batch = await batchThroughput(platform, ctx);
+    }
 
     // Before/after of the in-process data source: the same process with the HTTP hop between gateway and subgraphs.
-    await platform.child.stop();
-    platform = await startCareGraph(dataDir, ports, { ...cgEnv, SUBGRAPH_TRANSPORT: 'http' });
-    children.push(platform.child);
-    t = targets(platform);
-    const getHttp = await run('1 gateway overhead (read)', { ...t.restGet, name: 'CareGraph gateway, HTTP hop to subgraphs: REST GET' });
-    const fedHttp = await run('2 federated query', { ...t.federated, name: 'CareGraph gateway, HTTP hop to subgraphs' });
-    rows.push(...withRatio([getHttp], getDirect), ...withRatio([fedHttp], fedBare));
+    if (getDirect || fedBare) {
+      await platform.child.stop();
+      platform = await startCareGraph(dataDir, ports, { ...cgEnv, SUBGRAPH_TRANSPORT: 'http' });
+      children.push(platform.child);
+      t = targets(platform);
+      if (getDirect) rows.push(...withRatio([await run('1 gateway overhead (read)', { ...t.restGet, name: 'CareGraph gateway, HTTP hop to subgraphs: REST GET' })], getDirect));
+      if (fedBare) rows.push(...withRatio([await run('2 federated query', { ...t.federated, name: 'CareGraph gateway, HTTP hop to subgraphs' })], fedBare));
+    }
 
     // 5b. Ten times the data: the same reads on a database grown tenfold.
-    await platform.child.stop();
-    log(`growing the database tenfold (${settings.growPatients} more patients)`);
-    const grown = await seedBenchData(dataDir, { ...settings.seed, patients: settings.growPatients, heldPatients: 0 }, settings.seed.patients);
-    platform = await startCareGraph(dataDir, ports, cgEnv);
-    children.push(platform.child);
-    t = targets(platform);
-    const newest = grown.messageIds.slice(0, 200);
-    const get10 = await run('5 data growth (10×)', { ...t.restGet, path: (i: number) => `/v1/messages/${newest[i % newest.length]}` });
-    const list10 = await run('5 data growth (10×)', t.list);
-    const fed10 = await run('5 data growth (10×)', t.federated);
-    rows.push(...withRatio([get10], getGateway), ...withRatio([listBase, list10], listBase), ...withRatio([fed10], fedCareGraph));
+    if (only.has(5) && listBase && getGateway && fedCareGraph) {
+      await platform.child.stop();
+      log(`growing the database tenfold (${settings.growPatients} more patients)`);
+      const grown = await seedBenchData(dataDir, { ...settings.seed, patients: settings.growPatients, heldPatients: 0 }, settings.seed.patients);
+      platform = await startCareGraph(dataDir, ports, cgEnv);
+      children.push(platform.child);
+      t = targets(platform);
+      const newest = grown.messageIds.slice(0, 200);
+      const get10 = await run('5 data growth (10×)', { ...t.restGet, path: (i: number) => `/v1/messages/${newest[i % newest.length]}` });
+      const list10 = await run('5 data growth (10×)', t.list);
+      const fed10 = await run('5 data growth (10×)', t.federated);
+      rows.push(...withRatio([get10], getGateway), ...withRatio([listBase, list10], listBase), ...withRatio([fed10], fedCareGraph));
+    }
   } finally {
     for (const child of children.reverse()) await child.stop().catch(() => {});
     await receiver?.close();
