@@ -12,6 +12,8 @@ import type {
 import pg from 'pg';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 
+import { PGliteThread, type PGliteClient } from './pglite-thread';
+
 /**
  * One database per process, shared by both subgraphs (each in its own
  * PostgreSQL schema) and by pg-boss: either a real PostgreSQL server (a pg
@@ -31,8 +33,8 @@ export interface Database {
   close(): Promise<void>;
   /** PostgreSQL only: the connection string (pg-boss and migrations open their own connections). */
   readonly connectionString?: string;
-  /** PGlite only: the embedded instance (single connection, serialised by PGlite's own mutexes). */
-  readonly pglite?: PGlite;
+  /** PGlite only: the embedded instance on its own thread (single connection, serialised by PGlite's own mutexes). */
+  readonly pglite?: PGliteClient;
   /** PGlite only: where its files live ('memory://' when in memory). */
   readonly dataDir?: string;
 }
@@ -72,7 +74,7 @@ export function redactUrl(url: string): string {
 // PGlite
 
 async function openPGlite(dataDir: string): Promise<Database> {
-  const db = await PGlite.create(dataDir === 'memory://' ? undefined : dataDir);
+  const db = await PGliteThread.open(dataDir);
   let closed = false;
   return {
     kind: 'pglite',
@@ -103,7 +105,7 @@ async function openPGlite(dataDir: string): Promise<Database> {
  * schema engine treats it as the default schema (where `_prisma_migrations`
  * lives, and which it leaves unqualified in diffs). Pass undefined for `public`.
  */
-export function pgliteAdapterFactory(db: PGlite, schema: string | undefined): SqlMigrationAwareDriverAdapterFactory {
+export function pgliteAdapterFactory(db: PGliteClient, schema: string | undefined): SqlMigrationAwareDriverAdapterFactory {
   return new PGliteSchemaAdapterFactory(db, schema);
 }
 
@@ -122,10 +124,11 @@ class PGliteSchemaAdapterFactory implements SqlMigrationAwareDriverAdapterFactor
   private readonly inner: InstanceType<typeof PrismaPGlite>;
 
   constructor(
-    private readonly db: PGlite,
+    private readonly db: PGliteClient,
     private readonly schema: string | undefined,
   ) {
-    this.inner = new PrismaPGlite(db);
+    // The upstream adapter is typed for PGlite itself; it calls only query, exec and transaction.
+    this.inner = new PrismaPGlite(db as unknown as PGlite);
     this.adapterName = this.inner.adapterName;
   }
 
@@ -142,7 +145,7 @@ class PGliteSchemaAdapterFactory implements SqlMigrationAwareDriverAdapterFactor
 
 function withSchema(
   adapter: SqlDriverAdapter,
-  db: PGlite,
+  db: Pick<PGliteClient, 'exec'>,
   schema: string | undefined,
   dispose: () => Promise<void>,
 ): SqlDriverAdapter {

@@ -1,0 +1,118 @@
+// @ts-check
+'use strict';
+
+/**
+ * The embedded PostgreSQL (PGlite, WebAssembly) on a thread of its own, so SQL
+ * runs beside the event loop instead of blocking it. The main thread's side is
+ * `pglite-thread.ts`; this file is plain CommonJS because a worker thread
+ * loads JavaScript, from sources (ts-jest) and from dist/ alike.
+ *
+ * Protocol: every request is `{ id, op, ... }` and gets exactly one reply
+ * `{ id, result }` or `{ id, error }`. Concurrency is PGlite's own: a query
+ * waits while a transaction holds the connection, as it would in-thread.
+ */
+const { parentPort, workerData } = require('node:worker_threads');
+const { PGlite } = require('@electric-sql/pglite');
+
+if (!parentPort) throw new Error('pglite-worker.cjs runs as a worker thread');
+const port = parentPort;
+
+/** Hands a column's text to the main thread unparsed (its parser is a function, which cannot cross threads). */
+const keepText = (/** @type {string} */ text) => text;
+
+/** @type {Promise<PGlite>} */
+const opened = PGlite.create(workerData.dataDir === 'memory://' ? undefined : workerData.dataDir);
+
+/**
+ * Open interactive transactions: PGlite's transaction callback stays pending
+ * (on `finish`) while the main thread sends the transaction's statements.
+ * @type {Map<number, { tx: any, finish: () => void, settled: Promise<unknown> }>}
+ */
+const transactions = new Map();
+let nextTransactionId = 1;
+
+/** @param {number | undefined} txId */
+async function target(txId) {
+  if (txId === undefined) return opened;
+  const entry = transactions.get(txId);
+  if (!entry) throw new Error(`transaction ${txId} is not open`);
+  return entry.tx;
+}
+
+/** @param {any} msg */
+async function handle(msg) {
+  switch (msg.op) {
+    case 'ready':
+      await opened;
+      return null;
+    case 'query': {
+      const db = await target(msg.txId);
+      const options = { rowMode: msg.rowMode, paramTypes: msg.paramTypes, parsers: Object.fromEntries((msg.textTypes ?? []).map((/** @type {number} */ t) => [t, keepText])) };
+      const { rows, fields, affectedRows } = await db.query(msg.sql, msg.params, options);
+      return { rows, fields, affectedRows };
+    }
+    case 'exec': {
+      const db = await target(msg.txId);
+      const results = await db.exec(msg.sql);
+      return results.map((/** @type {any} */ r) => ({ rows: r.rows, fields: r.fields, affectedRows: r.affectedRows }));
+    }
+    case 'begin': {
+      const db = await opened;
+      const id = nextTransactionId++;
+      return new Promise((began, failed) => {
+        const settled = db.transaction(
+          (/** @type {any} */ tx) =>
+            new Promise((finish) => {
+              transactions.set(id, { tx, finish: () => finish(undefined), settled });
+              began(id);
+            }),
+        );
+        // Failing before the callback ran (BEGIN itself failed) fails `begin`; later failures reach `finish`.
+        settled.catch(failed);
+      });
+    }
+    case 'rollback': {
+      const entry = transactions.get(msg.txId);
+      if (!entry) throw new Error(`transaction ${msg.txId} is not open`);
+      await entry.tx.rollback();
+      return null;
+    }
+    case 'finish': {
+      // Commits unless rolled back already (PGlite skips COMMIT once the transaction is closed).
+      const entry = transactions.get(msg.txId);
+      if (!entry) throw new Error(`transaction ${msg.txId} is not open`);
+      transactions.delete(msg.txId);
+      if (!msg.commit && !entry.tx.closed) await entry.tx.rollback();
+      entry.finish();
+      await entry.settled;
+      return null;
+    }
+    case 'close': {
+      const db = await opened;
+      await db.close();
+      return null;
+    }
+    default:
+      throw new Error(`unknown operation '${msg.op}'`);
+  }
+}
+
+/** Errors cross as plain fields; the main thread rebuilds PGlite's DatabaseError from them. */
+function serializeError(/** @type {any} */ e) {
+  if (!(e instanceof Error)) return { message: String(e) };
+  const fields = {};
+  for (const key of Object.keys(e)) {
+    const value = /** @type {any} */ (e)[key];
+    if (key !== 'params' && key !== 'queryOptions' && (value === undefined || ['string', 'number', 'boolean'].includes(typeof value))) {
+      /** @type {any} */ (fields)[key] = value;
+    }
+  }
+  return { ...fields, message: e.message, name: e.name, databaseError: e.constructor?.name !== 'Error' && typeof (/** @type {any} */ (e).severity) === 'string' };
+}
+
+port.on('message', (/** @type {any} */ msg) => {
+  handle(msg).then(
+    (result) => port.postMessage({ id: msg.id, result }),
+    (error) => port.postMessage({ id: msg.id, error: serializeError(error) }),
+  );
+});
