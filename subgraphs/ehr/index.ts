@@ -55,12 +55,14 @@ export interface EhrDeps {
   cipher: FieldCipher;
   /** openEHR system id in composition version uids (OPENEHR_SYSTEM_ID). */
   systemId: string;
+  /** See TenantStoreOptions. */
+  rowLevelSecurity: boolean;
 }
 
 /** Per-request services of the clinical record subgraph, bound to the caller's identity and tenant. */
 export function createEhrContext(deps: EhrDeps) {
   return (base: BaseContext): EhrContext => {
-    const store = new TenantStore(deps.prisma, base.identity, base.requestId);
+    const store = new TenantStore(deps.prisma, base.identity, { rowLevelSecurity: deps.rowLevelSecurity }, base.requestId);
     const accessPolicy = new AccessPolicyService(store);
     const consents = new ConsentService(store, accessPolicy);
     const templates = new ClinicalTemplateService(store);

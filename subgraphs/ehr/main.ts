@@ -22,7 +22,7 @@ export async function startEhrSubgraph(options: SubgraphStartOptions): Promise<R
     logger,
     host: options.host,
     port: options.port,
-    createContext: createEhrContext({ prisma, cipher, systemId: options.config.OPENEHR_SYSTEM_ID }),
+    createContext: createEhrContext({ prisma, cipher, systemId: options.config.OPENEHR_SYSTEM_ID, rowLevelSecurity: options.db.kind === 'postgres' }),
   });
   return {
     ...server,

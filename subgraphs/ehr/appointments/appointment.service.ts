@@ -31,17 +31,17 @@ export class AppointmentService {
         return ids.map((id) => byId.get(id) ?? null);
       }),
     );
-    // Every patient of one response in two queries, whatever their number (no N+1 on Patient.nextAppointment).
+    // Every patient of one response in one query, whatever their number (no N+1 on Patient.nextAppointment).
     this.nextLoader = new DataLoader((patientIds) =>
       store.read(async (tx) => {
         const now = new Date().toISOString();
         // DISTINCT ON takes the soonest per patient straight off the (tenantId, patientId, start) index.
-        const firsts = await tx.$queryRaw<{ id: string }[]>`
-          SELECT DISTINCT ON ("patientId") "id" FROM "ehr"."Appointment"
+        const rows = await tx.$queryRaw<AppointmentRow[]>`
+          SELECT DISTINCT ON ("patientId") "tenantId", "id", "patientId", "start", "end", "status", "location", "createdAt", "updatedAt"
+          FROM "ehr"."Appointment"
           WHERE "tenantId" = ${store.tenantId} AND "patientId" IN (${Prisma.join([...patientIds])})
             AND "start" >= ${now}::timestamp AND "status" IN (${Prisma.join(UPCOMING)})
           ORDER BY "patientId", "start", "id"`;
-        const rows = firsts.length > 0 ? await tx.appointment.findMany({ where: { id: { in: firsts.map((r) => r.id) } } }) : [];
         const byPatient = new Map(rows.map((row) => [row.patientId, row]));
         return patientIds.map((id) => byPatient.get(id) ?? null);
       }),

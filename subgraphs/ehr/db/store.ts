@@ -70,11 +70,23 @@ function toJson(value: unknown): unknown {
   return value === undefined || value === null ? null : JSON.parse(JSON.stringify(value));
 }
 
+export interface TenantStoreOptions {
+  /**
+   * Whether the database enforces row-level security for the service's role
+   * (PostgreSQL, which may connect as a role that does not own the tables).
+   * Reads then run in a transaction that sets `app.tenant_id`. The embedded
+   * PGlite has one role, the tables' owner, for which RLS never applies: its
+   * reads skip that transaction, so its single connection is never held while
+   * a request is between statements.
+   */
+  rowLevelSecurity: boolean;
+}
+
 /**
- * The clinical record's data access for one request: tenant-scoped
- * transactions for reads, and for changes a transaction that must write at
- * least one audit record (a change without one is rolled back), so no code
- * path can change data silently.
+ * The clinical record's data access for one request: tenant-scoped reads,
+ * and for changes a transaction that must write at least one audit record (a
+ * change without one is rolled back), so no code path can change data
+ * silently.
  */
 export class TenantStore {
   private client?: TenantClient;
@@ -82,6 +94,7 @@ export class TenantStore {
   constructor(
     private readonly prisma: EhrPrisma,
     readonly identity: Identity,
+    private readonly options: TenantStoreOptions,
     private readonly requestId?: string,
   ) {}
 
@@ -93,7 +106,13 @@ export class TenantStore {
     return (this.client ??= tenantScopedClient(this.prisma, this.identity.tenantId));
   }
 
+  /**
+   * Reads through the tenant-scoped client. Without a transaction each
+   * statement sees the data committed when it starts, as it would in a
+   * READ COMMITTED transaction.
+   */
   read<T>(fn: (tx: TenantTx) => Promise<T>): Promise<T> {
+    if (!this.options.rowLevelSecurity) return fn(this.scoped() as unknown as TenantTx);
     return inTenantTransaction(this.scoped(), this.tenantId, fn);
   }
 
@@ -106,21 +125,19 @@ export class TenantStore {
     });
   }
 
-  /** NEN 7513 access logging of patient data reads, in the reading transaction. */
-  async logAccess(tx: TenantTx, entries: AccessEntry[]): Promise<void> {
+  /**
+   * NEN 7513 access logging of patient data reads, awaited before the data is
+   * returned. It runs on every read of patient data, so it is one fixed
+   * statement whatever the number of rows (arrays unnested), which the
+   * database plans once; the tenant is this store's own.
+   */
+  async logAccess(tx: Pick<TenantTx, '$executeRaw'>, entries: AccessEntry[]): Promise<void> {
     if (entries.length === 0) return;
-    await tx.accessLog.createMany({
-      data: entries.map((entry) => ({
-        tenantId: this.tenantId,
-        id: randomUUID(),
-        actor: this.identity.sub,
-        roles: this.identity.roles,
-        action: entry.action ?? 'read',
-        entityType: entry.entityType,
-        entityId: entry.entityId,
-        patientId: entry.patientId,
-        requestId: this.requestId ?? null,
-      })),
-    });
+    const ids = entries.map(() => randomUUID());
+    await tx.$executeRaw`
+      INSERT INTO "ehr"."AccessLog" ("tenantId", "id", "actor", "roles", "action", "entityType", "entityId", "patientId", "requestId")
+      SELECT ${this.tenantId}, e.id, ${this.identity.sub}, ${this.identity.roles}::text[], e.action, e."entityType", e."entityId", e."patientId", ${this.requestId ?? null}
+      FROM unnest(${ids}::text[], ${entries.map((e) => e.action ?? 'read')}::text[], ${entries.map((e) => e.entityType)}::text[],
+                  ${entries.map((e) => e.entityId)}::text[], ${entries.map((e) => e.patientId)}::text[]) AS e(id, action, "entityType", "entityId", "patientId")`;
   }
 }
