@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import express from 'express';
 import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
-import { ApolloServerPluginInlineTraceDisabled } from '@apollo/server/plugin/disabled';
+import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginInlineTraceDisabled } from '@apollo/server/plugin/disabled';
 import { expressMiddleware } from '@as-integrations/express5';
 import type { GraphQLFormattedError, GraphQLSchema } from 'graphql';
 import { AppError } from '../errors';
@@ -65,7 +65,8 @@ export async function startSubgraphServer<Ctx extends BaseContext>(options: Subg
   const apollo = new ApolloServer<Ctx>({
     schema: options.schema,
     formatError: createErrorFormatter(options.logger),
-    plugins: [ApolloServerPluginDrainHttpServer({ httpServer }), ApolloServerPluginInlineTraceDisabled()],
+    // No cache hints in these schemas, and the cache-control plugin would wrap every field resolver to compute them.
+    plugins: [ApolloServerPluginDrainHttpServer({ httpServer }), ApolloServerPluginInlineTraceDisabled(), ApolloServerPluginCacheControlDisabled()],
     csrfPrevention: true,
     includeStacktraceInErrorResponses: false,
   });
