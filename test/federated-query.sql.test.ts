@@ -161,4 +161,14 @@ describe(`federated query SQL (${backendName})`, () => {
     expect(two.count).toBeGreaterThan(0);
     expect(twenty.count).toBe(two.count);
   });
+
+  it('counts the messages only when the query asks for pagination', async () => {
+    const counts = () => counter.statements.filter((sql) => /COUNT\(/i.test(sql)).length;
+    await statementsFor(20);
+    expect(counts()).toBe(0);
+    counter.statements.length = 0;
+    const body = await graphql(`query { messages(limit: 5) { data { id } pagination { total } } }`, {});
+    expect(body.data.messages.pagination.total).toBe(20);
+    expect(counts()).toBe(1);
+  });
 });

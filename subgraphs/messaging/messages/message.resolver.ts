@@ -1,4 +1,6 @@
-import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
+import type { GraphQLResolveInfo } from 'graphql';
+import { Arg, Ctx, FieldResolver, Info, ID, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
+import { selectsField } from '../../../common/graphql/selection';
 import type { MessagingContext } from '../context';
 import { Patient } from '../patients/patient.types';
 import { BatchSendResult, Message, MessagePage, SendMessageInput, StatusChange } from './message.types';
@@ -16,8 +18,9 @@ export class MessageResolver {
     @Arg('limit', () => Int, { nullable: true }) limit: number | null,
     @Arg('offset', () => Int, { nullable: true }) offset: number | null,
     @Ctx() ctx: MessagingContext,
+    @Info() info: GraphQLResolveInfo,
   ) {
-    return ctx.messages.list({ patientId, limit, offset });
+    return ctx.messages.list({ patientId, limit, offset }, selectsField(info, 'pagination'));
   }
 
   @FieldResolver(() => Patient, { description: 'The recipient; demographics come from the clinical record.' })

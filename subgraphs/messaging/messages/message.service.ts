@@ -144,8 +144,12 @@ export class MessageService {
     return this.historyLoader.load(messageId);
   }
 
-  /** Newest first, with the total for paging. */
-  async list(request: PageRequest): Promise<{ data: MessageRow[]; pagination: { limit: number; offset: number; total: number } }> {
+  /**
+   * Newest first. The paging block (with its total) only when `withPagination`:
+   * counting grows with the table, a page does not, so a query that asks for
+   * no total pays for none.
+   */
+  async list(request: PageRequest, withPagination = true): Promise<{ data: MessageRow[]; pagination?: { limit: number; offset: number; total: number } }> {
     const { limit, offset } = validatePage(request.limit, request.offset);
     const own = this.visiblePatient();
     if (own !== undefined && request.patientId && request.patientId !== own) {
@@ -155,9 +159,9 @@ export class MessageService {
     const where = { tenantId: this.identity.tenantId, ...(patientId ? { patientId } : {}) };
     const [data, total] = await Promise.all([
       this.prisma.message.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: limit, skip: offset }),
-      this.prisma.message.count({ where }),
+      withPagination ? this.prisma.message.count({ where }) : undefined,
     ]);
-    return { data, pagination: { limit, offset, total } };
+    return { data, pagination: total === undefined ? undefined : { limit, offset, total } };
   }
 
   /** POST /v1/messages: validate, render, store `queued` with its delivery job. */

@@ -1,4 +1,6 @@
-import { Arg, Ctx, FieldResolver, Int, Resolver, Root } from 'type-graphql';
+import type { GraphQLResolveInfo } from 'graphql';
+import { Arg, Ctx, FieldResolver, Info, Int, Resolver, Root } from 'type-graphql';
+import { selectsField } from '../../../common/graphql/selection';
 import type { MessagingContext } from '../context';
 import { CommunicationPreferences } from '../preferences/preference.types';
 import { MessagePage } from '../messages/message.types';
@@ -17,8 +19,9 @@ export class PatientExtensionResolver {
     @Arg('limit', () => Int, { nullable: true }) limit: number | null,
     @Arg('offset', () => Int, { nullable: true }) offset: number | null,
     @Ctx() ctx: MessagingContext,
+    @Info() info: GraphQLResolveInfo,
   ) {
-    return ctx.messages.list({ patientId: patient.id, limit, offset });
+    return ctx.messages.list({ patientId: patient.id, limit, offset }, selectsField(info, 'pagination'));
   }
 }
 
