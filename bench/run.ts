@@ -455,10 +455,13 @@ async function soakRun(platform: Platform, ctx: RunContext, seconds: number) {
   clearInterval(timer);
   await subscribers.close();
   await api(platform, ctx.token, 'DELETE', `/v1/webhooks/${hook.id}`).catch(() => {});
-  // The first fifth is warm-up (JIT, caches, pools filling); the slope of the rest says whether memory keeps growing.
-  const steady = samples.filter((s) => s.t >= seconds / 5);
-  const slope = linearSlope(steady.map((s) => s.t), steady.map((s) => s.rssMiB));
-  // WebAssembly memory (PGlite) and V8's heap grow in steps to a plateau: the last half shows whether growth has stopped.
+  // RSS saw-tooths with garbage collection, and WebAssembly memory (PGlite) and V8's heap grow in steps to a
+  // plateau and never give pages back: a leak shows as a floor that keeps rising. The floor (lowest sample) of
+  // each sixth of the run, and its growth over the last third, say whether memory is bounded.
+  const sixths = Array.from({ length: 6 }, (_, k) => samples.filter((s) => s.t > (seconds * k) / 6 && s.t <= (seconds * (k + 1)) / 6).map((s) => s.rssMiB));
+  const floors = sixths.map((w) => round(Math.min(...w), 1));
+  const peaks = sixths.map((w) => round(Math.max(...w), 1));
+  const lastThirdFloorGrowth = round(floors[5] - floors[3], 1);
   const lastHalf = samples.filter((s) => s.t >= seconds / 2);
   const lastHalfSlope = linearSlope(lastHalf.map((s) => s.t), lastHalf.map((s) => s.rssMiB));
   return {
@@ -470,8 +473,12 @@ async function soakRun(platform: Platform, ctx: RunContext, seconds: number) {
     rssStartMiB: round(samples[0]?.rssMiB ?? 0, 1),
     rssEndMiB: round(samples.at(-1)?.rssMiB ?? 0, 1),
     rssPeakMiB: round(Math.max(...samples.map((s) => s.rssMiB)), 1),
-    steadySlopeMiBPerMinute: round(slope * 60, 2),
+    floorBySixthMiB: floors,
+    peakBySixthMiB: peaks,
+    lastThirdFloorGrowthMiB: lastThirdFloorGrowth,
     lastHalfSlopeMiBPerMinute: round(lastHalfSlope * 60, 2),
+    // Bounded: the floor rose by less than 2 % of itself over the last third of the run.
+    bounded: lastThirdFloorGrowth < 0.02 * floors[5],
     samples: samples.map((s) => [round(s.t, 1), round(s.rssMiB, 1)]),
   };
 }
@@ -518,7 +525,8 @@ function printReport(results: Record<string, any>, rows: Measurement[]): void {
   }
   if (results.soak) {
     const s = results.soak;
-    out.push(`soak ${s.seconds} s: RSS ${s.rssStartMiB} → ${s.rssEndMiB} MiB (peak ${s.rssPeakMiB}), slope after warm-up ${s.steadySlopeMiBPerMinute} MiB/min, over the last half ${s.lastHalfSlopeMiBPerMinute} MiB/min; ${s.subscriberEvents} subscriber events, ${s.webhookDeliveries} webhook deliveries`);
+    out.push(`soak ${s.seconds} s: RSS ${s.rssStartMiB} → ${s.rssEndMiB} MiB (peak ${s.rssPeakMiB}); RSS floor by sixth of the run ${s.floorBySixthMiB.join(' → ')} MiB, peaks ${s.peakBySixthMiB.join(' / ')} MiB`);
+    out.push(`  floor growth over the last third ${s.lastThirdFloorGrowthMiB} MiB (slope over the last half ${s.lastHalfSlopeMiBPerMinute} MiB/min): ${s.bounded ? 'bounded' : 'STILL GROWING'}; ${s.subscriberEvents} subscriber events, ${s.webhookDeliveries} webhook deliveries`);
     for (const [name, r] of Object.entries<any>(s.requests)) out.push(`  ${name}: ${r.requestsPerSecond} req/s, p99 ${r.p99Ms} ms, ${r.errors} errors`);
   }
   out.push('', `total ${results.totalSeconds} s`);
