@@ -5,10 +5,10 @@ import type { GatewayContext } from './context';
 
 /**
  * The all-in-one process's path from gateway to subgraph: the query plan's
- * fetch runs on the subgraph's own Apollo server in this process, with the
- * subgraph's context built from the identity the gateway already verified.
- * No HTTP, no JSON round trip, no identity token; errors are formatted by the
- * subgraph's formatter exactly as over HTTP, so codes reach clients unchanged.
+ * fetch runs on the subgraph's schema in this process, with the subgraph's
+ * context built from the identity the gateway already verified. No HTTP, no
+ * JSON round trip, no identity token; errors are formatted by the subgraph's
+ * formatter exactly as over HTTP, so codes reach clients unchanged.
  */
 export class InProcessDataSource implements GraphQLDataSource<GatewayContext> {
   constructor(private readonly subgraph: Pick<RunningSubgraph, 'execute'>) {}

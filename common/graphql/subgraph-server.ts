@@ -12,6 +12,7 @@ import type { Identity } from '../auth/principal';
 import { IDENTITY_HEADER } from '../auth/tokens';
 import { IdentityTokenVerifier } from '../auth/identity-cache';
 import { createErrorFormatter, toGraphQLError } from './errors';
+import { LocalExecutor } from './local-executor';
 import { listen, type RunningServer } from '../http/listen';
 
 export interface BaseContext {
@@ -47,8 +48,9 @@ export interface SubgraphResponse {
 export interface RunningSubgraph extends RunningServer {
   /**
    * Runs a request in this process, for a caller the gateway already
-   * authenticated: the same Apollo server, schema, context factory and error
-   * formatting as the HTTP endpoint, without HTTP, JSON or identity signing.
+   * authenticated: the same schema, context factory and error formatting as
+   * the HTTP endpoint, without HTTP, JSON, identity signing or Apollo's
+   * request pipeline (see LocalExecutor).
    */
   execute(request: SubgraphRequest, caller: { identity: Identity; requestId: string }): Promise<SubgraphResponse>;
 }
@@ -59,12 +61,13 @@ export interface RunningSubgraph extends RunningServer {
  */
 export async function startSubgraphServer<Ctx extends BaseContext>(options: SubgraphServerOptions<Ctx>): Promise<RunningSubgraph> {
   const identities = new IdentityTokenVerifier(options.internalKey);
+  const formatError = createErrorFormatter(options.logger);
   const app = express();
   app.disable('x-powered-by');
   const httpServer = http.createServer(app);
   const apollo = new ApolloServer<Ctx>({
     schema: options.schema,
-    formatError: createErrorFormatter(options.logger),
+    formatError,
     // No cache hints in these schemas, and the cache-control plugin would wrap every field resolver to compute them.
     plugins: [ApolloServerPluginDrainHttpServer({ httpServer }), ApolloServerPluginInlineTraceDisabled(), ApolloServerPluginCacheControlDisabled()],
     csrfPrevention: true,
@@ -98,11 +101,8 @@ export async function startSubgraphServer<Ctx extends BaseContext>(options: Subg
     await apollo.stop();
   });
   options.logger.info({ url: running.url }, `${options.name} subgraph listening`);
-  const execute: RunningSubgraph['execute'] = async (request, { identity, requestId }) => {
-    const contextValue = options.createContext({ identity, requestId, logger: options.logger.child({ requestId }) });
-    const response = await apollo.executeOperation(request, { contextValue });
-    if (response.body.kind !== 'single') throw new Error(`${options.name}: unexpected incremental response`);
-    return response.body.singleResult;
-  };
+  const local = new LocalExecutor(options.schema, formatError);
+  const execute: RunningSubgraph['execute'] = (request, { identity, requestId }) =>
+    local.run(request, options.createContext({ identity, requestId, logger: options.logger.child({ requestId }) }));
   return { ...running, url: `${running.url}/graphql`, execute };
 }
