@@ -9,6 +9,7 @@ import type { Config } from '../common/config';
 import type { Secrets } from '../common/secrets';
 import type { Logger } from '../common/logger';
 import { createAccessTokenVerifier } from '../common/auth/tokens';
+import { cachingAccessTokenVerifier } from '../common/auth/identity-cache';
 import { createErrorFormatter, toGraphQLError } from '../common/graphql/errors';
 import { AppError } from '../common/errors';
 import { listen, type RunningServer } from '../common/http/listen';
@@ -66,7 +67,7 @@ const MAX_RECURSIVE_SELECTIONS = 100_000;
 
 export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
   const { config, secrets, logger } = options;
-  const verifyToken = createAccessTokenVerifier(config, secrets);
+  const verifyToken = cachingAccessTokenVerifier(createAccessTokenVerifier(config, secrets));
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', false);

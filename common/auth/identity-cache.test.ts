@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { IdentityTokenSigner, IdentityTokenVerifier } from './identity-cache';
-import { signIdentity, verifyIdentity } from './tokens';
+import { cachingAccessTokenVerifier, IdentityTokenSigner, IdentityTokenVerifier } from './identity-cache';
+import { createAccessTokenVerifier, issueAccessToken, signIdentity, verifyIdentity } from './tokens';
 import type { Identity } from './principal';
+import { loadConfig } from '../config';
+import { resolveSecrets } from '../secrets';
 
 const key = new Uint8Array(randomBytes(32));
 const alice: Identity = { sub: 'alice', tenantId: 'demo', roles: ['clinician'] };
@@ -40,5 +42,43 @@ describe('IdentityTokenVerifier', () => {
     const verifier = new IdentityTokenVerifier(key);
     const expired = await signIdentity(key, alice, -10);
     await expect(verifier.verify(expired)).rejects.toMatchObject({ code: 'UNAUTHENTICATED' });
+  });
+});
+
+describe('cachingAccessTokenVerifier', () => {
+  const secrets = resolveSecrets(loadConfig({}));
+  const real = createAccessTokenVerifier(loadConfig({}), secrets);
+
+  function counting() {
+    const calls: string[] = [];
+    return { calls, verify: (token: string) => (calls.push(token), real(token)) };
+  }
+
+  it('verifies a token once, then trusts it for a minute at most', async () => {
+    let now = Date.now();
+    const { calls, verify } = counting();
+    const cached = cachingAccessTokenVerifier(verify, () => now);
+    const token = await issueAccessToken(secrets.jwtSecret!, { sub: 'alice', tenants: ['demo'], roles: ['clinician'], ttlSeconds: 3600 });
+    await expect(cached(token)).resolves.toMatchObject({ sub: 'alice' });
+    await expect(cached(token)).resolves.toMatchObject({ sub: 'alice' });
+    expect(calls).toHaveLength(1);
+    now += 61_000;
+    await cached(token);
+    expect(calls).toHaveLength(2);
+  });
+
+  it('never serves a token past its expiry, and does not cache failures', async () => {
+    let now = Date.now();
+    const { calls, verify } = counting();
+    const cached = cachingAccessTokenVerifier(verify, () => now);
+    const token = await issueAccessToken(secrets.jwtSecret!, { sub: 'alice', tenants: ['demo'], roles: ['clinician'], ttlSeconds: 30 });
+    await cached(token);
+    now += 31_000;
+    // The verifier itself reads the real clock, so this call reaches it: the cache gave nothing past `exp`.
+    await cached(token).catch(() => {});
+    expect(calls).toHaveLength(2);
+    await expect(cached('not.a.token')).rejects.toMatchObject({ code: 'UNAUTHENTICATED' });
+    await expect(cached('not.a.token')).rejects.toMatchObject({ code: 'UNAUTHENTICATED' });
+    expect(calls.filter((t) => t === 'not.a.token')).toHaveLength(2);
   });
 });

@@ -1,9 +1,15 @@
-import type { Identity } from './principal';
-import { signIdentity, verifyIdentity } from './tokens';
+import type { Identity, Principal } from './principal';
+import { signIdentity, verifyIdentity, type AccessTokenVerifier } from './tokens';
 
 /** Lifetime of a cached identity token; it is reused until a minute before it expires. */
 const TOKEN_TTL_SECONDS = 300;
 const REFRESH_MARGIN_MS = 60_000;
+/**
+ * How long a verified bearer token is trusted before it is verified again
+ * (never past its `exp`): a rotated key or a changed JWKS reaches every token
+ * within this time.
+ */
+const ACCESS_TOKEN_REUSE_MS = 60_000;
 /** Bounds the caches; the oldest entry goes first (one per active caller and tenant is plenty). */
 const MAX_ENTRIES = 10_000;
 
@@ -83,4 +89,23 @@ function expiryOf(token: string): number {
   } catch {
     return 0;
   }
+}
+
+/**
+ * The gateway side: a client's bearer token is verified once and then trusted
+ * for up to a minute, never past its expiry. Keyed by the exact token, so a
+ * token that was not verified never hits; failures are not cached.
+ */
+export function cachingAccessTokenVerifier(verify: AccessTokenVerifier, now: () => number = Date.now): AccessTokenVerifier {
+  const cache = new Map<string, Entry<Principal>>();
+  return (token) => {
+    const at = now();
+    const hit = cache.get(token);
+    if (hit && hit.until > at) return hit.value;
+    if (hit) cache.delete(token);
+    const expiry = expiryOf(token);
+    const entry = { value: verify(token), until: expiry > 0 ? Math.min(expiry, at + ACCESS_TOKEN_REUSE_MS) : at + ACCESS_TOKEN_REUSE_MS };
+    remember(cache, token, entry);
+    return entry.value;
+  };
 }
