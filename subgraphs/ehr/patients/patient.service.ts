@@ -211,14 +211,19 @@ export class PatientService {
     return this.toView(row);
   }
 
+  /** Contact details are decrypted when first read: most reads (names in an inbox) never ask for them. */
   private toView(row: PatientRow): PatientView {
+    const cipher = this.cipher;
+    let contact: PatientView['contact'] | undefined;
     return {
       id: row.id,
       ehrId: row.ehrId,
       name: { given: row.givenNames, family: row.family },
       birthDate: row.birthDate,
       gender: row.gender,
-      contact: { phone: this.cipher.decryptOptional(row.phoneEnc), email: this.cipher.decryptOptional(row.emailEnc) },
+      get contact() {
+        return (contact ??= { phone: cipher.decryptOptional(row.phoneEnc), email: cipher.decryptOptional(row.emailEnc) });
+      },
     };
   }
 }
