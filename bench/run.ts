@@ -326,16 +326,33 @@ async function api(platform: Platform, token: string, method: string, path: stri
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * Live JavaScript memory of the platform (V8 heap in use + external buffers), from its /metrics: unlike RSS it
+ * shrinks after garbage collection, so it shows what connections hold. Lowest of three samples, taken while idle.
+ */
+async function liveMemoryBytes(platform: Platform): Promise<number> {
+  const samples: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const text = await (await fetch(`${platform.url}/metrics`)).text();
+    const metric = (name: string) => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? NaN);
+    samples.push(metric('nodejs_heap_size_used_bytes') + metric('nodejs_external_memory_bytes'));
+    await sleep(300);
+  }
+  return Math.min(...samples);
+}
+
 /** 3: N subscribers on their own sockets; time from each status change to its last receipt, and memory per connection. */
 async function fanOut(platform: Platform, ctx: RunContext) {
   const n = ctx.settings.subscribers;
   log(`3 subscriptions: connecting ${n} graphql-ws subscribers`);
   await sleep(1000);
   const before = sample(platform.child.pid).rssBytes;
+  const liveBefore = await liveMemoryBytes(platform);
   const monitor = new Monitor([platform.child.pid]);
   const subscribers = await connectSubscribers(`${platform.url.replace('http', 'ws')}/graphql`, ctx.token, n);
   await sleep(1500);
   const connected = sample(platform.child.pid).rssBytes;
+  const liveConnected = await liveMemoryBytes(platform);
   for (let i = 0; i < ctx.settings.statusChanges; i++) {
     const patientId = ctx.seeded.patientIds[i % ctx.seeded.patientIds.length];
     await api(platform, ctx.token, 'POST', '/v1/messages', { patientId, templateId: 'appointment-reminder', channel: 'sms', variables: { date: '2027-01-15', time: '09:30' } });
@@ -359,7 +376,10 @@ async function fanOut(platform: Platform, ctx: RunContext) {
     medianReceiptP50Ms: percentile(medianReceipt, 50),
     rssBeforeMiB: round(before / 2 ** 20, 1),
     rssConnectedMiB: round(connected / 2 ** 20, 1),
-    kibPerConnection: round((connected - before) / 1024 / n, 1),
+    rssKibPerConnection: round((connected - before) / 1024 / n, 1),
+    liveBeforeMiB: round(liveBefore / 2 ** 20, 1),
+    liveConnectedMiB: round(liveConnected / 2 ** 20, 1),
+    kibPerConnection: round((liveConnected - liveBefore) / 1024 / n, 1),
     cpuSeconds: round(usage.cpuSeconds, 2),
     peakRssMiB: round(usage.peakRssBytes / 2 ** 20, 1),
     errors: subscribers.errors.slice(0, 5),
@@ -513,7 +533,7 @@ function printReport(results: Record<string, any>, rows: Measurement[]): void {
   if (table.length > 0) out.push(...markdownTable(header, table));
   if (results.subscriptions) {
     const s = results.subscriptions;
-    out.push('', `3 subscriptions: ${s.subscribers} graphql-ws subscribers, ${s.statusChanges} status changes (${s.deliveredToAll} reached all): last subscriber's receipt p50 ${s.lastReceiptP50Ms} ms, p99 ${s.lastReceiptP99Ms} ms; ${s.kibPerConnection} KiB RSS per connection (${s.rssBeforeMiB} → ${s.rssConnectedMiB} MiB)`);
+    out.push('', `3 subscriptions: ${s.subscribers} graphql-ws subscribers, ${s.statusChanges} status changes (${s.deliveredToAll} reached all): last subscriber's receipt p50 ${s.lastReceiptP50Ms} ms, p99 ${s.lastReceiptP99Ms} ms; ${s.kibPerConnection} KiB per connection of live JavaScript memory (heap + external ${s.liveBeforeMiB} → ${s.liveConnectedMiB} MiB; RSS ${s.rssBeforeMiB} → ${s.rssConnectedMiB} MiB)`);
   }
   if (results.webhooks) {
     const w = results.webhooks;
