@@ -174,6 +174,8 @@ const envSchema = z.object({
       }
     }),
   WEBHOOK_TIMEOUT_MS: int(1, 120_000, 10_000),
+  // Finished webhook deliveries (with their attempts) and dispatched events older than this are deleted.
+  WEBHOOK_RETENTION_DAYS: int(1, 3650, 30),
   WEBHOOK_ALLOW_INSECURE: bool('WEBHOOK_ALLOW_INSECURE'),
   // PEM file of extra CA certificates trusted for webhook TLS (receivers behind a private CA), on top of the system's.
   WEBHOOK_CA_FILE: z.string().optional(),

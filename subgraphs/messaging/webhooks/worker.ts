@@ -7,6 +7,7 @@ import type { Runtime, Stoppable } from '../../../common/runtime';
 import { createMessagingPrisma, type MessagingPrisma } from '../db/client';
 import { DISPATCH_BATCH, WebhookEngine } from './engine';
 import { WebhookSender } from './sender';
+import { schedulePurge, WebhookRetention } from './retention';
 
 /** Longest idle wait between two looks at the database (new events from a process whose bus nudge was lost, expired claims). */
 const IDLE_POLL_MS = 500;
@@ -137,11 +138,16 @@ export async function startWebhookWorker(options: WebhookWorkerOptions): Promise
     if (isWebhookEventType(event.type)) worker.wake();
   });
   worker.start();
-  logger.info({ retrySchedule: options.config.WEBHOOK_RETRY_SCHEDULE, timeoutMs: options.config.WEBHOOK_TIMEOUT_MS }, 'webhook worker started');
+  const purge = schedulePurge(new WebhookRetention(prisma, options.config.WEBHOOK_RETENTION_DAYS), logger);
+  logger.info(
+    { retrySchedule: options.config.WEBHOOK_RETRY_SCHEDULE, timeoutMs: options.config.WEBHOOK_TIMEOUT_MS, retentionDays: options.config.WEBHOOK_RETENTION_DAYS },
+    'webhook worker started',
+  );
   return {
     name: 'webhook worker',
     close: async () => {
       unsubscribe();
+      await purge.stop();
       await worker.stop();
       await sender.close();
       await prisma.$disconnect();

@@ -1,0 +1,2 @@
+-- CreateIndex
+CREATE INDEX "WebhookDelivery_createdAt_idx" ON "messaging"."WebhookDelivery"("createdAt");
