@@ -7,6 +7,7 @@ describe('loadConfig', () => {
     expect(config.DATA_DIR).toBe('./data');
     expect(config.WEBHOOK_RETRY_SCHEDULE).toEqual([60_000, 300_000, 1_800_000, 7_200_000, 86_400_000]);
     expect(config.WEBHOOK_TIMEOUT_MS).toBe(10_000);
+    expect(config.WEBHOOK_RETENTION_DAYS).toBe(30);
     expect(config.WEBHOOK_ALLOW_INSECURE).toBe(false);
     expect(config.SMS_PROVIDER).toBe('simulator');
     expect(config.SIM_SEND_DELAY_MS).toBe(200);
@@ -44,6 +45,7 @@ describe('loadConfig', () => {
 
   it('needs Twilio settings for the twilio provider', () => {
     expect(() => loadConfig({ SMS_PROVIDER: 'twilio' })).toThrow(/TWILIO_ACCOUNT_SID/);
+    expect(() => loadConfig({ WEBHOOK_RETENTION_DAYS: '0' })).toThrow(/WEBHOOK_RETENTION_DAYS.*1 to 3650/);
   });
 });
 
