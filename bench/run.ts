@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, cpus } from 'node:os';
 import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
@@ -7,7 +7,7 @@ import { loadConfig } from '../common/config';
 import { resolveSecrets } from '../common/secrets';
 import { issueAccessToken, signIdentity, IDENTITY_HEADER } from '../common/auth/tokens';
 import { freePort, Monitor, sample, startChild, type Child } from './lib/proc';
-import { measure, percentile, preflight, round, type Measurement, type Target } from './lib/load';
+import { measure, measureInterleaved, percentile, preflight, round, type Measurement, type Target } from './lib/load';
 import { seedBenchData, type SeedPlan, type SeededData } from './lib/seed';
 import { startReceiver, type Receiver } from './lib/receiver';
 import { connectSubscribers } from './lib/subscribers';
@@ -23,6 +23,9 @@ interface Settings {
   quick: boolean;
   seconds: number;
   warmup: number;
+  /** Interleaved rounds of the head-to-head comparisons (scenarios 1 and 2), and the seconds of each. */
+  rounds: number;
+  roundSeconds: number;
   connections: number;
   seed: SeedPlan;
   /** Extra patients for the 10× data step. */
@@ -50,6 +53,8 @@ function parseArgs(argv: string[]): { settings: Settings; soak?: number; only: S
       quick,
       seconds: quick ? 3 : 6,
       warmup: quick ? 1 : 2,
+      rounds: quick ? 2 : 3,
+      roundSeconds: quick ? 2 : 4,
       connections: 8,
       seed: { patients: base, messagesPerPatient: 10, appointmentsPerPatient: 2, heldPatients: 20 },
       growPatients: base * 9,
@@ -116,6 +121,16 @@ async function startPeer(name: 'bare' | 'hive', platform: Platform): Promise<{ c
   return { child, url };
 }
 
+/** Three distinct free ports, none of them in `taken` (ports found free are only reserved once a process binds them). */
+async function platformPorts(taken: number[]): Promise<{ gateway: number; messaging: number; ehr: number }> {
+  const picked: number[] = [];
+  while (picked.length < 3) {
+    const port = await freePort();
+    if (!taken.includes(port) && !picked.includes(port)) picked.push(port);
+  }
+  return { gateway: picked[0], messaging: picked[1], ehr: picked[2] };
+}
+
 function withRatio(rows: Measurement[], reference: Measurement): Measurement[] {
   for (const row of rows) {
     row.ratio = round(row.requestsPerSecond / reference.requestsPerSecond, 2);
@@ -145,9 +160,18 @@ async function main(): Promise<void> {
     const secrets = resolveSecrets(loadConfig({ DATA_DIR: dataDir }));
     const token = await issueAccessToken(secrets.jwtSecret!, { sub: 'bench', tenants: ['demo'], roles: ['admin'], ttlSeconds: 7200 });
     const identity = await signIdentity(secrets.internalKey, { sub: 'bench', tenantId: 'demo', roles: ['admin'] }, 7200);
-    const ports = { gateway: await freePort(), messaging: await freePort(), ehr: await freePort() };
+    const ports = await platformPorts([]);
     receiver = await startReceiver(workDir);
     const cgEnv = { WEBHOOK_ALLOW_INSECURE: 'true', WEBHOOK_CA_FILE: receiver.caFile };
+    // The before/after of the in-process data source: a second CareGraph on a copy of the same data, with the
+    // HTTP hop between its gateway and subgraphs, measured in the same interleaved rounds as the rest.
+    let hop: Platform | undefined;
+    if (soak === undefined && (only.has(1) || only.has(2))) {
+      const hopDir = join(workDir, 'data-http-hop');
+      cpSync(dataDir, hopDir, { recursive: true });
+      hop = await startCareGraph(hopDir, await platformPorts(Object.values(ports)), { ...cgEnv, SUBGRAPH_TRANSPORT: 'http' });
+      children.push(hop.child);
+    }
     let platform = await startCareGraph(dataDir, ports, cgEnv);
     children.push(platform.child);
     const ctx = { settings, seeded, token, identity, receiver };
@@ -195,20 +219,21 @@ async function main(): Promise<void> {
       log(`${scenario}: ${target.name} × ${connections}`);
       return measure(scenario, target, connections, settings.seconds, settings.warmup);
     };
+    const compare = (scenario: string, compared: Target[]) => {
+      log(`${scenario}: ${compared.map((c) => c.name).join(' vs ')} × ${settings.connections}, ${settings.rounds} interleaved rounds of ${settings.roundSeconds} s`);
+      return measureInterleaved(scenario, compared, settings.connections, settings.rounds, settings.roundSeconds, settings.warmup);
+    };
     let t = targets(platform);
 
-    let getDirect: Measurement | undefined;
     let getGateway: Measurement | undefined;
-    let fedBare: Measurement | undefined;
     let fedCareGraph: Measurement | undefined;
 
     // 1. Gateway overhead: REST through the gateway vs the same GraphQL operation straight to the subgraph.
     if (only.has(1)) {
-      getDirect = await run('1 gateway overhead (read)', t.directGet);
-      getGateway = await run('1 gateway overhead (read)', t.restGet);
-      const postDirect = await run('1 gateway overhead (send)', t.directPost);
-      const postGateway = await run('1 gateway overhead (send)', t.restPost);
-      rows.push(...withRatio([getDirect, getGateway], getDirect), ...withRatio([postDirect, postGateway], postDirect));
+      const reads = await compare('1 gateway overhead (read)', [t.directGet, t.restGet, { ...targets(hop!).restGet, name: 'CareGraph gateway, HTTP hop to subgraphs: REST GET' }]);
+      getGateway = reads[1];
+      const [postDirect, postGateway] = await compare('1 gateway overhead (send)', [t.directPost, t.restPost]);
+      rows.push(...withRatio(reads, reads[0]), ...withRatio([postDirect, postGateway], postDirect));
     }
 
     // 2. Federated query: CareGraph vs bare @apollo/gateway vs Hive Gateway, same subgraphs and database.
@@ -221,19 +246,25 @@ async function main(): Promise<void> {
       await checkSameAnswer(t.federated, [peerTarget('bare', bare.url, bare.child.pid), peerTarget('hive', hive.url, hive.child.pid)]);
       const BARE = 'bare @apollo/gateway + @apollo/server (+ subgraphs)';
       const HIVE = 'Hive Gateway runtime (+ subgraphs)';
-      fedCareGraph = await run('2 federated query', t.federated);
-      fedBare = await run('2 federated query', peerTarget(BARE, bare.url, bare.child.pid));
-      const fedHive = await run('2 federated query', peerTarget(HIVE, hive.url, hive.child.pid));
-      rows.push(...withRatio([fedBare, fedCareGraph, fedHive], fedBare));
+      const federated = await compare('2 federated query', [
+        peerTarget(BARE, bare.url, bare.child.pid),
+        t.federated,
+        { ...targets(hop!).federated, name: 'CareGraph gateway, HTTP hop to subgraphs' },
+        peerTarget(HIVE, hive.url, hive.child.pid),
+      ]);
+      fedCareGraph = federated[1];
+      rows.push(...withRatio(federated, federated[0]));
       // The same query from every client at once: Hive shares in-flight identical subgraph fetches (on by default).
-      const same = '2 federated, identical query';
-      const sameBare = await run(same, peerTarget(BARE, bare.url, bare.child.pid, false));
-      const sameCareGraph = await run(same, { ...t.federated, body: federatedBody(false) });
-      const sameHive = await run(same, peerTarget(HIVE, hive.url, hive.child.pid, false));
-      rows.push(...withRatio([sameBare, sameCareGraph, sameHive], sameBare));
+      const same = await compare('2 federated, identical query', [
+        peerTarget(BARE, bare.url, bare.child.pid, false),
+        { ...t.federated, body: federatedBody(false) },
+        peerTarget(HIVE, hive.url, hive.child.pid, false),
+      ]);
+      rows.push(...withRatio(same, same[0]));
       await bare.child.stop();
       await hive.child.stop();
     }
+    await hop?.child.stop();
 
     // 5a. Scaling with concurrency.
     let listBase: Measurement | undefined;
@@ -257,16 +288,6 @@ async function main(): Promise<void> {
     if (only.has(4)) {
       results.webhooks = await webhookThroughput(platform, ctx);
       results.batch = await batchThroughput(platform, ctx);
-    }
-
-    // Before/after of the in-process data source: the same process with the HTTP hop between gateway and subgraphs.
-    if (getDirect || fedBare) {
-      await platform.child.stop();
-      platform = await startCareGraph(dataDir, ports, { ...cgEnv, SUBGRAPH_TRANSPORT: 'http' });
-      children.push(platform.child);
-      t = targets(platform);
-      if (getDirect) rows.push(...withRatio([await run('1 gateway overhead (read)', { ...t.restGet, name: 'CareGraph gateway, HTTP hop to subgraphs: REST GET' })], getDirect));
-      if (fedBare) rows.push(...withRatio([await run('2 federated query', { ...t.federated, name: 'CareGraph gateway, HTTP hop to subgraphs' })], fedBare));
     }
 
     // 5b. Ten times the data: the same reads on a database grown tenfold.
@@ -528,8 +549,21 @@ function printReport(results: Record<string, any>, rows: Measurement[]): void {
   const m = results.machine;
   out.push(`CareGraph benchmark (${results.mode}) — ${m.nproc} × ${m.cpu}, Node ${m.node}, load average at start ${m.loadAverage}`);
   out.push('');
-  const header = ['scenario', 'target', 'conns', 'req/s', 'p50 ms', 'p99 ms', 'CPU s', 'CPU ms/req', 'peak RSS MiB', 'req/s ratio', 'errors'];
-  const table = rows.map((r) => [r.scenario, r.name, String(r.connections), String(r.requestsPerSecond), String(r.p50Ms), String(r.p99Ms), String(r.cpuSeconds), String(r.cpuMsPerRequest), String(r.peakRssMiB), r.ratio !== undefined ? `${r.ratio}×` : '', String(r.errors)]);
+  const header = ['scenario', 'target', 'conns', 'req/s', 'rounds req/s', 'p50 ms', 'p99 ms', 'CPU s', 'CPU ms/req', 'peak RSS MiB', 'req/s ratio', 'errors'];
+  const table = rows.map((r) => [
+    r.scenario,
+    r.name,
+    String(r.connections),
+    String(r.requestsPerSecond),
+    r.roundsRequestsPerSecond?.join(' / ') ?? '',
+    String(r.p50Ms),
+    String(r.p99Ms),
+    String(r.cpuSeconds),
+    String(r.cpuMsPerRequest),
+    String(r.peakRssMiB),
+    r.ratio !== undefined ? `${r.ratio}×` : '',
+    String(r.errors),
+  ]);
   if (table.length > 0) out.push(...markdownTable(header, table));
   if (results.subscriptions) {
     const s = results.subscriptions;

@@ -28,6 +28,8 @@ export interface Measurement {
   cpuSeconds: number;
   cpuMsPerRequest: number;
   peakRssMiB: number;
+  /** Interleaved measurements: requests per second of each round. */
+  roundsRequestsPerSecond?: number[];
   /** Filled in by the caller: this row's throughput relative to the scenario's reference row. */
   ratio?: number;
   ratioTo?: string;
@@ -53,6 +55,46 @@ export async function preflight(target: Target): Promise<unknown> {
 /** Closed-loop load with `connections` concurrent clients for `seconds`, after a short warm-up. */
 export async function measure(scenario: string, target: Target, connections: number, seconds: number, warmupSeconds: number): Promise<Measurement> {
   await preflight(target);
+  const load = loadFor(target, connections);
+  if (warmupSeconds > 0) await load(warmupSeconds);
+  const run = await sampled(target, load, seconds);
+  return toMeasurement(scenario, target, connections, [run]);
+}
+
+/**
+ * Targets compared with each other, measured in interleaved rounds (A B C, B C A, C A B, …) so that a machine
+ * whose speed drifts over minutes (shared hosts) slows each target alike. Each target is warmed up once; its
+ * row has the median of its rounds' requests per second and latencies, CPU and requests summed over all rounds.
+ */
+export async function measureInterleaved(scenario: string, targets: Target[], connections: number, rounds: number, seconds: number, warmupSeconds: number): Promise<Measurement[]> {
+  const loads = targets.map((target) => loadFor(target, connections));
+  for (const [i, target] of targets.entries()) {
+    await preflight(target);
+    if (warmupSeconds > 0) await loads[i](warmupSeconds);
+  }
+  const runs: Run[][] = targets.map(() => []);
+  for (let round = 0; round < rounds; round++) {
+    for (let k = 0; k < targets.length; k++) {
+      const i = (round + k) % targets.length;
+      runs[i].push(await sampled(targets[i], loads[i], seconds));
+    }
+  }
+  return targets.map((target, i) => toMeasurement(scenario, target, connections, runs[i]));
+}
+
+type LoadResult = Awaited<ReturnType<typeof autocannon>>;
+
+interface Run {
+  seconds: number;
+  requests: number;
+  failed: number;
+  p50Ms: number;
+  p99Ms: number;
+  cpuSeconds: number;
+  peakRssBytes: number;
+}
+
+function loadFor(target: Target, connections: number): (seconds: number) => Promise<LoadResult> {
   let counter = 0;
   const options = {
     url: target.url,
@@ -73,26 +115,49 @@ export async function measure(scenario: string, target: Target, connections: num
       },
     ],
   };
-  if (warmupSeconds > 0) await autocannon({ ...options, duration: warmupSeconds });
+  return (seconds) => autocannon({ ...options, duration: seconds });
+}
+
+async function sampled(target: Target, load: (seconds: number) => Promise<LoadResult>, seconds: number): Promise<Run> {
   const monitor = new Monitor(target.pids);
-  const result = await autocannon({ ...options, duration: seconds });
+  const result = await load(seconds);
   const usage = monitor.stop();
-  const requests = result['2xx'];
-  const failed = result.errors + result.timeouts + result.non2xx;
+  return {
+    seconds,
+    requests: result['2xx'],
+    failed: result.errors + result.timeouts + result.non2xx,
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    cpuSeconds: usage.cpuSeconds,
+    peakRssBytes: usage.peakRssBytes,
+  };
+}
+
+function toMeasurement(scenario: string, target: Target, connections: number, runs: Run[]): Measurement {
+  const sum = (pick: (r: Run) => number) => runs.reduce((a, r) => a + pick(r), 0);
+  const requests = sum((r) => r.requests);
+  const cpuSeconds = sum((r) => r.cpuSeconds);
   return {
     scenario,
     name: target.name,
     connections,
-    durationSeconds: seconds,
+    durationSeconds: sum((r) => r.seconds),
     requests,
-    requestsPerSecond: round(requests / seconds, 1),
-    p50Ms: result.latency.p50,
-    p99Ms: result.latency.p99,
-    errors: failed,
-    cpuSeconds: round(usage.cpuSeconds, 2),
-    cpuMsPerRequest: requests > 0 ? round((usage.cpuSeconds * 1000) / requests, 3) : 0,
-    peakRssMiB: round(usage.peakRssBytes / 2 ** 20, 1),
+    requestsPerSecond: round(median(runs.map((r) => r.requests / r.seconds)), 1),
+    p50Ms: median(runs.map((r) => r.p50Ms)),
+    p99Ms: median(runs.map((r) => r.p99Ms)),
+    errors: sum((r) => r.failed),
+    cpuSeconds: round(cpuSeconds, 2),
+    cpuMsPerRequest: requests > 0 ? round((cpuSeconds * 1000) / requests, 3) : 0,
+    peakRssMiB: round(Math.max(...runs.map((r) => r.peakRssBytes)) / 2 ** 20, 1),
+    ...(runs.length > 1 ? { roundsRequestsPerSecond: runs.map((r) => round(r.requests / r.seconds, 1)) } : {}),
   };
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
 export function round(value: number, digits: number): number {
