@@ -225,13 +225,10 @@ async function main(): Promise<void> {
     };
     let t = targets(platform);
 
-    let getGateway: Measurement | undefined;
-    let fedCareGraph: Measurement | undefined;
 
     // 1. Gateway overhead: REST through the gateway vs the same GraphQL operation straight to the subgraph.
     if (only.has(1)) {
       const reads = await compare('1 gateway overhead (read)', [t.directGet, t.restGet, { ...targets(hop!).restGet, name: 'CareGraph gateway, HTTP hop to subgraphs: REST GET' }]);
-      getGateway = reads[1];
       const [postDirect, postGateway] = await compare('1 gateway overhead (send)', [t.directPost, t.restPost]);
       rows.push(...withRatio(reads, reads[0]), ...withRatio([postDirect, postGateway], postDirect));
     }
@@ -252,7 +249,6 @@ async function main(): Promise<void> {
         { ...targets(hop!).federated, name: 'CareGraph gateway, HTTP hop to subgraphs' },
         peerTarget(HIVE, hive.url, hive.child.pid),
       ]);
-      fedCareGraph = federated[1];
       rows.push(...withRatio(federated, federated[0]));
       // The same query from every client at once: Hive shares in-flight identical subgraph fetches (on by default).
       const same = await compare('2 federated, identical query', [
@@ -267,19 +263,12 @@ async function main(): Promise<void> {
     await hop?.child.stop();
 
     // 5a. Scaling with concurrency.
-    let listBase: Measurement | undefined;
     if (only.has(5)) {
       for (const target of [t.restGet, t.federated]) {
         const levels: Measurement[] = [];
         for (const c of [1, 4, 16]) levels.push(await run('5 concurrency', target, c));
         rows.push(...withRatio(levels, levels[0]));
       }
-      listBase = await run('5 data growth (1×)', t.list);
-      // Without scenarios 1 and 2 in this run, the 1× baselines of the growth rows are measured here.
-      getGateway ??= await run('5 data growth (1×)', t.restGet);
-      fedCareGraph ??= await run('5 data growth (1×)', t.federated);
-      if (!only.has(1)) rows.push(getGateway);
-      if (!only.has(2)) rows.push(fedCareGraph);
     }
 
     // 3. Subscription fan-out.
@@ -290,19 +279,30 @@ async function main(): Promise<void> {
       results.batch = await batchThroughput(platform, ctx);
     }
 
-    // 5b. Ten times the data: the same reads on a database grown tenfold.
-    if (only.has(5) && listBase && getGateway && fedCareGraph) {
+    // 5b. Ten times the data: the same reads on a copy of the database as it is and on the database grown
+    // tenfold, both running, measured in interleaved rounds.
+    if (only.has(5)) {
       await platform.child.stop();
+      const baseDir = join(workDir, 'data-1x');
+      cpSync(dataDir, baseDir, { recursive: true });
       log(`growing the database tenfold (${settings.growPatients} more patients)`);
       const grown = await seedBenchData(dataDir, { ...settings.seed, patients: settings.growPatients, heldPatients: 0 }, settings.seed.patients);
+      const base = await startCareGraph(baseDir, await platformPorts(Object.values(ports)), cgEnv);
+      children.push(base.child);
       platform = await startCareGraph(dataDir, ports, cgEnv);
       children.push(platform.child);
+      const small = targets(base);
       t = targets(platform);
       const newest = grown.messageIds.slice(0, 200);
-      const get10 = await run('5 data growth (10×)', { ...t.restGet, path: (i: number) => `/v1/messages/${newest[i % newest.length]}` });
-      const list10 = await run('5 data growth (10×)', t.list);
-      const fed10 = await run('5 data growth (10×)', t.federated);
-      rows.push(...withRatio([get10], getGateway), ...withRatio([listBase, list10], listBase), ...withRatio([fed10], fedCareGraph));
+      const sized = (target: Target, size: string): Target => ({ ...target, name: `${target.name} (${size})` });
+      for (const [before, after] of [
+        [small.restGet, { ...t.restGet, path: (i: number) => `/v1/messages/${newest[i % newest.length]}` }],
+        [small.list, t.list],
+        [small.federated, t.federated],
+      ] as const) {
+        const pair = await compare('5 data growth', [sized(before, '1× data'), sized(after, '10× data')]);
+        rows.push(...withRatio(pair, pair[0]));
+      }
     }
   } finally {
     for (const child of children.reverse()) await child.stop().catch(() => {});
