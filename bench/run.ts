@@ -54,7 +54,7 @@ function parseArgs(argv: string[]): { settings: Settings; soak?: number; only: S
       seconds: quick ? 3 : 6,
       warmup: quick ? 1 : 2,
       rounds: quick ? 2 : 3,
-      roundSeconds: quick ? 2 : 4,
+      roundSeconds: quick ? 2 : 3,
       connections: 8,
       seed: { patients: base, messagesPerPatient: 10, appointmentsPerPatient: 2, heldPatients: 20 },
       growPatients: base * 9,
@@ -62,7 +62,7 @@ function parseArgs(argv: string[]): { settings: Settings; soak?: number; only: S
       statusChanges: quick ? 4 : 10,
       webhookSubscriptions: 4,
       webhookMessages: quick ? 60 : 200,
-      batches: quick ? 2 : 3,
+      batches: 2,
     },
   };
 }
