@@ -1,9 +1,38 @@
-/** @type {import('jest').Config} */
-module.exports = {
+const os = require('node:os');
+
+const shared = {
   testEnvironment: 'node',
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }] },
   testMatch: ['**/*.test.ts'],
-  roots: ['<rootDir>/common', '<rootDir>/gateway', '<rootDir>/subgraphs', '<rootDir>/test'],
   setupFiles: ['reflect-metadata'],
-  testTimeout: 60000,
+};
+
+// One worker per core (Jest's default is one fewer): end-to-end files spend much
+// of their time waiting (timers, retries, child processes), but a platform's
+// start-up (PGlite, migrations) is CPU-bound, and more workers than cores made
+// start-ups run past their timeouts on a busy 2-core machine. JEST_WORKERS (a
+// number or a percentage) overrides it; `-w`/`--runInBand` win over both.
+const workers = process.env.JEST_WORKERS || String(os.availableParallelism?.() ?? os.cpus().length);
+
+const projects = [
+  // Unit tests beside the code.
+  { ...shared, displayName: 'unit', roots: ['<rootDir>/common', '<rootDir>/gateway', '<rootDir>/subgraphs', '<rootDir>/clients'] },
+  // End-to-end tests: dist/ is brought up to date and a migrated, seeded database made once, before any file runs.
+  {
+    ...shared,
+    displayName: 'e2e',
+    roots: ['<rootDir>/test'],
+    globalSetup: '<rootDir>/test/support/global-setup.js',
+    globalTeardown: '<rootDir>/test/support/global-teardown.js',
+  },
+];
+
+/** @type {import('jest').Config} */
+module.exports = {
+  maxWorkers: /%$/.test(workers) ? workers : Number(workers),
+  // Bounds a broken test or hook (a platform start-up included), never a speed: parallel workers share the CPUs.
+  testTimeout: 120000,
+  // TEST_PROJECT=unit|e2e runs one of them (`npm run test:unit`, `npm run test:e2e`); jest's own
+  // --selectProjects would swallow the file patterns passed after it.
+  projects: projects.filter((p) => !process.env.TEST_PROJECT || p.displayName === process.env.TEST_PROJECT),
 };
