@@ -24,7 +24,14 @@ describe('loadConfig', () => {
   it('names every bad value in one error', () => {
     let error: unknown;
     try {
-      loadConfig({ PORT: 'abc', DATABASE_URL: 'mysql://x', RATE_LIMIT_MESSAGES_SEND: '0', RATE_LIMIT_FOO: '3', WEBHOOK_RETRY_SCHEDULE: '1m,soon', ENCRYPTION_KEY: 'short' });
+      loadConfig({
+        PORT: 'abc',
+        DATABASE_URL: 'mysql://x',
+        RATE_LIMIT_MESSAGES_SEND: '0',
+        RATE_LIMIT_FOO: '3',
+        WEBHOOK_RETRY_SCHEDULE: '1m,soon',
+        ENCRYPTION_KEY: 'short',
+      });
     } catch (err) {
       error = err;
     }
@@ -38,9 +45,42 @@ describe('loadConfig', () => {
   it('refuses to run in production on development secrets', () => {
     expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/AUTH_JWT_SECRET or AUTH_JWKS_URL/);
     expect(() => loadConfig({ NODE_ENV: 'production', AUTH_JWT_SECRET: 'x'.repeat(32) })).toThrow(/ENCRYPTION_KEY/);
+    expect(() => loadConfig({ NODE_ENV: 'production', AUTH_JWT_SECRET: 'x'.repeat(32), ENCRYPTION_KEY: Buffer.alloc(32, 1).toString('base64') })).toThrow(
+      /AUDIT_HMAC_KEY/,
+    );
     expect(
-      loadConfig({ NODE_ENV: 'production', AUTH_JWT_SECRET: 'x'.repeat(32), ENCRYPTION_KEY: Buffer.alloc(32, 1).toString('base64') }).production,
+      loadConfig({
+        NODE_ENV: 'production',
+        AUTH_JWT_SECRET: 'x'.repeat(32),
+        ENCRYPTION_KEY: Buffer.alloc(32, 1).toString('base64'),
+        AUDIT_HMAC_KEY: Buffer.alloc(32, 2).toString('base64'),
+        TENANTS: 'demo',
+      }).production,
     ).toBe(true);
+    expect(() => loadConfig({ AUDIT_HMAC_KEY: Buffer.alloc(16, 2).toString('base64') })).toThrow(/AUDIT_HMAC_KEY/);
+    expect(() => loadConfig({ AUDIT_CHECKPOINT_INTERVAL: '0ms' })).toThrow(/AUDIT_CHECKPOINT_INTERVAL/);
+    expect(loadConfig({ AUDIT_CHECKPOINT_INTERVAL: '2m' }).AUDIT_CHECKPOINT_INTERVAL).toBe(120_000);
+  });
+
+  it('knows the tenants: demo and acme by default, TENANTS required in production', () => {
+    expect(loadConfig({}).TENANTS).toEqual(['demo', 'acme']);
+    expect(loadConfig({ TENANTS: ' north , south.eu ' }).TENANTS).toEqual(['north', 'south.eu']);
+    expect(() => loadConfig({ TENANTS: 'demo,*' })).toThrow(/TENANTS.*'\*' is not a valid tenant id/);
+    expect(() => loadConfig({ TENANTS: ',' })).toThrow(/TENANTS/);
+    const production = {
+      NODE_ENV: 'production',
+      AUTH_JWT_SECRET: 'x'.repeat(32),
+      ENCRYPTION_KEY: Buffer.alloc(32, 1).toString('base64'),
+      AUDIT_HMAC_KEY: Buffer.alloc(32, 2).toString('base64'),
+    };
+    expect(() => loadConfig(production)).toThrow(/NODE_ENV=production needs TENANTS/);
+    expect(loadConfig({ ...production, TENANTS: 'north' }).TENANTS).toEqual(['north']);
+  });
+
+  it('reads PUBLIC_URL and TRUST_PROXY', () => {
+    expect(loadConfig({}).TRUST_PROXY).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: 'true', PUBLIC_URL: 'https://care.example.org/' }).TRUST_PROXY).toBe(true);
+    expect(() => loadConfig({ PUBLIC_URL: 'https://care.example.org/api?x=1' })).toThrow(/PUBLIC_URL/);
   });
 
   it('needs Twilio settings for the twilio provider', () => {

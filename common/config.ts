@@ -1,8 +1,9 @@
 import { accessSync, constants } from 'node:fs';
 import { z } from 'zod';
+import { TENANT_ID } from './auth/principal';
 
 /**
- * Process configuration, read once from the environment (CONTRACT §2) and
+ * Process configuration, read once from the environment (docs/api.md §2) and
  * validated up front so a typo fails the start with a readable message
  * instead of surfacing later as a strange runtime error.
  */
@@ -104,7 +105,10 @@ const originList = z
   .optional()
   .transform((value, ctx) => {
     if (value === undefined || value.trim() === '') return [] as string[];
-    const origins = value.split(',').map((item) => item.trim()).filter(Boolean);
+    const origins = value
+      .split(',')
+      .map((item) => item.trim())
+      .filter(Boolean);
     for (const origin of origins) {
       let url: URL | undefined;
       try {
@@ -120,24 +124,74 @@ const originList = z
     return origins;
   });
 
+/** The demo tenants `npm start` seeds; the TENANTS default outside production. */
+const DEMO_TENANTS = ['demo', 'acme'];
+
+/** Comma-separated tenant ids (TENANTS) created as records at start when missing; unset gives `undefined`, which loadConfig settles by mode. */
+const tenantList = z
+  .string()
+  .optional()
+  .transform((value, ctx) => {
+    if (value === undefined) return undefined;
+    const tenants = value
+      .split(',')
+      .map((item) => item.trim())
+      .filter(Boolean);
+    if (tenants.length === 0) {
+      ctx.addIssue({ code: 'custom', message: 'needs at least one tenant id' });
+      return z.NEVER;
+    }
+    const bad = tenants.find((tenant) => !TENANT_ID.test(tenant));
+    if (bad !== undefined) {
+      ctx.addIssue({ code: 'custom', message: `'${bad}' is not a valid tenant id (letters, digits, _ . -; up to 64)` });
+      return z.NEVER;
+    }
+    return [...new Set(tenants)];
+  });
+
+/** The public base URL (scheme, host, optional path prefix): no query or fragment, no trailing slash. */
+const publicUrl = optionalUrl(['http:', 'https:']).transform((value, ctx) => {
+  if (value === undefined) return undefined;
+  const url = new URL(value);
+  if (url.search || url.hash || url.username || url.password) {
+    ctx.addIssue({ code: 'custom', message: 'must be scheme://host[:port][/path] without query, fragment or credentials' });
+    return z.NEVER;
+  }
+  return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
+});
+
 const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).optional().default('development'),
   PORT: int(0, 65535, 4000),
   HOST: z.string().optional().default('0.0.0.0'),
   MESSAGING_PORT: optionalPort,
   EHR_PORT: optionalPort,
+  /** A listener serving only GET /metrics: the worker role's (default 9464); other roles serve /metrics on their own port and add this one only when set. */
+  METRICS_PORT: optionalPort,
+  /** OTLP/HTTP collector (e.g. http://collector:4318): traces are exported only when set (docs/observability.md). */
+  OTEL_EXPORTER_OTLP_ENDPOINT: optionalUrl(['http:', 'https:']),
+  /** Overrides the per-role service.name of traces (caregraph-gateway, caregraph-worker, …). */
+  OTEL_SERVICE_NAME: z.string().optional(),
   /** All-in-one process: how the gateway reaches its own subgraphs (`http` keeps the HTTP hop, for comparison). */
   SUBGRAPH_TRANSPORT: z.enum(['inprocess', 'http']).optional().default('inprocess'),
   MESSAGING_URL: optionalUrl(['http:', 'https:']),
   EHR_URL: optionalUrl(['http:', 'https:']),
   DATA_DIR: z.string().optional().default('./data'),
   DATABASE_URL: optionalUrl(['postgres:', 'postgresql:', 'memory:']),
+  /** PostgreSQL: the tables' owner, for migrations and grants; unset: DATABASE_URL is the owner's (docs/security.md, Database roles). */
+  DATABASE_OWNER_URL: optionalUrl(['postgres:', 'postgresql:']),
   REDIS_URL: optionalUrl(['redis:', 'rediss:']),
   /** Pub/sub channel of the live event bus; one per deployment sharing a Redis. */
-  REDIS_EVENTS_CHANNEL: z.string().regex(/^[\w:.-]{1,128}$/, 'letters, digits, _ : . - (1..128)').optional().default('caregraph:events'),
+  REDIS_EVENTS_CHANNEL: z
+    .string()
+    .regex(/^[\w:.-]{1,128}$/, 'letters, digits, _ : . - (1..128)')
+    .optional()
+    .default('caregraph:events'),
   /** GraphQL over WebSocket limits (docs/subscriptions.md). */
   SUBSCRIPTIONS_MAX_PER_CONNECTION: int(1, 10_000, 50),
   SUBSCRIPTIONS_CONNECTIONS_PER_MINUTE: int(1, 1_000_000, 60),
+  /** The GraphiQL explorer at GET /graphql (docs/api.md): unset, it is on outside production only. */
+  GRAPHQL_EXPLORER: z.enum(['true', 'false']).optional(),
   AUTH_JWT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
   AUTH_JWKS_URL: optionalUrl(['http:', 'https:']),
   AUTH_ISSUER: z.string().optional(),
@@ -151,13 +205,37 @@ const envSchema = z.object({
     .string()
     .optional()
     .transform((value, ctx) => {
-      const keys = (value ?? '').split(',').map((k) => k.trim()).filter(Boolean);
+      const keys = (value ?? '')
+        .split(',')
+        .map((k) => k.trim())
+        .filter(Boolean);
       const bad = keys.findIndex((k) => !/^[A-Za-z0-9+/_-]+={0,2}$/.test(k) || Buffer.from(k, 'base64').length !== 32);
       if (bad >= 0) {
         ctx.addIssue({ code: 'custom', message: `key ${bad + 1} must be base64 of exactly 32 bytes` });
         return z.NEVER;
       }
       return keys.map((k) => Buffer.from(k, 'base64'));
+    }),
+  /** HMAC key of the audit hash chain and its checkpoints (base64, at least 32 bytes); never stored in the database. */
+  AUDIT_HMAC_KEY: z
+    .string()
+    .optional()
+    .refine((v) => v === undefined || (/^[A-Za-z0-9+/_-]+={0,2}$/.test(v) && Buffer.from(v, 'base64').length >= 32), 'must be base64 of at least 32 bytes'),
+  /** Append-only file of signed audit-chain checkpoints (default <DATA_DIR>/audit-checkpoints.jsonl). */
+  AUDIT_CHECKPOINT_FILE: z.string().optional(),
+  AUDIT_CHECKPOINT_INTERVAL: z
+    .string()
+    .optional()
+    .default('5m')
+    .transform((value, ctx) => {
+      try {
+        const ms = parseDuration(value);
+        if (ms < 100) throw new Error('must be at least 100ms');
+        return ms;
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: (err as Error).message });
+        return z.NEVER;
+      }
     }),
   WEBHOOK_RETRY_SCHEDULE: z
     .string()
@@ -184,31 +262,49 @@ const envSchema = z.object({
   TWILIO_AUTH_TOKEN: z.string().optional(),
   TWILIO_FROM: z.string().optional(),
   TWILIO_API_URL: optionalUrl(['http:', 'https:']),
-  PUBLIC_URL: optionalUrl(['http:', 'https:']),
+  /** Base of absolute URLs in responses (FHIR links, Location) and of the Twilio callbacks; never taken from a request's Host. */
+  PUBLIC_URL: publicUrl,
+  /** Behind a reverse proxy: take absolute URLs from X-Forwarded-Proto/-Host when PUBLIC_URL is unset. */
+  TRUST_PROXY: bool('TRUST_PROXY'),
+  /** Tenants this deployment serves (until tenants are database records); others are refused with 403. */
+  TENANTS: tenantList,
   SIM_SEND_DELAY_MS: int(0, 600_000, 200),
   SIM_DELIVER_DELAY_MS: int(0, 600_000, 800),
   EMAIL_PROVIDER: z.enum(['simulator', 'smtp']).optional().default('simulator'),
   SMTP_URL: optionalUrl(['smtp:', 'smtps:']),
   EMAIL_FROM: z.string().optional().default('CareGraph <no-reply@caregraph.local>'),
   DELIVERY_LEASE_MS: int(1000, 3_600_000, 60_000),
+  /** How long a fetched send job may stay active before it is handed out again (its worker died). */
+  DELIVERY_JOB_EXPIRY_SECONDS: int(1, 3600, 30),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional().default('info'),
   // API hardening (docs/security.md).
-  RATE_LIMIT_KEY_PREFIX: z.string().regex(/^[\w:.-]{1,64}$/, 'letters, digits, _ : . - (1-64)').optional().default('caregraph:rl'),
+  RATE_LIMIT_KEY_PREFIX: z
+    .string()
+    .regex(/^[\w:.-]{1,64}$/, 'letters, digits, _ : . - (1-64)')
+    .optional()
+    .default('caregraph:rl'),
   CORS_ORIGINS: originList,
   TLS_CERT_FILE: readableFile,
   TLS_KEY_FILE: readableFile,
   REQUEST_TIMEOUT_MS: int(100, 600_000, 30_000),
+  /** On SIGTERM/SIGINT: how long requests in flight may take to finish before their connections are closed. */
+  SHUTDOWN_GRACE_MS: int(0, 600_000, 3_000),
   GRAPHQL_MAX_DEPTH: int(1, 100, 12),
   GRAPHQL_MAX_ALIASES: int(0, 1000, 30),
   GRAPHQL_MAX_COST: int(1, 10_000_000, 10_000),
-  OPENEHR_SYSTEM_ID: z.string().regex(/^[A-Za-z0-9.-]+$/).optional().default('caregraph.local'),
+  OPENEHR_SYSTEM_ID: z
+    .string()
+    .regex(/^[A-Za-z0-9.-]+$/)
+    .optional()
+    .default('caregraph.local'),
 });
 
-export type Env = z.infer<typeof envSchema>;
+type Env = z.infer<typeof envSchema>;
 
-export interface Config extends Env {
+export interface Config extends Omit<Env, 'TENANTS'> {
   rateLimits: Record<RateLimitCategory, number>;
   production: boolean;
+  TENANTS: string[];
 }
 
 export class ConfigError extends Error {}
@@ -251,6 +347,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     if (!parsed.data.ENCRYPTION_KEY) {
       throw new ConfigError('Invalid configuration:\n  - NODE_ENV=production needs ENCRYPTION_KEY (dev keys are refused)');
     }
+    if (!parsed.data.AUDIT_HMAC_KEY) {
+      throw new ConfigError('Invalid configuration:\n  - NODE_ENV=production needs AUDIT_HMAC_KEY (dev keys are refused)');
+    }
+    if (!parsed.data.TENANTS) {
+      throw new ConfigError(
+        'Invalid configuration:\n  - NODE_ENV=production needs TENANTS (the comma-separated ids of the tenants to create as records when missing)',
+      );
+    }
   }
-  return { ...parsed.data, rateLimits, production };
+  return { ...parsed.data, TENANTS: parsed.data.TENANTS ?? DEMO_TENANTS, rateLimits, production };
 }

@@ -1,5 +1,5 @@
 /**
- * The one error vocabulary of CareGraph (CONTRACT §4). Services throw AppError;
+ * The one error vocabulary of CareGraph (docs/api.md §4). Services throw AppError;
  * subgraphs expose `code` as GraphQL `extensions.code`; the gateway's REST
  * adapters turn the same code back into the HTTP status and the contract body.
  */
@@ -63,19 +63,16 @@ export function isErrorCode(value: unknown): value is ErrorCode {
   return typeof value === 'string' && Object.prototype.hasOwnProperty.call(ERROR_STATUS, value);
 }
 
-export function statusOf(code: string): number {
-  return isErrorCode(code) ? ERROR_STATUS[code] : 500;
-}
-
 export const notFound = (what: string, id: string) => new AppError('NOT_FOUND', `${what} '${id}' was not found`);
-export const validationError = (message: string, details?: ErrorDetail[]) =>
-  new AppError('VALIDATION_ERROR', message, details);
-export const forbidden = (message = 'You are not allowed to do this') => new AppError('FORBIDDEN', message);
+export const validationError = (message: string, details?: ErrorDetail[]) => new AppError('VALIDATION_ERROR', message, details);
 
-/** Turns zod issues into contract `details` entries. */
-export function zodDetails(issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }>): ErrorDetail[] {
-  return issues.map((issue) => ({
-    path: issue.path.map(String).join('.') || '(body)',
-    message: issue.message,
-  }));
+/** Turns zod issues into contract `details` entries; each unknown field gets its own entry naming it. */
+export function zodDetails(
+  issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string; code?: string; keys?: ReadonlyArray<string> }>,
+): ErrorDetail[] {
+  return issues.flatMap((issue) => {
+    const at = issue.path.map(String);
+    if (issue.code === 'unrecognized_keys' && issue.keys) return issue.keys.map((key) => ({ path: [...at, key].join('.'), message: 'unknown field' }));
+    return [{ path: at.join('.') || '(body)', message: issue.message }];
+  });
 }

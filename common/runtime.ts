@@ -4,6 +4,9 @@ import type { Logger } from './logger';
 import type { Database } from './db/database';
 import type { EventBus } from './events/bus';
 import type PgBoss from 'pg-boss';
+import type { MetricsRegistry } from './metrics/registry';
+import type { Clock } from './clock';
+import type { TenantActivity } from './activity/tenant-activity';
 
 /** What every role of a CareGraph process is started with. */
 export interface Runtime {
@@ -12,6 +15,12 @@ export interface Runtime {
   logger: Logger;
   /** Live event fan-out (in-process, or Redis when REDIS_URL is set). */
   events: EventBus;
+  /** The process's Prometheus registry (one per process; every role serves it at /metrics). */
+  metrics: MetricsRegistry;
+  /** The time of leases, retries and schedules (common/clock.ts). */
+  clock: Clock;
+  /** Each tenant's recent API activity (gateway writes, messaging reads for the support desk). */
+  activity?: TenantActivity;
 }
 
 export interface SubgraphStartOptions extends Runtime {
@@ -20,8 +29,6 @@ export interface SubgraphStartOptions extends Runtime {
   boss: PgBoss;
   host: string;
   port: number;
-  /** The EHR subgraph's GraphQL URL (messaging reads patients and appointments there). */
-  ehrUrl?: string;
 }
 
 /** Something started that must be stopped on shutdown, in reverse order of start. */

@@ -1,5 +1,5 @@
 import { AppError } from '../errors';
-import { resolveTenant, type Principal } from './principal';
+import { isReservedSubject, PLATFORM_SCOPE, resolveTenant, type Principal } from './principal';
 
 const principal = (tenants: string[]): Principal => ({ sub: 'u', tenants, roles: ['admin'] });
 
@@ -12,8 +12,8 @@ function codeOf(fn: () => unknown): string | undefined {
   return undefined;
 }
 
-describe('resolveTenant (CONTRACT §3)', () => {
-  it('uses X-Tenant-Id when it is one of the token\'s tenants', () => {
+describe('resolveTenant (docs/api.md §3)', () => {
+  it("uses X-Tenant-Id when it is one of the token's tenants", () => {
     expect(resolveTenant(principal(['demo', 'acme']), 'acme')).toBe('acme');
   });
 
@@ -21,7 +21,7 @@ describe('resolveTenant (CONTRACT §3)', () => {
     expect(codeOf(() => resolveTenant(principal(['demo']), 'acme'))).toBe('FORBIDDEN');
   });
 
-  it('falls back to the token\'s only tenant', () => {
+  it("falls back to the token's only tenant", () => {
     expect(resolveTenant(principal(['demo']), undefined)).toBe('demo');
   });
 
@@ -33,4 +33,20 @@ describe('resolveTenant (CONTRACT §3)', () => {
   it('rejects malformed tenant ids', () => {
     expect(codeOf(() => resolveTenant(principal(['demo']), '../etc'))).toBe('VALIDATION_ERROR');
   });
+
+  it('puts a platform admin token that grants no tenant in the platform scope, and no other token', () => {
+    expect(resolveTenant({ sub: 'ops', tenants: [], roles: ['platform_admin'] }, undefined)).toBe(PLATFORM_SCOPE);
+    expect(resolveTenant({ sub: 'ops', tenants: ['demo'], roles: ['platform_admin'] }, undefined)).toBe('demo');
+    expect(codeOf(() => resolveTenant({ sub: 'x', tenants: [], roles: ['admin', 'support'] }, undefined))).toBe('TENANT_REQUIRED');
+  });
+});
+
+describe('isReservedSubject', () => {
+  it.each([
+    ['system:sms-provider', true],
+    ['System:seed', true],
+    [' system:x', true],
+    ['systems:x', false],
+    ['user:system:x', false],
+  ])('%s → %s', (sub, reserved) => expect(isReservedSubject(sub)).toBe(reserved));
 });

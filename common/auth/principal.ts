@@ -1,16 +1,36 @@
 import { AppError } from '../errors';
 
-export const ROLES = ['admin', 'clinician', 'nurse', 'receptionist', 'integration', 'patient'] as const;
+/**
+ * `support` works in an organisation's context without clinical data;
+ * `platform_admin` manages tenants and their limits, without patient data.
+ * What each role may do is decided by the subgraphs' policy tables.
+ */
+export const ROLES = ['admin', 'clinician', 'nurse', 'receptionist', 'integration', 'patient', 'support', 'platform_admin'] as const;
 export type Role = (typeof ROLES)[number];
 
-/** Who is calling, as proven by a verified access token (CONTRACT §3). */
+/** Who is calling, as proven by a verified access token (docs/api.md §3). */
 export interface Principal {
   sub: string;
   tenants: string[];
   roles: Role[];
   patientId?: string;
+  /** The OAuth client the token was issued to (its `client_id` or `azp` claim), when it names one. */
+  clientId?: string;
   /** Seconds since epoch at which the token stops being valid. */
   exp?: number;
+}
+
+/**
+ * An AI agent calling through the MCP server: which client (the token's), which
+ * tool, and the purpose of use it declared. The clinical record's policy point
+ * asks for the patient's ai_assistance consent for such calls and its access log
+ * records all three.
+ */
+export interface AgentContext {
+  client: string;
+  tool: string;
+  /** HL7 v3 PurposeOfUse code (purpose-of-use.ts). */
+  purpose: string;
 }
 
 /** The caller acting in one tenant: what subgraphs and services see. */
@@ -19,11 +39,41 @@ export interface Identity {
   tenantId: string;
   roles: Role[];
   patientId?: string;
+  /** Every tenant the token grants and its expiry (the `viewer` query); absent for the platform's own callers. */
+  tenants?: string[];
+  exp?: number;
+  agent?: AgentContext;
 }
 
-const TENANT_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+/**
+ * The tenant of a call made in no tenant's name: a `platform_admin` token that
+ * grants no tenant manages tenants from here. No tenant's rows are visible in
+ * it (row-level security compares with a real tenant id), and the policy
+ * points grant it nothing but platform capabilities.
+ */
+export const PLATFORM_SCOPE = '*';
+/** Roles whose tokens may grant no tenant and then act in the platform scope. */
+const PLATFORM_ROLES: readonly Role[] = ['platform_admin'];
 
-/** CONTRACT §3: X-Tenant-Id when given (must be one of the token's), else the token's only tenant, else 400. */
+/** A tenant id, in the X-Tenant-Id header, in token claims and in the TENANTS setting alike. */
+export const TENANT_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+
+/**
+ * Subjects CareGraph gives its own callers (the SMS provider's webhooks, seed
+ * and key-rotation jobs); a client token naming one is refused, so only the
+ * gateway itself can act as them.
+ */
+const RESERVED_SUBJECT = /^\s*system:/i;
+
+export function isReservedSubject(sub: string): boolean {
+  return RESERVED_SUBJECT.test(sub);
+}
+
+/**
+ * docs/api.md §3: X-Tenant-Id when given (must be one of the token's), else the token's only tenant,
+ * else the platform scope for a platform admin's token that grants none, else 400. Whether the
+ * tenant exists and is active is the gateway's tenant directory's question (gateway/tenants).
+ */
 export function resolveTenant(principal: Principal, requested: string | undefined): string {
   if (requested !== undefined && requested !== '') {
     if (!TENANT_ID.test(requested)) throw new AppError('VALIDATION_ERROR', 'X-Tenant-Id is not a valid tenant id');
@@ -33,18 +83,20 @@ export function resolveTenant(principal: Principal, requested: string | undefine
     return requested;
   }
   if (principal.tenants.length === 1) return principal.tenants[0];
+  if (principal.tenants.length === 0 && principal.roles.some((role) => PLATFORM_ROLES.includes(role))) return PLATFORM_SCOPE;
   throw new AppError(
     'TENANT_REQUIRED',
-    principal.tenants.length === 0
-      ? 'This token grants no tenant'
-      : 'This token grants several tenants: name one in the X-Tenant-Id header',
+    principal.tenants.length === 0 ? 'This token grants no tenant' : 'This token grants several tenants: name one in the X-Tenant-Id header',
   );
 }
 
 export function identityFor(principal: Principal, tenantId: string): Identity {
-  return { sub: principal.sub, tenantId, roles: principal.roles, patientId: principal.patientId };
-}
-
-export function hasRole(identity: Pick<Identity, 'roles'>, ...roles: Role[]): boolean {
-  return identity.roles.some((role) => roles.includes(role));
+  return {
+    sub: principal.sub,
+    tenantId,
+    roles: principal.roles,
+    patientId: principal.patientId,
+    tenants: principal.tenants,
+    ...(principal.exp !== undefined ? { exp: principal.exp } : {}),
+  };
 }

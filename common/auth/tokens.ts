@@ -3,23 +3,36 @@ import { z } from 'zod';
 import { AppError } from '../errors';
 import type { Config } from '../config';
 import type { Secrets } from '../secrets';
-import { ROLES, type Identity, type Principal } from './principal';
+import { systemClock, type Clock } from '../clock';
+import { isReservedSubject, ROLES, TENANT_ID, type Identity, type Principal } from './principal';
 
 const claimsSchema = z.object({
   sub: z.string().min(1),
   tenants: z.array(z.string().min(1)).max(100),
   roles: z.array(z.enum(ROLES)).min(1),
   patientId: z.string().min(1).optional(),
+  client_id: z.string().min(1).max(200).optional(),
+  azp: z.string().min(1).max(200).optional(),
   exp: z.number().optional(),
 });
 
+/** What a client token may not claim: checked here, at the one place every surface (REST, GraphQL, WebSocket) verifies tokens. */
+function claimProblem(claims: z.infer<typeof claimsSchema>): string | undefined {
+  if (claims.exp === undefined) return 'the exp claim is required (tokens must expire)';
+  if (isReservedSubject(claims.sub)) return `subjects starting with 'system:' are reserved`;
+  const bad = claims.tenants.find((tenant) => !TENANT_ID.test(tenant));
+  if (bad !== undefined) return `${JSON.stringify(bad).slice(0, 70)} is not a valid tenant id`;
+  if (claims.roles.includes('patient') && !claims.patientId) return 'the patient role needs a patientId claim';
+  return undefined;
+}
+
 export type AccessTokenVerifier = (token: string) => Promise<Principal>;
 
-/** Verifies bearer tokens: HS256 with the configured (or dev) secret, or RS/ES keys from a JWKS URL. */
-export function createAccessTokenVerifier(config: Config, secrets: Secrets): AccessTokenVerifier {
-  const options = { issuer: config.AUTH_ISSUER, audience: config.AUTH_AUDIENCE };
+/** Verifies bearer tokens: HS256 with the configured (or dev) secret, or RS/ES keys from a JWKS URL; `exp` and `nbf` against `clock`. */
+export function createAccessTokenVerifier(config: Config, secrets: Secrets, clock: Clock = systemClock): AccessTokenVerifier {
   const jwks = config.AUTH_JWKS_URL ? createRemoteJWKSet(new URL(config.AUTH_JWKS_URL)) : undefined;
   return async (token) => {
+    const options = { issuer: config.AUTH_ISSUER, audience: config.AUTH_AUDIENCE, currentDate: clock.now() };
     let payload: JWTPayload;
     try {
       payload = jwks
@@ -33,11 +46,27 @@ export function createAccessTokenVerifier(config: Config, secrets: Secrets): Acc
     if (!claims.success) {
       throw new AppError('UNAUTHENTICATED', 'Invalid bearer token: claims sub, tenants and roles are required');
     }
-    if (claims.data.roles.includes('patient') && !claims.data.patientId) {
-      throw new AppError('UNAUTHENTICATED', 'Invalid bearer token: the patient role needs a patientId claim');
-    }
-    return claims.data;
+    const problem = claimProblem(claims.data);
+    if (problem) throw new AppError('UNAUTHENTICATED', `Invalid bearer token: ${problem}`);
+    const { client_id, azp, ...rest } = claims.data;
+    const clientId = client_id ?? azp;
+    return clientId ? { ...rest, clientId } : rest;
   };
+}
+
+/** The longest lifetime the dev token command issues: a leaked long-lived token is a standing key. */
+const MAX_TOKEN_LIFETIME_SECONDS = 30 * 24 * 3600;
+const LIFETIME = /^(\d+)(s|m|h|d)$/;
+const UNIT_SECONDS = { s: 1, m: 60, h: 3600, d: 86_400 } as const;
+
+/** The token command's `--ttl` (`90m`, `12h`, `7d`) in seconds: at least 1 second, at most 30 days. */
+export function parseTokenLifetime(text: string): number {
+  const match = LIFETIME.exec(text.trim());
+  if (!match) throw new Error(`'${text}' is not a duration (use a whole number with s, m, h or d, e.g. 12h)`);
+  const seconds = Number(match[1]) * UNIT_SECONDS[match[2] as keyof typeof UNIT_SECONDS];
+  if (seconds < 1) throw new Error('a token must live at least 1 second');
+  if (seconds > MAX_TOKEN_LIFETIME_SECONDS) throw new Error(`'${text}' is too long: tokens live at most 30 days (30d); mint a new one when it expires`);
+  return seconds;
 }
 
 export interface TokenRequest {
@@ -45,16 +74,29 @@ export interface TokenRequest {
   tenants: string[];
   roles: string[];
   patientId?: string;
+  /** The OAuth client the token is issued to (`client_id` claim). */
+  clientId?: string;
   ttlSeconds: number;
 }
 
 /** Issues an HS256 access token (the dev `npm run token` command and the tests). */
-export async function issueAccessToken(secret: Uint8Array, request: TokenRequest, config?: Pick<Config, 'AUTH_ISSUER' | 'AUTH_AUDIENCE'>): Promise<string> {
-  const jwt = new SignJWT({ tenants: request.tenants, roles: request.roles, ...(request.patientId ? { patientId: request.patientId } : {}) })
+export async function issueAccessToken(
+  secret: Uint8Array,
+  request: TokenRequest,
+  config?: Pick<Config, 'AUTH_ISSUER' | 'AUTH_AUDIENCE'>,
+  clock: Clock = systemClock,
+): Promise<string> {
+  const now = Math.floor(clock.now().getTime() / 1000);
+  const jwt = new SignJWT({
+    tenants: request.tenants,
+    roles: request.roles,
+    ...(request.patientId ? { patientId: request.patientId } : {}),
+    ...(request.clientId ? { client_id: request.clientId } : {}),
+  })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
     .setSubject(request.sub)
-    .setIssuedAt()
-    .setExpirationTime(Math.floor(Date.now() / 1000) + request.ttlSeconds);
+    .setIssuedAt(now)
+    .setExpirationTime(now + request.ttlSeconds);
   if (config?.AUTH_ISSUER) jwt.setIssuer(config.AUTH_ISSUER);
   if (config?.AUTH_AUDIENCE) jwt.setAudience(config.AUTH_AUDIENCE);
   return jwt.sign(secret);
@@ -73,10 +115,21 @@ const identitySchema = z.object({
   tenantId: z.string(),
   roles: z.array(z.enum(ROLES)),
   patientId: z.string().optional(),
+  tenants: z.array(z.string()).optional(),
+  tokenExp: z.number().optional(),
+  agent: z.object({ client: z.string(), tool: z.string(), purpose: z.string() }).strict().optional(),
 });
 
 export async function signIdentity(key: Uint8Array, identity: Identity, ttlSeconds = 300): Promise<string> {
-  return new SignJWT({ tenantId: identity.tenantId, roles: identity.roles, ...(identity.patientId ? { patientId: identity.patientId } : {}) })
+  return new SignJWT({
+    tenantId: identity.tenantId,
+    roles: identity.roles,
+    ...(identity.patientId ? { patientId: identity.patientId } : {}),
+    ...(identity.tenants ? { tenants: identity.tenants } : {}),
+    // The client token's own expiry (the identity token's `exp` is its own, shorter one).
+    ...(identity.exp !== undefined ? { tokenExp: identity.exp } : {}),
+    ...(identity.agent ? { agent: identity.agent } : {}),
+  })
     .setProtectedHeader({ alg: 'HS256' })
     .setSubject(identity.sub)
     .setAudience(INTERNAL_AUDIENCE)
@@ -87,7 +140,8 @@ export async function signIdentity(key: Uint8Array, identity: Identity, ttlSecon
 export async function verifyIdentity(key: Uint8Array, token: string): Promise<Identity> {
   try {
     const { payload } = await jwtVerify(token, key, { audience: INTERNAL_AUDIENCE, algorithms: ['HS256'] });
-    return identitySchema.parse(payload);
+    const { tokenExp, ...identity } = identitySchema.parse(payload);
+    return { ...identity, ...(tokenExp !== undefined ? { exp: tokenExp } : {}) };
   } catch {
     throw new AppError('UNAUTHENTICATED', 'Missing or invalid caller identity');
   }

@@ -1,6 +1,8 @@
 import PgBoss from 'pg-boss';
 
 import type { Database } from './database';
+import { MIGRATION_LOCK_KEY } from './migrate';
+import { applyRuntimePrivileges, ident, type SqlRunner } from './roles';
 
 export interface CreateBossOptions {
   /** PostgreSQL schema of pg-boss's tables (default 'pgboss'). */
@@ -22,19 +24,25 @@ export interface CreateBossOptions {
  */
 export async function createBoss(db: Database, opts: CreateBossOptions = {}): Promise<PgBoss> {
   const schema = opts.schema ?? 'pgboss';
+  await installJobQueue(db, schema);
+  // The runtime role may not create or migrate the schema: the owner did above.
+  const runtimeOptions = { ...opts.boss, schema, migrate: false };
   if (db.kind === 'postgres') {
     if (!db.connectionString) throw new Error('PostgreSQL database without its connection string');
     return new PgBoss({
-      ...opts.boss,
+      ...runtimeOptions,
       connectionString: db.connectionString,
-      schema,
       max: opts.poolSize ?? 4,
       application_name: 'caregraph-pgboss',
     });
   }
   const pglite = db.pglite;
   if (!pglite) throw new Error('PGlite database without its instance');
-  const executeSql = async (text: string, values?: any[]): Promise<{ rows: any[] }> => {
+  return new PgBoss({ ...runtimeOptions, db: { executeSql: pgliteExecuteSql(pglite) as PgBoss.Db['executeSql'] } });
+}
+
+function pgliteExecuteSql(pglite: NonNullable<Database['pglite']>) {
+  return async (text: string, values?: any[]): Promise<{ rows: any[] }> => {
     if (values && values.length > 0) {
       const res = await pglite.query(text, values);
       return { rows: res.rows };
@@ -46,5 +54,35 @@ export async function createBoss(db: Database, opts: CreateBossOptions = {}): Pr
     }
     return { rows: [] };
   };
-  return new PgBoss({ ...opts.boss, db: { executeSql: executeSql as PgBoss.Db['executeSql'] }, schema });
+}
+
+/**
+ * Installs or migrates pg-boss's schema as the owner (a pg-boss started only
+ * for that, without maintenance or scheduling), makes `create_queue` a
+ * SECURITY DEFINER function (a queue is a partition of the owner's job table,
+ * which the runtime role may not alter) and grants the runtime role the rows.
+ */
+async function installJobQueue(db: Database, schema: string): Promise<void> {
+  await db.withOwner(async (owner: SqlRunner) => {
+    // Several processes starting at once: one after the other (grants race otherwise).
+    if (db.kind === 'postgres') await owner.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+    try {
+      await install(owner);
+    } finally {
+      if (db.kind === 'postgres') await owner.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]).catch(() => {});
+    }
+  });
+
+  async function install(owner: SqlRunner): Promise<void> {
+    const installer =
+      db.kind === 'postgres'
+        ? new PgBoss({ connectionString: db.ownerConnectionString!, schema, max: 1, supervise: false, schedule: false })
+        : new PgBoss({ db: { executeSql: pgliteExecuteSql(db.pglite!) as PgBoss.Db['executeSql'] }, schema, supervise: false, schedule: false });
+    installer.on('error', () => {});
+    await installer.start();
+    await installer.stop({ graceful: false, wait: true });
+    const s = ident(schema);
+    await owner.query(`ALTER FUNCTION ${s}.create_queue(text, json) SECURITY DEFINER SET search_path = pg_catalog, ${s}`);
+    await applyRuntimePrivileges(owner, db.runtimeRole);
+  }
 }

@@ -7,17 +7,16 @@ import pg from 'pg';
 import { PrismaClient as EhrClient } from '../../subgraphs/ehr/db/generated/client';
 import { PrismaClient as MessagingClient } from '../../subgraphs/messaging/db/generated/client';
 import { createBoss } from './boss';
-import { createTestDatabase, openDatabase, redactUrl, type Database, type TestDatabase } from './database';
+import { openDatabase, redactUrl, type Database } from './database';
 import { migrateAll } from './migrate';
-import { testBackends } from './test-backends';
+import { tenantClient } from './tenant-session';
+import { testBackends, createTestDatabase, type TestDatabase } from './test-backends';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('openDatabase', () => {
   it('rejects an unknown URL scheme', async () => {
-    await expect(openDatabase({ databaseUrl: 'mysql://u:secret@h/db', dataDir: 'x' })).rejects.toThrow(
-      /postgres:\/\/.*mysql:\/\/u:\*\*\*@h\/db/,
-    );
+    await expect(openDatabase({ databaseUrl: 'mysql://u:secret@h/db', dataDir: 'x' })).rejects.toThrow(/postgres:\/\/.*mysql:\/\/u:\*\*\*@h\/db/);
     expect(redactUrl('postgres://a:b@h:5432/d')).toBe('postgres://a:***@h:5432/d');
   });
 
@@ -76,20 +75,20 @@ describe('openDatabase', () => {
 describe.each(testBackends())('database on $name', (backend) => {
   let testDb: TestDatabase;
   let db: Database;
-  let messaging: InstanceType<typeof MessagingClient>;
-  let ehr: InstanceType<typeof EhrClient>;
+  let messagingBase: InstanceType<typeof MessagingClient>;
+  let ehrBase: InstanceType<typeof EhrClient>;
 
   beforeAll(async () => {
     testDb = await backend.create();
     db = await openDatabase({ databaseUrl: testDb.databaseUrl, dataDir: 'unused' });
     await migrateAll(db);
-    messaging = new MessagingClient({ adapter: db.adapterFactory('messaging') });
-    ehr = new EhrClient({ adapter: db.adapterFactory('ehr') });
+    messagingBase = new MessagingClient({ adapter: db.adapterFactory('messaging') });
+    ehrBase = new EhrClient({ adapter: db.adapterFactory('ehr') });
   });
 
   afterAll(async () => {
-    await messaging?.$disconnect();
-    await ehr?.$disconnect();
+    await messagingBase?.$disconnect();
+    await ehrBase?.$disconnect();
     await db?.close();
     await testDb?.drop();
   });
@@ -106,6 +105,9 @@ describe.each(testBackends())('database on $name', (backend) => {
     const tenantId = `tx-${backend.name}`;
     const patient = (id: string) => ({ tenantId, id, ehrId: `ehr-${id}`, givenNames: ['A'], family: 'F' });
     const pref = (patientId: string) => ({ tenantId, patientId });
+    // Row-level security: the runtime role writes and reads the rows of the tenant it sets.
+    const ehr = tenantClient(ehrBase, tenantId);
+    const messaging = tenantClient(messagingBase, tenantId);
 
     const results = await Promise.allSettled([
       // ehr: commits two rows with a pause in between
@@ -150,11 +152,15 @@ describe.each(testBackends())('database on $name', (backend) => {
 
     // Still usable afterwards (no transaction left open on the shared connection).
     await ehr.patient.create({ data: patient('d1') });
-    await ehr.$transaction([ehr.patient.delete({ where: { tenantId_id: { tenantId, id: 'd1' } } })]);
+    await ehrBase.$transaction([
+      ehrBase.$executeRaw`SELECT set_config('app.tenant_id', ${tenantId}, true)`,
+      ehrBase.patient.delete({ where: { tenantId_id: { tenantId, id: 'd1' } } }),
+    ]);
     expect(await ehr.patient.count({ where: { tenantId } })).toBe(2);
   });
 
   it('sends and works a pg-boss job next to Prisma traffic', async () => {
+    const messaging = tenantClient(messagingBase, 'boss');
     const boss = await createBoss(db);
     boss.on('error', (e) => console.error('pg-boss error', e));
     await boss.start();

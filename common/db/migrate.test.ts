@@ -1,9 +1,9 @@
 import { PrismaClient as EhrClient } from '../../subgraphs/ehr/db/generated/client';
 import { PrismaClient as MessagingClient } from '../../subgraphs/messaging/db/generated/client';
-import { openDatabase, type Database, type TestDatabase } from './database';
-import { migrate, migrateAll } from './migrate';
-import { readMigrations } from './schema-engine';
-import { testBackends } from './test-backends';
+import { tenantClient } from './tenant-session';
+import { openDatabase, type Database } from './database';
+import { migrate, migrateAll, readMigrations } from './migrate';
+import { testBackends, type TestDatabase } from './test-backends';
 
 describe.each(testBackends())('migrate on $name', (backend) => {
   let testDb: TestDatabase;
@@ -26,8 +26,7 @@ describe.each(testBackends())('migrate on $name', (backend) => {
     const messaging = await migrate(db, 'messaging', (m) => logs.push(m));
     const ehr = await migrate(db, 'ehr', (m) => logs.push(m));
 
-    const expected = async (sg: 'messaging' | 'ehr') =>
-      (await readMigrations(sg)).migrationDirectories.map((d) => d.path);
+    const expected = async (sg: 'messaging' | 'ehr') => (await readMigrations(sg)).map((m) => m.name);
     expect(messaging.applied).toEqual(await expected('messaging'));
     expect(ehr.applied).toEqual(await expected('ehr'));
     expect(messaging.applied.length).toBeGreaterThan(0);
@@ -53,9 +52,7 @@ describe.each(testBackends())('migrate on $name', (backend) => {
     expect(names.filter((n) => n.startsWith('public.'))).toEqual([]);
     const history = async (schema: string) =>
       (
-        await db.query<{ migration_name: string }>(
-          `SELECT migration_name FROM "${schema}"."_prisma_migrations" WHERE finished_at IS NOT NULL ORDER BY 1`,
-        )
+        await db.query<{ migration_name: string }>(`SELECT migration_name FROM "${schema}"."_prisma_migrations" WHERE finished_at IS NOT NULL ORDER BY 1`)
       ).rows.map((r) => r.migration_name);
     expect(await history('messaging')).toEqual(messaging.applied);
     expect(await history('ehr')).toEqual(ehr.applied);
@@ -73,14 +70,24 @@ describe.each(testBackends())('migrate on $name', (backend) => {
   });
 
   it('lets each generated Prisma client write and read its own schema', async () => {
-    const messaging = new MessagingClient({ adapter: db.adapterFactory('messaging') });
-    const ehr = new EhrClient({ adapter: db.adapterFactory('ehr') });
+    const messagingBase = new MessagingClient({ adapter: db.adapterFactory('messaging') });
+    const ehrBase = new EhrClient({ adapter: db.adapterFactory('ehr') });
+    // The runtime role sees the rows of the tenant it sets (row-level security).
+    const messaging = tenantClient(messagingBase, 't1');
+    const ehr = tenantClient(ehrBase, 't1');
     try {
       await ehr.patient.create({
         data: { tenantId: 't1', id: 'p1', ehrId: 'e1', givenNames: ['Ada', 'M'], family: 'Lovelace', birthDate: '1815-12-10' },
       });
       await messaging.messageTemplate.create({
-        data: { tenantId: 't1', id: 'tpl1', name: 'Reminder', channel: 'sms', body: 'Hi {{name}}', variables: [{ name: 'name', type: 'string', required: true }] },
+        data: {
+          tenantId: 't1',
+          id: 'tpl1',
+          name: 'Reminder',
+          channel: 'sms',
+          body: 'Hi {{name}}',
+          variables: [{ name: 'name', type: 'string', required: true }],
+        },
       });
       const msg = await messaging.message.create({
         data: { tenantId: 't1', patientId: 'p1', templateId: 'tpl1', channel: 'sms', variables: { name: 'Ada' }, body: 'Hi Ada', status: 'queued' },
@@ -96,8 +103,8 @@ describe.each(testBackends())('migrate on $name', (backend) => {
       const raw = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ehr."Patient" WHERE "tenantId" = $1`, ['t1']);
       expect(raw.rows[0].n).toBe(1);
     } finally {
-      await messaging.$disconnect();
-      await ehr.$disconnect();
+      await messagingBase.$disconnect();
+      await ehrBase.$disconnect();
     }
   });
 });
@@ -110,18 +117,16 @@ if (process.env.TEST_DATABASE_URL) {
     });
 
     it('serialises concurrent migrations from separate connections (advisory lock)', async () => {
-      const { createTestDatabase } = await import('./database');
+      const { createTestDatabase } = await import('./test-backends');
       testDb = await createTestDatabase();
-      const dbs = await Promise.all(
-        [1, 2, 3].map(() => openDatabase({ databaseUrl: testDb.databaseUrl, dataDir: 'unused' })),
-      );
+      const dbs = await Promise.all([1, 2, 3].map(() => openDatabase({ databaseUrl: testDb.databaseUrl, dataDir: 'unused' })));
       try {
         const results = await Promise.all(dbs.map((d) => migrateAll(d)));
         const messagingApplied = results.flatMap((r) => r.messaging);
         const ehrApplied = results.flatMap((r) => r.ehr);
         // Every migration applied exactly once over all "processes".
-        expect(messagingApplied.sort()).toEqual((await readMigrations('messaging')).migrationDirectories.map((d) => d.path));
-        expect(ehrApplied.sort()).toEqual((await readMigrations('ehr')).migrationDirectories.map((d) => d.path));
+        expect(messagingApplied.sort()).toEqual((await readMigrations('messaging')).map((m) => m.name));
+        expect(ehrApplied.sort()).toEqual((await readMigrations('ehr')).map((m) => m.name));
       } finally {
         await Promise.all(dbs.map((d) => d.close()));
       }

@@ -19,7 +19,12 @@ describe('PGliteThread (PGlite on a worker thread)', () => {
   });
 
   it('answers queries with parameters, typed values and affected rows', async () => {
-    const inserted = await db.query('INSERT INTO item (id, name, at, doc) VALUES ($1, $2, $3, $4)', [1, 'one', new Date('2026-01-02T03:04:05Z'), { a: [1, 2] }]);
+    const inserted = await db.query('INSERT INTO item (id, name, at, doc) VALUES ($1, $2, $3, $4)', [
+      1,
+      'one',
+      new Date('2026-01-02T03:04:05Z'),
+      { a: [1, 2] },
+    ]);
     expect(inserted.affectedRows).toBe(1);
     const { rows, fields } = await db.query<{ id: number; name: string; at: Date; doc: unknown }>('SELECT * FROM item');
     expect(fields.map((f) => f.name)).toEqual(['id', 'name', 'at', 'doc']);

@@ -19,7 +19,7 @@ export interface PGliteResults<T = any> {
   affectedRows?: number;
 }
 
-export interface PGliteQueryable {
+interface PGliteQueryable {
   query<T = any>(sql: string, params?: unknown[], options?: PGliteQueryOptions): Promise<PGliteResults<T>>;
   exec(sql: string): Promise<PGliteResults[]>;
 }
@@ -34,7 +34,12 @@ export interface PGliteClient extends PGliteQueryable {
   close(): Promise<void>;
 }
 
-type Request = { op: 'ready' | 'close' | 'begin' } | { op: 'query'; sql: string; params?: unknown[]; rowMode?: string; paramTypes?: number[]; textTypes?: number[]; txId?: number } | { op: 'exec'; sql: string; txId?: number } | { op: 'rollback'; txId: number } | { op: 'finish'; txId: number; commit: boolean };
+type Request =
+  | { op: 'ready' | 'close' | 'begin' | 'dump' }
+  | { op: 'query'; sql: string; params?: unknown[]; rowMode?: string; paramTypes?: number[]; textTypes?: number[]; txId?: number }
+  | { op: 'exec'; sql: string; txId?: number }
+  | { op: 'rollback'; txId: number }
+  | { op: 'finish'; txId: number; commit: boolean };
 
 interface Pending {
   resolve(value: any): void;
@@ -61,9 +66,12 @@ export class PGliteThread implements PGliteClient {
     worker.unref();
   }
 
-  /** Starts the thread and opens PGlite in `dataDir` (a folder, or `memory://`). */
-  static async open(dataDir: string): Promise<PGliteThread> {
-    const worker = new Worker(join(projectRoot(), 'common', 'db', 'pglite-worker.cjs'), { workerData: { dataDir } });
+  /**
+   * Starts the thread and opens PGlite in `dataDir` (a folder, or `memory://`),
+   * starting from `loadDataDir` (a `dumpDataDir()` of another instance) when given.
+   */
+  static async open(dataDir: string, loadDataDir?: Uint8Array): Promise<PGliteThread> {
+    const worker = new Worker(join(projectRoot(), 'common', 'db', 'pglite-worker.cjs'), { workerData: { dataDir, loadDataDir } });
     const thread = new PGliteThread(worker);
     try {
       await thread.call({ op: 'ready' });
@@ -76,7 +84,15 @@ export class PGliteThread implements PGliteClient {
 
   query<T = any>(sql: string, params?: unknown[], options?: PGliteQueryOptions, txId?: number): Promise<PGliteResults<T>> {
     const parsers = options?.parsers;
-    const request = { op: 'query' as const, sql, params, rowMode: options?.rowMode, paramTypes: options?.paramTypes, textTypes: parsers && Object.keys(parsers).map(Number), txId };
+    const request = {
+      op: 'query' as const,
+      sql,
+      params,
+      rowMode: options?.rowMode,
+      paramTypes: options?.paramTypes,
+      textTypes: parsers && Object.keys(parsers).map(Number),
+      txId,
+    };
     const sent = this.call<PGliteResults<T>>(request);
     return parsers ? sent.then((result) => applyParsers(result, parsers)) : sent;
   }
@@ -114,6 +130,11 @@ export class PGliteThread implements PGliteClient {
     closed = true;
     await this.call({ op: 'finish', txId, commit: true });
     return result;
+  }
+
+  /** The instance's files as an uncompressed tarball, for `open(…, loadDataDir)`. */
+  dumpDataDir(): Promise<Uint8Array> {
+    return this.call({ op: 'dump' });
   }
 
   async close(): Promise<void> {

@@ -21,7 +21,11 @@ const port = parentPort;
 const keepText = (/** @type {string} */ text) => text;
 
 /** @type {Promise<PGlite>} */
-const opened = PGlite.create(workerData.dataDir === 'memory://' ? undefined : workerData.dataDir);
+const opened = PGlite.create({
+  dataDir: workerData.dataDir === 'memory://' ? undefined : workerData.dataDir,
+  // A dump of another instance's files (dumpDataDir) to start from instead of an empty cluster.
+  loadDataDir: workerData.loadDataDir ? new Blob([workerData.loadDataDir]) : undefined,
+});
 
 /**
  * Open interactive transactions: PGlite's transaction callback stays pending
@@ -47,7 +51,11 @@ async function handle(msg) {
       return null;
     case 'query': {
       const db = await target(msg.txId);
-      const options = { rowMode: msg.rowMode, paramTypes: msg.paramTypes, parsers: Object.fromEntries((msg.textTypes ?? []).map((/** @type {number} */ t) => [t, keepText])) };
+      const options = {
+        rowMode: msg.rowMode,
+        paramTypes: msg.paramTypes,
+        parsers: Object.fromEntries((msg.textTypes ?? []).map((/** @type {number} */ t) => [t, keepText])),
+      };
       const { rows, fields, affectedRows } = await db.query(msg.sql, msg.params, options);
       return { rows, fields, affectedRows };
     }
@@ -87,6 +95,11 @@ async function handle(msg) {
       await entry.settled;
       return null;
     }
+    case 'dump': {
+      const db = await opened;
+      const file = await db.dumpDataDir('none');
+      return new Uint8Array(await file.arrayBuffer());
+    }
     case 'close': {
       const db = await opened;
       await db.close();
@@ -107,7 +120,12 @@ function serializeError(/** @type {any} */ e) {
       /** @type {any} */ (fields)[key] = value;
     }
   }
-  return { ...fields, message: e.message, name: e.name, databaseError: e.constructor?.name !== 'Error' && typeof (/** @type {any} */ (e).severity) === 'string' };
+  return {
+    ...fields,
+    message: e.message,
+    name: e.name,
+    databaseError: e.constructor?.name !== 'Error' && typeof (/** @type {any} */ (e).severity) === 'string',
+  };
 }
 
 port.on('message', (/** @type {any} */ msg) => {

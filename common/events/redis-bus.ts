@@ -3,7 +3,7 @@ import type { Logger } from '../logger';
 import type { EventBus } from './bus';
 import type { PlatformEvent } from './types';
 
-export const DEFAULT_EVENTS_CHANNEL = 'caregraph:events';
+const DEFAULT_EVENTS_CHANNEL = 'caregraph:events';
 
 /**
  * Redis pub/sub bus: one publishing and one subscribed connection per
@@ -66,7 +66,7 @@ export class RedisEventBus implements EventBus {
       started = true;
     } catch (err) {
       for (const connection of [publisher, subscriber]) if (connection.status !== 'end') connection.disconnect();
-      throw new Error(`Cannot connect the event bus to Redis: ${(err as Error).message}`);
+      throw new Error(`Cannot connect the event bus to Redis: ${(err as Error).message}`, { cause: err });
     }
     return new RedisEventBus(publisher, subscriber, channel, log);
   }
@@ -106,9 +106,14 @@ function parseEvent(message: string): PlatformEvent | undefined {
   try {
     const value = JSON.parse(message) as PlatformEvent;
     const ok =
-      typeof value === 'object' && value !== null &&
-      typeof value.id === 'string' && typeof value.type === 'string' && typeof value.timestamp === 'string' &&
-      typeof value.tenantId === 'string' && typeof value.data === 'object' && value.data !== null;
+      typeof value === 'object' &&
+      value !== null &&
+      typeof value.id === 'string' &&
+      typeof value.type === 'string' &&
+      typeof value.timestamp === 'string' &&
+      typeof value.tenantId === 'string' &&
+      typeof value.data === 'object' &&
+      value.data !== null;
     return ok ? value : undefined;
   } catch {
     return undefined;

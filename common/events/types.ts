@@ -1,6 +1,6 @@
 /**
- * The events CareGraph publishes to webhooks (CONTRACT §6) and mirrors to
- * GraphQL subscriptions (CONTRACT §9). One shape for both, so an integrator
+ * The events CareGraph publishes to webhooks (docs/api.md §6) and mirrors to
+ * GraphQL subscriptions (docs/api.md §9); the admin dashboard offers the same list. One shape for both, so an integrator
  * sees the same `id`, `type`, `timestamp` and `data` on either channel.
  */
 export const WEBHOOK_EVENT_TYPES = [
@@ -8,6 +8,8 @@ export const WEBHOOK_EVENT_TYPES = [
   'message.delivered',
   'message.failed',
   'message.response',
+  'appointment.booked',
+  'appointment.rescheduled',
   'appointment.confirmed',
   'appointment.cancelled',
 ] as const;
@@ -15,14 +17,15 @@ export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
 /** Not deliverable to webhooks: raised when a subscription is disabled, seen by admins on subscriptions. */
 export const ALERT_EVENT_TYPES = ['webhook.disabled'] as const;
-export type AlertEventType = (typeof ALERT_EVENT_TYPES)[number];
+type AlertEventType = (typeof ALERT_EVENT_TYPES)[number];
 
 /**
  * Bus-only: every status change of a message, `queued` and `sending` included,
- * for the `messageStatusChanged` subscription. Never delivered to webhooks.
+ * for the `messageStatusChanged` subscription; and `tenant.changed`, which
+ * tells every gateway to drop its cached copy of a tenant's record (`tenantId`
+ * names the tenant, `data.status` its new status). Never delivered to webhooks.
  */
-export const INTERNAL_EVENT_TYPES = ['message.status'] as const;
-export type InternalEventType = (typeof INTERNAL_EVENT_TYPES)[number];
+type InternalEventType = 'message.status' | 'tenant.changed';
 
 export type EventType = WebhookEventType | AlertEventType | InternalEventType;
 
@@ -42,13 +45,6 @@ export interface MessageResponseData {
   receivedAt: string;
 }
 
-export interface AppointmentEventData {
-  appointmentId: string;
-  patientId: string;
-  status: string;
-  start: string;
-}
-
 /** An event as delivered: the webhook body is exactly `{id, type, timestamp, data}`. */
 export interface PlatformEvent<T = Record<string, unknown>> {
   id: string;
@@ -59,6 +55,10 @@ export interface PlatformEvent<T = Record<string, unknown>> {
   /** Routing only; never part of a webhook body. */
   tenantId: string;
 }
+
+/** A new event id (`evt_` and a UUID): receivers de-duplicate deliveries on it. */
+// The global Web Crypto, not node:crypto: the admin dashboard's browser bundle imports this module too.
+export const newEventId = (): string => `evt_${crypto.randomUUID()}`;
 
 export function isWebhookEventType(value: unknown): value is WebhookEventType {
   return typeof value === 'string' && (WEBHOOK_EVENT_TYPES as readonly string[]).includes(value);

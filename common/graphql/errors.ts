@@ -1,6 +1,7 @@
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { unwrapResolverError } from '@apollo/server/errors';
-import { AppError, isErrorCode, type ErrorCode } from '../errors';
+import { AppError, isErrorCode } from '../errors';
+import { DATABASE_RETRY_AFTER_SECONDS, databaseUnavailable, isDatabaseUnavailable } from '../db/unavailable';
 import type { Logger } from '../logger';
 
 /** Apollo's own codes for bad documents and variables, folded into the contract's vocabulary. */
@@ -16,10 +17,29 @@ const CLIENT_ERROR_CODES = new Set([
 
 /**
  * formatError for every GraphQL server of CareGraph: AppErrors keep their
- * code and details, client mistakes become VALIDATION_ERROR, and anything
- * unexpected is logged and answered as INTERNAL_ERROR without internals.
+ * code and details, client mistakes become VALIDATION_ERROR, an unreachable
+ * database becomes SERVICE_UNAVAILABLE (with `retryAfter` seconds), and
+ * anything unexpected is logged and answered as INTERNAL_ERROR without internals.
  */
-export function createErrorFormatter(logger: Logger) {
+export function createErrorFormatter(logger: Logger, options: { hideSuggestions?: boolean } = {}) {
+  const format = formatWith(logger);
+  if (!options.hideSuggestions) return format;
+  return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
+    const result = format(formatted, error);
+    return { ...result, message: withoutSuggestions(result.message) };
+  };
+}
+
+/**
+ * graphql-js appends "Did you mean …?" with the names of fields, arguments,
+ * types and enum values a caller got wrong: in production that maps the
+ * schema for someone without introspection, so it is cut from every message.
+ */
+function withoutSuggestions(message: string): string {
+  return message.replace(/\s*Did you mean .+\?$/, '');
+}
+
+function formatWith(logger: Logger) {
   return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
     const original = unwrapResolverError(error);
     if (original instanceof AppError) {
@@ -38,8 +58,13 @@ export function createErrorFormatter(logger: Logger) {
     if ((typeof code === 'string' && CLIENT_ERROR_CODES.has(code)) || isClientHttpError(original)) {
       return { message: formatted.message, locations: formatted.locations, path: formatted.path, extensions: { code: 'VALIDATION_ERROR' } };
     }
+    if (isDatabaseUnavailable(original)) {
+      logger.warn({ err: original }, 'database unavailable');
+      const unavailable = databaseUnavailable();
+      return { message: unavailable.message, path: formatted.path, extensions: { code: unavailable.code, retryAfter: DATABASE_RETRY_AFTER_SECONDS } };
+    }
     logger.error({ err: original }, 'unexpected GraphQL error');
-    return { message: 'Internal server error', path: formatted.path, extensions: { code: 'INTERNAL_ERROR' as ErrorCode } };
+    return { message: 'Internal server error', path: formatted.path, extensions: { code: 'INTERNAL_ERROR' } };
   };
 }
 

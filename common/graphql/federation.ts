@@ -7,7 +7,7 @@ import { buildSchema, createResolversMap, type NonEmptyArray } from 'type-graphq
 const FEDERATION_LINK =
   'extend schema @link(url: "https://specs.apollo.dev/federation/v2.3", import: ["@key", "@shareable", "@external", "@requires", "@provides"])';
 
-type ResolverClass = Function;
+type ResolverClass = abstract new (...args: any[]) => unknown;
 export type ReferenceResolvers = Record<string, { __resolveReference: (reference: any, context: any) => unknown }>;
 
 export interface FederatedSchema {

@@ -10,15 +10,21 @@ import { AppError } from '../errors';
 import type { Logger } from '../logger';
 import type { Identity } from '../auth/principal';
 import { IDENTITY_HEADER } from '../auth/tokens';
+import { DEADLINE_HEADER, Deadline } from '../deadline';
 import { IdentityTokenVerifier } from '../auth/identity-cache';
 import { createErrorFormatter, toGraphQLError } from './errors';
 import { LocalExecutor } from './local-executor';
 import { listen, type RunningServer } from '../http/listen';
+import { metricsHandler } from '../metrics/http';
+import type { MetricsRegistry } from '../metrics/registry';
+import { traceRequests } from '../telemetry/http';
 
 export interface BaseContext {
   identity: Identity;
   requestId: string;
   logger: Logger;
+  /** The client request's deadline, when the call comes from one (services check it before they write). */
+  deadline?: Deadline;
 }
 
 export interface SubgraphServerOptions<Ctx extends BaseContext> {
@@ -28,8 +34,14 @@ export interface SubgraphServerOptions<Ctx extends BaseContext> {
   logger: Logger;
   host: string;
   port: number;
+  /** On shutdown, how long requests in flight may take before their connections are closed (Apollo's default: 10 s). */
+  shutdownGraceMs?: number;
   /** Builds the per-request context (services, DataLoaders) for a verified caller. */
   createContext: (base: BaseContext) => Ctx;
+  /** Production: error messages name no schema elements ("Did you mean …"). */
+  production?: boolean;
+  /** The process's Prometheus registry, served at GET /metrics beside /healthz. */
+  metrics: MetricsRegistry;
 }
 
 /** One GraphQL request to a subgraph, as the gateway's query plan sends it. */
@@ -47,12 +59,13 @@ export interface SubgraphResponse {
 
 export interface RunningSubgraph extends RunningServer {
   /**
-   * Runs a request in this process, for a caller the gateway already
-   * authenticated: the same schema, context factory and error formatting as
+   * Runs a request in this process, for a caller this process already
+   * vouches for (a client the gateway authenticated, or messaging acting as
+   * its reserved identity): the same schema, context factory and error formatting as
    * the HTTP endpoint, without HTTP, JSON, identity signing or Apollo's
    * request pipeline (see LocalExecutor).
    */
-  execute(request: SubgraphRequest, caller: { identity: Identity; requestId: string }): Promise<SubgraphResponse>;
+  execute(request: SubgraphRequest, caller: { identity: Identity; requestId: string; deadline?: Deadline }): Promise<SubgraphResponse>;
 }
 
 /**
@@ -61,7 +74,7 @@ export interface RunningSubgraph extends RunningServer {
  */
 export async function startSubgraphServer<Ctx extends BaseContext>(options: SubgraphServerOptions<Ctx>): Promise<RunningSubgraph> {
   const identities = new IdentityTokenVerifier(options.internalKey);
-  const formatError = createErrorFormatter(options.logger);
+  const formatError = createErrorFormatter(options.logger, { hideSuggestions: options.production });
   const app = express();
   app.disable('x-powered-by');
   const httpServer = http.createServer(app);
@@ -69,16 +82,26 @@ export async function startSubgraphServer<Ctx extends BaseContext>(options: Subg
     schema: options.schema,
     formatError,
     // No cache hints in these schemas, and the cache-control plugin would wrap every field resolver to compute them.
-    plugins: [ApolloServerPluginDrainHttpServer({ httpServer }), ApolloServerPluginInlineTraceDisabled(), ApolloServerPluginCacheControlDisabled()],
+    plugins: [
+      ApolloServerPluginDrainHttpServer({ httpServer, stopGracePeriodMillis: options.shutdownGraceMs }),
+      ApolloServerPluginInlineTraceDisabled(),
+      ApolloServerPluginCacheControlDisabled(),
+    ],
     csrfPrevention: true,
+    // The process's one shutdown sequence (bin/caregraph.ts) stops this server; Apollo's own
+    // SIGINT/SIGTERM handlers raced it and hung it (see there).
+    stopOnTerminationSignals: false,
     includeStacktraceInErrorResponses: false,
+    hideSchemaDetailsFromClientErrors: options.production ?? false,
   });
   await apollo.start();
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok', subgraph: options.name });
   });
+  app.get('/metrics', metricsHandler(options.metrics));
   app.use(
     '/graphql',
+    traceRequests(`subgraph ${options.name}`),
     express.json({ limit: '1mb' }),
     expressMiddleware(apollo, {
       context: async ({ req }) => {
@@ -93,7 +116,8 @@ export async function startSubgraphServer<Ctx extends BaseContext>(options: Subg
           throw toGraphQLError(err as AppError);
         }
         const requestId = (req.headers['x-request-id'] as string | undefined) ?? randomUUID();
-        return options.createContext({ identity, requestId, logger: options.logger.child({ requestId }) });
+        const deadline = Deadline.fromHeader(req.headers[DEADLINE_HEADER]);
+        return options.createContext({ identity, requestId, logger: options.logger.child({ requestId }), deadline });
       },
     }),
   );
@@ -102,7 +126,7 @@ export async function startSubgraphServer<Ctx extends BaseContext>(options: Subg
   });
   options.logger.info({ url: running.url }, `${options.name} subgraph listening`);
   const local = new LocalExecutor(options.schema, formatError);
-  const execute: RunningSubgraph['execute'] = (request, { identity, requestId }) =>
-    local.run(request, options.createContext({ identity, requestId, logger: options.logger.child({ requestId }) }));
+  const execute: RunningSubgraph['execute'] = (request, { identity, requestId, deadline }) =>
+    local.run(request, options.createContext({ identity, requestId, logger: options.logger.child({ requestId }), deadline }));
   return { ...running, url: `${running.url}/graphql`, execute };
 }

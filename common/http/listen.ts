@@ -8,6 +8,13 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+/** How a listening server is reached: its scheme, host (`localhost` for a wildcard bind) and port. */
+export function serverUrl(server: Server, host: string): string {
+  const address = server.address() as AddressInfo;
+  const shownHost = host === '0.0.0.0' || host === '::' ? 'localhost' : host;
+  return `${server instanceof TlsServer ? 'https' : 'http'}://${shownHost}:${address.port}`;
+}
+
 /** Binds a server and returns how to reach it and how to stop it (draining first). */
 export async function listen(server: Server, host: string, port: number, beforeClose?: () => Promise<void>): Promise<RunningServer> {
   await new Promise<void>((resolve, reject) => {
@@ -18,9 +25,8 @@ export async function listen(server: Server, host: string, port: number, beforeC
     });
   });
   const address = server.address() as AddressInfo;
-  const shownHost = host === '0.0.0.0' || host === '::' ? 'localhost' : host;
   return {
-    url: `${server instanceof TlsServer ? 'https' : 'http'}://${shownHost}:${address.port}`,
+    url: serverUrl(server, host),
     port: address.port,
     close: async () => {
       if (beforeClose) await beforeClose();

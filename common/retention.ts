@@ -1,0 +1,50 @@
+import { validationError } from './errors';
+
+/**
+ * How long each kind of personal data is kept, per tenant. Each subgraph keeps
+ * its tenants' overrides in its own `RetentionSetting` table and reads them
+ * through `retentionDays`; the defaults below, and the rule each follows, are
+ * documented in docs/privacy.md.
+ */
+export const RETENTION_DEFAULTS = {
+  /** Dutch WGBO (Civil Code 7:454): the medical record is kept 20 years from its last change. */
+  clinical_record: { days: 7305, rule: 'WGBO (Dutch Civil Code art. 7:454): 20 years' },
+  /** The change trail accounts for the record, so it is kept as long as the record. */
+  audit: { days: 7305, rule: 'NEN 7510 / WGBO: as long as the record it accounts for' },
+  /** NEN 7513 asks for access logs to be kept at least five years. */
+  access_log: { days: 1826, rule: 'NEN 7513: at least 5 years' },
+  /** Messages are not part of the medical record: storage limitation. */
+  messages: { days: 365, rule: 'GDPR art. 5(1)(e) storage limitation: 1 year' },
+  /** Delivery logs are only needed to debug integrations. */
+  webhook_deliveries: { days: 30, rule: 'GDPR art. 5(1)(e) storage limitation: 30 days' },
+} as const;
+
+export type RetentionCategory = keyof typeof RETENTION_DEFAULTS;
+
+export const DAY_MS = 86_400_000;
+/** Longest period a tenant may set (100 years) and the shortest (1 day). */
+const MAX_DAYS = 36_525;
+
+export interface RetentionOverride {
+  category: string;
+  days: number;
+}
+
+/** The tenant's period of one category: its override, else the default. */
+export function retentionDays(category: RetentionCategory, overrides: readonly RetentionOverride[]): number {
+  return overrides.find((o) => o.category === category)?.days ?? RETENTION_DEFAULTS[category].days;
+}
+
+/** The moment before which data of that category is due for deletion. */
+export function retentionCutoff(now: Date, days: number): Date {
+  return new Date(now.getTime() - days * DAY_MS);
+}
+
+/** Checks an override a tenant admin sets for one of `allowed`. */
+export function parseRetention(category: string, days: number, allowed: readonly RetentionCategory[]): RetentionCategory {
+  if (!(allowed as readonly string[]).includes(category))
+    throw validationError(`Unknown retention category '${category}'`, [{ path: 'category', message: `one of ${allowed.join(', ')}` }]);
+  if (!Number.isInteger(days) || days < 1 || days > MAX_DAYS)
+    throw validationError(`'days' must be an integer from 1 to ${MAX_DAYS}`, [{ path: 'days', message: 'out of range' }]);
+  return category as RetentionCategory;
+}
