@@ -9,6 +9,9 @@ import type { AccessPolicyService } from './policy/access-policy.service';
 import type { AuditService } from './audit/audit.service';
 import type { FhirService } from './exchange/fhir/fhir.service';
 import type { OpenEhrService } from './exchange/openehr/openehr.service';
+import type { RecordPrivacyService } from './privacy/privacy.service';
+import type { ClinicalContextService } from './clinical-context/clinical-context.service';
+import type { ContributionService } from './exchange/openehr/contribution.service';
 
 export interface EhrContext extends BaseContext {
   patients: PatientService;
@@ -21,4 +24,7 @@ export interface EhrContext extends BaseContext {
   audit: AuditService;
   fhir: FhirService;
   openehr: OpenEhrService;
+  privacy: RecordPrivacyService;
+  clinicalContext: ClinicalContextService;
+  contributions: ContributionService;
 }

@@ -20,11 +20,18 @@ import { ConsentService } from './consents/consent.service';
 import { AccessPolicyResolver } from './policy/access-policy.resolver';
 import { AccessPolicyService } from './policy/access-policy.service';
 import { AuditResolver } from './audit/audit.resolver';
-import { AuditService } from './audit/audit.service';
+import { AuditService, type AuditSeal } from './audit/audit.service';
 import { FhirResolver } from './exchange/fhir/fhir.resolver';
 import { FhirService } from './exchange/fhir/fhir.service';
 import { OpenEhrResolver } from './exchange/openehr/openehr.resolver';
+import { OpenEhrRecordResolver } from './exchange/openehr/openehr-record.resolver';
+import { ContributionService } from './exchange/openehr/contribution.service';
 import { OpenEhrService } from './exchange/openehr/openehr.service';
+import { RecordPrivacyResolver } from './privacy/privacy.resolver';
+import { RecordPrivacyService } from './privacy/privacy.service';
+import { systemClock, type Clock } from '../../common/clock';
+import { ClinicalContextResolver } from './clinical-context/clinical-context.resolver';
+import { ClinicalContextService } from './clinical-context/clinical-context.service';
 
 export const EHR_SUBGRAPH = 'ehr';
 
@@ -45,6 +52,9 @@ export function buildEhrSchema(): Promise<FederatedSchema> {
       AuditResolver,
       FhirResolver,
       OpenEhrResolver,
+      RecordPrivacyResolver,
+      ClinicalContextResolver,
+      OpenEhrRecordResolver,
     ],
     referenceResolvers: { ...patientReference, ...appointmentReference },
   });
@@ -56,13 +66,22 @@ export interface EhrDeps {
   /** openEHR system id in composition version uids (OPENEHR_SYSTEM_ID). */
   systemId: string;
   /** See TenantStoreOptions. */
-  rowLevelSecurity: boolean;
+  transactionalReads: boolean;
+  /** The audit chain's key and signed checkpoints. */
+  auditSeal: AuditSeal;
+  /** The time of restrictions and their deletion dates (default: the system clock). */
+  clock?: Clock;
 }
 
 /** Per-request services of the clinical record subgraph, bound to the caller's identity and tenant. */
 export function createEhrContext(deps: EhrDeps) {
   return (base: BaseContext): EhrContext => {
-    const store = new TenantStore(deps.prisma, base.identity, { rowLevelSecurity: deps.rowLevelSecurity }, base.requestId);
+    const store = new TenantStore(
+      deps.prisma,
+      base.identity,
+      { transactionalReads: deps.transactionalReads, chainKey: deps.auditSeal.chainKey },
+      base.requestId,
+    );
     const accessPolicy = new AccessPolicyService(store);
     const consents = new ConsentService(store, accessPolicy);
     const templates = new ClinicalTemplateService(store);
@@ -70,6 +89,7 @@ export function createEhrContext(deps: EhrDeps) {
     const appointments = new AppointmentService(store, accessPolicy);
     const ehrs = new EhrService(store, accessPolicy);
     const compositions = new CompositionService(store, deps.cipher, deps.systemId, accessPolicy, consents, templates);
+    const openehr = new OpenEhrService(ehrs, compositions, templates, deps.systemId);
     return {
       ...base,
       patients,
@@ -79,9 +99,12 @@ export function createEhrContext(deps: EhrDeps) {
       compositions,
       consents,
       accessPolicy,
-      audit: new AuditService(store),
+      audit: new AuditService(store, deps.auditSeal),
       fhir: new FhirService(patients, appointments, compositions, templates, deps.systemId),
-      openehr: new OpenEhrService(ehrs, compositions, templates, deps.systemId),
+      openehr,
+      contributions: new ContributionService(store, ehrs, compositions, openehr, deps.systemId),
+      privacy: new RecordPrivacyService(store, accessPolicy, deps.clock ?? systemClock),
+      clinicalContext: new ClinicalContextService(store, patients, appointments, compositions, consents, templates, accessPolicy),
     };
   };
 }

@@ -1,33 +1,53 @@
 import type { SubgraphStartOptions } from '../../common/runtime';
-import { migrate } from '../../common/db/migrate';
-import { FieldCipher } from '../../common/crypto';
+import { prepareSubgraph, subgraphServerOptions } from '../../common/subgraph-start';
 import { startSubgraphServer, type RunningSubgraph } from '../../common/graphql/subgraph-server';
 import { createEhrPrisma } from './db/client';
 import { seedEhr } from './seed';
 import { buildEhrSchema, createEhrContext, EHR_SUBGRAPH } from './index';
+import { join } from 'node:path';
+import { chainKey } from './audit/chain';
+import { AuditCheckpointer, CheckpointLog } from './audit/checkpoints';
+import { ehrMetrics } from './metrics';
+import { RecordRetention, scheduleRecordPurge } from './privacy/retention';
 
-/** Migrates and seeds the clinical record's schema, then serves the subgraph. */
+/** Migrates and (outside production) seeds the clinical record's schema, then serves the subgraph. */
 export async function startEhrSubgraph(options: SubgraphStartOptions): Promise<RunningSubgraph> {
-  const logger = options.logger.child({ subgraph: EHR_SUBGRAPH });
-  const { applied } = await migrate(options.db, 'ehr', (msg) => logger.info(msg));
-  if (applied.length > 0) logger.info({ applied }, 'ehr migrations applied');
+  const { logger, cipher } = await prepareSubgraph(options, 'ehr', EHR_SUBGRAPH);
   const prisma = createEhrPrisma(options.db);
-  const cipher = new FieldCipher(options.secrets.encryptionKey, options.config.PREVIOUS_ENCRYPTION_KEYS);
-  if (await seedEhr(prisma, cipher)) logger.info('ehr demo data seeded');
+  const auditSeal = {
+    chainKey: chainKey(options.secrets.auditKey),
+    checkpoints: new CheckpointLog(options.config.AUDIT_CHECKPOINT_FILE ?? join(options.config.DATA_DIR, 'audit-checkpoints.jsonl'), options.secrets.auditKey),
+  };
+  // Demo patients are for development: a production database starts empty.
+  if (!options.config.production && (await seedEhr(prisma, cipher, auditSeal.chainKey))) logger.info('ehr demo data seeded');
+  const checkpointer = new AuditCheckpointer(
+    prisma,
+    auditSeal.checkpoints,
+    logger.child({ component: 'audit-checkpoints' }),
+    options.config.AUDIT_CHECKPOINT_INTERVAL,
+    ehrMetrics(options.metrics),
+    options.clock,
+  );
+  await checkpointer.start();
+  const transactionalReads = options.db.kind === 'postgres';
+  const retention = new RecordRetention(prisma, auditSeal.chainKey, checkpointer, auditSeal.checkpoints, transactionalReads, options.clock);
+  const purge = await scheduleRecordPurge(options.boss, retention, logger.child({ component: 'retention' }));
   const { schema } = await buildEhrSchema();
-  const server = await startSubgraphServer({
-    name: EHR_SUBGRAPH,
-    schema,
-    internalKey: options.secrets.internalKey,
-    logger,
-    host: options.host,
-    port: options.port,
-    createContext: createEhrContext({ prisma, cipher, systemId: options.config.OPENEHR_SYSTEM_ID, rowLevelSecurity: options.db.kind === 'postgres' }),
-  });
+  const server = await startSubgraphServer(
+    subgraphServerOptions(
+      options,
+      EHR_SUBGRAPH,
+      logger,
+      schema,
+      createEhrContext({ prisma, cipher, systemId: options.config.OPENEHR_SYSTEM_ID, transactionalReads, auditSeal, clock: options.clock }),
+    ),
+  );
   return {
     ...server,
     close: async () => {
       await server.close();
+      await purge.close();
+      await checkpointer.stop();
       await prisma.$disconnect();
     },
   };

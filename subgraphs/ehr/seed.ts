@@ -1,23 +1,63 @@
 import type { FieldCipher } from '../../common/crypto';
 import type { EhrPrisma } from './db/client';
-import { AuditWriter, type AuditTx } from './db/store';
+import { AuditWriter } from './db/store';
 import { SEED_TEMPLATES } from './clinical/templates';
 
 const DAY_MS = 86_400_000;
 const SEED_ACTOR = 'system:seed';
 
 /** Tomorrow at 09:30 UTC, counted from the moment of seeding. */
-export function tomorrowAt0930(now = new Date()): Date {
+function tomorrowAt0930(now = new Date()): Date {
   return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()) + DAY_MS + (9 * 60 + 30) * 60_000);
 }
 
 const TENANTS = ['demo', 'acme'];
 
 const PATIENTS = [
-  { tenantId: 'demo', id: 'p-1001', ehrId: 'ehr-p-1001', givenNames: ['Anna'], family: 'de Vries', birthDate: '1984-03-12', gender: 'female', phone: '+31612345671', email: 'anna.devries@example.org' },
-  { tenantId: 'demo', id: 'p-1002', ehrId: 'ehr-p-1002', givenNames: ['Bram'], family: 'Jansen', birthDate: '1971-08-30', gender: 'male', phone: '+31612340000', email: 'bram.jansen@example.org' },
-  { tenantId: 'demo', id: 'p-1003', ehrId: 'ehr-p-1003', givenNames: ['Chloé', 'M.'], family: 'Bakker', birthDate: '1995-12-01', gender: 'female', phone: '+31612345673', email: 'chloe.bakker@example.org' },
-  { tenantId: 'acme', id: 'p-2001', ehrId: 'ehr-p-2001', givenNames: ['Daan'], family: 'Visser', birthDate: '1960-05-17', gender: 'male', phone: '+31612345681', email: 'daan.visser@example.org' },
+  {
+    tenantId: 'demo',
+    id: 'p-1001',
+    ehrId: 'ehr-p-1001',
+    givenNames: ['Anna'],
+    family: 'de Vries',
+    birthDate: '1984-03-12',
+    gender: 'female',
+    phone: '+31612345671',
+    email: 'anna.devries@example.org',
+  },
+  {
+    tenantId: 'demo',
+    id: 'p-1002',
+    ehrId: 'ehr-p-1002',
+    givenNames: ['Bram'],
+    family: 'Jansen',
+    birthDate: '1971-08-30',
+    gender: 'male',
+    phone: '+31612340000',
+    email: 'bram.jansen@example.org',
+  },
+  {
+    tenantId: 'demo',
+    id: 'p-1003',
+    ehrId: 'ehr-p-1003',
+    givenNames: ['Chloé', 'M.'],
+    family: 'Bakker',
+    birthDate: '1995-12-01',
+    gender: 'female',
+    phone: '+31612345673',
+    email: 'chloe.bakker@example.org',
+  },
+  {
+    tenantId: 'acme',
+    id: 'p-2001',
+    ehrId: 'ehr-p-2001',
+    givenNames: ['Daan'],
+    family: 'Visser',
+    birthDate: '1960-05-17',
+    gender: 'male',
+    phone: '+31612345681',
+    email: 'daan.visser@example.org',
+  },
 ];
 
 const APPOINTMENTS = [
@@ -26,26 +66,38 @@ const APPOINTMENTS = [
 ];
 
 /**
- * CONTRACT §10 demo data of the clinical record: per tenant the clinical
+ * docs/api.md §10 demo data of the clinical record: per tenant the clinical
  * templates, then patients with their EHRs and appointments, each creation in
  * the tenant's audit trail (actor `system:seed`). Runs only on an empty
- * record (no patient in any tenant), so it never touches a database in use.
+ * record (no patient in the demo tenants), so it never touches a database in use.
  * Returns whether it seeded.
  */
-export async function seedEhr(prisma: EhrPrisma, cipher: FieldCipher, now = new Date()): Promise<boolean> {
+export async function seedEhr(prisma: EhrPrisma, cipher: FieldCipher, chainKey: Buffer, now = new Date()): Promise<boolean> {
   return prisma.$transaction(
     async (tx) => {
       // Serialise concurrent first starts of several instances.
       await tx.$executeRawUnsafe('SELECT pg_advisory_xact_lock(7356114202)');
-      if ((await tx.patient.count()) > 0) return false;
+      // Row-level security shows a tenant's rows only while it is set: look into each.
+      for (const tenantId of TENANTS) {
+        await tx.$queryRaw`SELECT set_config('app.tenant_id', ${tenantId}, true)`;
+        if ((await tx.patient.count()) > 0) return false;
+      }
       const start = tomorrowAt0930(now);
       for (const tenantId of TENANTS) {
         // Row-level security: the rows written next belong to this tenant.
         await tx.$queryRaw`SELECT set_config('app.tenant_id', ${tenantId}, true)`;
-        const audit = new AuditWriter(tx as unknown as AuditTx, tenantId, SEED_ACTOR, 'demo data');
+        const audit = new AuditWriter(tx, tenantId, SEED_ACTOR, 'demo data', chainKey);
         for (const t of SEED_TEMPLATES) {
-          await tx.clinicalTemplate.create({ data: { tenantId, id: t.id, name: t.name, area: t.area, definition: t.definition as object, createdBy: SEED_ACTOR } });
-          await audit.record({ action: 'create', entityType: 'ClinicalTemplate', entityId: t.id, after: { name: t.name, area: t.area, definition: t.definition } });
+          await tx.clinicalTemplate.create({
+            // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- tsc rejects the recursive ConstraintNode as Prisma JSON input without it
+            data: { tenantId, id: t.id, name: t.name, area: t.area, definition: t.definition as object, createdBy: SEED_ACTOR },
+          });
+          await audit.record({
+            action: 'create',
+            entityType: 'ClinicalTemplate',
+            entityId: t.id,
+            after: { name: t.name, area: t.area, definition: t.definition },
+          });
         }
         for (const p of PATIENTS.filter((x) => x.tenantId === tenantId)) {
           const { phone, email, ...fields } = p;

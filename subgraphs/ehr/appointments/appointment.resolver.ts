@@ -1,7 +1,7 @@
 import { Arg, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
 import { Patient } from '../patients/patient.types';
 import type { EhrContext } from '../context';
-import { Appointment, AppointmentList } from './appointment.types';
+import { Appointment, AppointmentList, BookAppointmentInput, RescheduleAppointmentInput } from './appointment.types';
 
 @Resolver(() => Appointment)
 export class AppointmentResolver {
@@ -27,9 +27,41 @@ export class AppointmentResolver {
     @Arg('id', () => ID) id: string,
     @Arg('status', () => String) status: string,
     @Arg('reason', () => String, { nullable: true }) reason: string | null,
+    @Arg('requestKey', () => String, {
+      nullable: true,
+      description:
+        'Idempotency key (1..200 characters): a repeat returns the appointment without a second change; with a key, a status already set by someone else is CONFLICT.',
+    })
+    requestKey: string | null,
     @Ctx() ctx: EhrContext,
   ) {
-    return ctx.appointments.updateStatus(id, status, reason);
+    return ctx.appointments.updateStatus(id, status, reason, requestKey);
+  }
+
+  @Mutation(() => Appointment, { description: 'Books an appointment (status booked); emits appointment.booked and schedules its reminder.' })
+  bookAppointment(
+    @Arg('input', () => BookAppointmentInput) input: BookAppointmentInput,
+    @Arg('reason', () => String, { nullable: true }) reason: string | null,
+    @Ctx() ctx: EhrContext,
+  ) {
+    return ctx.appointments.book({ ...input }, reason);
+  }
+
+  @Mutation(() => Appointment, { description: 'Moves an upcoming appointment (back to booked); emits appointment.rescheduled and moves its reminder.' })
+  rescheduleAppointment(
+    @Arg('id', () => ID) id: string,
+    @Arg('input', () => RescheduleAppointmentInput) input: RescheduleAppointmentInput,
+    @Arg('reason', () => String, { nullable: true }) reason: string | null,
+    @Ctx() ctx: EhrContext,
+  ) {
+    return ctx.appointments.reschedule(id, { ...input }, reason);
+  }
+
+  @Mutation(() => Appointment, {
+    description: 'Cancels an appointment; emits appointment.cancelled and cancels its reminder; a second cancel changes nothing.',
+  })
+  cancelAppointment(@Arg('id', () => ID) id: string, @Arg('reason', () => String, { nullable: true }) reason: string | null, @Ctx() ctx: EhrContext) {
+    return ctx.appointments.cancel(id, reason);
   }
 
   @FieldResolver(() => Patient, { nullable: true })

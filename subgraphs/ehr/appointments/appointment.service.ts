@@ -1,20 +1,72 @@
 import DataLoader from 'dataloader';
-import { AppError, forbidden, notFound, validationError } from '../../../common/errors';
+import { AppError, notFound, validationError } from '../../../common/errors';
 import { Prisma, type Appointment as AppointmentRow } from '../db/generated/client';
-import type { TenantStore } from '../db/store';
-import { canListSchedule } from '../access';
+import type { AuditWriter, TenantStore } from '../db/store';
+import type { TenantTx } from '../db/tenant';
+import { recordScope } from '../policy/rules';
 import type { AccessPolicyService } from '../policy/access-policy.service';
-import { parsePaging, type Page } from '../shared/paging';
+import { parsePaging, type Page } from '../common/paging';
 import { parseDateRange } from './date-range';
-import { parseBound } from '../shared/dates';
-import { auditVersions, currentVersions } from '../audit/versions';
+import { parseBound } from '../common/dates';
+import { assertVersion, auditVersions, currentVersions } from '../audit/versions';
+import { recordClinicalEvent } from '../outbox/outbox';
+import { parseSlot, type Slot } from './slot';
+import { z } from 'zod';
+import { randomUUID } from 'node:crypto';
+import { zodDetails } from '../../../common/errors';
+
+/** Thrown inside a change to leave it (nothing written): the same request key already made this change. */
+class AlreadyApplied extends Error {}
 
 const APPOINTMENT_ENTITY = ['Appointment'];
 
-export const APPOINTMENT_STATUSES = ['booked', 'confirmed', 'cancelled', 'fulfilled', 'noshow'] as const;
+const APPOINTMENT_STATUSES = ['booked', 'confirmed', 'cancelled', 'fulfilled', 'noshow'] as const;
+
+/** Rolls back a status change that a concurrent request already made (a change must write an audit record). */
+class Unchanged extends Error {
+  constructor(readonly row: AppointmentRow) {
+    super('unchanged');
+  }
+}
 
 /** Statuses of an appointment that is still going to happen. */
 const UPCOMING = ['booked', 'confirmed'];
+
+const reference = z.string().min(1).max(128);
+const slotFields = {
+  start: z.string().min(1).max(64),
+  end: z.string().min(1).max(64),
+  timeZone: z.string().min(1).max(64).nullish(),
+  practitionerId: reference.nullish(),
+  location: z.string().min(1).max(200).nullish(),
+};
+/** A booking (GraphQL input, REST body, FHIR mapping): times with offsets, or wall-clock times in `timeZone`. */
+const bookSchema = z.strictObject({ patientId: reference, ...slotFields });
+/** A reschedule: the new slot; practitioner, location and zone stay unless given (null clears them). */
+const rescheduleSchema = z.strictObject(slotFields);
+
+function parseInput<T>(schema: z.ZodType<T>, input: unknown): T {
+  const parsed = schema.safeParse(input);
+  if (!parsed.success) throw validationError('Invalid appointment', zodDetails(parsed.error.issues));
+  return parsed.data;
+}
+
+/** The data of every `appointment.*` event; a booking or a move also says when it ends. */
+function eventData(row: AppointmentRow, withEnd = false): Record<string, unknown> {
+  return {
+    appointmentId: row.id,
+    patientId: row.patientId,
+    status: row.status,
+    start: row.start.toISOString(),
+    ...(withEnd ? { end: row.end.toISOString() } : {}),
+  };
+}
+
+/** An appointment as its audit record keeps it (times as ISO text). */
+function snapshot(row: AppointmentRow): Record<string, unknown> {
+  const { tenantId: _tenant, createdAt: _created, updatedAt: _updated, ...rest } = row;
+  return rest;
+}
 
 export class AppointmentService {
   private readonly loader: DataLoader<string, AppointmentRow | null>;
@@ -37,7 +89,7 @@ export class AppointmentService {
         const now = new Date().toISOString();
         // DISTINCT ON takes the soonest per patient straight off the (tenantId, patientId, start) index.
         const rows = await tx.$queryRaw<AppointmentRow[]>`
-          SELECT DISTINCT ON ("patientId") "tenantId", "id", "patientId", "start", "end", "status", "location", "createdAt", "updatedAt"
+          SELECT DISTINCT ON ("patientId") "tenantId", "id", "patientId", "start", "end", "status", "location", "practitionerId", "timeZone", "createdAt", "updatedAt"
           FROM "ehr"."Appointment"
           WHERE "tenantId" = ${store.tenantId} AND "patientId" IN (${Prisma.join([...patientIds])})
             AND "start" >= ${now}::timestamp AND "status" IN (${Prisma.join(UPCOMING)})
@@ -69,13 +121,14 @@ export class AppointmentService {
   /** Appointments starting in the range, soonest first; a patient sees only their own. */
   async list(from?: string | null, to?: string | null): Promise<AppointmentRow[]> {
     const range = parseDateRange(from, to);
-    const ownOnly = !canListSchedule(this.store.identity);
-    if (!ownOnly) await this.policy.assert('read', 'appointment');
+    const own = recordScope(this.store.identity);
+    await this.policy.assert('read', 'appointment', own === undefined ? {} : { patientId: own });
+    const restricted = own === undefined ? await this.policy.restrictedPatientIds() : [];
     return this.store.read((tx) =>
       tx.appointment.findMany({
         where: {
           start: { gte: range.from, lt: range.until },
-          ...(ownOnly ? { patientId: this.store.identity.patientId ?? '' } : {}),
+          ...(own !== undefined ? { patientId: own } : { patientId: { notIn: restricted } }),
         },
         orderBy: [{ start: 'asc' }, { id: 'asc' }],
         take: 1000,
@@ -94,7 +147,7 @@ export class AppointmentService {
     limit?: number | null,
     offset?: number | null,
   ): Promise<Page<AppointmentRow>> {
-    if (patientId === null && !canListSchedule(this.store.identity)) patientId = this.store.identity.patientId ?? '';
+    if (patientId === null) patientId = recordScope(this.store.identity) ?? null;
     await this.policy.assert('read', 'appointment', patientId === null ? {} : { patientId });
     const paging = parsePaging(limit, offset);
     if (filter.status && !(APPOINTMENT_STATUSES as readonly string[]).includes(filter.status)) {
@@ -103,7 +156,7 @@ export class AppointmentService {
     const from = parseBound('from', filter.from);
     const to = parseBound('to', filter.to, true);
     const where = {
-      ...(patientId === null ? {} : { patientId }),
+      ...(patientId === null ? { patientId: { notIn: await this.policy.restrictedPatientIds() } } : { patientId }),
       ...(filter.status ? { status: filter.status } : {}),
       ...(filter.statuses ? { status: { in: filter.statuses } } : {}),
       ...(from || to ? { start: { ...(from ? { gte: from } : {}), ...(to ? { lte: to } : {}) } } : {}),
@@ -120,27 +173,217 @@ export class AppointmentService {
   /**
    * Confirms or cancels (messaging's reply keywords, staff tools). Setting the
    * current status again changes nothing; a cancelled appointment stays cancelled.
+   * The change, its audit record and its `appointment.*` event (outbox) commit
+   * in one transaction. With a `requestKey` the call is idempotent: a repeat
+   * of a key that made the change returns the appointment without a second
+   * change, and a status that is already set (by anyone else) is CONFLICT, so
+   * the caller learns whether its own request made the change.
    */
-  async updateStatus(id: string, status: string, reason?: string | null): Promise<AppointmentRow> {
-    if (!canListSchedule(this.store.identity)) throw forbidden('Only staff and integrations may change appointments');
+  async updateStatus(id: string, status: string, reason?: string | null, requestKey?: string | null): Promise<AppointmentRow> {
     if (status !== 'confirmed' && status !== 'cancelled') {
       throw validationError("status must be 'confirmed' or 'cancelled'", [{ path: 'status', message: `'${status}' is not allowed` }]);
     }
-    const row = await this.store.change(reason, async (tx, audit) => {
-      const before = await tx.appointment.findFirst({ where: { id } });
-      if (!before) throw notFound('Appointment', id);
-      if (before.status === status) return before;
-      if (before.status === 'cancelled' || before.status === 'fulfilled' || before.status === 'noshow') {
-        throw new AppError('CONFLICT', `Appointment '${id}' is ${before.status}`);
-      }
-      const [after] = await tx.appointment.updateManyAndReturn({ where: { id, status: before.status }, data: { status } });
-      if (!after) throw new AppError('CONFLICT', `Appointment '${id}' changed meanwhile; try again`);
-      await audit.record({ action: 'update', entityType: 'Appointment', entityId: id, before: { status: before.status }, after: { status } });
-      return after;
-    });
+    if (requestKey !== undefined && requestKey !== null && (requestKey.length === 0 || requestKey.length > 200)) {
+      throw validationError('requestKey must be 1..200 characters', [{ path: 'requestKey', message: 'invalid length' }]);
+    }
+    const current = await this.get(id);
+    await this.policy.assert('write', 'appointment', { patientId: current.patientId });
+    // Idempotent: the same status again changes nothing, so it writes no audit record and no event.
+    if (!requestKey && current.status === status) return current;
+    let row: AppointmentRow;
+    try {
+      row = await this.store.change(reason, async (tx, audit) => {
+        if (requestKey) {
+          // Two calls with one key (a retry racing the first) run one after the other; the second finds the first's event.
+          await tx.$queryRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`caregraph-appointment-request:${this.store.tenantId}:${requestKey}`}, 0))::text AS locked`;
+          if (await tx.outboxEvent.findFirst({ where: { requestKey }, select: { id: true } })) throw new AlreadyApplied();
+        }
+        return this.changeStatus(tx, audit, id, status, requestKey ?? null);
+      });
+    } catch (err) {
+      // A concurrent request set the same status first: that is this request's outcome too.
+      if (err instanceof Unchanged) row = err.row;
+      else if (err instanceof AlreadyApplied) {
+        this.loader.clear(id);
+        return this.get(id);
+      } else throw err;
+    }
     this.loader.clear(id);
     this.nextLoader.clearAll();
     return row;
+  }
+
+  /** The status change, its audit record and its event, in the caller's transaction. */
+  private async changeStatus(
+    tx: TenantTx,
+    audit: AuditWriter,
+    id: string,
+    status: 'confirmed' | 'cancelled',
+    requestKey: string | null,
+  ): Promise<AppointmentRow> {
+    const before = await tx.appointment.findFirst({ where: { id } });
+    if (!before) throw notFound('Appointment', id);
+    if (before.status === status) {
+      if (requestKey) throw new AppError('CONFLICT', `Appointment '${id}' is already ${status}`);
+      throw new Unchanged(before);
+    }
+    if (before.status === 'cancelled' || before.status === 'fulfilled' || before.status === 'noshow') {
+      throw new AppError('CONFLICT', `Appointment '${id}' is ${before.status}`);
+    }
+    const [after] = await tx.appointment.updateManyAndReturn({ where: { id, status: before.status }, data: { status } });
+    if (!after) throw new AppError('CONFLICT', `Appointment '${id}' changed meanwhile; try again`);
+    await audit.record({ action: 'update', entityType: 'Appointment', entityId: id, before: { status: before.status }, after: { status } });
+    await recordClinicalEvent(
+      tx,
+      this.store.tenantId,
+      status === 'confirmed' ? 'appointment.confirmed' : 'appointment.cancelled',
+      eventData(after),
+      requestKey,
+    );
+    return after;
+  }
+
+  /**
+   * Cancels an appointment (GraphQL, REST PATCH, FHIR): again changes nothing;
+   * CONFLICT once fulfilled or a no-show. With `ifVersion` (FHIR If-Match)
+   * PRECONDITION_FAILED unless that is the current version.
+   */
+  async cancel(id: string, reason?: string | null, ifVersion?: number): Promise<AppointmentRow> {
+    if (ifVersion === undefined) return this.updateStatus(id, 'cancelled', reason);
+    const current = await this.get(id);
+    await this.policy.assert('write', 'appointment', { patientId: current.patientId });
+    const row = await this.store
+      .change(reason, async (tx, audit) => {
+        await assertVersion(tx, () => this.lockRow(tx, id), APPOINTMENT_ENTITY, id, ifVersion);
+        return this.changeStatus(tx, audit, id, 'cancelled', null);
+      })
+      .catch((err) => {
+        if (err instanceof Unchanged) return err.row;
+        throw err;
+      });
+    this.loader.clear(id);
+    this.nextLoader.clearAll();
+    return row;
+  }
+
+  private async lockRow(tx: TenantTx, id: string): Promise<AppointmentRow | undefined> {
+    const [row] = await tx.$queryRaw<AppointmentRow[]>`SELECT * FROM ehr."Appointment" WHERE "tenantId" = ${this.store.tenantId} AND id = ${id} FOR UPDATE`;
+    return row;
+  }
+
+  /**
+   * Books an appointment for a patient of the tenant: the slot is checked
+   * (time zone, future, length) and must not overlap another upcoming
+   * appointment of the same practitioner or at the same location (CONFLICT).
+   * The row, its audit record and `appointment.booked` commit together.
+   */
+  async book(input: unknown, reason?: string | null): Promise<AppointmentRow> {
+    const data = parseInput(bookSchema, input);
+    await this.policy.assert('write', 'appointment', { patientId: data.patientId });
+    const slot = parseSlot(data, new Date());
+    const id = `appt-${randomUUID()}`;
+    const row = await this.store.change(reason, async (tx, audit) => {
+      if (!(await tx.patient.findFirst({ where: { id: data.patientId, deletedAt: null }, select: { id: true } }))) throw notFound('Patient', data.patientId);
+      const place = { practitionerId: data.practitionerId ?? null, location: data.location ?? null };
+      await this.assertFree(tx, slot, place, null);
+      const created = await tx.appointment.create({
+        data: {
+          tenantId: this.store.tenantId,
+          id,
+          patientId: data.patientId,
+          status: 'booked',
+          start: slot.start,
+          end: slot.end,
+          timeZone: slot.timeZone,
+          ...place,
+        },
+      });
+      await audit.record({ action: 'create', entityType: 'Appointment', entityId: id, after: snapshot(created) });
+      await recordClinicalEvent(tx, this.store.tenantId, 'appointment.booked', eventData(created, true), null);
+      return created;
+    });
+    this.nextLoader.clearAll();
+    return row;
+  }
+
+  /**
+   * Moves an upcoming appointment (and, when given, to another practitioner,
+   * location or time zone); the new slot is checked as for a booking. A
+   * confirmed appointment whose time moves goes back to booked: the patient
+   * confirms the new time. The change, its audit record and `appointment.rescheduled` (with the
+   * previous start) commit together.
+   */
+  async reschedule(id: string, input: unknown, reason?: string | null, ifVersion?: number): Promise<AppointmentRow> {
+    const data = parseInput(rescheduleSchema, input);
+    const current = await this.get(id);
+    await this.policy.assert('write', 'appointment', { patientId: current.patientId });
+    const timeZone = data.timeZone === undefined ? current.timeZone : data.timeZone;
+    const slot = parseSlot({ start: data.start, end: data.end, timeZone }, new Date());
+    const row = await this.store
+      .change(reason, async (tx, audit) => {
+        const tenantId = this.store.tenantId;
+        const before = await this.lockRow(tx, id);
+        if (!before) throw notFound('Appointment', id);
+        if (ifVersion !== undefined) await assertVersion(tx, async () => undefined, APPOINTMENT_ENTITY, id, ifVersion);
+        if (!UPCOMING.includes(before.status)) throw new AppError('CONFLICT', `Appointment '${id}' is ${before.status}`);
+        const place = {
+          practitionerId: data.practitionerId === undefined ? before.practitionerId : data.practitionerId,
+          location: data.location === undefined ? before.location : data.location,
+        };
+        await this.assertFree(tx, slot, place, id);
+        const moved = before.start.getTime() !== slot.start.getTime() || before.end.getTime() !== slot.end.getTime();
+        const [after] = await tx.appointment.updateManyAndReturn({
+          where: { id },
+          data: { start: slot.start, end: slot.end, timeZone: slot.timeZone, status: moved ? 'booked' : before.status, ...place },
+        });
+        const changed = (['start', 'end', 'timeZone', 'status', 'practitionerId', 'location'] as const).filter(
+          (key) =>
+            String(before[key] instanceof Date ? (before[key] as Date).toISOString() : before[key]) !==
+            String(after[key] instanceof Date ? (after[key] as Date).toISOString() : after[key]),
+        );
+        if (changed.length === 0) throw new Unchanged(after);
+        const pick = (r: AppointmentRow) => Object.fromEntries(changed.map((key) => [key, r[key]]));
+        await audit.record({ action: 'update', entityType: 'Appointment', entityId: id, before: pick(before), after: pick(after) });
+        await recordClinicalEvent(tx, tenantId, 'appointment.rescheduled', { ...eventData(after, true), previousStart: before.start.toISOString() }, null);
+        return after;
+      })
+      .catch((err) => {
+        // The same slot again: nothing to change, so no audit record and no event.
+        if (err instanceof Unchanged) return err.row;
+        throw err;
+      });
+    this.loader.clear(id);
+    this.nextLoader.clearAll();
+    return row;
+  }
+
+  /**
+   * CONFLICT when an upcoming appointment other than `except` overlaps the slot
+   * for the same practitioner or at the same location. Bookings of one
+   * practitioner or location queue on a lock, so two at once cannot both pass.
+   */
+  private async assertFree(tx: TenantTx, slot: Slot, place: { practitionerId: string | null; location: string | null }, except: string | null): Promise<void> {
+    const keys = [...(place.practitionerId ? [`practitioner:${place.practitionerId}`] : []), ...(place.location ? [`location:${place.location}`] : [])].sort();
+    for (const key of keys) {
+      await tx.$queryRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`caregraph-slot:${this.store.tenantId}:${key}`}, 0))::text AS locked`;
+    }
+    if (keys.length === 0) return;
+    const clash = await tx.appointment.findFirst({
+      where: {
+        status: { in: UPCOMING },
+        start: { lt: slot.end },
+        end: { gt: slot.start },
+        ...(except ? { id: { not: except } } : {}),
+        OR: [...(place.practitionerId ? [{ practitionerId: place.practitionerId }] : []), ...(place.location ? [{ location: place.location }] : [])],
+      },
+      orderBy: { start: 'asc' },
+    });
+    if (!clash) return;
+    const who =
+      place.practitionerId && clash.practitionerId === place.practitionerId ? `practitioner '${place.practitionerId}'` : `location '${place.location}'`;
+    throw new AppError('CONFLICT', `The slot overlaps appointment '${clash.id}' of ${who} (${clash.start.toISOString()}–${clash.end.toISOString()})`, [
+      { path: 'start', message: `overlaps ${clash.id}` },
+    ]);
   }
 
   /** The current version number and time of each appointment (from the audit trail). */
@@ -156,7 +399,7 @@ export class AppointmentService {
     // Status changes record only what changed: each version is the earlier state with its `after` applied.
     let state = { ...current };
     return versions.map((v) => {
-      state = { ...state, ...(v.after as object), id } as AppointmentRow;
+      state = { ...state, ...(v.after as object), id };
       return { version: v.version, at: v.at, appointment: state };
     });
   }

@@ -1,8 +1,7 @@
+import { calendarDay, DATE_ONLY, ISO_TIMESTAMP } from '../../../common/dates';
 import { validationError } from '../../../common/errors';
 
 const DAY_MS = 86_400_000;
-const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
-const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
 
 export interface DateRange {
   from: Date;
@@ -12,8 +11,8 @@ export interface DateRange {
 
 function parseBound(name: string, value: string): Date {
   if (DATE_ONLY.test(value)) {
-    const day = new Date(`${value}T00:00:00.000Z`);
-    if (Number.isNaN(day.getTime()) || day.toISOString().slice(0, 10) !== value) {
+    const day = calendarDay(value);
+    if (!day) {
       throw validationError(`'${name}' is not a calendar date`, [{ path: name, message: `'${value}' is not a valid YYYY-MM-DD date` }]);
     }
     return day;
@@ -27,7 +26,7 @@ function parseBound(name: string, value: string): Date {
   return instant;
 }
 
-/** CONTRACT §5: from/to inclusive, default today..today+7d (UTC), at most 366 days apart. */
+/** docs/api.md §5: from/to inclusive, default today..today+7d (UTC), at most 366 days apart. */
 export function parseDateRange(from: string | undefined | null, to: string | undefined | null, now = new Date()): DateRange {
   const today = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
   const start = from ? parseBound('from', from) : today;

@@ -1,21 +1,21 @@
 import { Arg, Ctx, FieldResolver, Int, ObjectType, Field, Resolver, Root } from 'type-graphql';
 import type { EhrContext } from '../context';
 import { Patient } from '../patients/patient.types';
-import { EhrPagination } from '../shared/types';
+import { Pagination } from '../../../common/graphql/pagination';
 import { Appointment } from './appointment.types';
 
 @ObjectType()
-export class AppointmentPage {
+class AppointmentPage {
   @Field(() => [Appointment])
   data!: Appointment[];
 
-  @Field(() => EhrPagination)
-  pagination!: EhrPagination;
+  @Field(() => Pagination)
+  pagination!: Pagination;
 }
 
 @Resolver(() => Patient)
 export class PatientAppointmentsResolver {
-  @FieldResolver(() => AppointmentPage, { description: 'The patient\'s appointments, soonest first; from/to bound the start (YYYY-MM-DD or ISO 8601).' })
+  @FieldResolver(() => AppointmentPage, { description: "The patient's appointments, soonest first; from/to bound the start (YYYY-MM-DD or ISO 8601)." })
   appointments(
     @Root() patient: Patient,
     @Arg('status', () => String, { nullable: true }) status: string | null,

@@ -4,7 +4,7 @@ import { AccessLogPage, AuditChainVerification, AuditRecord, AuditRecordPage } f
 
 @Resolver(() => AuditRecord)
 export class AuditResolver {
-  @Query(() => AuditRecordPage, { description: 'Admin: the tenant\'s audit trail, newest first; limit 1..100 (default 20).' })
+  @Query(() => AuditRecordPage, { description: "Admin: the tenant's audit trail, newest first; limit 1..100 (default 20)." })
   auditRecords(
     @Arg('entityId', () => String, { nullable: true }) entityId: string | null,
     @Arg('entityType', () => String, { nullable: true }) entityType: string | null,
@@ -16,12 +16,12 @@ export class AuditResolver {
     return ctx.audit.list({ entityId, entityType, actor }, limit, offset);
   }
 
-  @Query(() => AuditChainVerification, { description: 'Admin: recomputes the tenant\'s audit hash chain and reports the first broken record.' })
+  @Query(() => AuditChainVerification, { description: "Admin: recomputes the tenant's audit hash chain and reports the first broken record." })
   verifyAuditChain(@Ctx() ctx: EhrContext) {
     return ctx.audit.verify();
   }
 
-  @Query(() => AccessLogPage, { description: 'Who read a patient\'s record, newest first (admin, or the patient for their own).' })
+  @Query(() => AccessLogPage, { description: "Who read a patient's record, newest first (admin, or the patient for their own)." })
   accessLog(
     @Arg('patientId', () => ID) patientId: string,
     @Arg('limit', () => Int, { nullable: true }) limit: number | null,

@@ -1,8 +1,8 @@
 import { GraphQLJSON } from 'graphql-scalars';
 import { Field, ID, Int, ObjectType } from 'type-graphql';
-import { EhrPagination } from '../shared/types';
+import { Pagination } from '../../../common/graphql/pagination';
 
-@ObjectType({ description: 'An immutable record of one change (CONTRACT §8), hash-chained per tenant.' })
+@ObjectType({ description: 'An immutable record of one change, hash-chained per tenant.' })
 export class AuditRecord {
   @Field(() => ID)
   id!: string;
@@ -10,7 +10,7 @@ export class AuditRecord {
   @Field(() => String)
   tenantId!: string;
 
-  @Field(() => Int, { description: 'Position in the tenant\'s chain, from 1.' })
+  @Field(() => Int, { description: "Position in the tenant's chain, from 1." })
   seq!: number;
 
   @Field(() => String)
@@ -49,8 +49,8 @@ export class AuditRecordPage {
   @Field(() => [AuditRecord])
   data!: AuditRecord[];
 
-  @Field(() => EhrPagination)
-  pagination!: EhrPagination;
+  @Field(() => Pagination)
+  pagination!: Pagination;
 }
 
 @ObjectType()
@@ -99,6 +99,15 @@ export class AccessLogEntry {
 
   @Field(() => String, { nullable: true })
   requestId!: string | null;
+
+  @Field(() => String, { nullable: true, description: 'The purpose of use declared for the read (HL7 v3 PurposeOfUse code, e.g. TREAT).' })
+  purpose!: string | null;
+
+  @Field(() => String, { nullable: true, description: "AI agents: the token's OAuth client." })
+  client!: string | null;
+
+  @Field(() => String, { nullable: true, description: 'AI agents: the MCP tool that read the data.' })
+  tool!: string | null;
 }
 
 @ObjectType()
@@ -106,6 +115,6 @@ export class AccessLogPage {
   @Field(() => [AccessLogEntry])
   data!: AccessLogEntry[];
 
-  @Field(() => EhrPagination)
-  pagination!: EhrPagination;
+  @Field(() => Pagination)
+  pagination!: Pagination;
 }

@@ -1,44 +1,115 @@
-import { auditHash, canonicalJson, findChainProblem, GENESIS_HASH, type ChainedFields } from './chain';
+import { createHash, randomBytes } from 'node:crypto';
+import { auditHash, canonicalJson, chainKey, findChainProblem, GENESIS_HASH, HMAC_SHA256, LEGACY_SHA256, type ChainedFields } from './chain';
 
-function chain(n: number) {
+const key = chainKey(randomBytes(32));
+
+function chain(n: number, versionOf: (seq: number) => number = () => HMAC_SHA256) {
   const out: Array<ChainedFields & { hash: string }> = [];
   let prev = GENESIS_HASH;
   for (let seq = 1; seq <= n; seq++) {
     const fields: ChainedFields = {
-      tenantId: 'demo', seq, id: `a-${seq}`, actor: 'u', action: 'update', entityType: 'Patient', entityId: 'p-1',
-      at: new Date(Date.UTC(2026, 10, 22, 9, 0, seq)), before: { family: 'A', n: seq }, after: { n: seq + 1, family: 'B' }, reason: null, prevHash: prev,
+      tenantId: 'demo',
+      seq,
+      id: `a-${seq}`,
+      actor: 'u',
+      action: 'update',
+      entityType: 'Patient',
+      entityId: 'p-1',
+      at: new Date(Date.UTC(2026, 10, 22, 9, 0, seq)),
+      before: { family: 'A', n: seq },
+      after: { n: seq + 1, family: 'B' },
+      reason: null,
+      prevHash: prev,
+      hashVersion: versionOf(seq),
     };
-    const hash = auditHash(fields);
+    const hash = auditHash(fields, key);
     out.push({ ...fields, hash });
     prev = hash;
   }
   return out;
 }
 
+/** What anyone who can write the table and has read the code can compute: the plain SHA-256 of a record. */
+function plainSha256(r: ChainedFields): string {
+  const material = {
+    tenantId: r.tenantId,
+    seq: r.seq,
+    id: r.id,
+    actor: r.actor,
+    action: r.action,
+    entityType: r.entityType,
+    entityId: r.entityId,
+    at: r.at.toISOString(),
+    before: r.before ?? null,
+    after: r.after ?? null,
+    reason: r.reason ?? null,
+    prevHash: r.prevHash,
+  };
+  return createHash('sha256').update(canonicalJson(material)).digest('hex');
+}
+
 describe('audit hash chain', () => {
+  const sealedNone = { key, sealedUpTo: 0 };
+
   it('canonical JSON ignores key order', () => {
     expect(canonicalJson({ b: 1, a: { d: [1, { y: 2, x: 1 }], c: null } })).toBe(canonicalJson({ a: { c: null, d: [1, { x: 1, y: 2 }] }, b: 1 }));
   });
 
-  it('accepts an intact chain, also when checked in stretches', () => {
+  it('accepts an intact keyed chain, also when checked in stretches', () => {
     const records = chain(5);
-    expect(findChainProblem(records)).toBeUndefined();
-    expect(findChainProblem(records.slice(2), records[1])).toBeUndefined();
+    expect(findChainProblem(records, sealedNone)).toBeUndefined();
+    expect(findChainProblem(records.slice(2), sealedNone, records[1])).toBeUndefined();
   });
 
   it('detects an edited, removed or re-linked record', () => {
     const edited = chain(4);
     edited[2] = { ...edited[2], after: { n: 999, family: 'B' } };
-    expect(findChainProblem(edited)).toMatchObject({ seq: 3, problem: expect.stringMatching(/altered/) });
+    expect(findChainProblem(edited, sealedNone)).toMatchObject({ seq: 3, problem: expect.stringMatching(/altered/) });
 
     const removed = chain(4);
     removed.splice(1, 1);
-    expect(findChainProblem(removed)).toMatchObject({ seq: 3, problem: expect.stringMatching(/gap/) });
+    expect(findChainProblem(removed, sealedNone)).toMatchObject({ seq: 3, problem: expect.stringMatching(/gap/) });
 
     // Re-hashing an edited record is not enough: the next link breaks.
     const rehashed = chain(4);
     rehashed[1] = { ...rehashed[1], reason: 'forged' };
-    rehashed[1].hash = auditHash(rehashed[1]);
-    expect(findChainProblem(rehashed)).toMatchObject({ seq: 3, problem: expect.stringMatching(/previous-hash/) });
+    rehashed[1].hash = auditHash(rehashed[1], key);
+    expect(findChainProblem(rehashed, sealedNone)).toMatchObject({ seq: 3, problem: expect.stringMatching(/previous-hash/) });
+  });
+
+  it('detects a rewrite that recomputes every following hash without the key', () => {
+    const records = chain(5);
+    let prev = records[0].hash;
+    for (const record of records.slice(1)) {
+      if (record.seq === 2) record.after = { n: 999, forged: true };
+      record.prevHash = prev;
+      // Kept as keyed records: SHA-256 is not the keyed hash.
+      record.hash = plainSha256(record);
+      prev = record.hash;
+    }
+    expect(findChainProblem(records, sealedNone)).toMatchObject({ seq: 2, problem: expect.stringMatching(/altered/) });
+    // Marked as legacy records instead: refused after a keyed record, and beyond the sealed part.
+    for (const record of records) record.hashVersion = LEGACY_SHA256;
+    expect(findChainProblem(records.slice(1), sealedNone, { ...records[0], hashVersion: HMAC_SHA256 })).toMatchObject({
+      seq: 2,
+      problem: expect.stringMatching(/unkeyed/),
+    });
+    records[0].hash = plainSha256(records[0]);
+    let p = records[0].hash;
+    for (const record of records.slice(1)) {
+      record.prevHash = p;
+      record.hash = plainSha256(record);
+      p = record.hash;
+    }
+    expect(findChainProblem(records, sealedNone)).toMatchObject({ seq: 1, problem: expect.stringMatching(/unkeyed/) });
+  });
+
+  it('accepts legacy SHA-256 records at the start of a chain up to the sealed seq, keyed ones after', () => {
+    const records = chain(5, (seq) => (seq <= 3 ? LEGACY_SHA256 : HMAC_SHA256));
+    expect(records[0].hash).toBe(plainSha256(records[0]));
+    expect(findChainProblem(records, { key, sealedUpTo: 3 })).toBeUndefined();
+    expect(findChainProblem(records, { key, sealedUpTo: 2 })).toMatchObject({ seq: 3, problem: expect.stringMatching(/unkeyed/) });
+    // A keyed hash made with another key does not verify.
+    expect(findChainProblem(records, { key: chainKey(randomBytes(32)), sealedUpTo: 3 })).toMatchObject({ seq: 4, problem: expect.stringMatching(/altered/) });
   });
 });

@@ -1,12 +1,22 @@
-import { createHash } from 'node:crypto';
+import { createHash, createHmac, hkdfSync } from 'node:crypto';
 
 /**
  * The audit hash chain: each record's hash covers its own fields and the hash
  * of the tenant's previous record, so editing, removing or reordering a stored
  * record breaks every hash after it. The first record of a tenant chains to
  * GENESIS_HASH.
+ *
+ * A plain hash only proves the chain is self-consistent: whoever can write the
+ * table can recompute it. Records are therefore keyed (hash version 2:
+ * HMAC-SHA-256 with a key the database never holds, AUDIT_HMAC_KEY). Version 1
+ * (plain SHA-256) is what records written before the key existed carry; they
+ * are accepted only as the start of a chain and only up to a record covered by
+ * a signed checkpoint (checkpoints.ts), which seals them.
  */
 export const GENESIS_HASH = '0'.repeat(64);
+
+export const LEGACY_SHA256 = 1;
+export const HMAC_SHA256 = 2;
 
 export interface ChainedFields {
   tenantId: string;
@@ -21,6 +31,12 @@ export interface ChainedFields {
   after: unknown;
   reason: string | null;
   prevHash: string;
+  hashVersion: number;
+}
+
+/** The chain's key, derived from AUDIT_HMAC_KEY (checkpoints use another derivation of it). */
+export function chainKey(auditKey: Buffer): Buffer {
+  return Buffer.from(hkdfSync('sha256', auditKey, 'caregraph', 'audit-chain-v2', 32));
 }
 
 /** JSON with object keys sorted at every level: PostgreSQL jsonb does not keep key order. */
@@ -37,7 +53,8 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
-export function auditHash(record: ChainedFields): string {
+/** The record's hash in its own version; a version-2 hash needs the chain key. */
+export function auditHash(record: ChainedFields, key: Buffer): string {
   const material = canonicalJson({
     tenantId: record.tenantId,
     seq: record.seq,
@@ -52,13 +69,22 @@ export function auditHash(record: ChainedFields): string {
     reason: record.reason ?? null,
     prevHash: record.prevHash,
   });
-  return createHash('sha256').update(material).digest('hex');
+  if (record.hashVersion === LEGACY_SHA256) return createHash('sha256').update(material).digest('hex');
+  if (record.hashVersion === HMAC_SHA256) return createHmac('sha256', key).update(material).digest('hex');
+  throw new Error(`unknown audit hash version ${record.hashVersion}`);
 }
 
 export interface ChainProblem {
   seq: number;
   id: string;
   problem: string;
+}
+
+export interface ChainCheck {
+  /** The chain key (chainKey(AUDIT_HMAC_KEY)). */
+  key: Buffer;
+  /** Highest seq covered by a signed checkpoint: legacy (version 1) records beyond it are not trusted. */
+  sealedUpTo: number;
 }
 
 /**
@@ -68,10 +94,12 @@ export interface ChainProblem {
  */
 export function findChainProblem(
   records: Array<ChainedFields & { hash: string }>,
-  previous?: { seq: number; hash: string },
+  check: ChainCheck,
+  previous?: { seq: number; hash: string; hashVersion: number },
 ): ChainProblem | undefined {
   let expectedSeq = previous ? previous.seq + 1 : 1;
   let expectedPrev = previous ? previous.hash : GENESIS_HASH;
+  let keyed = previous ? previous.hashVersion !== LEGACY_SHA256 : false;
   for (const record of records) {
     if (record.seq !== expectedSeq) {
       return { seq: record.seq, id: record.id, problem: `sequence gap: expected record ${expectedSeq}, found ${record.seq} (a record was removed)` };
@@ -79,9 +107,20 @@ export function findChainProblem(
     if (record.prevHash !== expectedPrev) {
       return { seq: record.seq, id: record.id, problem: 'previous-hash link does not match the record before it' };
     }
-    if (auditHash(record) !== record.hash) {
-      return { seq: record.seq, id: record.id, problem: 'hash does not match the record\'s content (the record was altered)' };
+    if (record.hashVersion !== LEGACY_SHA256 && record.hashVersion !== HMAC_SHA256) {
+      return { seq: record.seq, id: record.id, problem: `unknown hash version ${record.hashVersion}` };
     }
+    if (record.hashVersion === LEGACY_SHA256 && (keyed || record.seq > check.sealedUpTo)) {
+      return {
+        seq: record.seq,
+        id: record.id,
+        problem: 'unkeyed (plain SHA-256) record where only keyed records may be: the chain was rewritten without the key',
+      };
+    }
+    if (auditHash(record, check.key) !== record.hash) {
+      return { seq: record.seq, id: record.id, problem: "hash does not match the record's content (the record was altered)" };
+    }
+    keyed ||= record.hashVersion !== LEGACY_SHA256;
     expectedSeq = record.seq + 1;
     expectedPrev = record.hash;
   }

@@ -11,6 +11,8 @@ export interface AuditVersion {
   version: number;
   at: Date;
   action: string;
+  actor: string;
+  reason: string | null;
   after: Record<string, unknown> | null;
 }
 
@@ -18,15 +20,27 @@ export async function auditVersions(tx: TenantTx, entityTypes: string[], entityI
   const rows = await tx.auditRecord.findMany({
     where: { entityType: { in: entityTypes }, entityId },
     orderBy: { seq: 'asc' },
-    select: { at: true, action: true, after: true },
+    select: { at: true, action: true, actor: true, reason: true, after: true },
   });
-  return rows.map((row, index) => ({ version: index + 1, at: row.at, action: row.action, after: row.after as Record<string, unknown> | null }));
+  return rows.map((row, index) => ({
+    version: index + 1,
+    at: row.at,
+    action: row.action,
+    actor: row.actor,
+    reason: row.reason,
+    after: row.after as Record<string, unknown> | null,
+  }));
 }
 
 /** The current version number and time of each entity (entities without an audit record are version 1). */
 export async function currentVersions(tx: TenantTx, entityTypes: string[], entityIds: string[]): Promise<Map<string, { version: number; at: Date | null }>> {
   const groups = entityIds.length
-    ? await tx.auditRecord.groupBy({ by: ['entityId'], where: { entityType: { in: entityTypes }, entityId: { in: entityIds } }, _count: { _all: true }, _max: { at: true } })
+    ? await tx.auditRecord.groupBy({
+        by: ['entityId'],
+        where: { entityType: { in: entityTypes }, entityId: { in: entityIds } },
+        _count: { _all: true },
+        _max: { at: true },
+      })
     : [];
   const byId = new Map(groups.map((g) => [g.entityId, { version: g._count._all, at: g._max.at }]));
   return new Map(entityIds.map((id) => [id, byId.get(id) ?? { version: 1, at: null }]));
@@ -37,13 +51,7 @@ export async function currentVersions(tx: TenantTx, entityTypes: string[], entit
  * ends, then compares the expected version with the audit-derived one, so two
  * writers that read the same version cannot both pass.
  */
-export async function assertVersion(
-  tx: TenantTx,
-  lock: () => Promise<unknown>,
-  entityTypes: string[],
-  entityId: string,
-  expected: number,
-): Promise<void> {
+export async function assertVersion(tx: TenantTx, lock: () => Promise<unknown>, entityTypes: string[], entityId: string, expected: number): Promise<void> {
   await lock();
   const current = (await tx.auditRecord.count({ where: { entityType: { in: entityTypes }, entityId } })) || 1;
   if (current !== expected) {

@@ -1,4 +1,4 @@
-import type { DataArea } from '../access';
+import type { DataArea } from '../policy/rules';
 import type { ConstraintNode } from './constraints';
 
 export interface TemplateSeed {
@@ -10,7 +10,15 @@ export interface TemplateSeed {
 
 const slot = (archetypeId: string, required = true): ConstraintNode => ({ type: 'archetype', archetypeId, required });
 
-/** Templates every demo tenant starts with; `vital_signs.v1` is CONTRACT §10's. */
+/** A template whose content is one archetype under one key. */
+const singleSlot = (id: string, name: string, area: DataArea, key: string, archetypeId: string): TemplateSeed => ({
+  id,
+  name,
+  area,
+  definition: { type: 'object', children: { [key]: slot(archetypeId) } },
+});
+
+/** Templates every demo tenant starts with; `vital_signs.v1` is docs/api.md §10's. */
 export const SEED_TEMPLATES: TemplateSeed[] = [
   {
     id: 'vital_signs.v1',
@@ -25,28 +33,8 @@ export const SEED_TEMPLATES: TemplateSeed[] = [
       },
     },
   },
-  {
-    id: 'encounter.v1',
-    name: 'Encounter',
-    area: 'encounter',
-    definition: { type: 'object', children: { encounter: slot('openEHR-EHR-COMPOSITION.encounter.v1') } },
-  },
-  {
-    id: 'lab_result.v1',
-    name: 'Laboratory result',
-    area: 'observation',
-    definition: { type: 'object', children: { lab_result: slot('openEHR-EHR-OBSERVATION.laboratory_test_result.v1') } },
-  },
-  {
-    id: 'medication_order.v1',
-    name: 'Medication order',
-    area: 'order',
-    definition: { type: 'object', children: { medication_order: slot('openEHR-EHR-INSTRUCTION.medication_order.v3') } },
-  },
-  {
-    id: 'clinical_note.v1',
-    name: 'Clinical note',
-    area: 'document',
-    definition: { type: 'object', children: { note: slot('openEHR-EHR-EVALUATION.clinical_note.v1') } },
-  },
+  singleSlot('encounter.v1', 'Encounter', 'encounter', 'encounter', 'openEHR-EHR-COMPOSITION.encounter.v1'),
+  singleSlot('lab_result.v1', 'Laboratory result', 'observation', 'lab_result', 'openEHR-EHR-OBSERVATION.laboratory_test_result.v1'),
+  singleSlot('medication_order.v1', 'Medication order', 'order', 'medication_order', 'openEHR-EHR-INSTRUCTION.medication_order.v3'),
+  singleSlot('clinical_note.v1', 'Clinical note', 'document', 'note', 'openEHR-EHR-EVALUATION.clinical_note.v1'),
 ];

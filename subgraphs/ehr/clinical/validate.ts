@@ -1,15 +1,10 @@
 import type { ErrorDetail } from '../../../common/errors';
 import { zodDetails } from '../../../common/errors';
+import { isCalendarDate } from '../../../common/dates';
 import { findArchetype } from './archetypes';
-import { constraintNodeSchema, depthOf, MAX_DEPTH, type ConstraintNode } from './constraints';
+import { constraintNodeSchema, MAX_DEPTH, definitionNestsDeeperThan, type ConstraintNode } from './constraints';
 
 const ISO_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(:(\d{2})(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
-const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
-
-function isCalendarDate(text: string): boolean {
-  const date = new Date(`${text.slice(0, 10)}T00:00:00Z`);
-  return !Number.isNaN(date.getTime()) && date.toISOString().slice(0, 10) === text.slice(0, 10);
-}
 
 function describe(value: unknown): string {
   if (value === null) return 'null';
@@ -69,8 +64,10 @@ export function validateContent(definition: ConstraintNode, content: unknown, te
         } else if (typeof magnitude !== 'number' || !Number.isFinite(magnitude)) {
           details.push({ path: join(path, 'magnitude'), message: `must be a number, got ${describe(magnitude)}` });
         } else if (spec) {
-          if (spec.min !== undefined && magnitude < spec.min) details.push({ path: join(path, 'magnitude'), message: `${magnitude} is below the minimum ${spec.min} ${spec.unit}` });
-          if (spec.max !== undefined && magnitude > spec.max) details.push({ path: join(path, 'magnitude'), message: `${magnitude} is above the maximum ${spec.max} ${spec.unit}` });
+          if (spec.min !== undefined && magnitude < spec.min)
+            details.push({ path: join(path, 'magnitude'), message: `${magnitude} is below the minimum ${spec.min} ${spec.unit}` });
+          if (spec.max !== undefined && magnitude > spec.max)
+            details.push({ path: join(path, 'magnitude'), message: `${magnitude} is above the maximum ${spec.max} ${spec.unit}` });
         }
         return;
       }
@@ -84,23 +81,25 @@ export function validateContent(definition: ConstraintNode, content: unknown, te
         const entry = node.valueSet.find((e) => e.code === code);
         if (!entry) details.push({ path: join(path, 'code'), message: `'${code}' is not in the value set (${node.valueSet.map((e) => e.code).join(', ')})` });
         else if (text !== undefined && text !== entry.value) details.push({ path: join(path, 'value'), message: `must be '${entry.value}' for code ${code}` });
-        if (terminology !== undefined && terminology !== node.terminology) details.push({ path: join(path, 'terminology'), message: `must be ${node.terminology}` });
+        if (terminology !== undefined && terminology !== node.terminology)
+          details.push({ path: join(path, 'terminology'), message: `must be ${node.terminology}` });
         return;
       }
       case 'text': {
         if (typeof value !== 'string') details.push({ path, message: `must be text, got ${describe(value)}` });
-        else if (node.minLength !== undefined && value.length < node.minLength) details.push({ path, message: `must be at least ${node.minLength} characters` });
+        else if (node.minLength !== undefined && value.length < node.minLength)
+          details.push({ path, message: `must be at least ${node.minLength} characters` });
         else if (node.maxLength !== undefined && value.length > node.maxLength) details.push({ path, message: `must be at most ${node.maxLength} characters` });
         return;
       }
       case 'date_time': {
-        if (typeof value !== 'string' || !ISO_DATE_TIME.test(value) || !isCalendarDate(value) || Number.isNaN(Date.parse(value))) {
+        if (typeof value !== 'string' || !ISO_DATE_TIME.test(value) || !isCalendarDate(value.slice(0, 10)) || Number.isNaN(Date.parse(value))) {
           details.push({ path, message: 'must be an ISO 8601 date-time with a zone, e.g. 2026-11-22T09:00:00Z' });
         }
         return;
       }
       case 'date': {
-        if (typeof value !== 'string' || !ISO_DATE.test(value) || !isCalendarDate(value)) details.push({ path, message: 'must be a calendar date YYYY-MM-DD' });
+        if (typeof value !== 'string' || !isCalendarDate(value)) details.push({ path, message: 'must be a calendar date YYYY-MM-DD' });
         return;
       }
       case 'boolean': {
@@ -135,13 +134,14 @@ export function validateContent(definition: ConstraintNode, content: unknown, te
 
 /** Checks an uploaded template definition: well-formed constraints, known archetypes, bounded depth. */
 export function validateDefinition(definition: unknown): { definition?: ConstraintNode; details: ErrorDetail[] } {
+  if (definitionNestsDeeperThan(definition, MAX_DEPTH)) return { details: [{ path: 'definition', message: `nests deeper than ${MAX_DEPTH} levels` }] };
   const parsed = constraintNodeSchema.safeParse(definition);
   if (!parsed.success) return { details: zodDetails(parsed.error.issues).map((d) => ({ ...d, path: `definition.${d.path}`.replace(/\.\(body\)$/, '') })) };
   const details: ErrorDetail[] = [];
   if (parsed.data.type !== 'object') details.push({ path: 'definition.type', message: 'the root of a template is an object' });
-  if (depthOf(parsed.data) > MAX_DEPTH) details.push({ path: 'definition', message: `nests deeper than ${MAX_DEPTH} levels` });
   const walk = (node: ConstraintNode, path: string) => {
-    if (node.type === 'archetype' && !findArchetype(node.archetypeId)) details.push({ path: `${path}.archetypeId`, message: `unknown archetype ${node.archetypeId}` });
+    if (node.type === 'archetype' && !findArchetype(node.archetypeId))
+      details.push({ path: `${path}.archetypeId`, message: `unknown archetype ${node.archetypeId}` });
     if (node.type === 'object') for (const [name, child] of Object.entries(node.children)) walk(child, `${path}.children.${name}`);
     if (node.type === 'list') walk(node.items, `${path}.items`);
   };

@@ -2,7 +2,7 @@ import { Arg, Args, ArgsType, Ctx, Field, FieldResolver, ID, Int, Mutation, Quer
 import { GraphQLJSONObject } from 'graphql-scalars';
 import type { EhrContext } from '../context';
 import { Patient } from '../patients/patient.types';
-import { DataAreaEnum } from '../shared/types';
+import { DataAreaEnum } from '../common/types';
 import { Composition, CompositionFilter, CompositionPage, CreateCompositionInput } from './composition.types';
 
 @Resolver(() => Composition)

@@ -1,17 +1,39 @@
 import { randomUUID } from 'node:crypto';
 import type { FieldCipher } from '../../../common/crypto';
 import { AppError, notFound, validationError } from '../../../common/errors';
-import type { Composition as CompositionRow, CompositionVersion as VersionRow } from '../db/generated/client';
-import type { TenantStore } from '../db/store';
+import type { Composition as CompositionRow, CompositionVersion as VersionRow, Prisma } from '../db/generated/client';
+import type { AuditWriter, TenantStore } from '../db/store';
 import type { TenantTx } from '../db/tenant';
-import { DATA_AREAS, type DataArea } from '../access';
+import { DATA_AREAS, recordScope, type DataArea } from '../policy/rules';
 import type { ConstraintNode } from '../clinical/constraints';
 import { validateContent } from '../clinical/validate';
+import { validateComposition } from '../clinical/opt/validate';
+import { toCanonical } from '../clinical/opt/formats';
 import type { AccessPolicyService } from '../policy/access-policy.service';
 import type { ConsentService } from '../consents/consent.service';
 import type { ClinicalTemplateService } from '../templates/clinical-template.service';
-import { parsePaging, type Page } from '../shared/paging';
-import { parseBound } from '../shared/dates';
+import { parsePaging, type Page } from '../common/paging';
+import { parseBound } from '../common/dates';
+
+/**
+ * What a caller said about a commit (openEHR-AUDIT_DETAILS and openEHR-VERSION
+ * headers, or a CONTRIBUTION's audit), stored with the version it describes.
+ */
+export interface CommitAudit {
+  committer?: string;
+  description?: string;
+  lifecycleState?: 'complete' | 'incomplete' | 'deleted';
+}
+
+/** A checked, encrypted composition change, committed by `write` inside the caller's transaction. */
+export interface PreparedChange {
+  /** The version uid the change will commit. */
+  uid: string;
+  /** The EHR the composition belongs to. */
+  ehrId: string;
+  changeType: 'creation' | 'modification' | 'deleted';
+  write(tx: TenantTx, audit: AuditWriter, contributionId?: string): Promise<CompositionView>;
+}
 
 export interface CompositionView {
   uid: string;
@@ -25,6 +47,8 @@ export interface CompositionView {
   lifecycleState: 'complete' | 'deleted';
   committedAt: Date;
   committer: string;
+  commitAudit: CommitAudit | null;
+  contributionId: string | null;
   content: Record<string, unknown> | null;
 }
 
@@ -71,13 +95,32 @@ export class CompositionService {
 
   private async template(templateId: string) {
     const template = await this.templates.find(templateId);
-    if (!template) throw new AppError('UNKNOWN_TEMPLATE', `Template '${templateId}' is not known in this tenant`, [{ path: 'templateId', message: `unknown template ${templateId}` }]);
+    if (!template)
+      throw new AppError('UNKNOWN_TEMPLATE', `Template '${templateId}' is not known in this tenant`, [
+        { path: 'templateId', message: `unknown template ${templateId}` },
+      ]);
     return template;
+  }
+
+  /**
+   * The content to validate and store: for an operational template the
+   * canonical COMPOSITION, given as such or in the template's STRUCTURED form,
+   * without a client's `uid` (versions are the server's); other templates' content as given.
+   */
+  private async storedContent(templateId: string, content: unknown): Promise<unknown> {
+    const operational = this.templates.operational(await this.template(templateId));
+    if (!operational || typeof content !== 'object' || content === null || Array.isArray(content)) return content;
+    const composition = toCanonical(content, '_type' in content ? 'JSON' : 'STRUCTURED', operational.webTemplate);
+    return composition;
   }
 
   private async validate(templateId: string, content: unknown): Promise<void> {
     const template = await this.template(templateId);
-    const details = validateContent(template.definition as unknown as ConstraintNode, content, templateId);
+    // An operational template's compositions are canonical RM COMPOSITIONs; CareGraph JSON templates keep their content form.
+    const operational = this.templates.operational(template);
+    const details = operational
+      ? validateComposition(content, operational.webTemplate)
+      : validateContent(template.definition as unknown as ConstraintNode, content, templateId);
     if (details.length > 0) throw new AppError('COMPOSITION_INVALID', `The content does not conform to template ${templateId}`, details);
   }
 
@@ -89,62 +132,125 @@ export class CompositionService {
     throw new AppError('FORBIDDEN', `Not allowed: ${decision.reason}`);
   }
 
-  async create(input: { templateId: string; ehrId: string; content: unknown }, reason?: string | null): Promise<CompositionView> {
+  async create(input: { templateId: string; ehrId: string; content: unknown }, reason?: string | null, commit?: CommitAudit): Promise<CompositionView> {
+    const change = await this.prepareCreate(input, commit);
+    return this.store.change(reason, (tx, audit) => change.write(tx, audit));
+  }
+
+  async update(idOrUid: string, ifMatch: string, content: unknown, reason?: string | null, commit?: CommitAudit): Promise<CompositionView> {
+    const change = await this.prepareUpdate(idOrUid, ifMatch, content, commit);
+    return this.store.change(reason, (tx, audit) => change.write(tx, audit));
+  }
+
+  async delete(idOrUid: string, ifMatch: string | null | undefined, reason?: string | null, commit?: CommitAudit): Promise<CompositionView> {
+    const change = await this.prepareDelete(idOrUid, ifMatch, commit);
+    return this.store.change(reason, (tx, audit) => change.write(tx, audit));
+  }
+
+  /**
+   * The checks of a change (policy, template validation, preconditions) and its
+   * encryption, done before any transaction; `write` then commits it inside the
+   * caller's transaction, so a CONTRIBUTION can commit several changes as one.
+   */
+  async prepareCreate(input: { templateId: string; ehrId: string; content: unknown }, commit?: CommitAudit): Promise<PreparedChange> {
     const ehr = await this.store.read((tx) => tx.ehr.findFirst({ where: { id: input.ehrId } }));
     if (!ehr) throw notFound('EHR', input.ehrId);
     const hidden = await this.policy.decide('read', 'demographics', { patientId: ehr.patientId });
     if (!hidden.allowed && hidden.hide) throw notFound('EHR', input.ehrId);
     const template = await this.template(input.templateId);
     await this.policy.assert('write', template.area as DataArea, { patientId: ehr.patientId });
+    input = { ...input, content: await this.storedContent(template.id, input.content) };
     await this.validate(template.id, input.content);
     if (!ehr.isModifiable) throw new AppError('CONFLICT', `EHR '${ehr.id}' is not modifiable (EHR_STATUS)`);
     const id = randomUUID();
     const contentEnc = this.cipher.encrypt(JSON.stringify(input.content));
-    const { composition, version } = await this.store.change(reason, async (tx, audit) => {
-      const composition = await tx.composition.create({
-        data: { tenantId: this.store.tenantId, id, ehrId: ehr.id, patientId: ehr.patientId, templateId: template.id, area: template.area, latestVersion: 1 },
-      });
-      const version = await tx.compositionVersion.create({
-        data: { tenantId: this.store.tenantId, compositionId: id, version: 1, uid: this.uidOf(id, 1), changeType: 'creation', contentEnc, committer: this.store.identity.sub },
-      });
-      await audit.record({ action: 'create', entityType: 'Composition', entityId: id, after: this.snapshot(composition, version) });
-      return { composition, version };
-    });
-    return this.view(composition, version, input.content as Record<string, unknown>);
+    return {
+      uid: this.uidOf(id, 1),
+      ehrId: ehr.id,
+      changeType: 'creation',
+      write: async (tx, audit, contributionId) => {
+        const composition = await tx.composition.create({
+          data: { tenantId: this.store.tenantId, id, ehrId: ehr.id, patientId: ehr.patientId, templateId: template.id, area: template.area, latestVersion: 1 },
+        });
+        const version = await tx.compositionVersion.create({
+          data: {
+            tenantId: this.store.tenantId,
+            compositionId: id,
+            version: 1,
+            uid: this.uidOf(id, 1),
+            changeType: 'creation',
+            contentEnc,
+            committer: this.store.identity.sub,
+            ...this.commitColumns(commit, contributionId),
+          },
+        });
+        await audit.record({ action: 'create', entityType: 'Composition', entityId: id, after: this.snapshot(composition, version) });
+        return this.view(composition, version, input.content as Record<string, unknown>);
+      },
+    };
   }
 
-  async update(idOrUid: string, ifMatch: string, content: unknown, reason?: string | null): Promise<CompositionView> {
-    const ref = parseUid(idOrUid, this.systemId);
-    if (!ref) throw notFound('Composition', idOrUid);
-    const current = await this.store.read((tx) => tx.composition.findFirst({ where: { id: ref.id } }));
-    if (!current) throw notFound('Composition', idOrUid);
-    await this.assertRead(current.area, current.patientId, 'Composition', idOrUid);
-    await this.policy.assert('write', current.area as DataArea, { patientId: current.patientId });
+  async prepareUpdate(idOrUid: string, ifMatch: string, content: unknown, commit?: CommitAudit): Promise<PreparedChange> {
+    const { ref, current } = await this.forWrite(idOrUid);
     if (current.deletedAt) throw new AppError('CONFLICT', `Composition '${ref.id}' was deleted`);
     this.checkPrecondition(current, ifMatch);
+    content = await this.storedContent(current.templateId, content);
     await this.validate(current.templateId, content);
     const contentEnc = this.cipher.encrypt(JSON.stringify(content));
-    const { composition, version } = await this.store.change(reason, (tx, audit) =>
-      this.commit(tx, audit, current, { changeType: 'modification', contentEnc, deleted: false }),
-    );
-    return this.view(composition, version, content as Record<string, unknown>);
+    return {
+      uid: this.uidOf(current.id, current.latestVersion + 1),
+      ehrId: current.ehrId,
+      changeType: 'modification',
+      write: async (tx, audit, contributionId) => {
+        const { composition, version } = await this.commit(tx, audit, current, {
+          changeType: 'modification',
+          contentEnc,
+          deleted: false,
+          ...this.commitColumns(commit, contributionId),
+        });
+        return this.view(composition, version, content as Record<string, unknown>);
+      },
+    };
   }
 
-  async delete(idOrUid: string, ifMatch: string | null | undefined, reason?: string | null): Promise<CompositionView> {
-    const ref = parseUid(idOrUid, this.systemId);
-    if (!ref) throw notFound('Composition', idOrUid);
-    const current = await this.store.read((tx) => tx.composition.findFirst({ where: { id: ref.id } }));
-    if (!current) throw notFound('Composition', idOrUid);
-    await this.assertRead(current.area, current.patientId, 'Composition', idOrUid);
-    await this.policy.assert('write', current.area as DataArea, { patientId: current.patientId });
+  async prepareDelete(idOrUid: string, ifMatch: string | null | undefined, commit?: CommitAudit): Promise<PreparedChange> {
+    const { ref, current } = await this.forWrite(idOrUid);
     if (current.deletedAt) throw notFound('Composition', idOrUid);
     // A versioned uid in the path is itself the precondition, as in openEHR's DELETE of a preceding version.
     const precondition = ifMatch ?? (ref.version !== undefined ? idOrUid : undefined);
     if (precondition) this.checkPrecondition(current, precondition);
-    const { composition, version } = await this.store.change(reason, (tx, audit) =>
-      this.commit(tx, audit, current, { changeType: 'deleted', contentEnc: null, deleted: true }),
-    );
-    return this.view(composition, version, null);
+    return {
+      uid: this.uidOf(current.id, current.latestVersion + 1),
+      ehrId: current.ehrId,
+      changeType: 'deleted',
+      write: async (tx, audit, contributionId) => {
+        const { composition, version } = await this.commit(tx, audit, current, {
+          changeType: 'deleted',
+          contentEnc: null,
+          deleted: true,
+          ...this.commitColumns(commit, contributionId),
+        });
+        return this.view(composition, version, null);
+      },
+    };
+  }
+
+  /** The composition a uid (versioned or not) names, once the caller may read and write it. */
+  private async forWrite(idOrUid: string) {
+    const ref = parseUid(idOrUid, this.systemId);
+    if (!ref) throw notFound('Composition', idOrUid);
+    const current = await this.store.read((tx) => tx.composition.findFirst({ where: { id: ref.id } }));
+    if (!current) throw notFound('Composition', idOrUid);
+    await this.assertRead(current.area, current.patientId, 'Composition', idOrUid);
+    await this.policy.assert('write', current.area as DataArea, { patientId: current.patientId });
+    return { ref, current };
+  }
+
+  private commitColumns(commit: CommitAudit | undefined, contributionId: string | undefined) {
+    return {
+      ...(commit && Object.keys(commit).length ? { commitAudit: commit as Prisma.InputJsonObject } : {}),
+      ...(contributionId ? { contributionId } : {}),
+    };
   }
 
   private checkPrecondition(current: CompositionRow, ifMatch: string) {
@@ -160,7 +266,7 @@ export class CompositionService {
     tx: TenantTx,
     audit: { record: (e: { action: string; entityType: string; entityId: string; before?: unknown; after?: unknown }) => Promise<void> },
     current: CompositionRow,
-    change: { changeType: string; contentEnc: string | null; deleted: boolean },
+    change: { changeType: string; contentEnc: string | null; deleted: boolean; commitAudit?: Prisma.InputJsonObject; contributionId?: string },
   ) {
     const next = current.latestVersion + 1;
     // Optimistic lock: only one writer moves the composition from the version it read.
@@ -173,7 +279,17 @@ export class CompositionService {
     }
     const previous = await tx.compositionVersion.findFirst({ where: { compositionId: current.id, version: current.latestVersion } });
     const version = await tx.compositionVersion.create({
-      data: { tenantId: this.store.tenantId, compositionId: current.id, version: next, uid: this.uidOf(current.id, next), changeType: change.changeType, contentEnc: change.contentEnc, committer: this.store.identity.sub },
+      data: {
+        tenantId: this.store.tenantId,
+        compositionId: current.id,
+        version: next,
+        uid: this.uidOf(current.id, next),
+        changeType: change.changeType,
+        contentEnc: change.contentEnc,
+        committer: this.store.identity.sub,
+        ...(change.commitAudit ? { commitAudit: change.commitAudit } : {}),
+        ...(change.contributionId ? { contributionId: change.contributionId } : {}),
+      },
     });
     await audit.record({
       action: change.deleted ? 'delete' : 'update',
@@ -197,7 +313,9 @@ export class CompositionService {
     });
     if (!found) throw notFound('Composition', uid);
     await this.assertRead(found.composition.area, found.composition.patientId, 'Composition', uid);
-    await this.store.read((tx) => this.store.logAccess(tx, [{ entityType: 'Composition', entityId: found.version.uid, patientId: found.composition.patientId }]));
+    await this.store.read((tx) =>
+      this.store.logAccess(tx, [{ entityType: 'Composition', entityId: found.version.uid, patientId: found.composition.patientId }]),
+    );
     return this.view(found.composition, found.version);
   }
 
@@ -253,7 +371,7 @@ export class CompositionService {
     const to = parseBound('to', filter.to, true);
     let patientId = filter.patientId ?? undefined;
     const identity = this.store.identity;
-    if (!patientId && !filter.ehrId && identity.roles.every((r) => r === 'patient')) patientId = identity.patientId;
+    if (!patientId && !filter.ehrId) patientId = recordScope(identity);
     if (filter.ehrId) {
       const ehr = await this.store.read((tx) => tx.ehr.findFirst({ where: { id: filter.ehrId! } }));
       if (!ehr || (patientId && ehr.patientId !== patientId)) throw notFound('EHR', filter.ehrId);
@@ -268,12 +386,13 @@ export class CompositionService {
       if (denied.hide) throw notFound(patientId ? 'Patient' : 'Record', patientId ?? '');
       throw new AppError('FORBIDDEN', `Not allowed: ${denied.reason}`);
     }
+    const restricted = patientId ? [] : await this.policy.restrictedPatientIds();
     return async (tx) => {
       if (patientId && !(await tx.patient.findFirst({ where: { id: patientId }, select: { id: true } }))) throw notFound('Patient', patientId);
       const hiddenEhrs = (await tx.ehr.findMany({ where: { isQueryable: false }, select: { id: true } })).map((e) => e.id);
       return {
         area: { in: areas },
-        ...(patientId ? { patientId } : {}),
+        ...(patientId ? { patientId } : { patientId: { notIn: restricted } }),
         ...(filter.templateId ? { templateId: filter.templateId } : {}),
         ...(filter.includeDeleted ? {} : { deletedAt: null }),
         ...(from || to ? { createdAt: { ...(from ? { gte: from } : {}), ...(to ? { lte: to } : {}) } } : {}),
@@ -289,7 +408,10 @@ export class CompositionService {
       : [];
     const byId = new Map(versions.map((v) => [v.compositionId, v]));
     const data = rows.map((row) => this.view(row, byId.get(row.id)!));
-    await this.store.logAccess(tx, data.map((c) => ({ entityType: 'Composition', entityId: c.uid, patientId: c.patientId, action })));
+    await this.store.logAccess(
+      tx,
+      data.map((c) => ({ entityType: 'Composition', entityId: c.uid, patientId: c.patientId, action })),
+    );
     return data;
   }
 
@@ -318,6 +440,8 @@ export class CompositionService {
       lifecycleState: version.changeType === 'deleted' ? 'deleted' : 'complete',
       committedAt: version.committedAt,
       committer: version.committer,
+      commitAudit: (version.commitAudit as CommitAudit | null) ?? null,
+      contributionId: version.contributionId,
       content: content !== undefined ? content : version.contentEnc ? JSON.parse(this.cipher.decrypt(version.contentEnc)) : null,
     };
   }

@@ -1,13 +1,14 @@
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { Field, ID, InputType, Int, ObjectType } from 'type-graphql';
-import { DataAreaEnum, EhrPagination } from '../shared/types';
+import { DataAreaEnum } from '../common/types';
+import { Pagination } from '../../../common/graphql/pagination';
 
 @ObjectType({ description: 'One version of a composition (a clinical document or record).' })
 export class Composition {
   @Field(() => ID, { description: 'Version uid <uuid>::<system-id>::<version>.' })
   uid!: string;
 
-  @Field(() => ID, { description: 'The versioned object\'s uuid (the same for every version).' })
+  @Field(() => ID, { description: "The versioned object's uuid (the same for every version)." })
   id!: string;
 
   @Field(() => ID)
@@ -46,8 +47,8 @@ export class CompositionPage {
   @Field(() => [Composition])
   data!: Composition[];
 
-  @Field(() => EhrPagination)
-  pagination!: EhrPagination;
+  @Field(() => Pagination)
+  pagination!: Pagination;
 }
 
 @InputType()

@@ -1,12 +1,12 @@
 import { Arg, Ctx, FieldResolver, ID, Mutation, Resolver, Root } from 'type-graphql';
 import type { EhrContext } from '../context';
 import { Patient } from '../patients/patient.types';
-import { ConsentPurposeEnum } from '../shared/types';
+import { ConsentPurposeEnum } from '../common/types';
 import { Consent } from './consent.types';
 
 @Resolver(() => Consent)
 export class ConsentResolver {
-  @Mutation(() => Consent, { description: 'Records the patient\'s consent for a purpose.' })
+  @Mutation(() => Consent, { description: "Records the patient's consent for a purpose." })
   grantConsent(
     @Arg('patientId', () => ID) patientId: string,
     @Arg('purpose', () => ConsentPurposeEnum) purpose: ConsentPurposeEnum,
@@ -17,7 +17,7 @@ export class ConsentResolver {
     return ctx.consents.set(patientId, purpose, true, note, reason);
   }
 
-  @Mutation(() => Consent, { description: 'Records the withdrawal of the patient\'s consent for a purpose.' })
+  @Mutation(() => Consent, { description: "Records the withdrawal of the patient's consent for a purpose." })
   revokeConsent(
     @Arg('patientId', () => ID) patientId: string,
     @Arg('purpose', () => ConsentPurposeEnum) purpose: ConsentPurposeEnum,

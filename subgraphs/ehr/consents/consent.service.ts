@@ -1,7 +1,7 @@
 import DataLoader from 'dataloader';
 import { notFound, validationError } from '../../../common/errors';
 import type { TenantStore } from '../db/store';
-import { CONSENT_DEFAULTS, CONSENT_PURPOSES, type ConsentPurpose } from '../access';
+import { CONSENT_DEFAULTS, CONSENT_PURPOSES, type ConsentPurpose } from '../policy/rules';
 import type { AccessPolicyService } from '../policy/access-policy.service';
 
 export interface ConsentView {

@@ -1,7 +1,7 @@
 import { Field, ID, ObjectType } from 'type-graphql';
-import { ConsentPurposeEnum } from '../shared/types';
+import { ConsentPurposeEnum } from '../common/types';
 
-@ObjectType({ description: 'A patient\'s consent for one purpose.' })
+@ObjectType({ description: "A patient's consent for one purpose." })
 export class Consent {
   @Field(() => ID)
   patientId!: string;
@@ -12,7 +12,7 @@ export class Consent {
   @Field(() => Boolean)
   granted!: boolean;
 
-  @Field(() => Boolean, { description: 'false: no decision recorded, the purpose\'s default applies (messaging granted, others not).' })
+  @Field(() => Boolean, { description: "false: no decision recorded, the purpose's default applies (messaging granted, others not)." })
   recorded!: boolean;
 
   @Field(() => String, { nullable: true })

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Identity } from '../../../common/auth/principal';
+import { tenantBound } from '../../../common/db/tenant-session';
 import type { EhrPrisma } from './client';
 import { inTenantTransaction, tenantScopedClient, type TenantClient, type TenantTx } from './tenant';
-import { auditHash, GENESIS_HASH } from '../audit/chain';
+import { auditHash, GENESIS_HASH, HMAC_SHA256 } from '../audit/chain';
 
 /** The part of a Prisma transaction client the writer needs (scoped or not). */
 export type AuditTx = Pick<TenantTx, 'auditRecord' | '$queryRaw'>;
@@ -22,6 +23,8 @@ export interface AccessEntry {
   entityId: string;
   patientId: string;
   action?: 'read' | 'list';
+  /** The purpose of use declared for this read; defaults to the agent's (MCP) purpose. */
+  purpose?: string;
 }
 
 /** Appends audit records to the tenant's hash chain inside the change's transaction. */
@@ -29,11 +32,13 @@ export class AuditWriter {
   private locked = false;
   written = 0;
 
+  /** `chainKey` is chainKey(AUDIT_HMAC_KEY) (audit/chain.ts). */
   constructor(
     private readonly tx: TenantTx | AuditTx,
     private readonly tenantId: string,
     private readonly actor: string,
     private readonly reason: string | null,
+    private readonly chainKey: Buffer,
   ) {}
 
   async record(entry: AuditEntry): Promise<void> {
@@ -57,9 +62,10 @@ export class AuditWriter {
       after: toJson(entry.after),
       reason: this.reason,
       prevHash: last?.hash ?? GENESIS_HASH,
+      hashVersion: HMAC_SHA256,
     };
     await this.tx.auditRecord.create({
-      data: { ...fields, before: fields.before ?? undefined, after: fields.after ?? undefined, hash: auditHash(fields) } as any,
+      data: { ...fields, before: fields.before ?? undefined, after: fields.after ?? undefined, hash: auditHash(fields, this.chainKey) } as any,
     });
     this.written++;
   }
@@ -72,14 +78,15 @@ function toJson(value: unknown): unknown {
 
 export interface TenantStoreOptions {
   /**
-   * Whether the database enforces row-level security for the service's role
-   * (PostgreSQL, which may connect as a role that does not own the tables).
-   * Reads then run in a transaction that sets `app.tenant_id`. The embedded
-   * PGlite has one role, the tables' owner, for which RLS never applies: its
-   * reads skip that transaction, so its single connection is never held while
-   * a request is between statements.
+   * Whether a read runs in one transaction that sets `app.tenant_id` once
+   * (PostgreSQL, with a pool of connections). Otherwise (PGlite, one
+   * connection) each statement of a read is its own short transaction that
+   * sets it, so the connection is never held while a request is between
+   * statements. Either way row-level security sees the tenant.
    */
-  rowLevelSecurity: boolean;
+  transactionalReads: boolean;
+  /** chainKey(AUDIT_HMAC_KEY), for the audit records of changes. */
+  chainKey: Buffer;
 }
 
 /**
@@ -90,6 +97,7 @@ export interface TenantStoreOptions {
  */
 export class TenantStore {
   private client?: TenantClient;
+  private perStatement?: TenantClient;
 
   constructor(
     private readonly prisma: EhrPrisma,
@@ -112,13 +120,13 @@ export class TenantStore {
    * READ COMMITTED transaction.
    */
   read<T>(fn: (tx: TenantTx) => Promise<T>): Promise<T> {
-    if (!this.options.rowLevelSecurity) return fn(this.scoped() as unknown as TenantTx);
+    if (!this.options.transactionalReads) return fn((this.perStatement ??= tenantBound(this.scoped(), this.tenantId)));
     return inTenantTransaction(this.scoped(), this.tenantId, fn);
   }
 
   change<T>(reason: string | null | undefined, fn: (tx: TenantTx, audit: AuditWriter) => Promise<T>): Promise<T> {
     return inTenantTransaction(this.scoped(), this.tenantId, async (tx) => {
-      const audit = new AuditWriter(tx, this.tenantId, this.identity.sub, reason ?? null);
+      const audit = new AuditWriter(tx, this.tenantId, this.identity.sub, reason ?? null, this.options.chainKey);
       const result = await fn(tx, audit);
       if (audit.written === 0) throw new Error('refusing to commit a change without an audit record');
       return result;
@@ -134,10 +142,14 @@ export class TenantStore {
   async logAccess(tx: Pick<TenantTx, '$executeRaw'>, entries: AccessEntry[]): Promise<void> {
     if (entries.length === 0) return;
     const ids = entries.map(() => randomUUID());
+    const agent = this.identity.agent;
+    const purposes = entries.map((e) => e.purpose ?? agent?.purpose ?? null);
     await tx.$executeRaw`
-      INSERT INTO "ehr"."AccessLog" ("tenantId", "id", "actor", "roles", "action", "entityType", "entityId", "patientId", "requestId")
-      SELECT ${this.tenantId}, e.id, ${this.identity.sub}, ${this.identity.roles}::text[], e.action, e."entityType", e."entityId", e."patientId", ${this.requestId ?? null}
+      INSERT INTO "ehr"."AccessLog" ("tenantId", "id", "actor", "roles", "action", "entityType", "entityId", "patientId", "requestId", "purpose", "client", "tool")
+      SELECT ${this.tenantId}, e.id, ${this.identity.sub}, ${this.identity.roles}::text[], e.action, e."entityType", e."entityId", e."patientId", ${this.requestId ?? null},
+             e.purpose, ${agent?.client ?? null}, ${agent?.tool ?? null}
       FROM unnest(${ids}::text[], ${entries.map((e) => e.action ?? 'read')}::text[], ${entries.map((e) => e.entityType)}::text[],
-                  ${entries.map((e) => e.entityId)}::text[], ${entries.map((e) => e.patientId)}::text[]) AS e(id, action, "entityType", "entityId", "patientId")`;
+                  ${entries.map((e) => e.entityId)}::text[], ${entries.map((e) => e.patientId)}::text[], ${purposes}::text[])
+           AS e(id, action, "entityType", "entityId", "patientId", purpose)`;
   }
 }

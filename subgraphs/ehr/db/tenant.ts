@@ -1,3 +1,4 @@
+import { inTenant } from '../../../common/db/tenant-session';
 import type { EhrPrisma } from './client';
 import type { Prisma } from './generated/client';
 
@@ -67,7 +68,7 @@ export function tenantScopedClient(prisma: EhrPrisma, tenantId: string): EhrPris
     query: {
       $allModels: {
         $allOperations({ model, operation, args, query }) {
-          return query(scopeArgs(model, operation, args as Args, tenantId));
+          return query(scopeArgs(model, operation, args, tenantId));
         },
       },
     },
@@ -87,11 +88,8 @@ const TX_OPTIONS = { maxWait: 20_000, timeout: 30_000 };
 /**
  * Runs `fn` in one transaction of the tenant: every query is tenant-scoped by
  * the extension, and `app.tenant_id` is set for PostgreSQL row-level security
- * (the second wall, effective for roles that do not own the tables).
+ * (the second wall: the runtime role sees no other rows).
  */
 export async function inTenantTransaction<T>(client: TenantClient, tenantId: string, fn: (tx: TenantTx) => Promise<T>): Promise<T> {
-  return client.$transaction(async (tx) => {
-    await tx.$queryRaw`SELECT set_config('app.tenant_id', ${tenantId}, true)`;
-    return fn(tx as unknown as TenantTx);
-  }, TX_OPTIONS);
+  return inTenant(client, tenantId, (tx) => fn(tx as TenantTx), TX_OPTIONS);
 }

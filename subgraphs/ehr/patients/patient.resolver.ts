@@ -7,7 +7,7 @@ const plain = <T extends object>(input: T) => Object.fromEntries(Object.entries(
 
 @Resolver(() => Patient)
 export class PatientResolver {
-  @Query(() => Patient, { nullable: true, description: 'A patient of the caller\'s tenant; null when unknown.' })
+  @Query(() => Patient, { nullable: true, description: "A patient of the caller's tenant; null when unknown." })
   patient(@Arg('id', () => ID) id: string, @Ctx() ctx: EhrContext) {
     return ctx.patients.find(id);
   }

@@ -1,15 +1,15 @@
 import { randomUUID } from 'node:crypto';
+import { DATE_ONLY, isCalendarDate } from '../../../common/dates';
 import DataLoader from 'dataloader';
 import { z } from 'zod';
-import { hasRole } from '../../../common/auth/principal';
 import type { FieldCipher } from '../../../common/crypto';
 import { AppError, notFound, validationError, zodDetails } from '../../../common/errors';
 import type { Patient as PatientRow } from '../db/generated/client';
 import type { TenantStore } from '../db/store';
-import { assertCan } from '../access';
+import { assertCan, can, recordScope } from '../policy/rules';
 import type { AccessPolicyService } from '../policy/access-policy.service';
-import { conflictOnDuplicate } from '../shared/errors';
-import { parsePaging, type Page } from '../shared/paging';
+import { conflictOnDuplicate } from '../../../common/db/unique-violation';
+import { parsePaging, type Page } from '../common/paging';
 import type { Prisma } from '../db/generated/client';
 import { assertVersion, auditVersions, currentVersions } from '../audit/versions';
 
@@ -24,22 +24,32 @@ export interface PatientView {
   contact: { phone: string | null; email: string | null };
 }
 
-const DATE = /^\d{4}-\d{2}-\d{2}$/;
-const calendarDate = z
-  .string()
-  .regex(DATE, 'must be YYYY-MM-DD')
-  .refine((d) => !Number.isNaN(Date.parse(`${d}T00:00:00Z`)) && new Date(`${d}T00:00:00Z`).toISOString().startsWith(d), 'is not a calendar date');
+const calendarDate = z.string().regex(DATE_ONLY, 'must be YYYY-MM-DD').refine(isCalendarDate, 'is not a calendar date');
 const demographics = {
   givenNames: z.array(z.string().trim().min(1).max(100)).min(1).max(5),
   family: z.string().trim().min(1).max(100),
   birthDate: calendarDate.nullable().optional(),
   gender: z.enum(['male', 'female', 'other', 'unknown']).nullable().optional(),
-  phone: z.string().regex(/^\+[1-9]\d{6,14}$/, 'must be E.164, e.g. +31612345678').nullable().optional(),
-  email: z.string().max(254).regex(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, 'is not an e-mail address').nullable().optional(),
+  phone: z
+    .string()
+    .regex(/^\+[1-9]\d{6,14}$/, 'must be E.164, e.g. +31612345678')
+    .nullable()
+    .optional(),
+  email: z
+    .string()
+    .max(254)
+    .regex(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, 'is not an e-mail address')
+    .nullable()
+    .optional(),
 };
-const createSchema = z.strictObject({ id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/).optional(), ...demographics });
+const createSchema = z.strictObject({
+  id: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/)
+    .optional(),
+  ...demographics,
+});
 const updateSchema = z.strictObject(demographics).partial();
-
 
 function parse<T>(schema: z.ZodType<T>, input: unknown): T {
   const result = schema.safeParse(input);
@@ -65,7 +75,10 @@ export class PatientService {
     this.loader = new DataLoader((ids) =>
       store.read(async (tx) => {
         const rows = await tx.patient.findMany({ where: { id: { in: [...ids] }, deletedAt: null } });
-        await store.logAccess(tx, rows.map((row) => ({ entityType: 'Patient', entityId: row.id, patientId: row.id })));
+        await store.logAccess(
+          tx,
+          rows.map((row) => ({ entityType: 'Patient', entityId: row.id, patientId: row.id })),
+        );
         const byId = new Map(rows.map((row) => [row.id, row]));
         return ids.map((id) => byId.get(id) ?? null);
       }),
@@ -91,12 +104,13 @@ export class PatientService {
 
   /** Staff search by family name prefix or exact id, family name order. */
   async list(search: string | null | undefined, limit?: number | null, offset?: number | null): Promise<Page<PatientView>> {
-    assertCan(this.store.identity, 'listPatients', 'list patients');
+    assertCan(this.store.identity, 'listPatients');
     await this.policy.assert('read', 'demographics');
     const paging = parsePaging(limit, offset);
     const term = search?.trim();
     const where = {
       deletedAt: null,
+      restrictedAt: null,
       ...(term ? { OR: [{ id: term }, { family: { startsWith: term, mode: 'insensitive' as const } }] } : {}),
     };
     return this.store.read(async (tx) => {
@@ -104,18 +118,21 @@ export class PatientService {
         tx.patient.findMany({ where, orderBy: [{ family: 'asc' }, { id: 'asc' }], take: paging.limit, skip: paging.offset }),
         tx.patient.count({ where }),
       ]);
-      await this.store.logAccess(tx, rows.map((row) => ({ entityType: 'Patient', entityId: row.id, patientId: row.id, action: 'list' as const })));
+      await this.store.logAccess(
+        tx,
+        rows.map((row) => ({ entityType: 'Patient', entityId: row.id, patientId: row.id, action: 'list' as const })),
+      );
       return { data: rows.map((row) => this.toView(row)), pagination: { ...paging, total } };
     });
   }
 
-  /** A new patient with its EHR (ehrId `ehr-<id>`). */
+  /** A new patient with its EHR (a UUID, as openEHR EHR ids are; the seeded demo EHRs keep `ehr-<patient id>`). */
   async create(input: object, reason?: string | null): Promise<PatientView> {
-    if (!hasRole(this.store.identity, 'admin', 'clinician', 'nurse', 'receptionist', 'integration')) throw new AppError('FORBIDDEN', 'Only staff may register patients');
+    assertCan(this.store.identity, 'registerPatients');
     await this.policy.assert('write', 'demographics');
     const data = parse(createSchema, input);
     const id = data.id ?? `p-${randomUUID()}`;
-    const ehrId = `ehr-${id}`;
+    const ehrId = randomUUID();
     const row = await this.store
       .change(reason, async (tx, audit) => {
         const created = await tx.patient.create({
@@ -133,7 +150,12 @@ export class PatientService {
         });
         const ehr = await tx.ehr.create({ data: { tenantId: this.store.tenantId, id: ehrId, patientId: id } });
         await audit.record({ action: 'create', entityType: 'Patient', entityId: id, after: snapshot(created) });
-        await audit.record({ action: 'create', entityType: 'Ehr', entityId: ehrId, after: { patientId: id, isQueryable: ehr.isQueryable, isModifiable: ehr.isModifiable } });
+        await audit.record({
+          action: 'create',
+          entityType: 'Ehr',
+          entityId: ehrId,
+          after: { patientId: id, isQueryable: ehr.isQueryable, isModifiable: ehr.isModifiable },
+        });
         return created;
       })
       .catch((err) => conflictOnDuplicate(err, `Patient '${id}' already exists`));
@@ -145,19 +167,18 @@ export class PatientService {
    * staff search the tenant, a patient finds only their own record.
    */
   async search(where: Prisma.PatientWhereInput, limit: number, offset: number): Promise<Page<PatientView>> {
-    const identity = this.store.identity;
-    const ownOnly = !hasRole(identity, 'admin', 'clinician', 'nurse', 'receptionist', 'integration');
-    if (!ownOnly) {
-      assertCan(identity, 'listPatients', 'list patients');
-      await this.policy.assert('read', 'demographics');
-    }
-    const scoped: Prisma.PatientWhereInput = { AND: [where, { deletedAt: null }, ...(ownOnly ? [{ id: identity.patientId ?? '' }] : [])] };
+    const own = recordScope(this.store.identity);
+    await this.policy.assert('read', 'demographics', own === undefined ? {} : { patientId: own });
+    const scoped: Prisma.PatientWhereInput = { AND: [where, { deletedAt: null, restrictedAt: null }, ...(own !== undefined ? [{ id: own }] : [])] };
     return this.store.read(async (tx) => {
       const [rows, total] = await Promise.all([
         tx.patient.findMany({ where: scoped, orderBy: [{ family: 'asc' }, { id: 'asc' }], take: limit, skip: offset }),
         tx.patient.count({ where: scoped }),
       ]);
-      await this.store.logAccess(tx, rows.map((row) => ({ entityType: 'Patient', entityId: row.id, patientId: row.id, action: 'list' as const })));
+      await this.store.logAccess(
+        tx,
+        rows.map((row) => ({ entityType: 'Patient', entityId: row.id, patientId: row.id, action: 'list' as const })),
+      );
       return { data: rows.map((row) => this.toView(row)), pagination: { limit, offset, total } };
     });
   }
@@ -174,7 +195,7 @@ export class PatientService {
     // Each version is the earlier state with its audit record's `after` applied (snapshots may be partial).
     let state = {} as PatientRow;
     return versions.map((v) => {
-      state = { ...state, ...(v.after as object), id } as PatientRow;
+      state = { ...state, ...(v.after as object), id };
       return { version: v.version, at: v.at, patient: this.toView(state) };
     });
   }
@@ -183,7 +204,7 @@ export class PatientService {
   async update(id: string, input: object, reason?: string | null, ifVersion?: number): Promise<PatientView> {
     await this.policy.assert('write', 'demographics', { patientId: id });
     const data = parse(updateSchema, input);
-    if (!hasRole(this.store.identity, 'admin', 'clinician', 'nurse', 'receptionist', 'integration')) {
+    if (!can(this.store.identity, 'editAllDemographics')) {
       const other = Object.keys(data).filter((k) => k !== 'phone' && k !== 'email');
       if (other.length > 0) throw new AppError('FORBIDDEN', `A patient may change only their contact details (not ${other.join(', ')})`);
     }
@@ -193,7 +214,13 @@ export class PatientService {
       if (!before) throw notFound('Patient', id);
       if (ifVersion !== undefined) {
         const tenantId = this.store.tenantId;
-        await assertVersion(tx, () => tx.$queryRaw`SELECT id FROM ehr."Patient" WHERE "tenantId" = ${tenantId} AND id = ${id} FOR UPDATE`, PATIENT_ENTITY, id, ifVersion);
+        await assertVersion(
+          tx,
+          () => tx.$queryRaw`SELECT id FROM ehr."Patient" WHERE "tenantId" = ${tenantId} AND id = ${id} FOR UPDATE`,
+          PATIENT_ENTITY,
+          id,
+          ifVersion,
+        );
       }
       const { phone, email, ...plain } = data;
       const [after] = await tx.patient.updateManyAndReturn({

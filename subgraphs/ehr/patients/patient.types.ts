@@ -1,5 +1,5 @@
 import { Directive, Field, ID, InputType, ObjectType } from 'type-graphql';
-import { EhrPagination } from '../shared/types';
+import { Pagination } from '../../../common/graphql/pagination';
 
 @ObjectType({ description: 'A person name as FHIR HumanName: given names and family name.' })
 export class HumanName {
@@ -25,7 +25,7 @@ export class Patient {
   @Field(() => ID)
   id!: string;
 
-  @Field(() => String, { description: 'The patient\'s EHR id.' })
+  @Field(() => String, { description: "The patient's EHR id." })
   ehrId!: string;
 
   @Field(() => HumanName)
@@ -46,8 +46,8 @@ export class PatientPage {
   @Field(() => [Patient])
   data!: Patient[];
 
-  @Field(() => EhrPagination)
-  pagination!: EhrPagination;
+  @Field(() => Pagination)
+  pagination!: Pagination;
 }
 
 @InputType({ description: 'A new patient; an EHR `ehr-<id>` is created with it.' })

@@ -1,11 +1,11 @@
 import { Arg, Ctx, Mutation, Query, Resolver } from 'type-graphql';
 import type { EhrContext } from '../context';
-import { AccessAreaEnum, ConfigurableRoleEnum } from '../shared/types';
+import { AccessAreaEnum, ConfigurableRoleEnum } from '../common/types';
 import { AccessPolicyEntry } from './access-policy.types';
 
 @Resolver(() => AccessPolicyEntry)
 export class AccessPolicyResolver {
-  @Query(() => [AccessPolicyEntry], { description: 'Admin: the tenant\'s effective role × area permissions.' })
+  @Query(() => [AccessPolicyEntry], { description: "Admin: the tenant's effective role × area permissions." })
   accessPolicy(@Ctx() ctx: EhrContext) {
     return ctx.accessPolicy.entries();
   }

@@ -1,5 +1,5 @@
 import { Field, ObjectType } from 'type-graphql';
-import { AccessAreaEnum, ConfigurableRoleEnum } from '../shared/types';
+import { AccessAreaEnum, ConfigurableRoleEnum } from '../common/types';
 
 @ObjectType({ description: 'What one staff role may do with one area of the record in this tenant.' })
 export class AccessPolicyEntry {

@@ -1,10 +1,25 @@
+import { randomUUID } from 'node:crypto';
 import DataLoader from 'dataloader';
-import { notFound } from '../../../common/errors';
+import { AppError, notFound, validationError } from '../../../common/errors';
+import { isUniqueViolation } from '../../../common/db/unique-violation';
 import type { Ehr as EhrRow } from '../db/generated/client';
 import type { TenantStore } from '../db/store';
-import { assertCan } from '../access';
+import { assertCan } from '../policy/rules';
 import type { AccessPolicyService } from '../policy/access-policy.service';
 import { assertVersion, auditVersions, type AuditVersion } from '../audit/versions';
+
+/** The subject namespace of CareGraph patient ids. */
+export const PATIENT_NAMESPACE = 'caregraph';
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export interface NewEhr {
+  /** PUT /ehr/{ehr_id}: the id the caller chose (a UUID). */
+  ehrId?: string;
+  /** EHR_STATUS.subject.external_ref; none = PARTY_SELF without reference. */
+  subject?: { id: string; namespace: string };
+  isQueryable?: boolean;
+  isModifiable?: boolean;
+}
 
 /** EHR_STATUS versions: the EHR's creation, then each status change. */
 const STATUS_ENTITY = ['Ehr', 'EhrStatus'];
@@ -12,6 +27,8 @@ const STATUS_ENTITY = ['Ehr', 'EhrStatus'];
 export interface EhrView {
   id: string;
   patientId: string;
+  /** The subject as its creator named it, when not a CareGraph patient id (namespace `caregraph`). */
+  subject?: { id: string; namespace: string };
   createdAt: Date;
   status: { isQueryable: boolean; isModifiable: boolean; updatedAt: Date };
 }
@@ -19,6 +36,7 @@ export interface EhrView {
 const view = (row: EhrRow): EhrView => ({
   id: row.id,
   patientId: row.patientId,
+  ...(row.subjectId && row.subjectNamespace ? { subject: { id: row.subjectId, namespace: row.subjectNamespace } } : {}),
   createdAt: row.createdAt,
   status: { isQueryable: row.isQueryable, isModifiable: row.isModifiable, updatedAt: row.updatedAt },
 });
@@ -55,11 +73,66 @@ export class EhrService {
     return this.store.read((tx) => auditVersions(tx, STATUS_ENTITY, ehrId));
   }
 
-  /** The EHR of a subject (patient id), 404 when none is visible. */
-  async bySubject(patientId: string): Promise<EhrView> {
-    const row = await this.store.read((tx) => tx.ehr.findFirst({ where: { patientId } }));
-    if (!row) throw notFound('EHR of subject', patientId);
+  /** The EHR of a subject: a patient id (namespace `caregraph`) or the subject an EHR was created for; 404 when none is visible. */
+  async bySubject(subjectId: string, namespace = PATIENT_NAMESPACE): Promise<EhrView> {
+    const where = namespace === PATIENT_NAMESPACE ? { patientId: subjectId } : { subjectNamespace: namespace, subjectId };
+    const row = await this.store.read((tx) => tx.ehr.findFirst({ where }));
+    if (!row) throw notFound('EHR of subject', `${namespace}:${subjectId}`);
     return this.get(row.id);
+  }
+
+  /**
+   * A new EHR (openEHR POST/PUT /ehr). Every EHR has a patient record behind it,
+   * because access is decided per patient: a subject naming a registered patient
+   * (namespace `caregraph`) already has its EHR (409); any other subject, or
+   * none (PARTY_SELF), gets a patient record without demographics that holds
+   * the subject reference. New EHR ids are UUIDs unless the caller names one.
+   */
+  async create(input: NewEhr, reason?: string | null): Promise<EhrView> {
+    assertCan(this.store.identity, 'registerPatients');
+    await this.policy.assert('write', 'demographics');
+    const ehrId = input.ehrId ?? randomUUID();
+    if (!UUID.test(ehrId)) throw validationError('An EHR id must be a UUID', [{ path: 'ehr_id', message: 'not a UUID' }]);
+    const subject = input.subject;
+    if (subject?.namespace === PATIENT_NAMESPACE) {
+      const patient = await this.store.read((tx) => tx.patient.findFirst({ where: { id: subject.id }, select: { id: true } }));
+      if (!patient)
+        throw validationError(`Subject '${subject.id}' is not a registered patient of this tenant`, [
+          { path: 'subject.external_ref.id.value', message: 'unknown patient' },
+        ]);
+      throw new AppError('CONFLICT', `Patient '${subject.id}' already has an EHR`, [{ path: 'subject', message: 'EHR exists' }]);
+    }
+    const patientId = `p-${randomUUID()}`;
+    const row = await this.store
+      .change(reason, async (tx, audit) => {
+        await tx.patient.create({ data: { tenantId: this.store.tenantId, id: patientId, ehrId, givenNames: [], family: '' } });
+        const ehr = await tx.ehr.create({
+          data: {
+            tenantId: this.store.tenantId,
+            id: ehrId,
+            patientId,
+            isQueryable: input.isQueryable ?? true,
+            isModifiable: input.isModifiable ?? true,
+            subjectId: subject?.id ?? null,
+            subjectNamespace: subject?.namespace ?? null,
+          },
+        });
+        await audit.record({
+          action: 'create',
+          entityType: 'Ehr',
+          entityId: ehrId,
+          after: { patientId, subject: subject ?? null, isQueryable: ehr.isQueryable, isModifiable: ehr.isModifiable },
+        });
+        return ehr;
+      })
+      .catch(async (err) => {
+        if (!isUniqueViolation(err)) throw err;
+        const taken = await this.store.read((tx) => tx.ehr.findFirst({ where: { id: ehrId }, select: { id: true } }));
+        throw new AppError('CONFLICT', taken ? `EHR '${ehrId}' already exists` : `The subject already has an EHR`, [
+          { path: taken ? 'ehr_id' : 'subject', message: 'EHR exists' },
+        ]);
+      });
+    return view(row);
   }
 
   async forPatient(patientId: string): Promise<EhrView | null> {
@@ -68,9 +141,14 @@ export class EhrService {
   }
 
   /** EHR_STATUS: a non-modifiable EHR takes no new compositions; a non-queryable one is left out of lists. */
-  async updateStatus(ehrId: string, change: { isQueryable?: boolean | null; isModifiable?: boolean | null }, reason?: string | null, ifVersion?: number): Promise<EhrView> {
+  async updateStatus(
+    ehrId: string,
+    change: { isQueryable?: boolean | null; isModifiable?: boolean | null },
+    reason?: string | null,
+    ifVersion?: number,
+  ): Promise<EhrView> {
     const current = await this.get(ehrId);
-    assertCan(this.store.identity, 'changeEhrStatus', 'change an EHR status');
+    assertCan(this.store.identity, 'changeEhrStatus');
     const data = {
       ...(typeof change.isQueryable === 'boolean' ? { isQueryable: change.isQueryable } : {}),
       ...(typeof change.isModifiable === 'boolean' ? { isModifiable: change.isModifiable } : {}),
@@ -78,7 +156,13 @@ export class EhrService {
     const row = await this.store.change(reason, async (tx, audit) => {
       if (ifVersion !== undefined) {
         const tenantId = this.store.tenantId;
-        await assertVersion(tx, () => tx.$queryRaw`SELECT id FROM ehr."Ehr" WHERE "tenantId" = ${tenantId} AND id = ${ehrId} FOR UPDATE`, STATUS_ENTITY, ehrId, ifVersion);
+        await assertVersion(
+          tx,
+          () => tx.$queryRaw`SELECT id FROM ehr."Ehr" WHERE "tenantId" = ${tenantId} AND id = ${ehrId} FOR UPDATE`,
+          STATUS_ENTITY,
+          ehrId,
+          ifVersion,
+        );
       }
       const [after] = await tx.ehr.updateManyAndReturn({ where: { id: ehrId }, data });
       await audit.record({

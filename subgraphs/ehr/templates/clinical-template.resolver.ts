@@ -1,12 +1,12 @@
 import { Arg, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
 import type { EhrContext } from '../context';
 import { ARCHETYPES } from '../clinical/archetypes';
-import { DataAreaEnum } from '../shared/types';
+import { DataAreaEnum } from '../common/types';
 import { ClinicalArchetype, ClinicalTemplate, UploadTemplateInput } from './clinical-template.types';
 
 @Resolver(() => ClinicalTemplate)
 export class ClinicalTemplateResolver {
-  @Query(() => [ClinicalTemplate], { description: 'The tenant\'s clinical templates, by id.' })
+  @Query(() => [ClinicalTemplate], { description: "The tenant's clinical templates, by id." })
   clinicalTemplates(@Arg('area', () => DataAreaEnum, { nullable: true }) area: DataAreaEnum | null, @Ctx() ctx: EhrContext) {
     return ctx.templates.list(area);
   }

@@ -1,8 +1,8 @@
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { Field, ID, InputType, ObjectType } from 'type-graphql';
-import { DataAreaEnum } from '../shared/types';
+import { DataAreaEnum } from '../common/types';
 
-@ObjectType({ description: 'A tenant\'s operational template: the structure and constraints compositions must follow.' })
+@ObjectType({ description: "A tenant's operational template: the structure and constraints compositions must follow." })
 export class ClinicalTemplate {
   @Field(() => ID, { description: '<name>.v<version>, e.g. vital_signs.v1' })
   id!: string;

@@ -1,11 +1,10 @@
 import { SEARCH_PARAMETERS, RESULT_PARAMETERS } from './search';
 
 export const FHIR_RESOURCE_TYPES = ['Patient', 'Encounter', 'Observation', 'MedicationRequest', 'DocumentReference', 'Appointment'] as const;
-export type FhirResourceType = (typeof FHIR_RESOURCE_TYPES)[number];
-export const WRITABLE_TYPES: readonly string[] = ['Patient', 'Observation'];
+export const WRITABLE_TYPES: readonly string[] = ['Patient', 'Observation', 'Appointment'];
 
-/** The CapabilityStatement: exactly the interactions and parameters this server implements. */
-export function capabilityStatement(baseUrl: string, software: { version: string; date: string }) {
+/** The CapabilityStatement: exactly the interactions and parameters this server implements (the REST adapter adds its address, `implementation.url`). */
+export function capabilityStatement(software: { version: string; date: string }) {
   return {
     resourceType: 'CapabilityStatement',
     status: 'active',
@@ -13,13 +12,13 @@ export function capabilityStatement(baseUrl: string, software: { version: string
     publisher: 'CareGraph',
     kind: 'instance',
     software: { name: 'CareGraph', version: software.version },
-    implementation: { description: 'CareGraph FHIR R4 facade over the openEHR clinical record', url: baseUrl },
+    implementation: { description: 'CareGraph FHIR R4 facade over the openEHR clinical record' },
     fhirVersion: '4.0.1',
     format: ['application/fhir+json', 'json'],
     rest: [
       {
         mode: 'server',
-        documentation: 'Bearer token (JWT) in Authorization; tenant by X-Tenant-Id or the token\'s only tenant.',
+        documentation: "Bearer token (JWT) in Authorization; tenant by X-Tenant-Id or the token's only tenant.",
         security: { description: 'Authorization: Bearer <JWT>; records of other tenants answer 404.' },
         resource: FHIR_RESOURCE_TYPES.map((type) => ({
           type,
@@ -42,7 +41,11 @@ export function capabilityStatement(baseUrl: string, software: { version: string
           ],
           ...(type === 'Patient' ? { operation: [{ name: 'everything', definition: 'http://hl7.org/fhir/OperationDefinition/Patient-everything' }] } : {}),
         })),
-        searchParam: RESULT_PARAMETERS.map((name) => ({ name, type: 'number', documentation: name === '_count' ? 'page size, 1..100 (default 20)' : 'entries to skip (next links)' })),
+        searchParam: RESULT_PARAMETERS.map((name) => ({
+          name,
+          type: 'number',
+          documentation: name === '_count' ? 'page size, 1..100 (default 20)' : 'entries to skip (next links)',
+        })),
       },
     ],
   };

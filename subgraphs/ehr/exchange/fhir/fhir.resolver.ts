@@ -3,12 +3,12 @@ import { GraphQLJSONObject } from 'graphql-scalars';
 import type { EhrContext } from '../../context';
 import { FhirSearchParam } from './fhir.types';
 
-/** FHIR R4 interactions as GraphQL fields (JSON resources), served on REST by the gateway at /fhir/R4. */
+/** FHIR R4 interactions as GraphQL fields (JSON resources), served on REST by the gateway's FHIR adapter. */
 @Resolver()
 export class FhirResolver {
-  @Query(() => GraphQLJSONObject, { description: 'FHIR CapabilityStatement of the /fhir/R4 facade.' })
-  fhirCapabilities(@Arg('baseUrl', () => String) baseUrl: string, @Ctx() ctx: EhrContext) {
-    return ctx.fhir.capabilities(baseUrl);
+  @Query(() => GraphQLJSONObject, { description: 'FHIR CapabilityStatement of the FHIR facade (without its address).' })
+  fhirCapabilities(@Ctx() ctx: EhrContext) {
+    return ctx.fhir.capabilities();
   }
 
   @Query(() => GraphQLJSONObject, { description: 'FHIR read, or vread with versionId.' })
@@ -21,33 +21,41 @@ export class FhirResolver {
     return ctx.fhir.read(resourceType, id, versionId);
   }
 
-  @Query(() => GraphQLJSONObject, { description: 'FHIR instance history: a history Bundle, newest version first.' })
-  fhirHistory(@Arg('resourceType', () => String) resourceType: string, @Arg('id', () => ID) id: string, @Arg('baseUrl', () => String) baseUrl: string, @Ctx() ctx: EhrContext) {
-    return ctx.fhir.historyBundle(resourceType, id, baseUrl);
+  @Query(() => GraphQLJSONObject, {
+    description: 'FHIR instance history: a history Bundle, newest version first; its URLs are relative to the FHIR service base.',
+  })
+  fhirHistory(@Arg('resourceType', () => String) resourceType: string, @Arg('id', () => ID) id: string, @Ctx() ctx: EhrContext) {
+    return ctx.fhir.historyBundle(resourceType, id);
   }
 
-  @Query(() => GraphQLJSONObject, { description: 'FHIR type search: a searchset Bundle with total and next links.' })
+  @Query(() => GraphQLJSONObject, {
+    description: 'FHIR type search: a searchset Bundle with total and next links; its URLs are relative to the FHIR service base.',
+  })
   fhirSearch(
     @Arg('resourceType', () => String) resourceType: string,
     @Arg('params', () => [FhirSearchParam]) params: FhirSearchParam[],
-    @Arg('baseUrl', () => String) baseUrl: string,
     @Ctx() ctx: EhrContext,
   ) {
-    return ctx.fhir.search(resourceType, params, baseUrl);
+    return ctx.fhir.search(resourceType, params);
   }
 
-  @Query(() => GraphQLJSONObject, { description: 'Patient/{id}/$everything: the patient and every resource about them.' })
+  @Query(() => GraphQLJSONObject, {
+    description: "Patient/{id}/$everything: the patient and every resource about them; the Bundle's URLs are relative to the FHIR service base.",
+  })
   fhirPatientEverything(
     @Arg('patientId', () => ID) patientId: string,
     @Arg('params', () => [FhirSearchParam]) params: FhirSearchParam[],
-    @Arg('baseUrl', () => String) baseUrl: string,
     @Ctx() ctx: EhrContext,
   ) {
-    return ctx.fhir.everything(patientId, params, baseUrl);
+    return ctx.fhir.everything(patientId, params);
   }
 
   @Mutation(() => GraphQLJSONObject, { description: 'FHIR create (Patient, vital-signs Observation); returns the stored resource.' })
-  fhirCreate(@Arg('resource', () => GraphQLJSONObject) resource: Record<string, any>, @Arg('reason', () => String, { nullable: true }) reason: string | null, @Ctx() ctx: EhrContext) {
+  fhirCreate(
+    @Arg('resource', () => GraphQLJSONObject) resource: Record<string, any>,
+    @Arg('reason', () => String, { nullable: true }) reason: string | null,
+    @Ctx() ctx: EhrContext,
+  ) {
     return ctx.fhir.create(resource as { resourceType: string }, reason);
   }
 

@@ -4,7 +4,7 @@ import type { CompositionService, CompositionView } from '../../compositions/com
 import type { PatientService } from '../../patients/patient.service';
 import type { AppointmentService } from '../../appointments/appointment.service';
 import type { ClinicalTemplateService } from '../../templates/clinical-template.service';
-import type { DataArea } from '../../access';
+import type { DataArea } from '../../policy/rules';
 import type { Prisma } from '../../db/generated/client';
 import { capabilityStatement, FHIR_RESOURCE_TYPES, WRITABLE_TYPES } from './capability';
 import {
@@ -18,8 +18,18 @@ import {
   resourceIds,
   type FhirResource,
 } from './mapping';
-import { patientInput, vitalSignsInput } from './inbound';
-import { matchesCriterion, parseDateParam, parseSearch, parseToken, referenceId, resourceDate, type ParsedSearch, type RawParam, type SearchCriterion } from './search';
+import { appointmentInput, patientInput, vitalSignsInput, type AppointmentInput } from './inbound';
+import {
+  matchesCriterion,
+  parseDateParam,
+  parseSearch,
+  parseToken,
+  referenceId,
+  resourceDate,
+  type ParsedSearch,
+  type RawParam,
+  type SearchCriterion,
+} from './search';
 import { topLevelSlots } from '../content';
 import { ARCHETYPE } from './mapping';
 
@@ -37,6 +47,11 @@ interface HistoryVersion {
   resource?: FhirResource;
 }
 
+/**
+ * A Bundle whose `fullUrl`s and `link` urls are relative to the FHIR service
+ * base (`Patient/p-1`, `Observation?_count=20`): the REST adapter that serves
+ * it knows its public address and makes them absolute.
+ */
 export interface Bundle {
   resourceType: 'Bundle';
   [key: string]: unknown;
@@ -57,8 +72,8 @@ export class FhirService {
     private readonly systemId: string,
   ) {}
 
-  capabilities(baseUrl: string) {
-    return capabilityStatement(baseUrl, { version: process.env.npm_package_version ?? '0.1.0', date: '2026-11-22' });
+  capabilities() {
+    return capabilityStatement({ version: process.env.npm_package_version ?? '0.1.0', date: '2026-11-22' });
   }
 
   private assertType(resourceType: string): void {
@@ -116,9 +131,19 @@ export class FhirService {
     this.assertType(resourceType);
     switch (resourceType) {
       case 'Patient':
-        return (await this.patients.history(id)).map((v) => ({ versionId: String(v.version), at: v.at, method: v.version === 1 ? 'POST' : 'PUT', resource: patientToResource(v.patient, v) }));
+        return (await this.patients.history(id)).map((v) => ({
+          versionId: String(v.version),
+          at: v.at,
+          method: v.version === 1 ? 'POST' : 'PUT',
+          resource: patientToResource(v.patient, v),
+        }));
       case 'Appointment':
-        return (await this.appointments.history(id)).map((v) => ({ versionId: String(v.version), at: v.at, method: v.version === 1 ? 'POST' : 'PUT', resource: appointmentToResource(v.appointment, v) }));
+        return (await this.appointments.history(id)).map((v) => ({
+          versionId: String(v.version),
+          at: v.at,
+          method: v.version === 1 ? 'POST' : 'PUT',
+          resource: appointmentToResource(v.appointment, v),
+        }));
       default: {
         const ref = parseResourceId(id);
         if (!ref) throw notFound(resourceType, id);
@@ -136,15 +161,15 @@ export class FhirService {
     }
   }
 
-  async historyBundle(resourceType: string, id: string, baseUrl: string): Promise<Bundle> {
+  async historyBundle(resourceType: string, id: string): Promise<Bundle> {
     const versions = (await this.history(resourceType, id)).reverse();
     return {
       resourceType: 'Bundle',
       type: 'history',
       total: versions.length,
-      link: [{ relation: 'self', url: `${baseUrl}/${resourceType}/${id}/_history` }],
+      link: [{ relation: 'self', url: `${resourceType}/${id}/_history` }],
       entry: versions.map((v) => ({
-        fullUrl: `${baseUrl}/${resourceType}/${id}`,
+        fullUrl: `${resourceType}/${id}`,
         ...(v.resource ? { resource: v.resource } : {}),
         request: { method: v.method, url: v.method === 'POST' ? resourceType : `${resourceType}/${id}` },
         response: { status: v.method === 'POST' ? '201' : v.method === 'DELETE' ? '204' : '200', etag: `W/"${v.versionId}"`, lastModified: v.at.toISOString() },
@@ -154,11 +179,11 @@ export class FhirService {
 
   // ---- search --------------------------------------------------------------
 
-  async search(resourceType: string, params: RawParam[], baseUrl: string): Promise<Bundle> {
+  async search(resourceType: string, params: RawParam[]): Promise<Bundle> {
     this.assertType(resourceType);
     const search = parseSearch(resourceType, params);
     const { resources, total } = await this.matches(resourceType, search);
-    return searchBundle(`${baseUrl}/${resourceType}`, params, search, resources, total, baseUrl);
+    return searchBundle(resourceType, params, search, resources, total);
   }
 
   private async matches(resourceType: string, search: ParsedSearch): Promise<{ resources: FhirResource[]; total: number }> {
@@ -203,7 +228,9 @@ export class FhirService {
   private async searchAppointments(search: ParsedSearch): Promise<{ resources: FhirResource[]; total: number }> {
     const patientIds = intersect(search.criteria.filter((c) => c.name === 'patient').map((c) => c.values.map((v) => referenceId(v))));
     const statusCriteria = search.criteria.filter((c) => c.name === 'status');
-    const statuses = intersect(statusCriteria.map((c) => c.values.flatMap((v) => Object.keys(FHIR_APPOINTMENT_STATUS).filter((s) => FHIR_APPOINTMENT_STATUS[s] === parseToken(v).code))));
+    const statuses = intersect(
+      statusCriteria.map((c) => c.values.flatMap((v) => Object.keys(FHIR_APPOINTMENT_STATUS).filter((s) => FHIR_APPOINTMENT_STATUS[s] === parseToken(v).code))),
+    );
     const dates = search.criteria.filter((c) => c.name === 'date');
     if ((patientIds && patientIds.length !== 1) || dates.some((d) => d.values.length > 1)) {
       throw validationError('Appointment search takes one patient and one value per date parameter', [{ path: 'patient', message: 'one value' }]);
@@ -216,7 +243,11 @@ export class FhirService {
     for (let offset = 0; ; offset += 100) {
       const page = await this.appointments.forPatient(
         patientIds?.[0] ?? null,
-        { statuses: statuses ?? undefined, from: from.length ? new Date(Math.max(...from)).toISOString() : null, to: to.length ? new Date(Math.min(...to)).toISOString() : null },
+        {
+          statuses: statuses ?? undefined,
+          from: from.length ? new Date(Math.max(...from)).toISOString() : null,
+          to: to.length ? new Date(Math.min(...to)).toISOString() : null,
+        },
         100,
         offset,
       );
@@ -229,7 +260,7 @@ export class FhirService {
 
   // ---- $everything ---------------------------------------------------------
 
-  async everything(patientId: string, params: RawParam[], baseUrl: string): Promise<Bundle> {
+  async everything(patientId: string, params: RawParam[]): Promise<Bundle> {
     const search = parseSearch('Everything', params);
     const patient = await this.read('Patient', patientId);
     const clinical = (await this.compositions.scan({ patientId }, SCAN_CAP)).filter((c) => c.content);
@@ -238,7 +269,7 @@ export class FhirService {
     const resources = clinical.flatMap((c) => compositionToResources(c, definitions.get(c.templateId)!)).sort(byDateDesc);
     const appointments = await this.searchAppointments({ criteria: [{ name: 'patient', kind: 'reference', values: [patientId] }], count: SCAN_CAP, offset: 0 });
     const all = [patient, ...resources, ...appointments.resources];
-    return searchBundle(`${baseUrl}/Patient/${patientId}/$everything`, params, search, all.slice(search.offset, search.offset + search.count), all.length, baseUrl);
+    return searchBundle(`Patient/${patientId}/$everything`, params, search, all.slice(search.offset, search.offset + search.count), all.length);
   }
 
   // ---- create, update ------------------------------------------------------
@@ -246,10 +277,17 @@ export class FhirService {
   async create(resource: FhirResource, reason?: string | null): Promise<FhirResource> {
     const resourceType = resource.resourceType;
     this.assertType(resourceType);
-    if (!WRITABLE_TYPES.includes(resourceType)) throw new AppError('NOT_IMPLEMENTED', `create is not supported for ${resourceType} (only ${WRITABLE_TYPES.join(', ')})`);
+    if (!WRITABLE_TYPES.includes(resourceType))
+      throw new AppError('NOT_IMPLEMENTED', `create is not supported for ${resourceType} (only ${WRITABLE_TYPES.join(', ')})`);
     if (resourceType === 'Patient') {
       const created = await this.patients.create(patientInput(resource), reason);
       return this.read('Patient', created.id);
+    }
+    if (resourceType === 'Appointment') {
+      const { status, ...slot } = appointmentInput(resource);
+      if (status !== 'booked') throw validationError("A new Appointment is 'booked'", [{ path: 'Appointment.status', message: `'${status}' on create` }]);
+      const created = await this.appointments.book(slot, reason);
+      return this.read('Appointment', created.id);
     }
     const vitals = vitalSignsInput(resource);
     if (vitals.kind !== 'blood_pressure') {
@@ -260,7 +298,11 @@ export class FhirService {
     const patient = await this.patients.get(vitals.patientId);
     const templateId = await this.vitalSignsTemplate();
     const composition = await this.compositions.create(
-      { templateId, ehrId: patient.ehrId, content: { blood_pressure: { systolic: vitals.systolic, diastolic: vitals.diastolic }, recorded_at: vitals.recordedAt } },
+      {
+        templateId,
+        ehrId: patient.ehrId,
+        content: { blood_pressure: { systolic: vitals.systolic, diastolic: vitals.diastolic }, recorded_at: vitals.recordedAt },
+      },
       reason,
     );
     const created = (await this.compositionResources(composition)).find((r) => r.code?.coding?.[0]?.code === '85354-9');
@@ -271,7 +313,10 @@ export class FhirService {
   /** FHIR-created vital signs use the tenant's newest `vital_signs.v<n>` template. */
   private async vitalSignsTemplate(): Promise<string> {
     const candidates = (await this.templates.list('observation'))
-      .filter((t) => /^vital_signs\.v\d+$/.test(t.id) && topLevelSlots(t.definition as unknown as ConstraintNode).some((s) => s.archetypeId === ARCHETYPE.bloodPressure))
+      .filter(
+        (t) =>
+          /^vital_signs\.v\d+$/.test(t.id) && topLevelSlots(t.definition as unknown as ConstraintNode).some((s) => s.archetypeId === ARCHETYPE.bloodPressure),
+      )
       .sort((a, b) => Number(b.id.split('.v')[1]) - Number(a.id.split('.v')[1]));
     if (candidates.length === 0) throw new AppError('UNKNOWN_TEMPLATE', 'This tenant has no vital_signs template to record an Observation with');
     return candidates[0].id;
@@ -281,17 +326,43 @@ export class FhirService {
     return compositionToResources(composition, await this.definition(composition.templateId));
   }
 
+  /** PUT of an Appointment: status cancelled cancels it, booked moves it to the resource's slot (the same slot changes nothing). */
+  private async updateAppointment(id: string, input: AppointmentInput, expected: number | undefined, reason?: string | null): Promise<FhirResource> {
+    const current = await this.appointments.get(id);
+    if (input.patientId !== current.patientId) {
+      throw validationError('The patient of an appointment cannot change', [
+        { path: 'Appointment.participant', message: `expected Patient/${current.patientId}` },
+      ]);
+    }
+    if (input.status === 'cancelled') await this.appointments.cancel(id, reason, expected);
+    else
+      await this.appointments.reschedule(
+        id,
+        { start: input.start, end: input.end, practitionerId: input.practitionerId, location: input.location },
+        reason,
+        expected,
+      );
+    return this.read('Appointment', id);
+  }
+
   async update(resourceType: string, id: string, resource: FhirResource, ifMatch?: string | null, reason?: string | null): Promise<FhirResource> {
     this.assertType(resourceType);
-    if (!WRITABLE_TYPES.includes(resourceType)) throw new AppError('NOT_IMPLEMENTED', `update is not supported for ${resourceType} (only ${WRITABLE_TYPES.join(', ')})`);
-    if (resource.resourceType !== resourceType) throw validationError(`The body is a ${resource.resourceType}, the URL names ${resourceType}`, [{ path: 'resourceType', message: 'does not match the URL' }]);
-    if (resource.id !== id) throw validationError('The resource id must equal the id in the URL', [{ path: `${resourceType}.id`, message: `expected '${id}'` }]);
-    if (ifMatch !== undefined && ifMatch !== null && !VERSION.test(ifMatch)) throw validationError('If-Match must be W/"<versionId>"', [{ path: 'If-Match', message: 'not a version id' }]);
+    if (!WRITABLE_TYPES.includes(resourceType))
+      throw new AppError('NOT_IMPLEMENTED', `update is not supported for ${resourceType} (only ${WRITABLE_TYPES.join(', ')})`);
+    if (resource.resourceType !== resourceType)
+      throw validationError(`The body is a ${resource.resourceType}, the URL names ${resourceType}`, [
+        { path: 'resourceType', message: 'does not match the URL' },
+      ]);
+    if (resource.id !== id)
+      throw validationError('The resource id must equal the id in the URL', [{ path: `${resourceType}.id`, message: `expected '${id}'` }]);
+    if (ifMatch !== undefined && ifMatch !== null && !VERSION.test(ifMatch))
+      throw validationError('If-Match must be W/"<versionId>"', [{ path: 'If-Match', message: 'not a version id' }]);
     const expected = ifMatch ? Number(ifMatch) : undefined;
     if (resourceType === 'Patient') {
       await this.patients.update(id, patientInput(resource), reason, expected);
       return this.read('Patient', id);
     }
+    if (resourceType === 'Appointment') return this.updateAppointment(id, appointmentInput(resource), expected, reason);
     const ref = parseResourceId(id);
     if (!ref) throw notFound(resourceType, id);
     const current = await this.compositions.get(ref.compositionId);
@@ -300,7 +371,10 @@ export class FhirService {
     const vitals = vitalSignsInput(resource);
     const writes = { [ARCHETYPE.bloodPressure]: 'blood_pressure', [ARCHETYPE.pulse]: 'pulse' } as Record<string, string>;
     if (writes[slot.archetypeId] !== vitals.kind) {
-      throw new AppError('NOT_IMPLEMENTED', `Only the blood pressure and heart rate Observations of vital-signs records can be updated; ${id} is not one that takes code ${resource.code?.coding?.[0]?.code}`);
+      throw new AppError(
+        'NOT_IMPLEMENTED',
+        `Only the blood pressure and heart rate Observations of vital-signs records can be updated; ${id} is not one that takes code ${resource.code?.coding?.[0]?.code}`,
+      );
     }
     const content: Record<string, any> = structuredClone(current.content ?? {});
     if (vitals.kind === 'blood_pressure') content[slot.key] = { ...(content[slot.key] ?? {}), systolic: vitals.systolic, diastolic: vitals.diastolic };
@@ -330,7 +404,13 @@ function patientCondition(criterion: SearchCriterion, value: string): Prisma.Pat
     case 'name': {
       const exact = criterion.modifier === 'exact';
       const text = exact ? { equals: value } : { startsWith: value, mode: 'insensitive' as const };
-      return { OR: [{ family: text }, { givenNames: exact ? { has: value } : { hasSome: [value] } }, ...(exact ? [] : [{ family: { contains: ` ${value}`, mode: 'insensitive' as const } }])] };
+      return {
+        OR: [
+          { family: text },
+          { givenNames: exact ? { has: value } : { hasSome: [value] } },
+          ...(exact ? [] : [{ family: { contains: ` ${value}`, mode: 'insensitive' as const } }]),
+        ],
+      };
     }
     case 'birthdate': {
       const p = parseDateParam('birthdate', value);
@@ -367,12 +447,13 @@ function byDateDesc(a: FhirResource, b: FhirResource): number {
   return db - da || String(a.id).localeCompare(String(b.id));
 }
 
-function searchBundle(selfBase: string, params: RawParam[], search: ParsedSearch, resources: FhirResource[], total: number, baseUrl: string): Bundle {
+/** `selfPath`: the searched path, relative to the service base like every URL of the Bundle. */
+function searchBundle(selfPath: string, params: RawParam[], search: ParsedSearch, resources: FhirResource[], total: number): Bundle {
   const link = (offset: number) => {
     const query = new URLSearchParams(params.filter((p) => p.name !== '_count' && p.name !== '_offset').map((p): [string, string] => [p.name, p.value]));
     query.set('_count', String(search.count));
     query.set('_offset', String(offset));
-    return `${selfBase}?${query.toString()}`;
+    return `${selfPath}?${query.toString()}`;
   };
   return {
     resourceType: 'Bundle',
@@ -383,6 +464,6 @@ function searchBundle(selfBase: string, params: RawParam[], search: ParsedSearch
       ...(search.offset + search.count < total ? [{ relation: 'next', url: link(search.offset + search.count) }] : []),
       ...(search.offset > 0 ? [{ relation: 'previous', url: link(Math.max(0, search.offset - search.count)) }] : []),
     ],
-    entry: resources.map((resource) => ({ fullUrl: `${baseUrl}/${resource.resourceType}/${resource.id}`, resource, search: { mode: 'match' } })),
+    entry: resources.map((resource) => ({ fullUrl: `${resource.resourceType}/${resource.id}`, resource, search: { mode: 'match' } })),
   };
 }

@@ -13,8 +13,8 @@ import { clinicalTime, topLevelSlots } from '../content';
 export type FhirResource = Record<string, any> & { resourceType: string; id?: string };
 
 export const LOINC = 'http://loinc.org';
-export const UCUM = 'http://unitsofmeasure.org';
-export const OBSERVATION_CATEGORY = 'http://terminology.hl7.org/CodeSystem/observation-category';
+const UCUM = 'http://unitsofmeasure.org';
+const OBSERVATION_CATEGORY = 'http://terminology.hl7.org/CodeSystem/observation-category';
 export const PATIENT_ID_SYSTEM = 'urn:caregraph:patient-id';
 export const EHR_ID_SYSTEM = 'urn:openehr:ehr-id';
 const ACT_CODE = 'http://terminology.hl7.org/CodeSystem/v3-ActCode';
@@ -37,7 +37,7 @@ export const ARCHETYPE = {
 } as const;
 
 /** Which FHIR resource type each mapped archetype becomes. */
-export const RESOURCE_OF_ARCHETYPE: Record<string, string> = {
+const RESOURCE_OF_ARCHETYPE: Record<string, string> = {
   [ARCHETYPE.bloodPressure]: 'Observation',
   [ARCHETYPE.pulse]: 'Observation',
   [ARCHETYPE.lab]: 'Observation',
@@ -52,7 +52,7 @@ const concept = (system: string, code: string, display?: string, text?: string) 
 const quantity = (q: Json) => ({ value: q.magnitude, unit: q.unit, system: UCUM, code: q.unit });
 
 /** FHIR dateTime needs seconds when a time is given; openEHR content may omit them. */
-export function fhirDateTime(value: string): string {
+function fhirDateTime(value: string): string {
   return value.replace(/T(\d{2}:\d{2})(Z|[+-]\d{2}:\d{2})$/, 'T$1:00$2');
 }
 const instant = (value: string) => new Date(value).toISOString();
@@ -134,7 +134,14 @@ const MAPPERS: Record<string, (value: Json, ctx: Context) => Json | null> = {
       dosageInstruction: [
         {
           ...(order.instructions ? { text: order.instructions } : {}),
-          timing: { repeat: { boundsPeriod: { start: order.start_date, ...(order.end_date ? { end: order.end_date } : {}) }, frequency: order.doses_per_day, period: 1, periodUnit: 'd' } },
+          timing: {
+            repeat: {
+              boundsPeriod: { start: order.start_date, ...(order.end_date ? { end: order.end_date } : {}) },
+              frequency: order.doses_per_day,
+              period: 1,
+              periodUnit: 'd',
+            },
+          },
           ...(typeof order.as_needed === 'boolean' ? { asNeededBoolean: order.as_needed } : {}),
           route: concept(EDQM, order.route.code, order.route.value),
           doseAndRate: [{ doseQuantity: quantity(order.dose) }],
@@ -159,7 +166,11 @@ const MAPPERS: Record<string, (value: Json, ctx: Context) => Json | null> = {
 /** The resource ids a template's compositions map to, by slot key. */
 export function resourceIds(definition: ConstraintNode, compositionId: string): Array<{ key: string; archetypeId: string; id: string; resourceType: string }> {
   const slots = topLevelSlots(definition).filter((s) => MAPPERS[s.archetypeId]);
-  return slots.map((s) => ({ ...s, resourceType: RESOURCE_OF_ARCHETYPE[s.archetypeId], id: slots.length === 1 ? compositionId : `${compositionId}.${s.key.replace(/_/g, '-')}` }));
+  return slots.map((s) => ({
+    ...s,
+    resourceType: RESOURCE_OF_ARCHETYPE[s.archetypeId],
+    id: slots.length === 1 ? compositionId : `${compositionId}.${s.key.replace(/_/g, '-')}`,
+  }));
 }
 
 /** `<uuid>` or `<uuid>.<slot>` (FHIR ids have no `_`: the slot's `_` is `-`) → the composition uuid and slot key. */
@@ -180,9 +191,16 @@ export function compositionToResources(composition: CompositionView, definition:
   return resourceIds(definition, composition.id).flatMap((slot) => {
     const value = content[slot.key];
     if (!value || slot.id.length > 64) return [];
-    const mapped = MAPPERS[slot.archetypeId](value as Json, ctx);
+    const mapped = MAPPERS[slot.archetypeId](value, ctx);
     if (!mapped) return [];
-    return [{ resourceType: mapped.resourceType, id: slot.id, meta: { versionId: String(composition.version), lastUpdated: composition.committedAt.toISOString() }, ...withoutType(mapped) }];
+    return [
+      {
+        resourceType: mapped.resourceType,
+        id: slot.id,
+        meta: { versionId: String(composition.version), lastUpdated: composition.committedAt.toISOString() },
+        ...withoutType(mapped),
+      },
+    ];
   });
 }
 
@@ -216,10 +234,17 @@ export interface AppointmentLike {
   end: Date | string;
   status: string;
   location: string | null;
+  practitionerId?: string | null;
 }
 
 /** CareGraph's `confirmed` is FHIR's `booked` (a confirmed booking). */
-export const FHIR_APPOINTMENT_STATUS: Record<string, string> = { booked: 'booked', confirmed: 'booked', cancelled: 'cancelled', fulfilled: 'fulfilled', noshow: 'noshow' };
+export const FHIR_APPOINTMENT_STATUS: Record<string, string> = {
+  booked: 'booked',
+  confirmed: 'booked',
+  cancelled: 'cancelled',
+  fulfilled: 'fulfilled',
+  noshow: 'noshow',
+};
 
 export function appointmentToResource(appointment: AppointmentLike, version: { version: number; at: Date | null }): FhirResource {
   return {
@@ -231,6 +256,7 @@ export function appointmentToResource(appointment: AppointmentLike, version: { v
     end: new Date(appointment.end).toISOString(),
     participant: [
       { actor: { reference: `Patient/${appointment.patientId}` }, status: 'accepted' },
+      ...(appointment.practitionerId ? [{ actor: { reference: `Practitioner/${appointment.practitionerId}` }, status: 'accepted' }] : []),
       ...(appointment.location ? [{ actor: { display: appointment.location }, status: 'accepted' }] : []),
     ],
   };

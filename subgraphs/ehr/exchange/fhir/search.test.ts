@@ -27,7 +27,11 @@ describe('FHIR search parameters', () => {
       { name: 'date', value: 'lt2027' },
       { name: '_count', value: '500' },
     ]);
-    expect(parsed.criteria.map((c) => [c.name, c.values])).toEqual([['code', ['a', 'b,c']], ['date', ['ge2026']], ['date', ['lt2027']]]);
+    expect(parsed.criteria.map((c) => [c.name, c.values])).toEqual([
+      ['code', ['a', 'b,c']],
+      ['date', ['ge2026']],
+      ['date', ['lt2027']],
+    ]);
     expect(parsed.count).toBe(100);
     expect(() => parseSearch('Observation', [{ name: 'value-quantity', value: '5' }])).toThrow(/not supported for Observation/);
     expect(() => parseSearch('Observation', [{ name: 'code:text', value: 'x' }])).toThrow(/Modifier ':text'/);

@@ -8,6 +8,8 @@ import type { FhirResource } from './mapping';
  */
 export type ParamKind = 'token' | 'string' | 'date' | 'reference' | 'id';
 
+const PATIENT_REFERENCE = { kind: 'reference', documentation: 'Patient/<id>' } as const;
+
 export const SEARCH_PARAMETERS: Record<string, Record<string, { kind: ParamKind; documentation: string }>> = {
   Patient: {
     _id: { kind: 'id', documentation: 'The patient id' },
@@ -17,36 +19,36 @@ export const SEARCH_PARAMETERS: Record<string, Record<string, { kind: ParamKind;
     gender: { kind: 'token', documentation: 'male | female | other | unknown' },
   },
   Encounter: {
-    patient: { kind: 'reference', documentation: 'Patient/<id>' },
+    patient: PATIENT_REFERENCE,
     date: { kind: 'date', documentation: 'period.start' },
   },
   Observation: {
-    patient: { kind: 'reference', documentation: 'Patient/<id>' },
+    patient: PATIENT_REFERENCE,
     category: { kind: 'token', documentation: 'vital-signs | laboratory' },
     code: { kind: 'token', documentation: 'LOINC code, e.g. http://loinc.org|85354-9' },
     date: { kind: 'date', documentation: 'effectiveDateTime' },
   },
   MedicationRequest: {
-    patient: { kind: 'reference', documentation: 'Patient/<id>' },
+    patient: PATIENT_REFERENCE,
     intent: { kind: 'token', documentation: 'order' },
     status: { kind: 'token', documentation: 'active | completed' },
   },
   DocumentReference: {
-    patient: { kind: 'reference', documentation: 'Patient/<id>' },
+    patient: PATIENT_REFERENCE,
     category: { kind: 'token', documentation: 'clinical-note' },
     type: { kind: 'token', documentation: 'LOINC document type' },
     date: { kind: 'date', documentation: 'date (authored)' },
   },
   Appointment: {
-    patient: { kind: 'reference', documentation: 'Patient/<id>' },
+    patient: PATIENT_REFERENCE,
     date: { kind: 'date', documentation: 'start' },
     status: { kind: 'token', documentation: 'booked | cancelled | fulfilled | noshow' },
   },
 };
 
 export const RESULT_PARAMETERS = ['_count', '_offset'];
-export const DEFAULT_COUNT = 20;
-export const MAX_COUNT = 100;
+const DEFAULT_COUNT = 20;
+const MAX_COUNT = 100;
 
 export interface RawParam {
   name: string;
@@ -89,9 +91,10 @@ export function parseSearch(resourceType: string, params: RawParam[]): ParsedSea
     }
     const definition = supported[name];
     if (!definition) {
-      throw validationError(`Search parameter '${name}' is not supported for ${resourceType} (supported: ${[...Object.keys(supported), ...RESULT_PARAMETERS].join(', ')})`, [
-        { path: name, message: 'unsupported search parameter' },
-      ]);
+      throw validationError(
+        `Search parameter '${name}' is not supported for ${resourceType} (supported: ${[...Object.keys(supported), ...RESULT_PARAMETERS].join(', ')})`,
+        [{ path: name, message: 'unsupported search parameter' }],
+      );
     }
     if (rest.length > 0 || (modifier !== undefined && !(MODIFIERS[definition.kind] ?? []).includes(modifier))) {
       throw validationError(`Modifier ':${modifier}' is not supported on ${resourceType}.${name}`, [{ path: rawName, message: 'unsupported modifier' }]);
@@ -212,7 +215,10 @@ export function matchesCriterion(resource: FhirResource, criterion: SearchCriter
   return criterion.values.some((value) => {
     switch (criterion.kind) {
       case 'reference':
-        return resource.subject?.reference === `Patient/${referenceId(value)}` || (resource.participant ?? []).some((p: any) => p.actor?.reference === `Patient/${referenceId(value)}`);
+        return (
+          resource.subject?.reference === `Patient/${referenceId(value)}` ||
+          (resource.participant ?? []).some((p: any) => p.actor?.reference === `Patient/${referenceId(value)}`)
+        );
       case 'date':
         return matchesDate(resourceDate(resource), parseDateParam(criterion.name, value));
       case 'token': {

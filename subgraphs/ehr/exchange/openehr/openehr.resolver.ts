@@ -2,8 +2,9 @@ import { Arg, Ctx, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
 import { GraphQLJSON, GraphQLJSONObject } from 'graphql-scalars';
 import type { EhrContext } from '../../context';
 import { OpenEhrResult } from './openehr.types';
+import { commitAuditInput } from './versioning';
 
-/** openEHR REST interactions as GraphQL fields, served on REST by the gateway at /openehr/v1. */
+/** openEHR REST interactions as GraphQL fields, served on REST by the gateway's openEHR adapter. */
 @Resolver()
 export class OpenEhrResolver {
   @Query(() => OpenEhrResult, { description: 'EHR by id, or by subject id and namespace.' })
@@ -14,6 +15,36 @@ export class OpenEhrResolver {
     @Ctx() ctx: EhrContext,
   ) {
     return ctx.openehr.getEhr(ehrId, subjectId, subjectNamespace);
+  }
+
+  @Mutation(() => OpenEhrResult, { description: 'A new EHR (id given or a new UUID) with an optional EHR_STATUS.' })
+  openehrCreateEhr(
+    @Arg('ehrId', () => ID, { nullable: true }) ehrId: string | null,
+    @Arg('ehrStatus', () => GraphQLJSON, { nullable: true }) ehrStatus: unknown,
+    @Arg('reason', () => String, { nullable: true }) reason: string | null,
+    @Ctx() ctx: EhrContext,
+  ) {
+    return ctx.openehr.createEhr(ehrId, ehrStatus, reason);
+  }
+
+  @Query(() => OpenEhrResult)
+  openehrVersionedEhrStatus(@Arg('ehrId', () => ID) ehrId: string, @Ctx() ctx: EhrContext) {
+    return ctx.openehr.versionedEhrStatus(ehrId);
+  }
+
+  @Query(() => OpenEhrResult)
+  openehrEhrStatusRevisionHistory(@Arg('ehrId', () => ID) ehrId: string, @Ctx() ctx: EhrContext) {
+    return ctx.openehr.ehrStatusRevisionHistory(ehrId);
+  }
+
+  @Query(() => OpenEhrResult, { description: 'An EHR_STATUS version (ORIGINAL_VERSION) by uid, at a time, or the latest.' })
+  openehrEhrStatusVersion(
+    @Arg('ehrId', () => ID) ehrId: string,
+    @Arg('versionUid', () => String, { nullable: true }) versionUid: string | null,
+    @Arg('versionAtTime', () => String, { nullable: true }) versionAtTime: string | null,
+    @Ctx() ctx: EhrContext,
+  ) {
+    return ctx.openehr.ehrStatusVersion(ehrId, versionUid, versionAtTime);
   }
 
   @Query(() => OpenEhrResult)
@@ -43,14 +74,22 @@ export class OpenEhrResolver {
     @Arg('templateId', () => String, { nullable: true }) templateId: string | null,
     @Arg('composition', () => GraphQLJSONObject) composition: Record<string, unknown>,
     @Arg('reason', () => String, { nullable: true }) reason: string | null,
+    @Arg('format', () => String, { nullable: true, description: 'JSON (canonical, default), FLAT or STRUCTURED' }) format: string | null,
+    @Arg('audit', () => GraphQLJSONObject, { nullable: true, description: 'Commit audit: {committer, description, lifecycleState}.' })
+    audit: Record<string, unknown> | null,
     @Ctx() ctx: EhrContext,
   ) {
-    return ctx.openehr.createComposition(ehrId, templateId, composition, reason);
+    return ctx.openehr.createComposition(ehrId, templateId, composition, reason, format, commitAuditInput(audit));
   }
 
   @Query(() => OpenEhrResult, { description: 'A composition by versioned object uid (latest) or version uid.' })
-  openehrComposition(@Arg('ehrId', () => ID) ehrId: string, @Arg('uid', () => ID) uid: string, @Ctx() ctx: EhrContext) {
-    return ctx.openehr.getComposition(ehrId, uid);
+  openehrComposition(
+    @Arg('ehrId', () => ID) ehrId: string,
+    @Arg('uid', () => ID) uid: string,
+    @Arg('format', () => String, { nullable: true, description: 'JSON (canonical, default), FLAT or STRUCTURED' }) format: string | null,
+    @Ctx() ctx: EhrContext,
+  ) {
+    return ctx.openehr.getComposition(ehrId, uid, format);
   }
 
   @Mutation(() => OpenEhrResult)
@@ -61,9 +100,12 @@ export class OpenEhrResolver {
     @Arg('templateId', () => String, { nullable: true }) templateId: string | null,
     @Arg('composition', () => GraphQLJSONObject) composition: Record<string, unknown>,
     @Arg('reason', () => String, { nullable: true }) reason: string | null,
+    @Arg('format', () => String, { nullable: true, description: 'JSON (canonical, default), FLAT or STRUCTURED' }) format: string | null,
+    @Arg('audit', () => GraphQLJSONObject, { nullable: true, description: 'Commit audit: {committer, description, lifecycleState}.' })
+    audit: Record<string, unknown> | null,
     @Ctx() ctx: EhrContext,
   ) {
-    return ctx.openehr.updateComposition(ehrId, versionedObjectUid, ifMatch, templateId, composition, reason);
+    return ctx.openehr.updateComposition(ehrId, versionedObjectUid, ifMatch, templateId, composition, reason, format, commitAuditInput(audit));
   }
 
   @Mutation(() => OpenEhrResult)
@@ -71,9 +113,11 @@ export class OpenEhrResolver {
     @Arg('ehrId', () => ID) ehrId: string,
     @Arg('precedingVersionUid', () => ID) precedingVersionUid: string,
     @Arg('reason', () => String, { nullable: true }) reason: string | null,
+    @Arg('audit', () => GraphQLJSONObject, { nullable: true, description: 'Commit audit: {committer, description, lifecycleState}.' })
+    audit: Record<string, unknown> | null,
     @Ctx() ctx: EhrContext,
   ) {
-    return ctx.openehr.deleteComposition(ehrId, precedingVersionUid, reason);
+    return ctx.openehr.deleteComposition(ehrId, precedingVersionUid, reason, commitAuditInput(audit));
   }
 
   @Query(() => OpenEhrResult)
@@ -102,13 +146,32 @@ export class OpenEhrResolver {
     return ctx.openehr.listTemplates();
   }
 
-  @Query(() => OpenEhrResult, { description: 'A template as CareGraph JSON, or as a web template (webTemplate: true).' })
-  openehrTemplate(@Arg('templateId', () => ID) templateId: string, @Arg('webTemplate', () => Boolean, { nullable: true }) web: boolean | null, @Ctx() ctx: EhrContext) {
+  @Query(() => OpenEhrResult, { description: 'An example composition of an operational template.' })
+  openehrTemplateExample(
+    @Arg('templateId', () => ID) templateId: string,
+    @Arg('format', () => String, { nullable: true, description: 'JSON (canonical, default), FLAT or STRUCTURED' }) format: string | null,
+    @Ctx() ctx: EhrContext,
+  ) {
+    return ctx.openehr.templateExample(templateId, format);
+  }
+
+  @Query(() => OpenEhrResult, {
+    description: 'A template: an OPT as its XML (a string) or a CareGraph JSON template, or either as a web template (webTemplate: true).',
+  })
+  openehrTemplate(
+    @Arg('templateId', () => ID) templateId: string,
+    @Arg('webTemplate', () => Boolean, { nullable: true }) web: boolean | null,
+    @Ctx() ctx: EhrContext,
+  ) {
     return ctx.openehr.getTemplate(templateId, web ? 'web' : 'json');
   }
 
   @Mutation(() => OpenEhrResult)
-  openehrUploadTemplate(@Arg('template', () => GraphQLJSON, { nullable: true }) template: unknown, @Arg('reason', () => String, { nullable: true }) reason: string | null, @Ctx() ctx: EhrContext) {
+  openehrUploadTemplate(
+    @Arg('template', () => GraphQLJSON, { nullable: true }) template: unknown,
+    @Arg('reason', () => String, { nullable: true }) reason: string | null,
+    @Ctx() ctx: EhrContext,
+  ) {
     return ctx.openehr.uploadTemplate(template, reason);
   }
 

@@ -1,7 +1,7 @@
 import { AppError, notFound, validationError } from '../../../../common/errors';
 import type { ConstraintNode } from '../../clinical/constraints';
 import { parseUid, type CompositionService, type CompositionView } from '../../compositions/composition.service';
-import type { EhrService, EhrView } from '../../records/ehr.service';
+import { PATIENT_NAMESPACE, type EhrService, type EhrView, type NewEhr } from '../../records/ehr.service';
 import type { ClinicalTemplateService } from '../../templates/clinical-template.service';
 import type { ClinicalTemplate as TemplateRow } from '../../db/generated/client';
 import type { AuditVersion } from '../../audit/versions';
@@ -9,23 +9,23 @@ import { clinicalTime } from '../content';
 import { parseAql } from './aql/parser';
 import { candidateTemplates, evaluate, parameterValue, type Parameters, type TemplateInfo } from './aql/evaluate';
 import { webTemplate } from './web-template';
+import { compositionFormat, fromCanonical, toCanonical, type CompositionFormat } from '../../clinical/opt/formats';
+import { exampleFlat } from '../../clinical/opt/example';
+import { flatToCanonical, flatToStructured } from '../../clinical/opt/flat';
+import { auditDetails, LIFECYCLE, objectId, parseTime, nameUuid, type CommitAudit } from './versioning';
 
-/** What one openEHR REST interaction answers: the body plus what goes into ETag, Last-Modified and Location. */
+/** What one openEHR interaction answers: the body, its version uid and time (the REST adapter's ETag, Last-Modified and Location). */
 export interface OpenEhrResult {
   body?: unknown;
-  /** Version uid of the answered resource (ETag). */
+  /** Version uid of the answered resource (the EHR id for an EHR). */
   uid?: string;
   lastModified?: Date;
-  /** Path below /openehr/v1. */
-  location?: string;
   /** The resource exists but is logically deleted (openEHR answers 204). */
   deleted?: boolean;
 }
 
-const SUBJECT_NAMESPACE = 'caregraph';
 /** Most compositions one AQL query evaluates after narrowing; beyond it the query must be narrowed. */
 const AQL_CAP = 10_000;
-const CHANGE_CODES: Record<string, string> = { creation: '249', amendment: '250', modification: '251', deleted: '523' };
 const isObject = (v: unknown): v is Record<string, any> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
@@ -43,13 +43,18 @@ export class OpenEhrService {
 
   // ---- EHR, EHR_STATUS ----------------------------------------------------
 
+  /** The versioned EHR_STATUS object's id: a UUID named after the EHR and this system. */
+  private statusObjectId(ehrId: string) {
+    return nameUuid(`ehr_status.${ehrId}.${this.systemId}`);
+  }
+
   private statusUid(ehrId: string, version: number) {
-    return `${ehrId}-status::${this.systemId}::${version}`;
+    return `${this.statusObjectId(ehrId)}::${this.systemId}::${version}`;
   }
 
   private ehrBody(ehr: EhrView, statusVersion: number) {
     return {
-      system_id: { value: this.systemId },
+      system_id: { value: nameUuid(this.systemId) },
       ehr_id: { value: ehr.id },
       ehr_status: { id: { _type: 'OBJECT_VERSION_ID', value: this.statusUid(ehr.id, statusVersion) }, namespace: 'local', type: 'EHR_STATUS' },
       time_created: { value: ehr.createdAt.toISOString() },
@@ -60,9 +65,16 @@ export class OpenEhrService {
     return {
       _type: 'EHR_STATUS',
       archetype_node_id: 'openEHR-EHR-EHR_STATUS.generic.v1',
-      name: { value: 'EHR Status' },
+      name: { _type: 'DV_TEXT', value: 'EHR Status' },
       uid: { _type: 'OBJECT_VERSION_ID', value: this.statusUid(ehr.id, version) },
-      subject: { external_ref: { id: { _type: 'GENERIC_ID', value: ehr.patientId, scheme: 'id' }, namespace: SUBJECT_NAMESPACE, type: 'PERSON' } },
+      subject: {
+        _type: 'PARTY_SELF',
+        external_ref: {
+          id: objectId(ehr.subject?.id ?? ehr.patientId),
+          namespace: ehr.subject?.namespace ?? PATIENT_NAMESPACE,
+          type: 'PERSON',
+        },
+      },
       is_queryable: state.isQueryable,
       is_modifiable: state.isModifiable,
     };
@@ -70,53 +82,144 @@ export class OpenEhrService {
 
   private async ehrResult(ehr: EhrView): Promise<OpenEhrResult> {
     const versions = await this.ehrs.statusVersions(ehr.id);
-    return { body: this.ehrBody(ehr, Math.max(1, versions.length)), uid: ehr.id, lastModified: ehr.createdAt, location: `/ehr/${ehr.id}` };
+    return { body: this.ehrBody(ehr, Math.max(1, versions.length)), uid: ehr.id, lastModified: ehr.createdAt };
   }
 
   async getEhr(ehrId: string | null, subjectId: string | null, subjectNamespace: string | null): Promise<OpenEhrResult> {
     if (ehrId) return this.ehrResult(await this.ehrs.get(ehrId));
     if (!subjectId || !subjectNamespace) throw validationError('Give subject_id and subject_namespace', [{ path: 'subject_id', message: 'required' }]);
-    if (subjectNamespace !== SUBJECT_NAMESPACE) throw notFound('EHR of subject', `${subjectNamespace}:${subjectId}`);
-    return this.ehrResult(await this.ehrs.bySubject(subjectId));
+    return this.ehrResult(await this.ehrs.bySubject(subjectId, subjectNamespace));
   }
 
-  async getEhrStatus(ehrId: string, versionUid: string | null, versionAtTime: string | null): Promise<OpenEhrResult> {
+  /** POST /ehr (ehrId null) or PUT /ehr/{ehrId}, with an optional EHR_STATUS (subject, is_queryable, is_modifiable). */
+  async createEhr(ehrId: string | null, status: unknown, reason: string | null): Promise<OpenEhrResult> {
+    const input: NewEhr = ehrId ? { ehrId } : {};
+    if (status !== null && status !== undefined) {
+      if (!isObject(status) || status._type !== 'EHR_STATUS')
+        throw validationError('The body must be an EHR_STATUS', [{ path: '_type', message: 'EHR_STATUS expected' }]);
+      const flags = ['is_queryable', 'is_modifiable'].filter((k) => status[k] !== undefined && typeof status[k] !== 'boolean');
+      if (flags.length)
+        throw validationError(
+          'is_queryable and is_modifiable are booleans',
+          flags.map((k) => ({ path: k, message: 'boolean expected' })),
+        );
+      input.isQueryable = status.is_queryable;
+      input.isModifiable = status.is_modifiable;
+      const ref = status.subject?.external_ref;
+      if (ref !== undefined && ref !== null) {
+        if (typeof ref.id?.value !== 'string' || !ref.id.value || typeof ref.namespace !== 'string' || !ref.namespace)
+          throw validationError('subject.external_ref needs id.value and namespace', [
+            { path: 'subject.external_ref', message: 'id.value and namespace required' },
+          ]);
+        input.subject = { id: ref.id.value, namespace: ref.namespace };
+      }
+    }
+    return this.ehrResult(await this.ehrs.create(input, reason));
+  }
+
+  /** Every EHR_STATUS version of a readable EHR, oldest first (the creation counts as version 1). */
+  private async statusHistory(ehrId: string) {
     const ehr = await this.ehrs.get(ehrId);
     const versions = await this.ehrs.statusVersions(ehrId);
     const states = statusStates(versions);
+    if (!states.length)
+      states.push({ version: 1, at: ehr.createdAt, isQueryable: ehr.status.isQueryable, isModifiable: ehr.status.isModifiable, actor: 'system', reason: null });
+    return { ehr, states };
+  }
+
+  /** The EHR_STATUS version a request names: by version uid, at a time, or the latest. */
+  private async statusVersion(ehrId: string, versionUid: string | null, versionAtTime: string | null) {
+    const { ehr, states } = await this.statusHistory(ehrId);
     let chosen = states[states.length - 1];
     if (versionUid) {
       chosen = states.find((s) => this.statusUid(ehrId, s.version) === versionUid)!;
       if (!chosen) throw notFound('EHR_STATUS version', versionUid);
     } else if (versionAtTime) {
-      const at = Date.parse(versionAtTime);
-      if (Number.isNaN(at)) throw validationError('version_at_time must be an ISO 8601 date-time', [{ path: 'version_at_time', message: 'invalid' }]);
+      const at = parseTime(versionAtTime);
       chosen = [...states].reverse().find((s) => s.at.getTime() <= at)!;
       if (!chosen) throw notFound('EHR_STATUS at', versionAtTime);
     }
-    if (!chosen) chosen = { version: 1, at: ehr.createdAt, isQueryable: ehr.status.isQueryable, isModifiable: ehr.status.isModifiable };
+    return { ehr, chosen, states };
+  }
+
+  async getEhrStatus(ehrId: string, versionUid: string | null, versionAtTime: string | null): Promise<OpenEhrResult> {
+    const { ehr, chosen } = await this.statusVersion(ehrId, versionUid, versionAtTime);
     const uid = this.statusUid(ehrId, chosen.version);
-    return { body: this.statusBody(ehr, chosen.version, chosen), uid, lastModified: chosen.at, location: `/ehr/${ehrId}/ehr_status/${uid}` };
+    return { body: this.statusBody(ehr, chosen.version, chosen), uid, lastModified: chosen.at };
+  }
+
+  // ---- VERSIONED_EHR_STATUS ----------------------------------------------------
+
+  async versionedEhrStatus(ehrId: string): Promise<OpenEhrResult> {
+    const { ehr, states } = await this.statusHistory(ehrId);
+    return {
+      body: {
+        _type: 'VERSIONED_EHR_STATUS',
+        uid: { _type: 'HIER_OBJECT_ID', value: this.statusObjectId(ehrId) },
+        owner_id: { id: { _type: 'HIER_OBJECT_ID', value: ehrId }, namespace: 'local', type: 'EHR' },
+        time_created: { value: ehr.createdAt.toISOString() },
+      },
+      lastModified: states[states.length - 1].at,
+    };
+  }
+
+  async ehrStatusRevisionHistory(ehrId: string): Promise<OpenEhrResult> {
+    const { states } = await this.statusHistory(ehrId);
+    const items = states.map((s) => ({
+      version_id: { value: this.statusUid(ehrId, s.version) },
+      audits: [auditDetails(this.systemId, { at: s.at, changeType: s.version === 1 ? 'creation' : 'modification', committer: s.actor, description: s.reason })],
+    }));
+    return { body: { _type: 'REVISION_HISTORY', items } };
+  }
+
+  async ehrStatusVersion(ehrId: string, versionUid: string | null, versionAtTime: string | null): Promise<OpenEhrResult> {
+    const { ehr, chosen } = await this.statusVersion(ehrId, versionUid, versionAtTime);
+    const uid = this.statusUid(ehrId, chosen.version);
+    return {
+      body: {
+        _type: 'ORIGINAL_VERSION',
+        uid: { _type: 'OBJECT_VERSION_ID', value: uid },
+        ...(chosen.version > 1 ? { preceding_version_uid: { _type: 'OBJECT_VERSION_ID', value: this.statusUid(ehrId, chosen.version - 1) } } : {}),
+        contribution: { id: { _type: 'HIER_OBJECT_ID', value: uid }, namespace: 'local', type: 'CONTRIBUTION' },
+        commit_audit: auditDetails(this.systemId, {
+          at: chosen.at,
+          changeType: chosen.version === 1 ? 'creation' : 'modification',
+          committer: chosen.actor,
+          description: chosen.reason,
+        }),
+        lifecycle_state: LIFECYCLE.complete,
+        data: this.statusBody(ehr, chosen.version, chosen),
+      },
+      uid,
+      lastModified: chosen.at,
+    };
   }
 
   async updateEhrStatus(ehrId: string, ifMatch: string, status: unknown, reason: string | null): Promise<OpenEhrResult> {
     if (!isObject(status) || status._type !== 'EHR_STATUS' || typeof status.is_queryable !== 'boolean' || typeof status.is_modifiable !== 'boolean') {
-      throw validationError('The body must be an EHR_STATUS with boolean is_queryable and is_modifiable', [{ path: 'is_queryable', message: 'required boolean' }]);
+      throw validationError('The body must be an EHR_STATUS with boolean is_queryable and is_modifiable', [
+        { path: 'is_queryable', message: 'required boolean' },
+      ]);
     }
     const ehr = await this.ehrs.get(ehrId);
     const subjectId = status.subject?.external_ref?.id?.value;
-    if (subjectId !== undefined && subjectId !== ehr.patientId) throw validationError('The subject of an EHR cannot change', [{ path: 'subject', message: 'differs from the EHR\'s subject' }]);
+    if (subjectId !== undefined && subjectId !== (ehr.subject?.id ?? ehr.patientId))
+      throw validationError('The subject of an EHR cannot change', [{ path: 'subject', message: "differs from the EHR's subject" }]);
     const match = /^(.+)::([^:]+)::([1-9]\d{0,8})$/.exec(ifMatch);
-    if (!match || match[1] !== `${ehrId}-status` || match[2] !== this.systemId) {
+    if (!match || match[1] !== this.statusObjectId(ehrId) || match[2] !== this.systemId) {
       const current = await this.getEhrStatus(ehrId, null, null);
-      throw new AppError('PRECONDITION_FAILED', `If-Match '${ifMatch}' is not a version of this EHR_STATUS; the latest is ${current.uid}`, [{ path: 'If-Match', message: 'not this EHR_STATUS', latestVersionUid: current.uid }]);
+      throw new AppError('PRECONDITION_FAILED', `If-Match '${ifMatch}' is not a version of this EHR_STATUS; the latest is ${current.uid}`, [
+        { path: 'If-Match', message: 'not this EHR_STATUS', latestVersionUid: current.uid },
+      ]);
     }
     try {
       await this.ehrs.updateStatus(ehrId, { isQueryable: status.is_queryable, isModifiable: status.is_modifiable }, reason, Number(match[3]));
     } catch (err) {
       if (err instanceof AppError && err.code === 'PRECONDITION_FAILED') {
         const current = await this.getEhrStatus(ehrId, null, null);
-        throw new AppError('PRECONDITION_FAILED', `'${ifMatch}' is not the latest EHR_STATUS version; the latest is ${current.uid}`, [{ path: 'If-Match', message: 'stale', latestVersionUid: current.uid }]);
+        throw new AppError('PRECONDITION_FAILED', `'${ifMatch}' is not the latest EHR_STATUS version; the latest is ${current.uid}`, [
+          { path: 'If-Match', message: 'stale', latestVersionUid: current.uid },
+        ]);
       }
       throw err;
     }
@@ -127,11 +230,19 @@ export class OpenEhrService {
 
   private async template(templateId: string): Promise<TemplateRow> {
     const template = await this.templates.find(templateId);
-    if (!template) throw new AppError('UNKNOWN_TEMPLATE', `Template '${templateId}' is not known in this tenant`, [{ path: 'templateId', message: 'unknown template' }]);
+    if (!template)
+      throw new AppError('UNKNOWN_TEMPLATE', `Template '${templateId}' is not known in this tenant`, [{ path: 'templateId', message: 'unknown template' }]);
     return template;
   }
 
-  compositionBody(c: CompositionView, template: TemplateRow) {
+  /** The composition in the requested format: canonical RM for an operational template, the legacy envelope otherwise. */
+  compositionBody(c: CompositionView, template: TemplateRow, format: CompositionFormat = 'JSON') {
+    const operational = this.templates.operational(template);
+    if (operational) return fromCanonical(c.content!, c.uid, format, operational.webTemplate);
+    if (format !== 'JSON')
+      throw validationError(`${format} needs an operational template; ${template.id} is a CareGraph JSON template`, [
+        { path: 'format', message: 'not available' },
+      ]);
     return {
       _type: 'COMPOSITION',
       name: { value: template.name },
@@ -146,28 +257,58 @@ export class OpenEhrService {
     };
   }
 
-  private async compositionResult(ehrId: string, c: CompositionView): Promise<OpenEhrResult> {
+  private async compositionResult(ehrId: string, c: CompositionView, format: CompositionFormat = 'JSON'): Promise<OpenEhrResult> {
     const template = await this.template(c.templateId);
     return {
-      body: c.content ? this.compositionBody(c, template) : undefined,
+      body: c.content ? this.compositionBody(c, template, format) : undefined,
       uid: c.uid,
       lastModified: c.committedAt,
-      location: `/ehr/${ehrId}/composition/${c.uid}`,
       deleted: c.changeType === 'deleted',
     };
   }
 
-  /** The template id and content of a request: a COMPOSITION envelope, or flat content with ?templateId. */
-  private inbound(body: unknown, templateId: string | null): { templateId: string; content: Record<string, unknown> } {
+  /**
+   * The template id and content of a request. Operational templates: a
+   * canonical COMPOSITION, or FLAT / STRUCTURED with ?templateId, stored as
+   * canonical RM. CareGraph JSON templates: a COMPOSITION envelope, or flat
+   * content with ?templateId.
+   */
+  async inbound(
+    body: unknown,
+    templateId: string | null,
+    format: CompositionFormat = 'JSON',
+  ): Promise<{ templateId: string; content: Record<string, unknown> }> {
     if (!isObject(body)) throw validationError('The body must be a JSON object');
+    if (format !== 'JSON') {
+      if (!templateId) throw validationError(`${format} compositions need the templateId query parameter`, [{ path: 'templateId', message: 'required' }]);
+      const operational = this.templates.operational(await this.template(templateId));
+      if (!operational)
+        throw validationError(`${format} needs an operational template; ${templateId} is a CareGraph JSON template`, [
+          { path: 'format', message: 'not available' },
+        ]);
+      return { templateId, content: toCanonical(body, format, operational.webTemplate) };
+    }
+    const declared = body._type === 'COMPOSITION' ? body.archetype_details?.template_id?.value : undefined;
+    const operational = typeof declared === 'string' ? this.templates.operational(await this.template(declared)) : undefined;
+    if (operational) {
+      if (templateId && templateId !== declared)
+        throw validationError("templateId differs from the composition's template_id", [{ path: 'templateId', message: 'mismatch' }]);
+      return { templateId: declared, content: toCanonical(body, 'JSON', operational.webTemplate) };
+    }
     if (body._type === 'COMPOSITION') {
       const fromBody = body.archetype_details?.template_id?.value;
-      if (typeof fromBody !== 'string') throw validationError('COMPOSITION.archetype_details.template_id.value is required', [{ path: 'archetype_details.template_id.value', message: 'required' }]);
-      if (templateId && templateId !== fromBody) throw validationError('templateId differs from the composition\'s template_id', [{ path: 'templateId', message: 'mismatch' }]);
-      if (!isObject(body.content)) throw validationError('COMPOSITION.content must be the flat content object', [{ path: 'content', message: 'required object' }]);
+      if (typeof fromBody !== 'string')
+        throw validationError('COMPOSITION.archetype_details.template_id.value is required', [
+          { path: 'archetype_details.template_id.value', message: 'required' },
+        ]);
+      if (templateId && templateId !== fromBody)
+        throw validationError("templateId differs from the composition's template_id", [{ path: 'templateId', message: 'mismatch' }]);
+      if (!isObject(body.content))
+        throw validationError('COMPOSITION.content must be the flat content object', [{ path: 'content', message: 'required object' }]);
       return { templateId: fromBody, content: body.content };
     }
-    if (!templateId) throw validationError('Send a COMPOSITION envelope, or flat content with the templateId query parameter', [{ path: 'templateId', message: 'required' }]);
+    if (!templateId)
+      throw validationError('Send a COMPOSITION envelope, or flat content with the templateId query parameter', [{ path: 'templateId', message: 'required' }]);
     return { templateId, content: body };
   }
 
@@ -178,42 +319,72 @@ export class OpenEhrService {
     return composition;
   }
 
-  async createComposition(ehrId: string, templateId: string | null, body: unknown, reason: string | null): Promise<OpenEhrResult> {
-    const input = this.inbound(body, templateId);
+  async createComposition(
+    ehrId: string,
+    templateId: string | null,
+    body: unknown,
+    reason: string | null,
+    format: string | null = null,
+    commit?: CommitAudit,
+  ): Promise<OpenEhrResult> {
+    const chosen = compositionFormat(format);
+    const input = await this.inbound(body, templateId, chosen);
     await this.template(input.templateId);
-    const created = await this.compositions.create({ templateId: input.templateId, ehrId, content: input.content }, reason);
-    return this.compositionResult(ehrId, created);
+    const created = await this.compositions.create({ templateId: input.templateId, ehrId, content: input.content }, reason, commit);
+    return this.compositionResult(ehrId, created, chosen);
   }
 
   /** GET by versioned object uid (latest; deleted → `deleted`) or by version uid. */
-  async getComposition(ehrId: string, uid: string): Promise<OpenEhrResult> {
+  async getComposition(ehrId: string, uid: string, format: string | null = null): Promise<OpenEhrResult> {
+    const chosen = compositionFormat(format);
     const ref = parseUid(uid, this.systemId);
     if (!ref) throw notFound('Composition', uid);
     if (ref.version === undefined) {
       const history = await this.history(ehrId, uid);
-      return this.compositionResult(ehrId, history[history.length - 1]);
+      return this.compositionResult(ehrId, history[history.length - 1], chosen);
     }
-    return this.compositionResult(ehrId, await this.inEhr(ehrId, uid));
+    return this.compositionResult(ehrId, await this.inEhr(ehrId, uid), chosen);
   }
 
-  async updateComposition(ehrId: string, versionedObjectUid: string, ifMatch: string, templateId: string | null, body: unknown, reason: string | null): Promise<OpenEhrResult> {
+  async updateComposition(
+    ehrId: string,
+    versionedObjectUid: string,
+    ifMatch: string,
+    templateId: string | null,
+    body: unknown,
+    reason: string | null,
+    format: string | null = null,
+    commit?: CommitAudit,
+  ): Promise<OpenEhrResult> {
+    const chosen = compositionFormat(format);
     const history = await this.history(ehrId, versionedObjectUid);
     const latest = history[history.length - 1];
-    const input = this.inbound(body, templateId ?? latest.templateId);
-    if (input.templateId !== latest.templateId) throw validationError(`A composition keeps its template (${latest.templateId})`, [{ path: 'archetype_details.template_id.value', message: 'differs' }]);
-    const updated = await this.compositions.update(latest.id, ifMatch, input.content, reason);
-    return this.compositionResult(ehrId, updated);
+    const input = await this.inbound(body, templateId ?? latest.templateId, chosen);
+    if (input.templateId !== latest.templateId)
+      throw validationError(`A composition keeps its template (${latest.templateId})`, [{ path: 'archetype_details.template_id.value', message: 'differs' }]);
+    const updated = await this.compositions.update(latest.id, ifMatch, input.content, reason, commit);
+    return this.compositionResult(ehrId, updated, chosen);
   }
 
-  async deleteComposition(ehrId: string, precedingVersionUid: string, reason: string | null): Promise<OpenEhrResult> {
+  /** DELETE names the latest version: 400 when the composition is already deleted, 409 when another version is the latest. */
+  async deleteComposition(ehrId: string, precedingVersionUid: string, reason: string | null, commit?: CommitAudit): Promise<OpenEhrResult> {
     const ref = parseUid(precedingVersionUid, this.systemId);
-    if (!ref || ref.version === undefined) throw validationError('DELETE takes the preceding version uid (<uuid>::<system>::<version>)', [{ path: 'preceding_version_uid', message: 'not a version uid' }]);
+    if (!ref || ref.version === undefined)
+      throw validationError('DELETE takes the preceding version uid (<uuid>::<system>::<version>)', [
+        { path: 'preceding_version_uid', message: 'not a version uid' },
+      ]);
     const history = await this.history(ehrId, ref.id);
     const latest = history[history.length - 1];
-    if (latest.changeType === 'deleted') throw new AppError('CONFLICT', `Composition ${ref.id} is already deleted`, [{ path: 'preceding_version_uid', message: 'already deleted', latestVersionUid: latest.uid }]);
-    if (latest.uid !== precedingVersionUid) throw new AppError('CONFLICT', `${precedingVersionUid} is not the latest version; the latest is ${latest.uid}`, [{ path: 'preceding_version_uid', message: 'stale', latestVersionUid: latest.uid }]);
-    const deleted = await this.compositions.delete(ref.id, precedingVersionUid, reason);
-    return { uid: deleted.uid, lastModified: deleted.committedAt, location: `/ehr/${ehrId}/composition/${deleted.uid}`, deleted: true };
+    if (latest.changeType === 'deleted')
+      throw new AppError('VALIDATION_ERROR', `Composition ${ref.id} is already deleted`, [
+        { path: 'preceding_version_uid', message: 'already deleted', latestVersionUid: latest.uid },
+      ]);
+    if (latest.uid !== precedingVersionUid)
+      throw new AppError('CONFLICT', `${precedingVersionUid} is not the latest version; the latest is ${latest.uid}`, [
+        { path: 'preceding_version_uid', message: 'stale', latestVersionUid: latest.uid },
+      ]);
+    const deleted = await this.compositions.delete(ref.id, precedingVersionUid, reason, commit);
+    return { uid: deleted.uid, lastModified: deleted.committedAt, deleted: true };
   }
 
   // ---- VERSIONED_COMPOSITION ------------------------------------------------
@@ -228,13 +399,13 @@ export class OpenEhrService {
   }
 
   private audit(c: CompositionView) {
-    return {
-      _type: 'AUDIT_DETAILS',
-      system_id: this.systemId,
-      time_committed: { value: c.committedAt.toISOString() },
-      change_type: { value: c.changeType, defining_code: { terminology_id: { value: 'openehr' }, code_string: CHANGE_CODES[c.changeType] ?? '253' } },
-      committer: { _type: 'PARTY_IDENTIFIED', name: c.committer },
-    };
+    return auditDetails(this.systemId, {
+      at: c.committedAt,
+      changeType: c.changeType,
+      committer: c.committer,
+      claimedCommitter: c.commitAudit?.committer,
+      description: c.commitAudit?.description,
+    });
   }
 
   async versionedComposition(ehrId: string, versionedObjectUid: string): Promise<OpenEhrResult> {
@@ -253,7 +424,7 @@ export class OpenEhrService {
 
   async revisionHistory(ehrId: string, versionedObjectUid: string): Promise<OpenEhrResult> {
     const history = await this.history(ehrId, versionedObjectUid);
-    return { body: history.map((c) => ({ version_id: { value: c.uid }, audits: [this.audit(c)] })) };
+    return { body: { _type: 'REVISION_HISTORY', items: history.map((c) => ({ version_id: { value: c.uid }, audits: [this.audit(c)] })) } };
   }
 
   async compositionVersion(ehrId: string, versionedObjectUid: string, versionUid: string | null, versionAtTime: string | null): Promise<OpenEhrResult> {
@@ -263,8 +434,7 @@ export class OpenEhrService {
       chosen = history.find((c) => c.uid === versionUid)!;
       if (!chosen) throw notFound('Composition version', versionUid);
     } else if (versionAtTime) {
-      const at = Date.parse(versionAtTime);
-      if (Number.isNaN(at)) throw validationError('version_at_time must be an ISO 8601 date-time', [{ path: 'version_at_time', message: 'invalid' }]);
+      const at = parseTime(versionAtTime);
       chosen = [...history].reverse().find((c) => c.committedAt.getTime() <= at)!;
       if (!chosen) throw notFound('Composition version at', versionAtTime);
     }
@@ -275,43 +445,75 @@ export class OpenEhrService {
         _type: 'ORIGINAL_VERSION',
         uid: { _type: 'OBJECT_VERSION_ID', value: chosen.uid },
         ...(preceding ? { preceding_version_uid: { _type: 'OBJECT_VERSION_ID', value: preceding.uid } } : {}),
+        contribution: { id: { _type: 'HIER_OBJECT_ID', value: chosen.contributionId ?? chosen.uid }, namespace: 'local', type: 'CONTRIBUTION' },
         commit_audit: this.audit(chosen),
-        lifecycle_state: chosen.changeType === 'deleted'
-          ? { value: 'deleted', defining_code: { terminology_id: { value: 'openehr' }, code_string: '523' } }
-          : { value: 'complete', defining_code: { terminology_id: { value: 'openehr' }, code_string: '532' } },
+        lifecycle_state: LIFECYCLE[chosen.changeType === 'deleted' ? 'deleted' : (chosen.commitAudit?.lifecycleState ?? 'complete')],
         ...(chosen.content ? { data: this.compositionBody(chosen, template) } : {}),
       },
       uid: chosen.uid,
       lastModified: chosen.committedAt,
-      location: `/ehr/${ehrId}/versioned_composition/${chosen.id}/version/${chosen.uid}`,
     };
   }
 
   // ---- DEFINITION ----------------------------------------------------------
 
   private templateSummary(t: TemplateRow) {
-    return { template_id: t.id, concept: t.name, archetype_id: `caregraph:${t.id}`, created_timestamp: t.createdAt.toISOString(), area: t.area };
+    const operational = this.templates.operational(t);
+    return {
+      template_id: t.id,
+      concept: t.name,
+      archetype_id: operational ? operational.opt.definition.nodeId : `caregraph:${t.id}`,
+      created_timestamp: t.createdAt.toISOString(),
+      area: t.area,
+      format: operational ? 'OPT 1.4' : 'CareGraph JSON',
+    };
   }
 
   async listTemplates(): Promise<OpenEhrResult> {
     return { body: (await this.templates.list()).map((t) => this.templateSummary(t)) };
   }
 
-  async getTemplate(templateId: string, format: 'json' | 'web'): Promise<OpenEhrResult> {
+  /** A template: an OPT as its XML (`xml`) or web template (`web`); a CareGraph JSON template as JSON or web template. */
+  async getTemplate(templateId: string, format: 'json' | 'web' | 'xml'): Promise<OpenEhrResult> {
     const t = await this.templates.get(templateId);
-    const body = format === 'web' ? webTemplate({ id: t.id, name: t.name, definition: t.definition as unknown as ConstraintNode }) : { template_id: t.id, name: t.name, area: t.area, definition: t.definition };
-    return { body, lastModified: t.createdAt, location: `/definition/template/adl1.4/${t.id}` };
+    const operational = this.templates.operational(t);
+    if (operational) return { body: format === 'web' ? operational.webTemplate : t.opt, lastModified: t.createdAt };
+    const body =
+      format === 'web'
+        ? webTemplate({ id: t.id, name: t.name, definition: t.definition as unknown as ConstraintNode })
+        : { template_id: t.id, name: t.name, area: t.area, definition: t.definition };
+    return { body, lastModified: t.createdAt };
   }
 
-  /** Template upload: CareGraph's JSON template ({template_id, name, area, definition}); OPT XML is not read. */
+  /** An example composition of an operational template, in the requested format. */
+  async templateExample(templateId: string, format: string | null): Promise<OpenEhrResult> {
+    const chosen = compositionFormat(format);
+    const t = await this.templates.get(templateId);
+    const operational = this.templates.operational(t);
+    if (!operational) throw validationError(`Examples are generated for operational templates; ${templateId} is a CareGraph JSON template`);
+    const flat = exampleFlat(operational.webTemplate, new Date());
+    const { uid: _uid, ...composition } = flatToCanonical(flat, operational.webTemplate);
+    const body = chosen === 'FLAT' ? flat : chosen === 'STRUCTURED' ? flatToStructured(flat) : composition;
+    return { body };
+  }
+
+  /** Template upload: an OPT 1.4 (XML string), or CareGraph's JSON template ({template_id, name, area, definition}). */
   async uploadTemplate(input: unknown, reason: string | null): Promise<OpenEhrResult> {
+    if (typeof input === 'string') {
+      const t = await this.templates.uploadOpt(input, reason);
+      return { body: this.templateSummary(t), uid: t.id, lastModified: t.createdAt };
+    }
     if (!isObject(input)) throw validationError('The body must be a JSON template {template_id, name, area, definition}');
     const unknown = Object.keys(input).filter((k) => !['template_id', 'name', 'area', 'definition'].includes(k));
-    if (unknown.length) throw validationError(`Unknown template fields: ${unknown.join(', ')}`, unknown.map((k) => ({ path: k, message: 'unknown field' })));
+    if (unknown.length)
+      throw validationError(
+        `Unknown template fields: ${unknown.join(', ')}`,
+        unknown.map((k) => ({ path: k, message: 'unknown field' })),
+      );
     const details = ['template_id', 'name', 'area'].filter((k) => typeof input[k] !== 'string').map((k) => ({ path: k, message: 'required string' }));
     if (details.length) throw validationError('Invalid template', details);
     const t = await this.templates.upload({ id: input.template_id, name: input.name, area: input.area, definition: input.definition }, reason);
-    return { body: this.templateSummary(t), lastModified: t.createdAt, location: `/definition/template/adl1.4/${t.id}` };
+    return { body: this.templateSummary(t), lastModified: t.createdAt };
   }
 
   // ---- AQL -------------------------------------------------------------------
@@ -322,7 +524,11 @@ export class OpenEhrService {
       throw validationError('offset must be ≥ 0 and fetch ≥ 1', [{ path: 'fetch', message: 'invalid paging' }]);
     }
     const ehrId = query.ehr?.ehrId ? String(parameterValue(query.ehr.ehrId, parameters)) : null;
-    const templates: TemplateInfo[] = (await this.templates.list()).map((t) => ({ id: t.id, name: t.name, definition: t.definition as unknown as ConstraintNode }));
+    const templates: TemplateInfo[] = (await this.templates.list()).map((t) => ({
+      id: t.id,
+      name: t.name,
+      definition: t.definition as unknown as ConstraintNode,
+    }));
     const matching = candidateTemplates(query, parameters, templates);
     const compositions = await this.compositions.scan({ ehrId, templateIds: matching.map((t) => t.id) }, AQL_CAP);
     const result = evaluate(query, parameters, compositions, new Map(matching.map((t) => [t.id, t])));
@@ -338,14 +544,16 @@ export class OpenEhrService {
 }
 
 /** EHR_STATUS states per version from its audit trail (creation, then each change). */
-function statusStates(versions: AuditVersion[]): Array<{ version: number; at: Date; isQueryable: boolean; isModifiable: boolean }> {
+function statusStates(
+  versions: AuditVersion[],
+): Array<{ version: number; at: Date; isQueryable: boolean; isModifiable: boolean; actor: string; reason: string | null }> {
   let state = { isQueryable: true, isModifiable: true };
   return versions.map((v) => {
-    const after = (v.after ?? {}) as Record<string, unknown>;
+    const after = v.after ?? {};
     state = {
       isQueryable: typeof after.isQueryable === 'boolean' ? after.isQueryable : state.isQueryable,
       isModifiable: typeof after.isModifiable === 'boolean' ? after.isModifiable : state.isModifiable,
     };
-    return { version: v.version, at: v.at, ...state };
+    return { version: v.version, at: v.at, actor: v.actor, reason: v.reason, ...state };
   });
 }

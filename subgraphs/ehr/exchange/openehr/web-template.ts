@@ -40,12 +40,28 @@ function node(id: string, c: ConstraintNode, path: string, depth: number): WebNo
         ...base,
         rmType: 'DV_QUANTITY',
         inputs: [
-          { suffix: 'magnitude', type: 'DECIMAL', ...(c.units.length === 1 && c.units[0].min !== undefined ? { validation: { range: { min: c.units[0].min, max: c.units[0].max } } } : {}) },
-          { suffix: 'unit', type: 'CODED_TEXT', list: c.units.map((u) => ({ value: u.unit, label: u.unit, ...(u.min !== undefined || u.max !== undefined ? { validation: { range: { min: u.min, max: u.max } } } : {}) })) },
+          {
+            suffix: 'magnitude',
+            type: 'DECIMAL',
+            ...(c.units.length === 1 && c.units[0].min !== undefined ? { validation: { range: { min: c.units[0].min, max: c.units[0].max } } } : {}),
+          },
+          {
+            suffix: 'unit',
+            type: 'CODED_TEXT',
+            list: c.units.map((u) => ({
+              value: u.unit,
+              label: u.unit,
+              ...(u.min !== undefined || u.max !== undefined ? { validation: { range: { min: u.min, max: u.max } } } : {}),
+            })),
+          },
         ],
       };
     case 'coded_text':
-      return { ...base, rmType: 'DV_CODED_TEXT', inputs: [{ suffix: 'code', type: 'CODED_TEXT', terminology: c.terminology, list: c.valueSet.map((v) => ({ value: v.code, label: v.value })) }] };
+      return {
+        ...base,
+        rmType: 'DV_CODED_TEXT',
+        inputs: [{ suffix: 'code', type: 'CODED_TEXT', terminology: c.terminology, list: c.valueSet.map((v) => ({ value: v.code, label: v.value })) }],
+      };
     case 'text':
       return { ...base, rmType: 'DV_TEXT', inputs: [{ type: 'TEXT' }] };
     case 'date_time':
@@ -55,7 +71,11 @@ function node(id: string, c: ConstraintNode, path: string, depth: number): WebNo
     case 'boolean':
       return { ...base, rmType: 'DV_BOOLEAN', inputs: [{ type: 'BOOLEAN' }] };
     case 'count':
-      return { ...base, rmType: 'DV_COUNT', inputs: [{ type: 'INTEGER', ...(c.min !== undefined || c.max !== undefined ? { validation: { range: { min: c.min, max: c.max } } } : {}) }] };
+      return {
+        ...base,
+        rmType: 'DV_COUNT',
+        inputs: [{ type: 'INTEGER', ...(c.min !== undefined || c.max !== undefined ? { validation: { range: { min: c.min, max: c.max } } } : {}) }],
+      };
   }
 }
 
@@ -66,6 +86,15 @@ export function webTemplate(template: { id: string; name: string; definition: Co
     version: '2.3',
     defaultLanguage: 'en',
     languages: ['en'],
-    tree: { id: template.id.replace(/\.v\d+$/, ''), name: template.name, rmType: 'COMPOSITION', nodeId: `caregraph:${template.id}`, min: 1, max: 1, aqlPath: '', children: [{ ...content, rmType: 'SECTION' }] },
+    tree: {
+      id: template.id.replace(/\.v\d+$/, ''),
+      name: template.name,
+      rmType: 'COMPOSITION',
+      nodeId: `caregraph:${template.id}`,
+      min: 1,
+      max: 1,
+      aqlPath: '',
+      children: [{ ...content, rmType: 'SECTION' }],
+    },
   };
 }

@@ -25,14 +25,15 @@ const TEMPLATE_ID = /^[a-z][a-z0-9_]{0,63}\.v[1-9][0-9]{0,3}$/;
 export function parameterValue(operand: Operand, params: Parameters): unknown {
   if (operand.kind === 'literal') return operand.value;
   if (operand.kind === 'param') {
-    if (!(operand.name in params)) throw validationError(`AQL: parameter $${operand.name} has no value`, [{ path: `query_parameters.${operand.name}`, message: 'missing' }]);
+    if (!(operand.name in params))
+      throw validationError(`AQL: parameter $${operand.name} has no value`, [{ path: `query_parameters.${operand.name}`, message: 'missing' }]);
     return params[operand.name];
   }
   throw validationError('AQL: a path is not allowed here');
 }
 
 /** Whether an archetype occurs in a constraint tree, slots of slots included. */
-export function usesArchetype(node: ConstraintNode, archetypeId: string, depth = 0): boolean {
+function usesArchetype(node: ConstraintNode, archetypeId: string, depth = 0): boolean {
   if (depth > 24) return false;
   switch (node.type) {
     case 'archetype': {
@@ -61,11 +62,17 @@ export function candidateTemplates(query: AqlQuery, params: Parameters, template
   });
 }
 
-export function evaluate(query: AqlQuery, params: Parameters, compositions: CompositionView[], templates: Map<string, TemplateInfo>): { columns: Array<{ name: string; path: string }>; rows: unknown[][] } {
+export function evaluate(
+  query: AqlQuery,
+  params: Parameters,
+  compositions: CompositionView[],
+  templates: Map<string, TemplateInfo>,
+): { columns: Array<{ name: string; path: string }>; rows: unknown[][] } {
   const [compositionClass, ...entries] = query.contains;
   const entryIds = entries.map((e) => {
     const id = String(parameterValue(e.predicate!, params));
-    if (rmClassOf(id) !== e.rmClass) throw validationError(`AQL: ${id} is not a ${e.rmClass} archetype`, [{ path: 'q', message: `class mismatch for ${e.variable ?? id}` }]);
+    if (rmClassOf(id) !== e.rmClass)
+      throw validationError(`AQL: ${id} is not a ${e.rmClass} archetype`, [{ path: 'q', message: `class mismatch for ${e.variable ?? id}` }]);
     return id;
   });
 

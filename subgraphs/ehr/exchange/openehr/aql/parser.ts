@@ -1,4 +1,5 @@
 import { validationError } from '../../../../../common/errors';
+import { MAX_JSON_DEPTH } from '../../../../../common/json-depth';
 
 /**
  * The AQL subset CareGraph answers (grammar in docs/exchange.md): SELECT of
@@ -21,7 +22,7 @@ export interface Path {
   text: string;
 }
 
-export interface Containment {
+interface Containment {
   rmClass: string;
   variable?: string;
   /** Archetype id or template id, or a parameter. */
@@ -85,12 +86,12 @@ function tokenize(q: string): Token[] {
       tokens.push({ type: 'param', value: m[0].slice(1), pos: i });
     } else if ((m = /^[A-Za-z_][A-Za-z0-9_.]*/.exec(rest))) {
       tokens.push({ type: 'word', value: m[0], pos: i });
-    } else if ((m = /^(<=|>=|!=|<>|[=<>\/\[\](),{}])/.exec(rest))) {
+    } else if ((m = /^(<=|>=|!=|<>|[=<>/[\](),{}])/.exec(rest))) {
       tokens.push({ type: 'symbol', value: m[0] === '<>' ? '!=' : m[0], pos: i });
     } else {
       syntax(`unexpected character '${ch}'`, i);
     }
-    i += m![0].length;
+    i += m[0].length;
   }
   return tokens;
 }
@@ -143,37 +144,49 @@ export function parseAql(q: string): AqlQuery {
       path.segments.push({ name: segment.value, predicate });
     }
     if (isSymbol('[')) unsupported('a predicate on the variable in a path', peek()!.pos);
-    path.text = q.slice(start, (peek()?.pos ?? end())).trim();
+    path.text = q.slice(start, peek()?.pos ?? end()).trim();
     return path;
   };
 
   const parseOperand = (): Operand => {
     const t = peek();
     if (!t) syntax('expected a value', end());
-    if (t.type === 'string') return next(), { kind: 'literal', value: t.value };
-    if (t.type === 'number') return next(), { kind: 'literal', value: Number(t.value) };
-    if (t.type === 'param') return next(), { kind: 'param', name: t.value };
-    if (isWord('TRUE') || isWord('FALSE')) return next(), { kind: 'literal', value: t.value.toUpperCase() === 'TRUE' };
+    if (t.type === 'string') return (next(), { kind: 'literal', value: t.value });
+    if (t.type === 'number') return (next(), { kind: 'literal', value: Number(t.value) });
+    if (t.type === 'param') return (next(), { kind: 'param', name: t.value });
+    if (isWord('TRUE') || isWord('FALSE')) return (next(), { kind: 'literal', value: t.value.toUpperCase() === 'TRUE' });
     if (isWord('NULL')) unsupported('NULL comparisons', t.pos);
     return { kind: 'path', path: parsePath() };
   };
 
+  // Parentheses and NOT recurse (here and in evaluation): bounded, so a deep condition is a 400, not a stack overflow.
+  let nesting = 0;
+  const nested = <T>(parse: () => T): T => {
+    if (++nesting > MAX_JSON_DEPTH)
+      throw validationError(`AQL: the WHERE condition nests deeper than ${MAX_JSON_DEPTH} levels`, [
+        { path: 'q', message: `nests deeper than ${MAX_JSON_DEPTH} levels` },
+      ]);
+    const result = parse();
+    nesting--;
+    return result;
+  };
   const parsePrimary = (): Expr => {
     if (isSymbol('(')) {
       next();
-      const expr = parseOr();
+      const expr = nested(parseOr);
       expectSymbol(')');
       return expr;
     }
     if (isWord('NOT')) {
       next();
-      return { kind: 'not', expr: parsePrimary() };
+      return { kind: 'not', expr: nested(parsePrimary) };
     }
     checkUnsupported();
     const left = parseOperand();
     checkUnsupported();
     const op = peek();
-    if (op?.type !== 'symbol' || !['=', '!=', '<', '>', '<=', '>='].includes(op.value)) syntax('expected a comparison operator (=, !=, <, >, <=, >=)', op?.pos ?? end());
+    if (op?.type !== 'symbol' || !['=', '!=', '<', '>', '<=', '>='].includes(op.value))
+      syntax('expected a comparison operator (=, !=, <, >, <=, >=)', op?.pos ?? end());
     next();
     checkUnsupported();
     return { kind: 'compare', op: op.value as '=', left, right: parseOperand() };
@@ -287,8 +300,10 @@ export function parseAql(q: string): AqlQuery {
       if (query.orderBy.length > 0) next();
       const path = parsePath();
       let descending = false;
-      if (isWord('DESC') || isWord('DESCENDING')) (next(), (descending = true));
-      else if (isWord('ASC') || isWord('ASCENDING')) next();
+      if (isWord('DESC') || isWord('DESCENDING')) {
+        next();
+        descending = true;
+      } else if (isWord('ASC') || isWord('ASCENDING')) next();
       query.orderBy.push({ path, descending });
     } while (isSymbol(','));
   }
@@ -308,14 +323,19 @@ export function parseAql(q: string): AqlQuery {
   // Every path starts at a declared variable.
   const declared = new Set([query.ehr?.variable, ...query.contains.map((c) => c.variable)].filter(Boolean) as string[]);
   const check = (path: Path) => {
-    if (!declared.has(path.variable)) throw validationError(`AQL: '${path.variable}' in ${path.text} is not a variable declared in FROM`, [{ path: 'q', message: `unknown variable ${path.variable}` }]);
+    if (!declared.has(path.variable))
+      throw validationError(`AQL: '${path.variable}' in ${path.text} is not a variable declared in FROM`, [
+        { path: 'q', message: `unknown variable ${path.variable}` },
+      ]);
   };
   select.forEach((s) => check(s.path));
   query.orderBy.forEach((o) => check(o.path));
   const walk = (e?: Expr) => {
     if (!e) return;
-    if (e.kind === 'and' || e.kind === 'or') (walk(e.left), walk(e.right));
-    else if (e.kind === 'not') walk(e.expr);
+    if (e.kind === 'and' || e.kind === 'or') {
+      walk(e.left);
+      walk(e.right);
+    } else if (e.kind === 'not') walk(e.expr);
     else for (const o of [e.left, e.right]) if (o.kind === 'path') check(o.path);
   };
   walk(query.where);

@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "ehr"."AuditRecord" ADD COLUMN     "hashVersion" INTEGER NOT NULL DEFAULT 1;

@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "ehr"."ClinicalTemplate" ADD COLUMN     "opt" TEXT;

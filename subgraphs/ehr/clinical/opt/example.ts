@@ -1,0 +1,114 @@
+import type { Flat } from './flat';
+import type { WebInput, WebNode, WebTemplate } from './web-template';
+
+/**
+ * An example composition of a template (the openEHR `/example` resource), as
+ * FLAT: every node once, each value the first the template allows (first unit
+ * at its lower bound, first code, first ordinal), times from `now`.
+ */
+
+const inputOf = (node: WebNode, suffix?: string): WebInput | undefined => node.inputs?.find((i) => i.suffix === suffix);
+type Bound = { min?: number; max?: number };
+
+function lowest(range: Bound | undefined): number {
+  if (range?.min !== undefined) return range.min;
+  if (range?.max !== undefined) return Math.min(0, range.max);
+  return 0;
+}
+
+function values(node: WebNode, path: string, id: string, language: string, now: Date, out: Flat) {
+  const iso = now.toISOString();
+  switch (node.rmType) {
+    case 'DV_QUANTITY': {
+      const unit = inputOf(node, 'unit')?.list?.[0];
+      const range = ((unit?.validation as { range?: Bound } | undefined)?.range ?? inputOf(node, 'magnitude')?.validation?.range) as Bound | undefined;
+      out[`${path}|magnitude`] = lowest(range);
+      out[`${path}|unit`] = unit?.value ?? '1';
+      return;
+    }
+    case 'DV_CODED_TEXT': {
+      const input = inputOf(node, 'code');
+      const first = input?.list?.[0];
+      if (id === 'setting') {
+        Object.assign(out, { [`${path}|code`]: '238', [`${path}|value`]: 'other care', [`${path}|terminology`]: 'openehr' });
+      } else if (first) {
+        Object.assign(out, { [`${path}|code`]: first.value, [`${path}|value`]: first.label, [`${path}|terminology`]: input?.terminology ?? 'local' });
+      } else if (node.textAlternative || !input) {
+        out[`${path}|other`] = 'Lorem ipsum';
+      } else {
+        Object.assign(out, { [`${path}|code`]: '42', [`${path}|value`]: 'Lorem ipsum', [`${path}|terminology`]: input.terminology ?? 'local' });
+      }
+      return;
+    }
+    case 'DV_TEXT':
+      out[path] = node.inputs?.[0]?.list?.[0]?.value ?? 'Lorem ipsum';
+      return;
+    case 'DV_ORDINAL': {
+      const first = node.inputs?.[0]?.list?.[0];
+      if (first) Object.assign(out, { [`${path}|code`]: first.value, [`${path}|value`]: first.label, [`${path}|ordinal`]: first.ordinal });
+      return;
+    }
+    case 'DV_COUNT':
+      out[path] = lowest(node.inputs?.[0]?.validation?.range as Bound | undefined);
+      return;
+    case 'DV_BOOLEAN':
+      out[path] = true;
+      return;
+    case 'DV_DATE_TIME':
+      out[path] = iso;
+      return;
+    case 'DV_DATE':
+      out[path] = iso.slice(0, 10);
+      return;
+    case 'DV_TIME':
+      out[path] = iso.slice(11, 19);
+      return;
+    case 'DV_DURATION':
+      out[path] = 'P1D';
+      return;
+    case 'DV_PROPORTION':
+      Object.assign(out, { [`${path}|numerator`]: 1, [`${path}|denominator`]: 100, [`${path}|type`]: 2 });
+      return;
+    case 'DV_IDENTIFIER':
+      Object.assign(out, { [`${path}|id`]: 'ID-1', [`${path}|type`]: 'LOCAL', [`${path}|issuer`]: 'Example', [`${path}|assigner`]: 'Example' });
+      return;
+    case 'DV_URI':
+    case 'DV_EHR_URI':
+      out[path] = 'https://example.org/';
+      return;
+    case 'DV_PARSABLE':
+      Object.assign(out, { [`${path}|value`]: 'Lorem ipsum', [`${path}|formalism`]: 'text/plain' });
+      return;
+    case 'DV_MULTIMEDIA':
+      Object.assign(out, { [path]: 'https://example.org/file.txt', [`${path}|mediatype`]: 'text/plain', [`${path}|size`]: 0 });
+      return;
+    case 'CODE_PHRASE': {
+      const phrases: Record<string, [string, string]> = {
+        language: [language, 'ISO_639-1'],
+        territory: ['NL', 'ISO_3166-1'],
+        encoding: ['UTF-8', 'IANA_character-sets'],
+      };
+      const [code, terminology] = phrases[id] ?? ['en', 'ISO_639-1'];
+      Object.assign(out, { [`${path}|code`]: code, [`${path}|terminology`]: terminology });
+      return;
+    }
+    case 'PARTY_PROXY':
+      if (id === 'composer') out[`${path}|name`] = 'Example Clinician';
+      return;
+    default:
+      return;
+  }
+}
+
+export function exampleFlat(wt: WebTemplate, now: Date): Flat {
+  const out: Flat = {};
+  const walk = (node: WebNode, path: string) => {
+    for (const child of node.children ?? []) {
+      const at = `${path}/${child.id}${child.max !== 1 ? ':0' : ''}`;
+      if (child.children) walk(child, at);
+      else values(child, at, child.id, wt.defaultLanguage, now, out);
+    }
+  };
+  walk(wt.tree, wt.tree.id);
+  return out;
+}

@@ -1,0 +1,43 @@
+import { validationError } from '../../../../common/errors';
+import { canonicalToFlat, flatToCanonical, flatToStructured, structuredToFlat } from './flat';
+import type { WebTemplate } from './web-template';
+
+/**
+ * The composition formats of openEHR REST for operational templates:
+ * canonical JSON (the RM COMPOSITION), FLAT and STRUCTURED (web-template
+ * based, as the openEHR SDK and EHRbase write them). Chosen by the `format`
+ * query parameter; canonical when absent.
+ */
+const COMPOSITION_FORMATS = ['JSON', 'FLAT', 'STRUCTURED'] as const;
+export type CompositionFormat = (typeof COMPOSITION_FORMATS)[number];
+
+const isObject = (v: unknown): v is Record<string, any> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+export function compositionFormat(value: string | null | undefined): CompositionFormat {
+  if (value === null || value === undefined || value === '') return 'JSON';
+  const upper = value.toUpperCase();
+  // EHRbase also names canonical JSON `CANONICAL`; `RAW` is its internal alias.
+  if (upper === 'CANONICAL' || upper === 'RAW') return 'JSON';
+  if ((COMPOSITION_FORMATS as readonly string[]).includes(upper)) return upper as CompositionFormat;
+  throw validationError(`format must be one of ${COMPOSITION_FORMATS.join(', ')}`, [{ path: 'format', message: `unknown format '${value}'` }]);
+}
+
+/** A request body in the given format → the canonical COMPOSITION to store (its client-side uid dropped: the server assigns versions). */
+export function toCanonical(body: unknown, format: CompositionFormat, wt: WebTemplate): Record<string, any> {
+  let composition: unknown = body;
+  if (format === 'FLAT') composition = flatToCanonical(body, wt);
+  else if (format === 'STRUCTURED') composition = flatToCanonical(structuredToFlat(body, wt), wt);
+  if (!isObject(composition) || composition._type !== 'COMPOSITION')
+    throw validationError("A canonical composition is a JSON object with _type 'COMPOSITION'", [{ path: '_type', message: 'must be COMPOSITION' }]);
+  const { uid: _uid, ...rest } = composition;
+  return rest;
+}
+
+/** A stored canonical COMPOSITION, with its version uid, in the requested format. */
+export function fromCanonical(content: Record<string, unknown>, versionUid: string, format: CompositionFormat, wt: WebTemplate): unknown {
+  const { _type, name, uid: _uid, ...rest } = content;
+  const composition = { _type, name, uid: { _type: 'OBJECT_VERSION_ID', value: versionUid }, ...rest };
+  if (format === 'JSON') return composition;
+  const flat = canonicalToFlat(composition, wt);
+  return format === 'FLAT' ? flat : flatToStructured(flat);
+}

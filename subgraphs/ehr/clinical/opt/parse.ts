@@ -1,0 +1,217 @@
+import { XMLParser, XMLValidator } from 'fast-xml-parser';
+import { validationError } from '../../../../common/errors';
+
+/**
+ * An operational template (openEHR OPT 1.4 XML) read into a tree of
+ * constraint objects. Only what CareGraph uses is kept: RM types, node ids,
+ * occurrences and existence, term texts, and the leaf constraints of the data
+ * types (code lists, quantity units and ranges, ordinals, primitive lists,
+ * ranges and patterns).
+ */
+
+interface Interval {
+  min: number;
+  /** null: unbounded. */
+  max: number | null;
+}
+
+interface Term {
+  text: string;
+  description?: string;
+}
+
+interface QuantityItem {
+  unit: string;
+  magnitude?: { min?: number; max?: number };
+  precision?: number;
+}
+
+export interface OptObject {
+  kind: 'complex' | 'archetype_root' | 'slot' | 'code_phrase' | 'quantity' | 'ordinal' | 'primitive' | 'internal_ref';
+  rmType: string;
+  /** at-code, or the archetype id of an archetype root. */
+  nodeId: string;
+  occurrences: Interval;
+  attributes: OptAttribute[];
+  /** Term texts of the archetype this object belongs to (shared by every object of it). */
+  terms: Map<string, Term>;
+  /** code_phrase: terminology and allowed codes (empty: any). */
+  terminology?: string;
+  codes?: string[];
+  /** quantity: allowed units with their ranges (empty: any). */
+  quantities?: QuantityItem[];
+  /** ordinal: allowed values. */
+  ordinals?: Array<{ value: number; code: string; terminology: string }>;
+  /** primitive (C_STRING, C_INTEGER, C_REAL, C_BOOLEAN, C_DATE_TIME, C_DATE, C_DURATION…): the constraint. */
+  primitive?: { type: string; list?: string[]; pattern?: string; range?: { min?: number; max?: number }; trueValid?: boolean; falseValid?: boolean };
+  /** internal_ref: the archetype path of the object it reuses. */
+  targetPath?: string;
+  /** slot: archetype id patterns it admits. */
+  includes?: string[];
+}
+
+interface OptAttribute {
+  name: string;
+  multiple: boolean;
+  existence: Interval;
+  cardinality?: Interval;
+  children: OptObject[];
+}
+
+export interface OperationalTemplate {
+  templateId: string;
+  concept: string;
+  language: string;
+  uid?: string;
+  definition: OptObject;
+}
+
+const ARRAYS = new Set(['attributes', 'children', 'term_definitions', 'items', 'code_list', 'list', 'includes', 'excludes', 'other_details']);
+
+const parser = new XMLParser({
+  ignoreAttributes: false,
+  attributeNamePrefix: '@',
+  removeNSPrefix: true,
+  parseTagValue: false,
+  parseAttributeValue: false,
+  trimValues: true,
+  textNodeName: '#text',
+  isArray: (name) => ARRAYS.has(name),
+});
+
+type X = Record<string, any>;
+
+const text = (v: unknown): string | undefined => {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v === 'string') return v;
+  if (typeof v === 'object' && '#text' in (v as X)) return String((v as X)['#text']);
+  if (typeof v === 'object') return '';
+  return String(v);
+};
+
+function interval(x: X | undefined, fallback: Interval): Interval {
+  if (!x) return fallback;
+  const lower = text(x.lower);
+  const upper = text(x.upper);
+  return {
+    min: x.lower_unbounded === 'true' || lower === undefined || lower === '' ? 0 : Number(lower),
+    max: x.upper_unbounded === 'true' || upper === undefined || upper === '' ? null : Number(upper),
+  };
+}
+
+function numberRange(x: X | undefined): { min?: number; max?: number } | undefined {
+  if (!x) return undefined;
+  const range: { min?: number; max?: number } = {};
+  if (x.lower_unbounded !== 'true' && text(x.lower)) range.min = Number(text(x.lower));
+  if (x.upper_unbounded !== 'true' && text(x.upper)) range.max = Number(text(x.upper));
+  return range;
+}
+
+function termsOf(x: X): Map<string, Term> {
+  const terms = new Map<string, Term>();
+  for (const def of (x.term_definitions as X[] | undefined) ?? []) {
+    const code = def['@code'] as string;
+    const items = (def.items as X[] | undefined) ?? [];
+    const find = (id: string) => text(items.find((i) => i['@id'] === id));
+    terms.set(code, { text: find('text') ?? code, description: find('description') });
+  }
+  return terms;
+}
+
+function readObject(x: X, terms: Map<string, Term>): OptObject {
+  const xsiType = (x['@type'] as string | undefined) ?? 'C_COMPLEX_OBJECT';
+  const ownTerms = xsiType === 'C_ARCHETYPE_ROOT' ? termsOf(x) : terms;
+  const base: OptObject = {
+    kind: 'complex',
+    rmType: text(x.rm_type_name) ?? '',
+    nodeId: xsiType === 'C_ARCHETYPE_ROOT' ? (text(x.archetype_id?.value) ?? '') : (text(x.node_id) ?? ''),
+    occurrences: interval(x.occurrences, { min: 1, max: 1 }),
+    attributes: [],
+    terms: ownTerms,
+  };
+  switch (xsiType) {
+    case 'C_ARCHETYPE_ROOT':
+      base.kind = 'archetype_root';
+      break;
+    case 'ARCHETYPE_SLOT':
+      base.kind = 'slot';
+      base.includes = ((x.includes as X[] | undefined) ?? []).map((i) => text(i.expression?.right_operand?.item?.pattern) ?? '').filter(Boolean);
+      return base;
+    case 'ARCHETYPE_INTERNAL_REF':
+      base.kind = 'internal_ref';
+      base.targetPath = text(x.target_path) ?? '';
+      return base;
+    case 'C_CODE_PHRASE':
+      base.kind = 'code_phrase';
+      base.terminology = text(x.terminology_id?.value);
+      base.codes = ((x.code_list as unknown[] | undefined) ?? []).map((c) => text(c) ?? '');
+      return base;
+    case 'C_DV_QUANTITY':
+      base.kind = 'quantity';
+      base.quantities = ((x.list as X[] | undefined) ?? []).map((q) => ({
+        unit: text(q.units) ?? '',
+        ...(q.magnitude ? { magnitude: numberRange(q.magnitude) } : {}),
+        ...(text(q.precision?.lower) ? { precision: Number(text(q.precision.lower)) } : {}),
+      }));
+      return base;
+    case 'C_DV_ORDINAL':
+      base.kind = 'ordinal';
+      base.ordinals = ((x.list as X[] | undefined) ?? []).map((o) => ({
+        value: Number(text(o.value)),
+        code: text(o.symbol?.defining_code?.code_string) ?? '',
+        terminology: text(o.symbol?.defining_code?.terminology_id?.value) ?? 'local',
+      }));
+      return base;
+    case 'C_PRIMITIVE_OBJECT': {
+      base.kind = 'primitive';
+      const item = (x.item ?? {}) as X;
+      const type = (item['@type'] as string | undefined) ?? 'C_STRING';
+      base.primitive = {
+        type,
+        ...(item.list ? { list: (item.list as unknown[]).map((v) => text(v) ?? '') } : {}),
+        ...(text(item.pattern) ? { pattern: text(item.pattern) } : {}),
+        ...(item.range ? { range: numberRange(item.range) } : {}),
+        ...(type === 'C_BOOLEAN' ? { trueValid: text(item.true_valid) !== 'false', falseValid: text(item.false_valid) !== 'false' } : {}),
+      };
+      return base;
+    }
+  }
+  for (const a of (x.attributes as X[] | undefined) ?? []) {
+    base.attributes.push({
+      name: text(a.rm_attribute_name) ?? '',
+      multiple: a['@type'] === 'C_MULTIPLE_ATTRIBUTE',
+      existence: interval(a.existence, { min: 0, max: 1 }),
+      ...(a.cardinality ? { cardinality: interval(a.cardinality.interval, { min: 0, max: null }) } : {}),
+      children: ((a.children as X[] | undefined) ?? []).map((c) => readObject(c, ownTerms)),
+    });
+  }
+  return base;
+}
+
+/** OPT 1.4 XML → the template; malformed XML or a document that is no OPT → 400 with the reason. */
+export function parseOpt(xml: string): OperationalTemplate {
+  const checked = XMLValidator.validate(xml);
+  if (checked !== true) {
+    throw validationError(`The operational template is not well-formed XML: ${checked.err.msg} (line ${checked.err.line})`, [
+      { path: 'template', message: checked.err.msg },
+    ]);
+  }
+  const doc = parser.parse(xml) as X;
+  const template = doc.template as X | undefined;
+  const templateId = text(template?.template_id?.value);
+  if (!template || !template.definition || !templateId) {
+    throw validationError('Not an operational template: expected <template> with <template_id> and <definition> (OPT 1.4)', [
+      { path: 'template', message: 'not an OPT 1.4 document' },
+    ]);
+  }
+  const definition = readObject({ ...template.definition, '@type': 'C_ARCHETYPE_ROOT' }, new Map());
+  if (definition.rmType !== 'COMPOSITION')
+    throw validationError('The template definition must be a COMPOSITION', [{ path: 'definition.rm_type_name', message: definition.rmType }]);
+  return {
+    templateId,
+    concept: text(template.concept) ?? templateId,
+    language: text(template.language?.code_string) ?? 'en',
+    uid: text(template.uid?.value),
+    definition,
+  };
+}

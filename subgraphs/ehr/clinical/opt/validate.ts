@@ -1,0 +1,210 @@
+import type { ErrorDetail } from '../../../../common/errors';
+import { codePhrase, primitiveOf, type WebNode, type WebTemplate } from './web-template';
+
+/**
+ * A canonical COMPOSITION checked against its operational template, through
+ * the template's web-template tree: occurrences of every node, RM types, the
+ * constraints of the data values (units and ranges, code lists, ordinals,
+ * counts, text lists, date/time syntax), and content the template does not
+ * define. One error per broken path, naming the archetype path (`path`) and
+ * the FLAT path of the instance (`webTemplatePath`).
+ */
+
+type Rm = Record<string, any>;
+
+const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}(:\d{2}(:\d{2}([.,]\d+)?)?)?(Z|[+-]\d{2}(:?\d{2})?)?$/;
+const DATE = /^\d{4}(-\d{2}(-\d{2})?)?$/;
+const TIME = /^\d{2}(:\d{2}(:\d{2}([.,]\d+)?)?)?(Z|[+-]\d{2}(:?\d{2})?)?$/;
+const DURATION = /^-?P(?!$)(\d+(\.\d+)?Y)?(\d+(\.\d+)?M)?(\d+(\.\d+)?W)?(\d+(\.\d+)?D)?(T(?!$)(\d+(\.\d+)?H)?(\d+(\.\d+)?M)?(\d+(\.\d+)?S)?)?$/;
+/** RM subtypes an instance may have where the template names the supertype. */
+const SUBTYPES: Record<string, string[]> = {
+  EVENT: ['EVENT', 'POINT_EVENT', 'INTERVAL_EVENT'],
+  PARTY_PROXY: ['PARTY_SELF', 'PARTY_IDENTIFIED', 'PARTY_RELATED'],
+  DV_TEXT: ['DV_TEXT', 'DV_CODED_TEXT'],
+  ITEM_STRUCTURE: ['ITEM_TREE', 'ITEM_LIST', 'ITEM_SINGLE', 'ITEM_TABLE'],
+};
+const isObject = (v: unknown): v is Rm => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isValueNode = (node: WebNode) => !node.children && node.rmType !== 'EVENT_CONTEXT';
+
+class Checker {
+  readonly errors: ErrorDetail[] = [];
+  /** Every RM object a template node or one of its intermediate steps reached. */
+  readonly reached = new Set<Rm>();
+
+  private error(node: WebNode, webPath: string, message: string, attribute = '') {
+    this.errors.push({ path: `${node.aqlPath || '/'}${attribute}`, webTemplatePath: webPath, message });
+  }
+
+  /** The instances of a node below its parent's object (intermediate objects are marked as reached). */
+  private instances(parent: Rm, node: WebNode, siblings: WebNode[]): Rm[] {
+    let current: Rm[] = [parent];
+    const own =
+      isValueNode(node) && node.steps.length > 1 && node.steps[node.steps.length - 1].attr === 'value' ? node.steps.length - 2 : node.steps.length - 1;
+    const named = node.name !== undefined && siblings.some((s) => s !== node && s.aqlPath === node.aqlPath);
+    node.steps.forEach((step, i) => {
+      current = current.flatMap((c) => {
+        const v = c[step.attr];
+        return (Array.isArray(v) ? v : v !== undefined && v !== null ? [v] : []).filter(
+          (x: Rm) => (!step.nodeId || x?.archetype_node_id === step.nodeId) && (!named || i !== own || x?.name?.value === node.name),
+        );
+      });
+      for (const x of current) if (isObject(x)) this.reached.add(x);
+    });
+    return current;
+  }
+
+  walk(node: WebNode, rm: Rm, webPath: string) {
+    for (const child of node.children ?? []) {
+      const found = this.instances(rm, child, node.children!);
+      const at = (i: number) => `${webPath}/${child.id}${child.max !== 1 ? `:${i}` : ''}`;
+      if (found.length < child.min) this.error(child, at(found.length), `at least ${child.min} required, ${found.length} present`);
+      if (child.max !== -1 && found.length > child.max) this.error(child, at(child.max), `at most ${child.max} allowed, ${found.length} present`);
+      found.forEach((instance, i) => {
+        if (!this.typeOk(child, instance, at(i))) return;
+        if (isValueNode(child)) this.value(child, instance, at(i));
+        else this.walk(child, instance, at(i));
+      });
+    }
+  }
+
+  private typeOk(node: WebNode, v: unknown, webPath: string): boolean {
+    if (!isObject(v)) {
+      this.error(node, webPath, `must be an object (${node.rmType})`);
+      return false;
+    }
+    const type = v._type as string | undefined;
+    if (type === undefined || node.rmType === 'CODE_PHRASE') return true;
+    const allowed = SUBTYPES[node.rmType] ?? [node.rmType];
+    if (allowed.includes(type) || (node.textAlternative && type === 'DV_TEXT')) return true;
+    this.error(node, webPath, `is ${type}, the template requires ${node.rmType}`);
+    return false;
+  }
+
+  private value(node: WebNode, v: Rm, webPath: string) {
+    const c = node.constraint;
+    const fail = (message: string, attribute = '') => this.error(node, webPath, message, attribute);
+    const type = (v._type as string | undefined) ?? node.rmType;
+    switch (type) {
+      case 'DV_QUANTITY': {
+        if (typeof v.magnitude !== 'number') return fail('magnitude must be a number', '/magnitude');
+        if (typeof v.units !== 'string') return fail('units must be a string', '/units');
+        const items = c?.quantities ?? [];
+        if (!items.length) return;
+        const item = items.find((q) => q.unit === v.units);
+        if (!item) return fail(`unit '${v.units}' is not allowed (allowed: ${items.map((q) => q.unit).join(', ')})`, '/units');
+        const { min, max } = item.magnitude ?? {};
+        if (min !== undefined && v.magnitude < min) fail(`${v.magnitude} is below the minimum ${min} ${v.units}`, '/magnitude');
+        if (max !== undefined && v.magnitude > max) fail(`${v.magnitude} is above the maximum ${max} ${v.units}`, '/magnitude');
+        return;
+      }
+      case 'DV_CODED_TEXT': {
+        const codeString = v.defining_code?.code_string;
+        const terminology = v.defining_code?.terminology_id?.value;
+        if (typeof codeString !== 'string' || typeof terminology !== 'string')
+          return fail('defining_code needs code_string and terminology_id', '/defining_code');
+        if (typeof v.value !== 'string') return fail('value must be a string', '/value');
+        const phrase = codePhrase(c);
+        if (!phrase?.codes?.length) return;
+        if (phrase.terminology && phrase.terminology !== terminology)
+          return fail(`terminology must be ${phrase.terminology}, not ${terminology}`, '/defining_code');
+        if (!phrase.codes.includes(codeString)) fail(`code '${codeString}' is not in the template's value set (${phrase.codes.join(', ')})`, '/defining_code');
+        return;
+      }
+      case 'DV_TEXT': {
+        if (typeof v.value !== 'string') return fail('value must be a string', '/value');
+        const list = primitiveOf(c, 'value')?.list;
+        if (list?.length && !list.includes(v.value)) fail(`'${v.value}' is not one of ${list.join(', ')}`, '/value');
+        return;
+      }
+      case 'DV_ORDINAL': {
+        const ordinals = c?.ordinals ?? [];
+        const codeString = v.symbol?.defining_code?.code_string;
+        if (typeof v.value !== 'number') return fail('value must be a number', '/value');
+        if (ordinals.length && !ordinals.some((o) => o.value === v.value && o.code === codeString))
+          fail(`ordinal ${v.value} with symbol '${codeString}' is not in the template's list`, '/symbol');
+        return;
+      }
+      case 'DV_COUNT': {
+        if (!Number.isInteger(v.magnitude)) return fail('magnitude must be a whole number', '/magnitude');
+        const range = primitiveOf(c, 'magnitude')?.range;
+        if (range?.min !== undefined && v.magnitude < range.min) fail(`${v.magnitude} is below the minimum ${range.min}`, '/magnitude');
+        if (range?.max !== undefined && v.magnitude > range.max) fail(`${v.magnitude} is above the maximum ${range.max}`, '/magnitude');
+        return;
+      }
+      case 'DV_BOOLEAN':
+        if (typeof v.value !== 'boolean') fail('value must be true or false', '/value');
+        return;
+      case 'DV_DATE_TIME':
+        if (typeof v.value !== 'string' || !DATE_TIME.test(v.value)) fail(`'${v.value}' is not an ISO 8601 date-time`, '/value');
+        return;
+      case 'DV_DATE':
+        if (typeof v.value !== 'string' || !DATE.test(v.value)) fail(`'${v.value}' is not an ISO 8601 date`, '/value');
+        return;
+      case 'DV_TIME':
+        if (typeof v.value !== 'string' || !TIME.test(v.value)) fail(`'${v.value}' is not an ISO 8601 time`, '/value');
+        return;
+      case 'DV_DURATION':
+        if (typeof v.value !== 'string' || !DURATION.test(v.value)) fail(`'${v.value}' is not an ISO 8601 duration`, '/value');
+        return;
+      case 'DV_PROPORTION':
+        if (typeof v.numerator !== 'number' || typeof v.denominator !== 'number') fail('numerator and denominator must be numbers');
+        return;
+      case 'DV_IDENTIFIER':
+        if (typeof v.id !== 'string') fail('id must be a string', '/id');
+        return;
+      case 'DV_URI':
+      case 'DV_EHR_URI':
+        if (typeof v.value !== 'string') fail('value must be a URI string', '/value');
+        return;
+      case 'DV_PARSABLE':
+        if (typeof v.value !== 'string' || typeof v.formalism !== 'string') fail('value and formalism must be strings');
+        return;
+      case 'DV_MULTIMEDIA':
+        if (typeof v.media_type?.code_string !== 'string') fail('media_type is required', '/media_type');
+        return;
+      case 'CODE_PHRASE':
+        if (typeof v.code_string !== 'string' || typeof v.terminology_id?.value !== 'string') fail('code_string and terminology_id are required');
+        return;
+      default:
+        return;
+    }
+  }
+}
+
+/** Archetyped objects below the composition that no template node reached. */
+function unknownContent(composition: Rm, reached: Set<Rm>): ErrorDetail[] {
+  const errors: ErrorDetail[] = [];
+  const visit = (value: unknown, path: string, depth: number) => {
+    if (depth > 64) return;
+    if (Array.isArray(value)) return value.forEach((v) => visit(v, path, depth + 1));
+    if (!isObject(value)) return;
+    if (value !== composition && typeof value.archetype_node_id === 'string' && !reached.has(value)) {
+      errors.push({
+        path: `${path}[${value.archetype_node_id}]`,
+        message: `${value._type ?? 'object'} '${value.archetype_node_id}' is not defined here by the template`,
+      });
+      return;
+    }
+    for (const [key, child] of Object.entries(value)) {
+      if (key === 'archetype_details' || key === 'name' || key === 'feeder_audit') continue;
+      visit(child, `${path}${value.archetype_node_id && value !== composition ? `[${value.archetype_node_id}]` : ''}/${key}`, depth + 1);
+    }
+  };
+  visit(composition, '', 0);
+  return errors.map((e) => ({ ...e, path: e.path!.replace(/^\/\//, '/') }));
+}
+
+export function validateComposition(composition: unknown, wt: WebTemplate): ErrorDetail[] {
+  if (!isObject(composition) || composition._type !== 'COMPOSITION') return [{ path: '/', message: "a canonical composition has _type 'COMPOSITION'" }];
+  const errors: ErrorDetail[] = [];
+  const templateId = composition.archetype_details?.template_id?.value;
+  if (templateId !== wt.templateId) errors.push({ path: '/archetype_details/template_id', message: `must be '${wt.templateId}'` });
+  if (composition.archetype_node_id !== wt.tree.nodeId) errors.push({ path: '/archetype_node_id', message: `must be '${wt.tree.nodeId}'` });
+  if (typeof composition.name?.value !== 'string') errors.push({ path: '/name', message: 'required (DV_TEXT)' });
+  for (const attr of ['language', 'territory', 'composer'])
+    if (!isObject(composition[attr])) errors.push({ path: `/${attr}`, webTemplatePath: `${wt.tree.id}/${attr}`, message: 'required' });
+  if (!Array.isArray(composition.content ?? [])) errors.push({ path: '/content', message: 'must be an array' });
+  const checker = new Checker();
+  checker.walk(wt.tree, composition, wt.tree.id);
+  return [...errors, ...checker.errors, ...unknownContent(composition, checker.reached)];
+}

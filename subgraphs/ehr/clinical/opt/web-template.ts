@@ -1,0 +1,398 @@
+import type { OperationalTemplate, OptObject } from './parse';
+
+/**
+ * The web template of an operational template: the form-oriented tree that the
+ * openEHR SDK and EHRbase derive from an OPT (format version 2.3). Structural
+ * RM objects that carry no clinical meaning of their own (HISTORY, ITEM_TREE…)
+ * are folded into their parent, and an ELEMENT with one value type is
+ * represented by its value. Each node also keeps, out of the JSON, the RM steps
+ * from its parent node's object to its own and its OPT constraint: FLAT
+ * conversion and validation walk the same tree.
+ */
+
+export interface WebInput {
+  suffix?: string;
+  type: string;
+  list?: Array<Record<string, unknown>>;
+  terminology?: string;
+  validation?: Record<string, unknown>;
+  listOpen?: boolean;
+}
+
+/** One RM step: attribute name, and the object found there. */
+interface RmStep {
+  attr: string;
+  rmType: string;
+  nodeId?: string;
+  name?: string;
+}
+
+export interface WebNode {
+  id: string;
+  name?: string;
+  localizedName?: string;
+  rmType: string;
+  nodeId?: string;
+  min: number;
+  max: number;
+  localizedNames?: Record<string, string>;
+  localizedDescriptions?: Record<string, string>;
+  aqlPath: string;
+  inputs?: WebInput[];
+  inContext?: boolean;
+  children?: WebNode[];
+  /** Not serialised: the RM steps from the parent node's object; the last one is this node's own object. */
+  steps: RmStep[];
+  /** Not serialised: this node's constraint in the OPT (the value's for a folded ELEMENT). */
+  constraint?: OptObject;
+  /** Not serialised: a folded ELEMENT also accepts DV_TEXT (coded text with `|other`). */
+  textAlternative?: boolean;
+}
+
+export interface WebTemplate {
+  templateId: string;
+  version: string;
+  defaultLanguage: string;
+  languages: string[];
+  tree: WebNode;
+}
+
+const TRANSPARENT = new Set(['HISTORY', 'ITEM_TREE', 'ITEM_LIST', 'ITEM_SINGLE', 'ITEM_TABLE', 'ITEM_STRUCTURE']);
+const ENTRIES = new Set(['OBSERVATION', 'EVALUATION', 'INSTRUCTION', 'ACTION', 'ADMIN_ENTRY', 'GENERIC_ENTRY']);
+/** RM attributes the web template shows as their own context nodes, not through the OPT. */
+const CONTEXT_ATTRIBUTES = new Set(['category', 'language', 'territory', 'composer', 'encoding', 'subject', 'time', 'start_time', 'setting', 'name']);
+
+/** `*Any event(en)` → `any_event_en`: the form id EHRbase derives from a node's name. */
+export function webId(name: string): string {
+  const id = name
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, '_')
+    .replace(/^_+|_+$/g, '');
+  return id || 'node';
+}
+
+function hide<T extends object>(target: T, key: string, value: unknown): T {
+  Object.defineProperty(target, key, { value, enumerable: false, writable: true });
+  return target;
+}
+
+function makeNode(
+  fields: Omit<WebNode, 'steps' | 'constraint' | 'textAlternative'>,
+  steps: RmStep[],
+  constraint?: OptObject,
+  textAlternative = false,
+): WebNode {
+  const node = { ...fields } as WebNode;
+  hide(node, 'steps', steps);
+  hide(node, 'constraint', constraint);
+  hide(node, 'textAlternative', textAlternative);
+  return node;
+}
+
+const maxOf = (max: number | null) => (max === null ? -1 : max);
+
+/** The term text and description of an object's node id in its archetype. */
+function term(o: OptObject, language: string) {
+  const code = o.kind === 'archetype_root' ? 'at0000' : o.nodeId;
+  const t = o.terms.get(code);
+  const name = t?.text ?? o.rmType;
+  return {
+    name,
+    localizedName: name,
+    localizedNames: { [language]: name },
+    ...(t?.description !== undefined ? { localizedDescriptions: { [language]: t.description } } : {}),
+  };
+}
+
+function range(r: { min?: number; max?: number } | undefined, maxOp = '<=') {
+  if (!r || (r.min === undefined && r.max === undefined)) return undefined;
+  return {
+    ...(r.min !== undefined ? { minOp: '>=', min: r.min } : {}),
+    ...(r.max !== undefined ? { maxOp, max: r.max } : {}),
+  };
+}
+
+/** The code phrase constraint inside a DV_CODED_TEXT / CODE_PHRASE constraint object. */
+export function codePhrase(o: OptObject | undefined): OptObject | undefined {
+  if (!o) return undefined;
+  if (o.kind === 'code_phrase') return o;
+  return o.attributes.find((a) => a.name === 'defining_code')?.children[0];
+}
+
+/** The primitive constraint on an attribute of a data value (e.g. DV_COUNT.magnitude). */
+export function primitiveOf(o: OptObject | undefined, attr: string) {
+  return o?.attributes.find((a) => a.name === attr)?.children[0]?.primitive;
+}
+
+function inputsFor(rmType: string, o: OptObject | undefined, language: string, textAlternative: boolean): WebInput[] | undefined {
+  switch (rmType) {
+    case 'DV_QUANTITY': {
+      const items = o?.quantities ?? [];
+      const single = items.length === 1 ? items[0] : undefined;
+      const magnitude = range(single?.magnitude);
+      return [
+        { suffix: 'magnitude', type: 'DECIMAL', ...(magnitude ? { validation: { range: magnitude } } : {}) },
+        {
+          suffix: 'unit',
+          type: 'CODED_TEXT',
+          ...(items.length
+            ? {
+                list: items.map((q) => {
+                  const r = range(q.magnitude);
+                  const precision = q.precision !== undefined ? { minOp: '>=', min: q.precision, maxOp: '<=', max: q.precision } : undefined;
+                  return {
+                    value: q.unit,
+                    label: q.unit,
+                    ...(r || precision ? { validation: { ...(r ? { range: r } : {}), ...(precision ? { precision } : {}) } } : {}),
+                  };
+                }),
+              }
+            : {}),
+        },
+      ];
+    }
+    case 'DV_CODED_TEXT': {
+      const phrase = codePhrase(o);
+      const codes = phrase?.codes ?? [];
+      const local = phrase?.terminology === 'local';
+      const list = codes.map((code) => {
+        const t = local ? phrase.terms.get(code) : undefined;
+        return {
+          value: code,
+          label: t?.text ?? code,
+          ...(t ? { localizedLabels: { [language]: t.text } } : {}),
+          ...(t?.description !== undefined ? { localizedDescriptions: { [language]: t.description } } : {}),
+        };
+      });
+      const inputs: WebInput[] = [
+        {
+          suffix: 'code',
+          type: list.length ? 'CODED_TEXT' : 'TEXT',
+          ...(list.length ? { list } : {}),
+          ...(phrase?.terminology && !local ? { terminology: phrase.terminology } : {}),
+        },
+      ];
+      if (!list.length) inputs.push({ suffix: 'value', type: 'TEXT' });
+      if (textAlternative) inputs.push({ suffix: 'other', type: 'TEXT' });
+      return inputs;
+    }
+    case 'DV_ORDINAL':
+      return [
+        {
+          type: 'CODED_TEXT',
+          list: (o?.ordinals ?? []).map((v) => {
+            const t = v.terminology === 'local' ? o!.terms.get(v.code) : undefined;
+            return { value: v.code, label: t?.text ?? v.code, ordinal: v.value, ...(t ? { localizedLabels: { [language]: t.text } } : {}) };
+          }),
+        },
+      ];
+    case 'DV_COUNT': {
+      const r = range(primitiveOf(o, 'magnitude')?.range);
+      return [{ type: 'INTEGER', ...(r ? { validation: { range: r } } : {}) }];
+    }
+    case 'DV_PROPORTION':
+      return [
+        { suffix: 'numerator', type: 'DECIMAL' },
+        { suffix: 'denominator', type: 'DECIMAL' },
+      ];
+    case 'DV_IDENTIFIER':
+      return ['id', 'type', 'issuer', 'assigner'].map((suffix) => ({ suffix, type: 'TEXT' }));
+    case 'DV_PARSABLE':
+      return [
+        { suffix: 'value', type: 'TEXT' },
+        { suffix: 'formalism', type: 'TEXT' },
+      ];
+    case 'PARTY_PROXY':
+      return ['id', 'id_scheme', 'id_namespace', 'name'].map((suffix) => ({ suffix, type: 'TEXT' }));
+    case 'DV_DATE_TIME':
+      return [{ type: 'DATETIME' }];
+    case 'DV_DATE':
+      return [{ type: 'DATE' }];
+    case 'DV_TIME':
+      return [{ type: 'TIME' }];
+    case 'DV_BOOLEAN':
+      return [{ type: 'BOOLEAN' }];
+    case 'DV_DURATION':
+      return ['year', 'month', 'day', 'week', 'hour', 'minute', 'second'].map((suffix) => ({ suffix, type: 'INTEGER' }));
+    case 'DV_TEXT': {
+      const list = primitiveOf(o, 'value')?.list;
+      return [{ type: 'TEXT', ...(list ? { list: list.map((v) => ({ value: v, label: v })) } : {}) }];
+    }
+    case 'DV_URI':
+    case 'DV_EHR_URI':
+    case 'DV_MULTIMEDIA':
+      return [{ type: 'TEXT' }];
+    default:
+      return undefined;
+  }
+}
+
+/** An RM attribute shown as a context node (`language`, `time`, `composer`…). */
+function contextNode(id: string, rmType: string, parentAql: string, min = 0, inputs?: WebInput[]): WebNode {
+  return makeNode({ id, rmType, min, max: 1, aqlPath: `${parentAql}/${id}`, ...(inputs ? { inputs } : {}), inContext: true }, [{ attr: id, rmType }]);
+}
+
+class Builder {
+  constructor(private readonly language: string) {}
+
+  /** Significant nodes below one object: its attributes' children (folded where transparent). */
+  childrenOf(o: OptObject, aql: string, root: OptObject): WebNode[] {
+    const nodes: WebNode[] = [];
+    for (const a of o.attributes) {
+      if (CONTEXT_ATTRIBUTES.has(a.name)) continue;
+      for (const child of a.children) nodes.push(...this.visit(child, a.name, aql, [], root));
+    }
+    return nodes;
+  }
+
+  visit(o: OptObject, attr: string, parentAql: string, steps: RmStep[], root: OptObject): WebNode[] {
+    if (o.kind === 'internal_ref') {
+      const target = resolveInternalRef(root, o.targetPath ?? '');
+      if (!target) return [];
+      o = { ...target, occurrences: o.occurrences };
+    }
+    if (o.kind === 'slot') return [];
+    const archetypeRoot = o.kind === 'archetype_root' ? o : root;
+    const aql = `${parentAql}/${attr}${o.nodeId ? `[${o.nodeId}]` : ''}`;
+    const t = term(o, this.language);
+    const step: RmStep = { attr, rmType: o.rmType, ...(o.nodeId ? { nodeId: o.nodeId } : {}), name: t.name };
+    if (TRANSPARENT.has(o.rmType)) {
+      return o.attributes.flatMap((a) => a.children.flatMap((c) => this.visit(c, a.name, aql, [...steps, step], archetypeRoot)));
+    }
+    const common = { id: webId(t.name), ...t, nodeId: o.nodeId, min: o.occurrences.min, max: maxOf(o.occurrences.max) };
+    if (o.rmType === 'ELEMENT') {
+      const values = o.attributes.find((a) => a.name === 'value')?.children ?? [];
+      const coded = values.find((v) => v.rmType === 'DV_CODED_TEXT');
+      const textAlternative = !!coded && values.some((v) => v.rmType === 'DV_TEXT');
+      const value = textAlternative ? coded : values.length === 1 ? values[0] : undefined;
+      if (value) {
+        const inputs = inputsFor(value.rmType, value, this.language, textAlternative);
+        return [
+          makeNode(
+            { ...common, rmType: value.rmType, aqlPath: `${aql}/value`, ...(inputs ? { inputs } : {}) },
+            [...steps, step, { attr: 'value', rmType: value.rmType }],
+            value,
+            textAlternative,
+          ),
+        ];
+      }
+      // No value constraint, or a choice of types: the ELEMENT itself, one child per type.
+      const choices = values.map((v, i) =>
+        makeNode(
+          {
+            id: i === 0 ? 'value' : `value${i + 1}`,
+            rmType: v.rmType,
+            min: 0,
+            max: 1,
+            aqlPath: `${aql}/value`,
+            inputs: inputsFor(v.rmType, v, this.language, false),
+          },
+          [{ attr: 'value', rmType: v.rmType }],
+          v,
+        ),
+      );
+      return [makeNode({ ...common, rmType: 'ELEMENT', aqlPath: aql, ...(choices.length ? { children: choices } : {}) }, [...steps, step], o)];
+    }
+    const children = dedupe([...this.childrenOf(o, aql, archetypeRoot), ...this.contextChildren(o, aql)]);
+    return [makeNode({ ...common, rmType: o.rmType, aqlPath: aql, ...(children.length ? { children } : {}) }, [...steps, step], o)];
+  }
+
+  /** The RM attributes EHRbase adds as context nodes after an object's own children. */
+  contextChildren(o: OptObject, aql: string): WebNode[] {
+    const party = inputsFor('PARTY_PROXY', undefined, this.language, false);
+    const entry = [
+      contextNode('language', 'CODE_PHRASE', aql),
+      contextNode('encoding', 'CODE_PHRASE', aql),
+      contextNode('subject', 'PARTY_PROXY', aql, 0, party),
+    ];
+    switch (o.rmType) {
+      case 'EVENT':
+      case 'POINT_EVENT':
+        return [contextNode('time', 'DV_DATE_TIME', aql, 0, [{ type: 'DATETIME' }])];
+      case 'INTERVAL_EVENT':
+        return [
+          contextNode('time', 'DV_DATE_TIME', aql, 0, [{ type: 'DATETIME' }]),
+          contextNode('width', 'DV_DURATION', aql, 0, inputsFor('DV_DURATION', undefined, this.language, false)),
+          contextNode('math_function', 'DV_CODED_TEXT', aql, 0, [{ suffix: 'code', type: 'TEXT' }]),
+        ];
+      case 'ACTION':
+        return [contextNode('time', 'DV_DATE_TIME', aql, 0, [{ type: 'DATETIME' }]), ...entry];
+      case 'INSTRUCTION':
+        return [contextNode('narrative', 'DV_TEXT', aql, 0, [{ type: 'TEXT' }]), ...entry];
+      case 'ACTIVITY':
+        return [contextNode('timing', 'DV_PARSABLE', aql, 0, inputsFor('DV_PARSABLE', undefined, this.language, false))];
+      default:
+        return ENTRIES.has(o.rmType) ? entry : [];
+    }
+  }
+}
+
+/** Siblings with the same id get `2`, `3`… appended, as EHRbase does. */
+function dedupe(nodes: WebNode[]): WebNode[] {
+  const seen = new Map<string, number>();
+  for (const node of nodes) {
+    const n = (seen.get(node.id) ?? 0) + 1;
+    seen.set(node.id, n);
+    if (n > 1) node.id = `${node.id}${n}`;
+  }
+  return nodes;
+}
+
+/** An ARCHETYPE_INTERNAL_REF's target: `/data[at0002]/events[at0003]/data[at0001]` from its archetype root. */
+function resolveInternalRef(root: OptObject, path: string): OptObject | undefined {
+  let current: OptObject | undefined = root;
+  for (const segment of path.split('/').filter(Boolean)) {
+    const match = /^([a-z_]+)(?:\[([^\]]+)\])?$/.exec(segment);
+    if (!match || !current) return undefined;
+    const attribute: OptObject['attributes'][number] | undefined = current.attributes.find((a) => a.name === match[1]);
+    current = attribute?.children.find((c) => !match[2] || c.nodeId === match[2]);
+  }
+  return current;
+}
+
+export function buildWebTemplate(opt: OperationalTemplate): WebTemplate {
+  const language = opt.language;
+  const builder = new Builder(language);
+  const root = opt.definition;
+  const t = term(root, language);
+
+  const contextObject = root.attributes.find((a) => a.name === 'context')?.children[0];
+  const contextChildren = [
+    ...(contextObject ? builder.childrenOf(contextObject, '/context', root) : []),
+    contextNode('start_time', 'DV_DATE_TIME', '/context', 0, [{ type: 'DATETIME' }]),
+    contextNode('setting', 'DV_CODED_TEXT', '/context', 0, [
+      { suffix: 'code', type: 'TEXT' },
+      { suffix: 'value', type: 'TEXT' },
+    ]),
+  ];
+  const context = makeNode(
+    { id: 'context', rmType: 'EVENT_CONTEXT', nodeId: '', min: 1, max: 1, aqlPath: '/context', children: contextChildren },
+    [{ attr: 'context', rmType: 'EVENT_CONTEXT' }],
+    contextObject,
+  );
+  const content = root.attributes.filter((a) => a.name === 'content').flatMap((a) => a.children.flatMap((c) => builder.visit(c, 'content', '', [], root)));
+  const category = root.attributes.find((a) => a.name === 'category')?.children[0];
+  const categoryCodes = codePhrase(category)?.codes ?? ['433'];
+  const categoryLabels: Record<string, string> = { '431': 'persistent', '433': 'event', '451': 'episodic' };
+  const children = dedupe([
+    context,
+    ...content,
+    contextNode('category', 'DV_CODED_TEXT', '', 1, [
+      {
+        suffix: 'code',
+        type: 'CODED_TEXT',
+        list: categoryCodes.map((code) => ({
+          value: code,
+          label: categoryLabels[code] ?? code,
+          localizedLabels: { [language]: categoryLabels[code] ?? code },
+        })),
+        terminology: 'openehr',
+      },
+    ]),
+    contextNode('language', 'CODE_PHRASE', ''),
+    contextNode('territory', 'CODE_PHRASE', ''),
+    contextNode('composer', 'PARTY_PROXY', '', 0, inputsFor('PARTY_PROXY', undefined, language, false)),
+  ]);
+  const tree = makeNode({ id: webId(t.name), ...t, rmType: 'COMPOSITION', nodeId: root.nodeId, min: 1, max: 1, aqlPath: '', children }, [], root);
+  return { templateId: opt.templateId, version: '2.3', defaultLanguage: language, languages: [language], tree };
+}

@@ -1,0 +1,37 @@
+import { Counter, defineOnce, Gauge, type MetricsRegistry } from '../../common/metrics/registry';
+
+/** What the clinical record records; series defined here only. */
+export interface EhrMetrics {
+  /** A checkpoint pass finished: `signed` checkpoints were appended (0 when no chain moved). */
+  checkpointPass(signed: number, at: Date): void;
+  checkpointFailed(): void;
+}
+
+export function ehrMetrics(registry: MetricsRegistry): EhrMetrics {
+  return defineOnce(registry, 'ehr', (registers) => {
+    const signed = new Counter({
+      name: 'caregraph_audit_checkpoints_total',
+      help: 'Signed audit-chain checkpoints appended by this process',
+      registers: [registers],
+    });
+    const failures = new Counter({ name: 'caregraph_audit_checkpoint_failures_total', help: 'Audit checkpoint passes that failed', registers: [registers] });
+    let lastPass: number | undefined;
+    new Gauge({
+      name: 'caregraph_audit_checkpoint_age_seconds',
+      help: 'Seconds since the last successful checkpoint pass (every chain covered); absent before the first',
+      registers: [registers],
+      collect() {
+        if (lastPass !== undefined) this.set((Date.now() - lastPass) / 1000);
+      },
+    });
+    // Present from the start, so a rate over them is defined before the first failure.
+    failures.inc(0);
+    return {
+      checkpointPass: (count, at) => {
+        signed.inc(count);
+        lastPass = at.getTime();
+      },
+      checkpointFailed: () => failures.inc(),
+    };
+  });
+}

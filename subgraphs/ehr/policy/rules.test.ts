@@ -1,0 +1,137 @@
+import type { Identity, Role } from '../../../common/auth/principal';
+import { AppError } from '../../../common/errors';
+import { SYSTEM_SUBJECTS } from '../../../common/auth/system-identities';
+import { ACCESS_AREAS, assertAgentConsent, assertAllowed, assertCan, can, decide, disclosure, effectiveGrant, recordScope } from './rules';
+
+const who = (roles: Role[], patientId?: string, sub = 'u'): Identity => ({ sub, tenantId: 'demo', roles, patientId });
+
+describe('AI agents (MCP calls)', () => {
+  const agent = (roles: Role[]): Identity => ({ ...who(roles), agent: { client: 'c', tool: 'patient_summary', purpose: 'TREAT' } });
+
+  it('read clinical data only with the patient’s ai_assistance consent, whatever the role allows', () => {
+    expect(decide(agent(['clinician']), 'read', 'observation', { patientId: 'p-1' })).toMatchObject({
+      allowed: false,
+      hide: false,
+      reason: expect.stringContaining('AI_ASSISTANCE consent'),
+    });
+    expect(decide(agent(['clinician']), 'read', 'observation', { patientId: 'p-1', consents: { ai_assistance: true } }).allowed).toBe(true);
+    expect(decide(agent(['clinician']), 'read', 'observation', { consents: { ai_assistance: true } }).allowed).toBe(false);
+    expect(decide(agent(['receptionist']), 'read', 'observation', { patientId: 'p-1', consents: { ai_assistance: true } }).allowed).toBe(false);
+    // The same role without an agent needs no such consent.
+    expect(decide(who(['clinician']), 'read', 'observation', { patientId: 'p-1' }).allowed).toBe(true);
+    expect(() => assertAgentConsent(agent(['admin']), { patientId: 'p-1', consents: { ai_assistance: false } })).toThrow(
+      expect.objectContaining({ code: 'FORBIDDEN', details: [{ path: 'consent', message: 'AI_ASSISTANCE consent required' }] }),
+    );
+  });
+
+  it('see contact details and free text only as the disclosure rules allow', () => {
+    const consented = { patientId: 'p-1', consents: { ai_assistance: true } };
+    expect(disclosure(agent(['nurse']), consented)).toEqual({ contactDetails: true, freeText: true });
+    expect(disclosure(agent(['receptionist']), consented)).toEqual({ contactDetails: true, freeText: false });
+    expect(disclosure(agent(['integration']), consented)).toEqual({ contactDetails: false, freeText: false });
+    expect(disclosure(agent(['clinician']), { patientId: 'p-1' })).toEqual({ contactDetails: false, freeText: false });
+    expect(disclosure(who(['clinician']), { patientId: 'p-1' })).toEqual({ contactDetails: true, freeText: true });
+  });
+});
+
+describe('clinical access policy', () => {
+  it('lets admins and clinicians read and write clinical data', () => {
+    for (const role of ['admin', 'clinician'] as Role[]) {
+      expect(decide(who([role]), 'write', 'document', { patientId: 'p-1' }).allowed).toBe(true);
+      expect(decide(who([role]), 'read', 'order', { patientId: 'p-1' }).allowed).toBe(true);
+    }
+  });
+
+  it('lets nurses record observations but not write orders', () => {
+    expect(decide(who(['nurse']), 'write', 'observation', { patientId: 'p-1' }).allowed).toBe(true);
+    const order = decide(who(['nurse']), 'write', 'order', { patientId: 'p-1' });
+    expect(order).toMatchObject({ allowed: false, hide: false });
+  });
+
+  it('keeps receptionists out of clinical content but lets them keep demographics', () => {
+    expect(decide(who(['receptionist']), 'read', 'observation', { patientId: 'p-1' }).allowed).toBe(false);
+    expect(decide(who(['receptionist']), 'write', 'demographics', { patientId: 'p-1' }).allowed).toBe(true);
+  });
+
+  it('shows a patient only their own record, hiding others as not found', () => {
+    const patient = who(['patient'], 'p-1');
+    expect(decide(patient, 'read', 'observation', { patientId: 'p-1' }).allowed).toBe(true);
+    expect(decide(patient, 'write', 'observation', { patientId: 'p-1' })).toMatchObject({ allowed: false, hide: false });
+    expect(decide(patient, 'read', 'demographics', { patientId: 'p-2' })).toMatchObject({ allowed: false, hide: true });
+    expect(decide(patient, 'read', 'observation', {})).toMatchObject({ allowed: false, hide: true });
+    expect(() => assertAllowed(patient, 'read', 'demographics', { patientId: 'p-2' })).toThrow(expect.objectContaining({ code: 'NOT_FOUND' }));
+  });
+
+  it('refuses every processing of a restricted record: staff are told why, other callers and the messaging service see no record', () => {
+    const restricted = { patientId: 'p-1', restricted: true };
+    for (const role of ['admin', 'clinician', 'nurse'] as Role[]) {
+      expect(decide(who([role]), 'read', 'demographics', restricted)).toMatchObject({ allowed: false, hide: false });
+      expect(decide(who([role]), 'write', 'observation', restricted)).toMatchObject({ allowed: false, hide: false });
+    }
+    expect(decide(who(['patient'], 'p-2'), 'read', 'demographics', restricted)).toMatchObject({ allowed: false, hide: true });
+    expect(decide(who([], undefined, SYSTEM_SUBJECTS.messagingService), 'read', 'demographics', restricted)).toMatchObject({ allowed: false, hide: true });
+    expect(() => assertAllowed(who(['admin']), 'read', 'demographics', restricted)).toThrow(expect.objectContaining({ code: 'FORBIDDEN' }));
+    expect(decide(who(['admin']), 'read', 'demographics', { patientId: 'p-1', restricted: false }).allowed).toBe(true);
+  });
+
+  it('lets integrations read clinical data only with data-sharing consent, per patient', () => {
+    const integration = who(['integration']);
+    expect(decide(integration, 'read', 'document', { patientId: 'p-1' }).allowed).toBe(false);
+    expect(decide(integration, 'read', 'document', { patientId: 'p-1', consents: { data_sharing: true } }).allowed).toBe(true);
+    expect(decide(integration, 'read', 'document', { consents: { data_sharing: true } }).allowed).toBe(false);
+    expect(decide(integration, 'read', 'demographics', { patientId: 'p-1' }).allowed).toBe(true);
+  });
+
+  it('applies tenant overrides to staff roles only', () => {
+    const overrides = [{ role: 'receptionist' as const, area: 'document' as const, canRead: true, canWrite: false }];
+    expect(decide(who(['receptionist']), 'read', 'document', { patientId: 'p-1' }, overrides).allowed).toBe(true);
+    expect(effectiveGrant('nurse', 'observation', [{ role: 'nurse', area: 'observation', canRead: true, canWrite: false }])).toEqual({
+      read: true,
+      write: false,
+    });
+  });
+
+  it('reserves access-policy changes and the audit trail to admins', () => {
+    expect(can(who(['admin']), 'manageAccessPolicy')).toBe(true);
+    for (const role of ['nurse', 'clinician', 'receptionist', 'integration', 'patient'] as Role[]) {
+      expect(can(who([role], 'p-1'), 'manageAccessPolicy')).toBe(false);
+      expect(can(who([role], 'p-1'), 'readAudit')).toBe(false);
+    }
+    expect(() => assertCan(who(['nurse']), 'manageAccessPolicy')).toThrow(AppError);
+  });
+
+  it('gives support and platform_admin no patient data at all, and no tenant-wide lists', () => {
+    for (const role of ['support', 'platform_admin'] as Role[]) {
+      for (const area of ACCESS_AREAS) {
+        for (const action of ['read', 'write'] as const) {
+          expect(decide(who([role]), action, area, { patientId: 'p-1', consents: { data_sharing: true } })).toMatchObject({ allowed: false, hide: true });
+        }
+      }
+      expect(() => recordScope(who([role]))).toThrow(expect.objectContaining({ code: 'FORBIDDEN' }));
+      expect(can(who([role]), 'listPatients')).toBe(false);
+    }
+  });
+
+  it('ignores tenant overrides of fixed roles', () => {
+    const overrides = [{ role: 'support' as never, area: 'demographics' as const, canRead: true, canWrite: true }];
+    expect(decide(who(['support']), 'read', 'demographics', { patientId: 'p-1' }, overrides).allowed).toBe(false);
+  });
+
+  it('lets the messaging service change appointments whatever its role and the overrides say, and nothing clinical', () => {
+    const messaging = who(['integration'], undefined, SYSTEM_SUBJECTS.messagingService);
+    const lockedOut = [{ role: 'integration' as const, area: 'appointment' as const, canRead: false, canWrite: false }];
+    expect(decide(messaging, 'write', 'appointment', { patientId: 'p-1' }, lockedOut).allowed).toBe(true);
+    expect(decide(messaging, 'read', 'observation', { patientId: 'p-1', consents: { data_sharing: true } }).allowed).toBe(false);
+    expect(can(messaging, 'listPatients')).toBe(false);
+    // Only own properties name a reserved identity.
+    expect(decide(who(['patient'], 'p-1', 'constructor'), 'write', 'appointment', { patientId: 'p-1' }).allowed).toBe(false);
+  });
+
+  it('keeps appointment writes from nurses and integrations unless the tenant grants them', () => {
+    for (const role of ['nurse', 'integration'] as Role[]) {
+      expect(decide(who([role]), 'write', 'appointment', { patientId: 'p-1' })).toMatchObject({ allowed: false, hide: false });
+    }
+    const grant = [{ role: 'nurse' as const, area: 'appointment' as const, canRead: true, canWrite: true }];
+    expect(decide(who(['nurse']), 'write', 'appointment', { patientId: 'p-1' }, grant).allowed).toBe(true);
+  });
+});

@@ -1,0 +1,315 @@
+import { ROLES, type Identity, type Role } from '../../../common/auth/principal';
+import { grantOf, grants, markdownTable, type Action, type Grant } from '../../../common/auth/policy-table';
+import { SYSTEM_SUBJECTS } from '../../../common/auth/system-identities';
+import { AppError } from '../../../common/errors';
+
+/**
+ * THE CLINICAL RECORD'S POLICY POINT. Every authorization decision of the EHR
+ * subgraph (its GraphQL fields, whichever gateway adapter calls them: REST, FHIR, openEHR) is made here, from the tables
+ * below: role × area grants, how far each role reaches (the whole tenant, or
+ * the caller's own record), consent requirements, administrative capabilities,
+ * per-tenant overrides of the configurable roles, and the platform's reserved
+ * identities. Services load the attributes (the patient, their consents, the
+ * tenant's overrides: see access-policy.service.ts) and ask; nothing else
+ * tests role names. docs/security.md renders these tables (npm run docs:policy).
+ */
+
+export type { Action };
+
+export const DATA_AREAS = ['encounter', 'observation', 'order', 'document'] as const;
+export type DataArea = (typeof DATA_AREAS)[number];
+export const ACCESS_AREAS = ['demographics', 'appointment', 'consent', ...DATA_AREAS] as const;
+export type AccessArea = (typeof ACCESS_AREAS)[number];
+
+export const CONSENT_PURPOSES = ['messaging', 'data_sharing', 'research', 'ai_assistance'] as const;
+export type ConsentPurpose = (typeof CONSENT_PURPOSES)[number];
+/** Without a consent record: messaging is part of care (opt-out); everything else needs an explicit grant (opt-in). */
+export const CONSENT_DEFAULTS: Record<ConsentPurpose, boolean> = { messaging: true, data_sharing: false, research: false, ai_assistance: false };
+
+/** Staff roles whose grants a tenant admin may override (setAccessPolicy); the others are fixed. */
+export const CONFIGURABLE_ROLES = ['clinician', 'nurse', 'receptionist', 'integration'] as const;
+export type ConfigurableRole = (typeof CONFIGURABLE_ROLES)[number];
+
+/** Whose records a role reaches: every patient's of the tenant, only the caller's own (the token's patientId), or none. */
+type Reach = 'tenant' | 'own record' | 'none';
+
+interface RoleRule {
+  reach: Reach;
+  grants: Record<AccessArea, Grant>;
+}
+
+const row = (g: Grant[]): Record<AccessArea, Grant> => Object.fromEntries(ACCESS_AREAS.map((area, i) => [area, g[i]])) as Record<AccessArea, Grant>;
+
+/** Role × area defaults. Columns: demographics, appointment, consent, encounter, observation, order, document. */
+const ROLE_RULES: Record<Role, RoleRule> = {
+  admin: { reach: 'tenant', grants: row(['rw', 'rw', 'rw', 'rw', 'rw', 'rw', 'rw']) },
+  clinician: { reach: 'tenant', grants: row(['rw', 'rw', 'rw', 'rw', 'rw', 'rw', 'rw']) },
+  nurse: { reach: 'tenant', grants: row(['r', 'r', 'r', 'rw', 'rw', 'r', 'r']) },
+  receptionist: { reach: 'tenant', grants: row(['rw', 'rw', 'rw', '-', '-', '-', '-']) },
+  // Exchange partners: clinical reads only with the patient's data-sharing consent (CONSENT_RULES).
+  integration: { reach: 'tenant', grants: row(['r', 'r', 'r', 'r', 'rw', 'r', 'r']) },
+  patient: { reach: 'own record', grants: row(['rw', 'r', 'rw', 'r', 'r', 'r', 'r']) },
+  // Organisation context only (no patient data); tenant management is outside the clinical record.
+  support: { reach: 'none', grants: row(['-', '-', '-', '-', '-', '-', '-']) },
+  platform_admin: { reach: 'none', grants: row(['-', '-', '-', '-', '-', '-', '-']) },
+};
+
+/** Reads that need the patient's consent besides the role's grant, decided per patient. */
+const CONSENT_RULES: ReadonlyArray<{ role: Role; action: Action; areas: readonly AccessArea[]; purpose: ConsentPurpose }> = [
+  { role: 'integration', action: 'read', areas: DATA_AREAS, purpose: 'data_sharing' },
+];
+
+/**
+ * AI agents (calls through the MCP server, identity.agent) read a patient's
+ * clinical data only with the patient's ai_assistance consent, whatever their
+ * role allows; the clinical context asks it for every section.
+ */
+const AGENT_CONSENT = { areas: DATA_AREAS, purpose: 'ai_assistance' } as const satisfies { areas: readonly AccessArea[]; purpose: ConsentPurpose };
+
+/**
+ * What of a clinical context is shown beyond coded data: contact details
+ * (phone, e-mail) and free text (notes, reasons, conclusions, instructions).
+ * A role not listed gets them redacted; an agent also needs the consent above.
+ */
+const DISCLOSURE_RULES = {
+  contactDetails: { roles: ['admin', 'clinician', 'nurse', 'receptionist', 'patient'], what: 'phone and e-mail' },
+  freeText: { roles: ['admin', 'clinician', 'nurse', 'patient'], what: 'note texts, encounter reasons, lab conclusions, medication instructions' },
+} as const satisfies Record<string, { roles: readonly Role[]; what: string }>;
+export type Disclosure = Record<keyof typeof DISCLOSURE_RULES, boolean>;
+
+const rolesReaching = (reach: Reach) => ROLES.filter((role) => ROLE_RULES[role].reach === reach);
+/** Roles that work across the tenant's patients. */
+const TENANT_ROLES = rolesReaching('tenant');
+
+interface CapabilityRule {
+  roles: readonly Role[];
+  /** Also allowed to a caller on their own record (roles that reach their own record). */
+  ownRecord?: boolean;
+  what: string;
+}
+
+/** Administrative capabilities outside the role × area matrix; not configurable per tenant. */
+const CAPABILITIES = {
+  manageAccessPolicy: { roles: ['admin'], what: "read and change the tenant's access policy" },
+  readAudit: { roles: ['admin'], what: 'read and verify the audit trail' },
+  readAccessLog: { roles: ['admin'], ownRecord: true, what: "read who accessed a patient's record" },
+  manageTemplates: { roles: ['admin'], what: 'upload clinical templates' },
+  changeEhrStatus: { roles: ['admin', 'clinician'], what: 'change an EHR status' },
+  listPatients: { roles: TENANT_ROLES, what: 'list and search patients and schedules across the tenant' },
+  registerPatients: { roles: TENANT_ROLES, what: 'register patients' },
+  editAllDemographics: { roles: TENANT_ROLES, what: 'change any demographic field (a patient changes only their contact details)' },
+  manageDataSubjectRights: { roles: ['admin'], what: 'restrict a record, set a legal hold and the retention periods (GDPR art. 17/18)' },
+} as const satisfies Record<string, CapabilityRule>;
+export type Capability = keyof typeof CAPABILITIES;
+
+/**
+ * The platform's own components, by reserved subject (a client token never
+ * carries one). Their grants are fixed: roles, capabilities and tenant overrides do not apply.
+ */
+const RESERVED_IDENTITIES: Record<string, { grants: Record<AccessArea, Grant>; what: string }> = {
+  [SYSTEM_SUBJECTS.messagingService]: {
+    grants: row(['r', 'rw', 'r', '-', '-', '-', '-']),
+    what: "the messaging service: contact details and appointments for reminders, consents; confirms or cancels an appointment on the patient's SMS reply",
+  },
+};
+
+/** The reserved identity a subject names, if any (own properties only: a subject like `constructor` is no identity). */
+function reservedIdentity(sub: string) {
+  return Object.hasOwn(RESERVED_IDENTITIES, sub) ? RESERVED_IDENTITIES[sub] : undefined;
+}
+
+export interface PolicyOverride {
+  role: ConfigurableRole;
+  area: AccessArea;
+  canRead: boolean;
+  canWrite: boolean;
+}
+
+export interface Target {
+  /** The patient whose record is addressed; undefined for tenant-wide lists. */
+  patientId?: string;
+  /** The patient's current consents (needed where CONSENT_RULES apply). */
+  consents?: Partial<Record<ConsentPurpose, boolean>>;
+  /** The patient's record is restricted (GDPR art. 18): nobody processes it until its deletion. */
+  restricted?: boolean;
+}
+
+export interface Decision {
+  allowed: boolean;
+  /** Deny as NOT_FOUND rather than FORBIDDEN: the caller must not learn the record exists. */
+  hide: boolean;
+  reason: string;
+}
+
+const allow = (reason: string): Decision => ({ allowed: true, hide: false, reason });
+
+function consentGiven(consents: Target['consents'], purpose: ConsentPurpose): boolean {
+  return consents?.[purpose] ?? CONSENT_DEFAULTS[purpose];
+}
+
+function isConfigurable(role: Role): role is ConfigurableRole {
+  return (CONFIGURABLE_ROLES as readonly Role[]).includes(role);
+}
+
+/** The effective role × area grant, the tenant's overrides applied to configurable roles. */
+export function effectiveGrant(role: Role, area: AccessArea, overrides: PolicyOverride[] = []): { read: boolean; write: boolean } {
+  const override = isConfigurable(role) ? overrides.find((o) => o.role === role && o.area === area) : undefined;
+  if (override) return { read: override.canRead, write: override.canWrite };
+  const grant = ROLE_RULES[role].grants[area];
+  return { read: grants(grant, 'read'), write: grants(grant, 'write') };
+}
+
+/** Whether any part of the caller's access reaches this patient's record (else a denial hides the record). */
+function reaches(identity: Identity, patientId: string | undefined): boolean {
+  return identity.roles.some((role) => {
+    const { reach } = ROLE_RULES[role];
+    return reach === 'tenant' || (reach === 'own record' && patientId !== undefined && patientId === identity.patientId);
+  });
+}
+
+export function decide(identity: Identity, action: Action, area: AccessArea, target: Target = {}, overrides: PolicyOverride[] = []): Decision {
+  if (target.restricted) {
+    return {
+      allowed: false,
+      // The platform's components (messaging) do not learn of the record at all; staff who reach it are told why.
+      hide: !!reservedIdentity(identity.sub) || !reaches(identity, target.patientId),
+      reason: "the patient's record is restricted (GDPR art. 18): it is kept but not processed",
+    };
+  }
+  const reserved = reservedIdentity(identity.sub);
+  if (reserved) {
+    return grants(reserved.grants[area], action)
+      ? allow(identity.sub)
+      : { allowed: false, hide: false, reason: `${identity.sub} may not ${action} ${area} data` };
+  }
+  const reasons: string[] = [];
+  for (const role of identity.roles) {
+    const { reach } = ROLE_RULES[role];
+    if (reach === 'none') {
+      reasons.push(`role ${role} reaches no patient records`);
+      continue;
+    }
+    if (reach === 'own record' && (!target.patientId || target.patientId !== identity.patientId)) {
+      reasons.push(`role ${role} reaches only the caller's own record`);
+      continue;
+    }
+    if (!effectiveGrant(role, area, overrides)[action]) {
+      reasons.push(`role ${role} may not ${action} ${area} data`);
+      continue;
+    }
+    if (identity.agent && action === 'read' && (AGENT_CONSENT.areas as readonly AccessArea[]).includes(area)) {
+      const problem = agentConsentProblem(identity, target);
+      if (problem) {
+        reasons.push(problem);
+        continue;
+      }
+    }
+    const consent = CONSENT_RULES.find((r) => r.role === role && r.action === action && r.areas.includes(area));
+    if (consent) {
+      if (!target.patientId) {
+        reasons.push(`role ${role} may ${action} ${area} data only per patient, with their ${consent.purpose} consent`);
+        continue;
+      }
+      if (!consentGiven(target.consents, consent.purpose)) {
+        reasons.push(`the patient has not consented to ${consent.purpose}`);
+        continue;
+      }
+    }
+    return allow(`role ${role}`);
+  }
+  return { allowed: false, hide: !reaches(identity, target.patientId), reason: reasons.join('; ') || 'no role grants this' };
+}
+
+/** Why an AI agent may not read this patient's data (undefined: it may, or the caller is no agent). */
+function agentConsentProblem(identity: Identity, target: Target): string | undefined {
+  if (!identity.agent) return undefined;
+  if (!target.patientId) return `AI agents read clinical data only per patient, with their ${AGENT_CONSENT.purpose.toUpperCase()} consent`;
+  if (!consentGiven(target.consents, AGENT_CONSENT.purpose))
+    return `the patient has not given ${AGENT_CONSENT.purpose.toUpperCase()} consent, which AI agents need to read their record`;
+  return undefined;
+}
+
+/** FORBIDDEN naming the missing consent when an agent lacks the patient's ai_assistance consent. */
+export function assertAgentConsent(identity: Identity, target: Target): void {
+  const problem = agentConsentProblem(identity, target);
+  if (problem)
+    throw new AppError('FORBIDDEN', `Not allowed: ${problem}`, [{ path: 'consent', message: `${AGENT_CONSENT.purpose.toUpperCase()} consent required` }]);
+}
+
+/** Which of contact details and free text this caller sees for the patient (DISCLOSURE_RULES). */
+export function disclosure(identity: Identity, target: Target): Disclosure {
+  const agentAllowed = agentConsentProblem(identity, target) === undefined;
+  const allows = (roles: readonly Role[]) => agentAllowed && identity.roles.some((role) => roles.includes(role));
+  return { contactDetails: allows(DISCLOSURE_RULES.contactDetails.roles), freeText: allows(DISCLOSURE_RULES.freeText.roles) };
+}
+
+function deniedError(decision: Decision, patientId: string | undefined): AppError {
+  if (decision.hide) return new AppError('NOT_FOUND', patientId ? `Patient '${patientId}' was not found` : 'Not found');
+  return new AppError('FORBIDDEN', `Not allowed: ${decision.reason}`);
+}
+
+export function assertAllowed(identity: Identity, action: Action, area: AccessArea, target: Target = {}, overrides: PolicyOverride[] = []): void {
+  const decision = decide(identity, action, area, target, overrides);
+  if (!decision.allowed) throw deniedError(decision, target.patientId);
+}
+
+export function can(identity: Identity, capability: Capability, target: { patientId?: string } = {}): boolean {
+  if (reservedIdentity(identity.sub)) return false;
+  const rule: CapabilityRule = CAPABILITIES[capability];
+  if (identity.roles.some((role) => rule.roles.includes(role))) return true;
+  return (
+    !!rule.ownRecord &&
+    target.patientId !== undefined &&
+    identity.roles.some((r) => ROLE_RULES[r].reach === 'own record') &&
+    identity.patientId === target.patientId
+  );
+}
+
+/** FORBIDDEN, or NOT_FOUND when the caller does not reach the patient the capability is about. */
+export function assertCan(identity: Identity, capability: Capability, target: { patientId?: string } = {}): void {
+  if (can(identity, capability, target)) return;
+  const rule: CapabilityRule = CAPABILITIES[capability];
+  const decision = {
+    allowed: false,
+    hide: target.patientId !== undefined && !reaches(identity, target.patientId),
+    reason: `only ${rule.roles.join(' or ')} may ${rule.what}`,
+  };
+  throw deniedError(decision, target.patientId);
+}
+
+/**
+ * The part of the tenant a tenant-wide read covers: every patient's records
+ * (undefined) or only the caller's own (their patient id); FORBIDDEN for a
+ * caller who reaches no patient records.
+ */
+export function recordScope(identity: Identity): string | undefined {
+  if (reservedIdentity(identity.sub) || can(identity, 'listPatients')) return undefined;
+  if (identity.patientId !== undefined && identity.roles.some((role) => ROLE_RULES[role].reach === 'own record')) return identity.patientId;
+  throw new AppError('FORBIDDEN', `Not allowed: role ${identity.roles.join(', ')} reaches no patient records`);
+}
+
+/** The tables above as Markdown, for docs/security.md. */
+export function renderRules(): string {
+  const matrixRows = ROLES.map((role) => {
+    const rule = ROLE_RULES[role];
+    const cells = ACCESS_AREAS.map((area) => {
+      const g = grantOf(grants(rule.grants[area], 'read'), grants(rule.grants[area], 'write'));
+      const consent = CONSENT_RULES.find((c) => c.role === role && c.areas.includes(area) && grants(g, c.action));
+      return consent ? `${g} (${consent.action} needs ${consent.purpose} consent)` : g;
+    });
+    return [role + (isConfigurable(role) ? ' *' : ''), rule.reach, ...cells];
+  });
+  const reservedRows = Object.entries(RESERVED_IDENTITIES).map(([sub, r]) => [`\`${sub}\``, 'tenant', ...ACCESS_AREAS.map((area) => r.grants[area])]);
+  const capabilityRows = Object.entries(CAPABILITIES).map(([name, rule]: [string, CapabilityRule]) => [
+    `\`${name}\``,
+    rule.what,
+    rule.roles.join(', ') + (rule.ownRecord ? '; a patient for their own record' : ''),
+  ]);
+  return [
+    '**Clinical record** (`subgraphs/ehr/policy/rules.ts`). `r` read, `rw` read and write, `-` nothing; * = a tenant admin may override the grant (`setAccessPolicy`).',
+    '',
+    markdownTable(['role', 'reaches', ...ACCESS_AREAS], [...matrixRows, ...reservedRows]),
+    '',
+    markdownTable(['capability', 'allows', 'roles'], capabilityRows),
+  ].join('\n');
+}
