@@ -4,6 +4,10 @@ import type { MessageService } from './messages/message.service';
 import type { TemplateService } from './templates/template.service';
 import type { WebhookService } from './webhooks/webhook.service';
 import type { ReplyService } from './replies/reply.service';
+import type { ReminderSettingsService } from './reminders/reminder-settings.service';
+import type { MessagingPrivacyService } from './privacy/erasure.service';
+import type { PatientExportService } from './privacy/export.service';
+import type { OrganizationService } from './organizations/organization.service';
 
 export interface MessagingContext extends BaseContext {
   preferences: PreferenceService;
@@ -11,5 +15,9 @@ export interface MessagingContext extends BaseContext {
   templates: TemplateService;
   webhooks: WebhookService;
   replies: ReplyService;
+  reminderSettings: ReminderSettingsService;
+  privacy: MessagingPrivacyService;
+  patientExports: PatientExportService;
+  organizations: OrganizationService;
   recordProviderStatus(providerMessageId: string, status: string, errorCode: string | null): Promise<boolean>;
 }

@@ -3,6 +3,7 @@ import { buildFederatedSchema, type FederatedSchema } from '../../common/graphql
 import type { BaseContext } from '../../common/graphql/subgraph-server';
 import type { FieldCipher } from '../../common/crypto';
 import type { EventBus } from '../../common/events/bus';
+import { tenantClient } from '../../common/db/tenant-session';
 import type { MessagingPrisma } from './db/client';
 import type { MessagingContext } from './context';
 import type { ClinicalRecord } from './clinical-record/client';
@@ -16,15 +17,36 @@ import { PreferenceService } from './preferences/preference.service';
 import { MessageService } from './messages/message.service';
 import { TemplateService } from './templates/template.service';
 import { WebhookResolver } from './webhooks/webhook.resolver';
+import { ReminderSettingsResolver } from './reminders/reminder-settings.resolver';
+import { ReminderSettingsService } from './reminders/reminder-settings.service';
 import { WebhookService, type WebhookServiceDeps } from './webhooks/webhook.service';
 import { ReplyService } from './replies/reply.service';
 import { recordProviderStatus } from './delivery/callbacks';
+import { OrganizationResolver } from './organizations/organization.resolver';
+import { OrganizationService } from './organizations/organization.service';
+import type { RateLimitCategory } from '../../common/config';
+import type { TenantActivity } from '../../common/activity/tenant-activity';
+import type { MessagingMetrics } from './metrics';
+import { MessagingPrivacyResolver } from './privacy/privacy.resolver';
+import { MessagingPrivacyService } from './privacy/erasure.service';
+import { PatientExportService } from './privacy/export.service';
+import { systemClock, type Clock } from '../../common/clock';
 
 export const MESSAGING_SUBGRAPH = 'messaging';
 
 export function buildMessagingSchema(): Promise<FederatedSchema> {
   return buildFederatedSchema({
-    resolvers: [PatientExtensionResolver, MessageResolver, TemplateResolver, PreferenceResolver, ReplyResolver, WebhookResolver],
+    resolvers: [
+      PatientExtensionResolver,
+      MessageResolver,
+      TemplateResolver,
+      PreferenceResolver,
+      ReplyResolver,
+      WebhookResolver,
+      ReminderSettingsResolver,
+      MessagingPrivacyResolver,
+      OrganizationResolver,
+    ],
     // Patient is reached only through federation, so no query of ours names it.
     orphanedTypes: [Patient],
     referenceResolvers: { ...patientReference, ...messageReference },
@@ -40,17 +62,35 @@ export interface MessagingDeps {
   clinical: ClinicalRecord;
   boss: PgBoss;
   events: EventBus;
+  /** Moves the clinical record's new events into messaging's pipeline (events/clinical-relay.ts). */
+  relayClinicalEvents: () => Promise<unknown>;
+  metrics: MessagingMetrics;
+  /** The deployment's per-minute limits, which a tenant's own settings override. */
+  rateLimits: Record<RateLimitCategory, number>;
+  /** Each tenant's recent API activity as the gateway records it (absent: not reported). */
+  activity?: TenantActivity;
+  /** When exports expire (default: the system clock). */
+  clock?: Clock;
 }
 
 /** Per-request services of the messaging subgraph, bound to the caller's identity and tenant. */
 export function createMessagingContext(deps: MessagingDeps) {
-  return (base: BaseContext): MessagingContext => ({
-    ...base,
-    preferences: new PreferenceService(deps.prisma, deps.clinical, base.identity),
-    messages: new MessageService(deps, base.identity),
-    templates: new TemplateService(deps.prisma, base.identity),
-    webhooks: new WebhookService(deps.prisma, base.identity, deps.webhooks),
-    replies: new ReplyService(deps, base.identity),
-    recordProviderStatus: (providerMessageId, status, errorCode) => recordProviderStatus(deps, base.identity, providerMessageId, status, errorCode),
-  });
+  return (base: BaseContext): MessagingContext => {
+    // Every query of the request runs with the caller's tenant set (row-level security).
+    const tenant = { ...deps, prisma: tenantClient(deps.prisma, base.identity.tenantId) };
+    return {
+      ...base,
+      preferences: new PreferenceService(tenant.prisma, deps.clinical, base.identity),
+      messages: new MessageService(tenant, base.identity, base.deadline),
+      templates: new TemplateService(tenant.prisma, base.identity),
+      webhooks: new WebhookService(tenant.prisma, base.identity, deps.webhooks),
+      replies: new ReplyService(deps, base.identity),
+      reminderSettings: new ReminderSettingsService(tenant.prisma, base.identity),
+      privacy: new MessagingPrivacyService(tenant.prisma, base.identity, deps.cipher),
+      patientExports: new PatientExportService(tenant.prisma, base.identity, { clinical: deps.clinical, boss: deps.boss, clock: deps.clock ?? systemClock }),
+      // Organisations are platform records, not rows of one tenant: the base client, not the tenant's.
+      organizations: new OrganizationService({ prisma: deps.prisma, events: deps.events, rateLimits: deps.rateLimits, activity: deps.activity }, base.identity),
+      recordProviderStatus: (providerMessageId, status, errorCode) => recordProviderStatus(deps, base.identity, providerMessageId, status, errorCode),
+    };
+  };
 }

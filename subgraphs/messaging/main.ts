@@ -1,65 +1,108 @@
+import { startPatientExportWorker } from './privacy/export.service';
+import { MessagingRetention, scheduleMessagingPurge } from './privacy/retention';
 import { createHmac } from 'node:crypto';
 import { migrate } from '../../common/db/migrate';
 import { FieldCipher } from '../../common/crypto';
 import { startSubgraphServer, type RunningSubgraph } from '../../common/graphql/subgraph-server';
+import { prepareSubgraph, subgraphServerOptions } from '../../common/subgraph-start';
 import type { Runtime, SubgraphStartOptions } from '../../common/runtime';
 import type { Database } from '../../common/db/database';
 import type PgBoss from 'pg-boss';
 import { createMessagingPrisma } from './db/client';
 import { seedMessaging } from './seed';
+import { ensureOrganizations } from './organizations/organization.service';
 import { createWebhookEngine } from './webhooks/worker';
-import { ClinicalRecordClient } from './clinical-record/client';
+import type { ClinicalRecord } from './clinical-record/client';
 import { ensureQueues } from './delivery/jobs';
+import { relayClinicalEvents } from './events/clinical-relay';
+import { startAppointmentReplyWorker } from './replies/appointment-reply';
+import { startReminderWorker } from './reminders/sender';
 import { startDeliveryWorker } from './delivery/worker';
+import { sealMessagingContent } from './keys/seal';
 import { buildMessagingSchema, createMessagingContext, MESSAGING_SUBGRAPH } from './index';
+import { messagingMetrics } from './metrics';
 
 /** A key for recipient hashes, derived from the encryption key (never stored). */
-export function recipientHashKey(encryptionKey: Buffer): Buffer {
+function recipientHashKey(encryptionKey: Buffer): Buffer {
   return createHmac('sha256', encryptionKey).update('caregraph:recipient-hash').digest();
 }
 
-/** Migrates and seeds the messaging schema, then serves the subgraph. */
-export async function startMessagingSubgraph(options: SubgraphStartOptions): Promise<RunningSubgraph> {
-  const logger = options.logger.child({ subgraph: MESSAGING_SUBGRAPH });
-  const { applied } = await migrate(options.db, 'messaging', (msg) => logger.info(msg));
-  if (applied.length > 0) logger.info({ applied }, 'messaging migrations applied');
+/** What messaging is started with besides the subgraph basics: its way into the clinical record (chosen by the composition root). */
+export interface MessagingStartOptions extends SubgraphStartOptions {
+  clinical: ClinicalRecord;
+}
+
+/** Migrates and (outside production) seeds the messaging schema, then serves the subgraph. */
+export async function startMessagingSubgraph(options: MessagingStartOptions): Promise<RunningSubgraph> {
+  const { logger, cipher } = await prepareSubgraph(options, 'messaging', MESSAGING_SUBGRAPH);
   const prisma = createMessagingPrisma(options.db);
-  if (await seedMessaging(prisma)) logger.info('messaging demo data seeded');
-  await ensureQueues(options.boss);
-  if (!options.ehrUrl) throw new Error('The messaging subgraph needs the EHR subgraph URL (EHR_URL)');
+  // Rows written before message content was encrypted at rest: encrypt them now (a no-op once done).
+  const sealed = await sealMessagingContent(prisma, cipher, { rotate: false, log: (msg) => logger.info(msg) });
+  if (Object.keys(sealed.tenants).length > 0) logger.info('legacy plaintext message content encrypted');
+  if (!options.config.production && (await seedMessaging(prisma))) logger.info('messaging demo data seeded');
+  // The tenants the deployment names exist as records (the demo tenants, or a production deployment's first ones).
+  const bootstrapped = await ensureOrganizations(prisma, options.config.TENANTS);
+  if (bootstrapped.length > 0) logger.info({ tenants: bootstrapped }, 'tenant records created');
+  await ensureQueues(options.boss, options.config.DELIVERY_JOB_EXPIRY_SECONDS);
   const { schema } = await buildMessagingSchema();
-  // The subgraph's own engine makes the first attempt of test events (POST /v1/webhooks/{id}/test).
+  // The subgraph's own engine makes the first attempt of test events (the sendTestEvent mutation).
   const webhookEngine = createWebhookEngine(options, prisma);
-  const cipher = new FieldCipher(options.secrets.encryptionKey);
-  const server = await startSubgraphServer({
-    name: MESSAGING_SUBGRAPH,
-    schema,
-    internalKey: options.secrets.internalKey,
+  const { clinical } = options;
+  const relay = () => relayClinicalEvents(prisma, cipher, options.events, options.boss);
+  const hashKey = recipientHashKey(options.secrets.encryptionKey);
+  const metrics = messagingMetrics(options.metrics);
+  const server = await startSubgraphServer(
+    subgraphServerOptions(
+      options,
+      MESSAGING_SUBGRAPH,
+      logger,
+      schema,
+      createMessagingContext({
+        prisma,
+        webhooks: { cipher, allowInsecure: options.config.WEBHOOK_ALLOW_INSECURE, engine: webhookEngine.engine },
+        cipher,
+        hashKey,
+        clinical,
+        boss: options.boss,
+        events: options.events,
+        relayClinicalEvents: relay,
+        metrics,
+        rateLimits: options.config.rateLimits,
+        activity: options.activity,
+        clock: options.clock,
+      }),
+    ),
+  );
+  // Replies whose appointment change did not settle at once (clinical record down, process died) are retried here.
+  const replyWorker = await startAppointmentReplyWorker(options.boss, { prisma, clinical, relay, logger });
+  // Automatic reminders, scheduled by the relay when appointments are booked or moved, go out here when due.
+  const reminderWorker = await startReminderWorker(
+    options.boss,
+    { prisma, cipher, clinical, boss: options.boss, events: options.events, hashKey, metrics },
     logger,
-    host: options.host,
-    port: options.port,
-    createContext: createMessagingContext({
-      prisma,
-      webhooks: { cipher, allowInsecure: options.config.WEBHOOK_ALLOW_INSECURE, engine: webhookEngine.engine },
-      cipher,
-      hashKey: recipientHashKey(options.secrets.encryptionKey),
-      clinical: new ClinicalRecordClient(options.ehrUrl, options.secrets.internalKey),
-      boss: options.boss,
-      events: options.events,
-    }),
-  });
+  );
+  // Subject access exports requested on any instance are packed here.
+  const exportWorker = await startPatientExportWorker(options.boss, { prisma, cipher, clinical, logger: logger.child({ component: 'export' }) });
   return {
     ...server,
     close: async () => {
       await server.close();
+      await exportWorker.close();
+      await replyWorker.close();
+      await reminderWorker.close();
       await webhookEngine.sender.close();
       await prisma.$disconnect();
     },
   };
 }
 
-/** The delivery worker role: sends queued messages (migrates first, so it may start before the subgraph). */
-export async function startMessagingWorker(options: Runtime & { db: Database; boss: PgBoss }): Promise<{ close(): Promise<void> }> {
+/**
+ * The delivery worker role: sends queued messages (migrates first, so it may start before the subgraph);
+ * asks the clinical record for consent. `twilioStatusUrl`: where Twilio posts delivery statuses (the gateway's public route).
+ */
+export async function startMessagingWorker(
+  options: Runtime & { db: Database; boss: PgBoss; clinical: ClinicalRecord; twilioStatusUrl?: string },
+): Promise<{ close(): Promise<void> }> {
   const logger = options.logger.child({ role: 'worker' });
   await migrate(options.db, 'messaging', (msg) => logger.info(msg));
   const prisma = createMessagingPrisma(options.db);
@@ -68,11 +111,16 @@ export async function startMessagingWorker(options: Runtime & { db: Database; bo
     boss: options.boss,
     events: options.events,
     config: options.config,
-    cipher: new FieldCipher(options.secrets.encryptionKey),
+    cipher: new FieldCipher(options.secrets.encryptionKey, options.config.PREVIOUS_ENCRYPTION_KEYS),
+    clinical: options.clinical,
+    twilioStatusUrl: options.twilioStatusUrl,
     logger,
+    metrics: messagingMetrics(options.metrics),
   });
+  const purge = await scheduleMessagingPurge(options.boss, new MessagingRetention(prisma, options.clock), logger.child({ component: 'retention' }));
   return {
     close: async () => {
+      await purge.close();
       await worker.close();
       await prisma.$disconnect();
     },

@@ -1,5 +1,7 @@
 import type { MessagingPrisma } from './db/client';
 
+const TENANTS = ['demo', 'acme'];
+
 const REMINDER_VARIABLES = [
   { name: 'date', type: 'date', required: true },
   { name: 'time', type: 'time', required: true },
@@ -7,15 +9,20 @@ const REMINDER_VARIABLES = [
 ];
 
 /**
- * CONTRACT §10 demo data of messaging: the appointment reminder template (in
+ * docs/api.md §10 demo data of messaging: the appointment reminder template (in
  * both demo tenants) and p-1003's preferences (sms off, email on). Runs only
- * when messaging has no template at all. Returns whether it seeded.
+ * when the demo tenants have no template. Returns whether it seeded.
  */
 export async function seedMessaging(prisma: MessagingPrisma): Promise<boolean> {
   return prisma.$transaction(async (tx) => {
     await tx.$executeRawUnsafe('SELECT pg_advisory_xact_lock(7356114203)');
-    if ((await tx.messageTemplate.count()) > 0) return false;
-    for (const tenantId of ['demo', 'acme']) {
+    // Row-level security shows a tenant's rows only while it is set: look into each.
+    for (const tenantId of TENANTS) {
+      await tx.$queryRaw`SELECT set_config('app.tenant_id', ${tenantId}, true)`;
+      if ((await tx.messageTemplate.count()) > 0) return false;
+    }
+    for (const tenantId of TENANTS) {
+      await tx.$queryRaw`SELECT set_config('app.tenant_id', ${tenantId}, true)`;
       const template = {
         tenantId,
         name: 'Appointment reminder',
@@ -29,6 +36,7 @@ export async function seedMessaging(prisma: MessagingPrisma): Promise<boolean> {
       await tx.messageTemplate.create({ data: { ...template, id: 'appointment-reminder' } });
       await tx.messageTemplateVersion.create({ data: { ...template, templateId: 'appointment-reminder', createdBy: 'seed' } });
     }
+    await tx.$queryRaw`SELECT set_config('app.tenant_id', 'demo', true)`;
     await tx.communicationPreference.create({
       data: { tenantId: 'demo', patientId: 'p-1003', smsEnabled: false, emailEnabled: true, language: 'en' },
     });

@@ -1,10 +1,9 @@
 import type { Identity } from '../../../common/auth/principal';
-import { forbidden } from '../../../common/errors';
-import type { EventBus } from '../../../common/events/bus';
-import type { MessagingPrisma } from '../db/client';
-import { isProviderIdentity } from '../replies/provider-identity';
+import { assertCan } from '../policy/rules';
+import { tenantClient } from '../../../common/db/tenant-session';
+import { messageByProviderId } from '../db/cross-tenant';
 import { twilioStatus } from './providers/twilio';
-import { advanceStatus } from './transitions';
+import { advanceStatus, type StatusDeps } from './transitions';
 
 /**
  * A provider's status callback (Twilio MessageStatus). Unknown statuses and
@@ -12,16 +11,19 @@ import { advanceStatus } from './transitions';
  * whether this report moved the message.
  */
 export async function recordProviderStatus(
-  deps: { prisma: MessagingPrisma; events: EventBus },
+  deps: StatusDeps,
   identity: Identity,
   providerMessageId: string,
   providerStatus: string,
   errorCode: string | null,
 ): Promise<boolean> {
-  if (!isProviderIdentity(identity)) throw forbidden('Only the SMS provider reports delivery statuses');
+  assertCan(identity, 'reportDeliveryStatus');
   const target = twilioStatus(providerStatus);
   if (!target) return false;
-  const { recorded } = await advanceStatus(deps.prisma, deps.events, { provider: 'twilio', providerMessageId }, target, {
+  // The callback names no tenant: the message it is about does.
+  const message = await messageByProviderId(deps.prisma, 'twilio', providerMessageId);
+  if (!message) return false;
+  const { recorded } = await advanceStatus({ ...deps, prisma: tenantClient(deps.prisma, message.tenantId) }, { id: message.id }, target, {
     error: target === 'failed' ? `Carrier reported ${providerStatus}${errorCode ? ` (error ${errorCode})` : ''}` : null,
   });
   return recorded.length > 0;

@@ -1,10 +1,24 @@
 import type PgBoss from 'pg-boss';
 import type { Prisma } from '../db/generated/client';
+import { traceCarrier } from '../../../common/telemetry/tracing';
 
 /** Sends one message (or re-checks a held one); data {tenantId, messageId}. */
 export const DELIVER_QUEUE = 'messaging-deliver';
 /** The SMS/email simulator's delivery report; data {tenantId, messageId, status, error?}. */
 export const SIMULATOR_REPORT_QUEUE = 'messaging-simulator-report';
+
+/** Applies a recorded C/X reply to its appointment in the clinical record until the record answers; data {tenantId, replyId, appointmentId, status}. */
+export const APPOINTMENT_REPLY_QUEUE = 'messaging-appointment-reply';
+
+/** Sends an appointment's automatic reminder when due, unless it has moved on; data {tenantId, appointmentId, start}. */
+export const REMINDER_QUEUE = 'messaging-appointment-reminder';
+
+export interface ReminderJob {
+  tenantId: string;
+  appointmentId: string;
+  /** The appointment start the reminder was scheduled for (ISO 8601): a job for an older start is stale. */
+  start: string;
+}
 
 export interface DeliverJob {
   tenantId: string;
@@ -18,21 +32,36 @@ export interface SimulatorReportJob {
   error?: string;
 }
 
-/** How long a fetched job may stay active before pg-boss hands it out again. */
-export const JOB_EXPIRY_SECONDS = 30;
+export interface AppointmentReplyJob {
+  tenantId: string;
+  replyId: string;
+  appointmentId: string;
+  status: 'confirmed' | 'cancelled';
+}
 
-/** Creates the queues and applies their policy (idempotent); every process that sends or works jobs calls it at start. */
-export async function ensureQueues(boss: PgBoss): Promise<void> {
+/**
+ * Creates the queues and applies their policy (idempotent); every process that sends or works jobs calls it at start.
+ * `jobExpirySeconds` (DELIVERY_JOB_EXPIRY_SECONDS): how long a fetched send job may stay active before pg-boss hands it out again.
+ */
+export async function ensureQueues(boss: PgBoss, jobExpirySeconds: number): Promise<void> {
   // Our handlers settle every outcome themselves; pg-boss retries only cover a
   // handler that crashed or threw on a database error.
   // A job fetched by a worker that then died stays active until it expires: keep that short, so a crash
   // delays the messages of the fetched batch by seconds, not minutes. A job that expires while its handler
   // is merely slow is harmless: the handler claims the message first, so the retry finds it taken.
   for (const name of [DELIVER_QUEUE, SIMULATOR_REPORT_QUEUE]) {
-    const policy = { name, retryLimit: 5, retryDelay: 2, retryBackoff: true, expireInSeconds: JOB_EXPIRY_SECONDS };
+    const policy = { name, retryLimit: 5, retryDelay: 2, retryBackoff: true, expireInSeconds: jobExpirySeconds };
     await boss.createQueue(name, policy);
     await boss.updateQueue(name, policy);
   }
+  // The clinical record may be down for a while: retries back off (2 s doubling, capped by pg-boss at 2^16 × 2 s) over about two days.
+  const replyPolicy = { name: APPOINTMENT_REPLY_QUEUE, retryLimit: 15, retryDelay: 2, retryBackoff: true, expireInSeconds: 60 };
+  await boss.createQueue(APPOINTMENT_REPLY_QUEUE, replyPolicy);
+  await boss.updateQueue(APPOINTMENT_REPLY_QUEUE, replyPolicy);
+  // A reminder whose send hit the clinical record while it was down is tried again, backing off.
+  const reminderPolicy = { name: REMINDER_QUEUE, retryLimit: 10, retryDelay: 5, retryBackoff: true, expireInSeconds: 60 };
+  await boss.createQueue(REMINDER_QUEUE, reminderPolicy);
+  await boss.updateQueue(REMINDER_QUEUE, reminderPolicy);
 }
 
 type RawTx = Pick<Prisma.TransactionClient, '$queryRawUnsafe'>;
@@ -47,9 +76,13 @@ export async function enqueueInTransaction(boss: PgBoss, tx: RawTx, queue: strin
   const db = {
     executeSql: async (text: string, values: unknown[] = []) => {
       const args = values.map((v) => (v === undefined ? null : v !== null && typeof v === 'object' && !(v instanceof Date) ? JSON.stringify(v) : v));
-      return { rows: (await tx.$queryRawUnsafe(text, ...args)) as unknown[] };
+      return { rows: await tx.$queryRawUnsafe<unknown[]>(text, ...args) };
     },
   };
-  const id = await boss.send(queue, data, { db, ...(startAfter && startAfter.getTime() > Date.now() ? { startAfter } : {}) } as PgBoss.SendOptions);
+  // The sender's trace context travels with the job: the worker's run of it joins the same trace.
+  const id = await boss.send(queue, { ...data, ...traceCarrier() }, {
+    db,
+    ...(startAfter && startAfter.getTime() > Date.now() ? { startAfter } : {}),
+  } as PgBoss.SendOptions);
   if (!id) throw new Error(`job queue '${queue}' does not exist`);
 }

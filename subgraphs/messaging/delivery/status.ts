@@ -1,5 +1,5 @@
 /**
- * The message lifecycle (CONTRACT §5): queued → sending → sent → delivered,
+ * The message lifecycle (docs/api.md §5): queued → sending → sent → delivered,
  * or → failed from any non-final state. Statuses only move forward; anything
  * that arrives for a later-or-equal state already reached (a duplicate or late
  * provider callback, a retried job) changes nothing.

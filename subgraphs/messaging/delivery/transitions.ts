@@ -1,10 +1,11 @@
-import { randomUUID } from 'node:crypto';
+import type { FieldCipher } from '../../../common/crypto';
 import type { EventBus } from '../../../common/events/bus';
-import type { MessageEventData, PlatformEvent, WebhookEventType } from '../../../common/events/types';
+import { newEventId, type MessageEventData, type PlatformEvent, type WebhookEventType } from '../../../common/events/types';
 import type { MessagingPrisma } from '../db/client';
 import type { Message as MessageRow, Prisma } from '../db/generated/client';
 import { publishCommitted, recordEvent } from '../events/outbox';
 import { isMessageStatus, planTransition, type MessageStatus } from './status';
+import type { MessagingMetrics } from '../metrics';
 
 export type Tx = Prisma.TransactionClient;
 
@@ -15,9 +16,14 @@ const WEBHOOK_TYPE: Partial<Record<MessageStatus, WebhookEventType>> = {
 };
 
 /** The bus-only `message.status` event (every status, for GraphQL subscriptions). */
-export function statusEvent(message: Pick<MessageRow, 'id' | 'tenantId' | 'patientId' | 'channel'>, status: MessageStatus, error?: string | null, at = new Date()): PlatformEvent<MessageEventData> {
+export function statusEvent(
+  message: Pick<MessageRow, 'id' | 'tenantId' | 'patientId' | 'channel'>,
+  status: MessageStatus,
+  error?: string | null,
+  at = new Date(),
+): PlatformEvent<MessageEventData> {
   return {
-    id: `evt_${randomUUID()}`,
+    id: newEventId(),
     type: 'message.status',
     timestamp: at.toISOString(),
     tenantId: message.tenantId,
@@ -28,16 +34,29 @@ export function statusEvent(message: Pick<MessageRow, 'id' | 'tenantId' | 'patie
 /**
  * Records `statuses` for a message inside `tx`: one history row per status
  * (the (messageId, status) key refuses a second one), the outbox events of
- * CONTRACT §6, and returns the bus events to publish after commit.
+ * docs/api.md §6, and returns the bus events to publish after commit.
  */
-export async function recordStatuses(tx: Tx, message: MessageRow, statuses: MessageStatus[], error: string | null, at = new Date()): Promise<PlatformEvent<any>[]> {
+async function recordStatuses(
+  tx: Tx,
+  cipher: FieldCipher,
+  message: MessageRow,
+  statuses: MessageStatus[],
+  error: string | null,
+  at = new Date(),
+): Promise<PlatformEvent<any>[]> {
   const published: PlatformEvent<any>[] = [];
   for (const status of statuses) {
     const statusError = status === 'failed' ? error : null;
     await tx.messageStatusChange.create({ data: { tenantId: message.tenantId, messageId: message.id, status, error: statusError, at } });
-    const data: MessageEventData = { messageId: message.id, patientId: message.patientId, channel: message.channel, status, ...(statusError ? { error: statusError } : {}) };
+    const data: MessageEventData = {
+      messageId: message.id,
+      patientId: message.patientId,
+      channel: message.channel,
+      status,
+      ...(statusError ? { error: statusError } : {}),
+    };
     const webhookType = WEBHOOK_TYPE[status];
-    if (webhookType) published.push(await recordEvent(tx, message.tenantId, webhookType, data, at));
+    if (webhookType) published.push(await recordEvent(tx, cipher, message.tenantId, webhookType, data, at));
     published.push(statusEvent(message, status, statusError, at));
   }
   return published;
@@ -58,11 +77,25 @@ export interface AdvanceOptions {
  * the events once committed. Returns the statuses recorded (empty: nothing to
  * do, e.g. a duplicate or late provider callback).
  */
-export async function advanceStatus(prisma: MessagingPrisma, bus: EventBus, where: { id: string } | { provider: string; providerMessageId: string }, target: MessageStatus, options: AdvanceOptions = {}): Promise<{ message: MessageRow | null; recorded: MessageStatus[] }> {
+/** What a status change needs: the database, the live bus, the cipher of the outbox, and where transitions are counted. */
+export interface StatusDeps {
+  prisma: MessagingPrisma;
+  events: EventBus;
+  cipher: FieldCipher;
+  metrics: MessagingMetrics;
+}
+
+export async function advanceStatus(
+  { prisma, events: bus, cipher, metrics }: StatusDeps,
+  where: { id: string } | { provider: string; providerMessageId: string },
+  target: MessageStatus,
+  options: AdvanceOptions = {},
+): Promise<{ message: MessageRow | null; recorded: MessageStatus[] }> {
   for (let attempt = 0; attempt < 5; attempt++) {
-    const message = 'id' in where
-      ? await prisma.message.findUnique({ where: { id: where.id } })
-      : await prisma.message.findUnique({ where: { provider_providerMessageId: where } });
+    const message =
+      'id' in where
+        ? await prisma.message.findUnique({ where: { id: where.id } })
+        : await prisma.message.findUnique({ where: { provider_providerMessageId: where } });
     if (!message || !isMessageStatus(message.status)) return { message, recorded: [] };
     const plan = planTransition(message.status, target);
     if (plan.length === 0) return { message, recorded: [] };
@@ -73,14 +106,25 @@ export async function advanceStatus(prisma: MessagingPrisma, bus: EventBus, wher
         data: { ...options.set, status: target, error, ...(target === 'sending' ? {} : { leaseUntil: null }) },
       });
       if (updated.count === 0) return null;
-      const events = await recordStatuses(tx, message, plan, error);
+      const events = await recordStatuses(tx, cipher, message, plan, error);
       await options.also?.(tx, message);
       return events;
     });
     if (result) {
+      countTransitions(metrics, message, plan);
       await publishCommitted(bus, result);
       return { message: { ...message, status: target, error }, recorded: plan };
     }
   }
   throw new Error(`message ${'id' in where ? where.id : where.providerMessageId} kept changing; gave up`);
+}
+
+/** Counts each committed step of a move (queued → sent records sending and sent) and the queued → delivered time. */
+function countTransitions(metrics: MessagingMetrics, message: MessageRow, plan: MessageStatus[]): void {
+  let from: string = message.status;
+  for (const to of plan) {
+    metrics.statusChanged(from, to, message.channel);
+    if (to === 'delivered') metrics.delivered(message.channel, Math.max(0, Date.now() - message.createdAt.getTime()) / 1000);
+    from = to;
+  }
 }

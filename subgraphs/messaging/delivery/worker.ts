@@ -3,8 +3,12 @@ import type { Config } from '../../../common/config';
 import type { FieldCipher } from '../../../common/crypto';
 import type { EventBus } from '../../../common/events/bus';
 import type { Logger } from '../../../common/logger';
+import { tenantClient } from '../../../common/db/tenant-session';
 import type { MessagingPrisma } from '../db/client';
+import { staleSends } from '../db/cross-tenant';
 import type { Message as MessageRow } from '../db/generated/client';
+import type { ClinicalRecord } from '../clinical-record/client';
+import { messagingConsentRefusal } from '../consent';
 import { releaseTime } from '../preferences/quiet-hours';
 import { toPreferencesView } from '../preferences/preference.service';
 import { escapeValue } from '../templates/render';
@@ -12,6 +16,10 @@ import { DELIVER_QUEUE, SIMULATOR_REPORT_QUEUE, ensureQueues, enqueueInTransacti
 import { ProviderError, type ChannelProvider } from './providers/provider';
 import { createProviders, type Providers } from './providers';
 import { advanceStatus } from './transitions';
+import { openMessage } from '../sealed';
+import { AppError } from '../../../common/errors';
+import type { MessagingMetrics } from '../metrics';
+import { contextFrom, inSpan, SpanKind } from '../../../common/telemetry/tracing';
 
 export interface DeliveryWorkerOptions {
   prisma: MessagingPrisma;
@@ -19,8 +27,13 @@ export interface DeliveryWorkerOptions {
   events: EventBus;
   config: Config;
   cipher: FieldCipher;
+  /** The clinical record, asked for the patient's messaging consent at send time. */
+  clinical: ClinicalRecord;
   logger: Logger;
   providers?: Providers;
+  /** Where Twilio posts status callbacks (omitted: Twilio sends none). */
+  twilioStatusUrl?: string;
+  metrics: MessagingMetrics;
 }
 
 export interface DeliveryWorker {
@@ -28,6 +41,8 @@ export interface DeliveryWorker {
 }
 
 const MAX_ATTEMPTS = 5;
+/** Delay before asking an unavailable clinical record again about a due message. */
+const CLINICAL_RETRY_MS = 30_000;
 const POLL_SECONDS = 0.5;
 
 /** Delay before send attempt n+1 after a transient provider error: 5 s, 10 s, 20 s, 40 s. */
@@ -36,28 +51,34 @@ function retryDelayMs(attempts: number): number {
 }
 
 /**
- * The delivery worker: takes `messaging-deliver` jobs, checks consent and
- * quiet hours again at send time, claims the message (`sending`, with a
+ * The delivery worker: takes `messaging-deliver` jobs, checks preferences,
+ * quiet hours and the clinical record's messaging consent again at send time, claims the message (`sending`, with a
  * lease), hands it to the channel provider and records the outcome through the
  * state machine. A sweep re-enqueues `sending` messages whose lease ran out
  * (their worker died), so a crash anywhere ends, after restart, in exactly one
  * final status per message.
  */
 export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promise<DeliveryWorker> {
-  const { prisma, boss, events, config, cipher } = options;
+  const { prisma, boss, events, config, cipher, clinical } = options;
   const logger = options.logger.child({ component: 'delivery-worker' });
-  const providers = options.providers ?? createProviders(config);
+  const providers = options.providers ?? createProviders(config, { twilioStatusUrl: options.twilioStatusUrl });
   const leaseMs = config.DELIVERY_LEASE_MS;
-  await ensureQueues(boss);
+  const statusDeps = { prisma, events, cipher, metrics: options.metrics };
+  await ensureQueues(boss, config.DELIVERY_JOB_EXPIRY_SECONDS);
 
-  const fail = (message: MessageRow, error: string) => advanceStatus(prisma, events, { id: message.id }, 'failed', { error });
+  /** The status changes of one tenant's message (row-level security: the tenant is set on each statement). */
+  const statusDepsOf = (tenantId: string) => ({ ...statusDeps, prisma: tenantClient(prisma, tenantId) });
+  const fail = (message: { id: string; tenantId: string }, error: string) =>
+    advanceStatus(statusDepsOf(message.tenantId), { id: message.id }, 'failed', { error });
 
   async function deliver(job: DeliverJob): Promise<void> {
-    const message = await prisma.message.findFirst({ where: { id: job.messageId, tenantId: job.tenantId } });
+    // A job names its tenant: everything below runs under it (row-level security).
+    const db = tenantClient(prisma, job.tenantId);
+    const message = await db.message.findFirst({ where: { id: job.messageId, tenantId: job.tenantId } });
     if (!message) return;
     const now = new Date();
     if (message.status === 'queued') {
-      const row = await prisma.communicationPreference.findUnique({ where: { tenantId_patientId: { tenantId: message.tenantId, patientId: message.patientId } } });
+      const row = await db.communicationPreference.findUnique({ where: { tenantId_patientId: { tenantId: message.tenantId, patientId: message.patientId } } });
       const preferences = toPreferencesView(row);
       if (!preferences.channels[message.channel as 'sms' | 'email']) {
         await fail(message, `The patient has opted out of ${message.channel}`);
@@ -65,25 +86,37 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
       }
       const release = releaseTime(preferences.quietHours, now);
       if (release.getTime() > now.getTime() + 1000) {
-        await prisma.$transaction(async (tx) => {
+        await db.$transaction(async (tx) => {
           const held = await tx.message.updateMany({ where: { id: message.id, status: 'queued' }, data: { dueAt: release } });
           if (held.count === 1) await enqueueInTransaction(boss, tx, DELIVER_QUEUE, job, release);
         });
         logger.debug({ messageId: message.id, release }, 'held for quiet hours');
         return;
       }
+      const refusal = await consentRefusal(message, job);
+      if (refusal === undefined) return;
+      if (refusal) {
+        await fail(message, refusal);
+        return;
+      }
       if (!message.recipientEnc) {
         await fail(message, `The patient has no ${message.channel === 'sms' ? 'phone number' : 'email address'} on record`);
         return;
       }
-      const claimed = await advanceStatus(prisma, events, { id: message.id }, 'sending', {
+      const claimed = await advanceStatus({ ...statusDeps, prisma: db }, { id: message.id }, 'sending', {
         set: { leaseUntil: new Date(now.getTime() + leaseMs), attempts: { increment: 1 } },
       });
       if (claimed.recorded.length === 0) return;
     } else if (message.status === 'sending') {
       // Resuming: a retry after a transient error (lease cleared) or a send whose worker died (lease expired).
       if (message.leaseUntil && message.leaseUntil.getTime() > now.getTime()) return;
-      const claimed = await prisma.message.updateMany({
+      const refusal = await consentRefusal(message, job);
+      if (refusal === undefined) return;
+      if (refusal) {
+        await fail(message, refusal);
+        return;
+      }
+      const claimed = await db.message.updateMany({
         where: { id: message.id, status: 'sending', leaseUntil: message.leaseUntil },
         data: { leaseUntil: new Date(now.getTime() + leaseMs), attempts: { increment: 1 } },
       });
@@ -94,19 +127,46 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
     await send({ ...message, attempts: message.attempts + 1 });
   }
 
-  async function send(message: MessageRow): Promise<void> {
+  /**
+   * The consent may have been withdrawn since the message was accepted: asks the
+   * clinical record again. Returns why the message must not go out, null when
+   * it may, or undefined when the clinical record cannot answer now (the job is
+   * then due again later and the message keeps its status).
+   */
+  async function consentRefusal(message: MessageRow, job: DeliverJob): Promise<string | null | undefined> {
+    try {
+      const patient = (await clinical.patients(message.tenantId, [message.patientId])).get(message.patientId);
+      return patient ? messagingConsentRefusal(patient) : `Patient '${message.patientId}' is no longer in the clinical record`;
+    } catch (err) {
+      if (!(err instanceof AppError && err.code === 'SERVICE_UNAVAILABLE')) throw err;
+      logger.warn({ messageId: message.id, err: err.message }, 'clinical record unavailable; consent check retried later');
+      await tenantClient(prisma, message.tenantId).$transaction(async (tx) => {
+        // A duplicate job is harmless: whoever claims the message first sends it.
+        if ((await tx.message.count({ where: { id: message.id, status: message.status } })) === 1) {
+          await enqueueInTransaction(boss, tx, DELIVER_QUEUE, job, new Date(Date.now() + CLINICAL_RETRY_MS));
+        }
+      });
+      return undefined;
+    }
+  }
+
+  async function send(row: MessageRow): Promise<void> {
+    const message = openMessage(cipher, row);
+    const db = tenantClient(prisma, message.tenantId);
     const provider: ChannelProvider = message.channel === 'email' ? providers.email : providers.sms;
     const to = cipher.decrypt(message.recipientEnc!);
     try {
-      const result = await provider.send({
-        messageId: message.id,
-        channel: message.channel as 'sms' | 'email',
-        to,
-        subject: message.subject,
-        body: message.body,
-        ...(message.channel === 'email' ? { html: `<p>${escapeValue(message.body, 'html')}</p>` } : {}),
-      });
-      await advanceStatus(prisma, events, { id: message.id }, result.status, {
+      const result = await inSpan(`provider ${provider.name} send`, { kind: SpanKind.CLIENT, attributes: { 'caregraph.channel': message.channel } }, () =>
+        provider.send({
+          messageId: message.id,
+          channel: message.channel as 'sms' | 'email',
+          to,
+          subject: message.subject,
+          body: message.body,
+          ...(message.channel === 'email' ? { html: `<p>${escapeValue(message.body, 'html')}</p>` } : {}),
+        }),
+      );
+      await advanceStatus({ ...statusDeps, prisma: db }, { id: message.id }, result.status, {
         set: { provider: provider.name, providerMessageId: result.providerMessageId },
         also: async (tx) => {
           if (result.report) {
@@ -123,29 +183,32 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
         return;
       }
       logger.info({ messageId: message.id, attempt: message.attempts, err: err.message }, 'send failed; will retry');
-      await prisma.$transaction(async (tx) => {
+      await db.$transaction(async (tx) => {
         const released = await tx.message.updateMany({ where: { id: message.id, status: 'sending' }, data: { leaseUntil: null } });
         if (released.count === 1) {
-          await enqueueInTransaction(boss, tx, DELIVER_QUEUE, { tenantId: message.tenantId, messageId: message.id }, new Date(Date.now() + retryDelayMs(message.attempts)));
+          await enqueueInTransaction(
+            boss,
+            tx,
+            DELIVER_QUEUE,
+            { tenantId: message.tenantId, messageId: message.id },
+            new Date(Date.now() + retryDelayMs(message.attempts)),
+          );
         }
       });
     }
   }
 
   async function report(job: SimulatorReportJob): Promise<void> {
-    await advanceStatus(prisma, events, { id: job.messageId }, job.status, { error: job.error });
+    await advanceStatus(statusDepsOf(job.tenantId), { id: job.messageId }, job.status, { error: job.error });
   }
 
   /** Sends whose worker died: clear the lease and give them a new job. */
   async function sweep(): Promise<void> {
-    const stale = await prisma.message.findMany({
-      where: { status: 'sending', leaseUntil: { lt: new Date() } },
-      select: { id: true, tenantId: true, leaseUntil: true },
-      take: 200,
-    });
+    const now = new Date();
+    const stale = await staleSends(prisma, now, 200);
     for (const message of stale) {
-      await prisma.$transaction(async (tx) => {
-        const released = await tx.message.updateMany({ where: { id: message.id, status: 'sending', leaseUntil: message.leaseUntil }, data: { leaseUntil: null } });
+      await tenantClient(prisma, message.tenantId).$transaction(async (tx) => {
+        const released = await tx.message.updateMany({ where: { id: message.id, status: 'sending', leaseUntil: { lt: now } }, data: { leaseUntil: null } });
         if (released.count === 1) await enqueueInTransaction(boss, tx, DELIVER_QUEUE, { tenantId: message.tenantId, messageId: message.id });
       });
     }
@@ -158,7 +221,11 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
   const workers: string[] = [];
   const work = async <T extends object>(queue: string, handle: (data: T) => Promise<void>) => {
     const id: string = await boss.work<T>(queue, workOptions, async (jobs) => {
-      await Promise.all(jobs.map((job) => handle(job.data)));
+      await Promise.all(
+        jobs.map((job) =>
+          inSpan(`job ${queue}`, { kind: SpanKind.CONSUMER, parent: contextFrom(job.data as Record<string, unknown>) }, () => handle(job.data)),
+        ),
+      );
       if (jobs.length === BATCH) boss.notifyWorker(id);
     });
     workers.push(id);

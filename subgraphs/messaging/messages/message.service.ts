@@ -1,10 +1,12 @@
-import { createHash } from 'node:crypto';
+import { createHmac } from 'node:crypto';
+import { isUniqueViolation } from '../../../common/db/unique-violation';
 import DataLoader from 'dataloader';
 import type PgBoss from 'pg-boss';
 import type { Identity } from '../../../common/auth/principal';
-import { hasRole } from '../../../common/auth/principal';
+import type { Deadline } from '../../../common/deadline';
 import type { FieldCipher } from '../../../common/crypto';
-import { AppError, forbidden, notFound, validationError } from '../../../common/errors';
+import { AppError, notFound, validationError } from '../../../common/errors';
+import { wallClockMs } from '../../../common/dates';
 import type { EventBus } from '../../../common/events/bus';
 import type { MessagingPrisma } from '../db/client';
 import type { Message as MessageRow, MessageStatusChange, MessageTemplate as TemplateRow } from '../db/generated/client';
@@ -16,6 +18,10 @@ import { toPreferencesView, type PreferencesView } from '../preferences/preferen
 import { releaseTime } from '../preferences/quiet-hours';
 import { renderTemplate, validateVariables, type TemplateVariableDef } from '../templates/render';
 import { phoneHash } from './recipient';
+import { assertMessagingConsent } from '../consent';
+import { openMessage, sealJson, type MessageView } from '../sealed';
+import { assertAllowed, assertMayRemind, readScope } from '../policy/rules';
+import type { MessagingMetrics } from '../metrics';
 
 export interface PageRequest {
   patientId?: string | null;
@@ -23,7 +29,7 @@ export interface PageRequest {
   offset?: number | null;
 }
 
-/** CONTRACT §5: limit 1..100 (default 20), offset ≥ 0 (default 0). */
+/** docs/api.md §5: limit 1..100 (default 20), offset ≥ 0 (default 0). */
 export function validatePage(limit: number | null | undefined, offset: number | null | undefined): { limit: number; offset: number } {
   const details = [];
   const l = limit ?? 20;
@@ -34,9 +40,9 @@ export function validatePage(limit: number | null | undefined, offset: number | 
   return { limit: l, offset: o };
 }
 
-export const CHANNELS = ['sms', 'email'] as const;
-export type Channel = (typeof CHANNELS)[number];
-export const MAX_BATCH = 1000;
+const CHANNELS = ['sms', 'email'] as const;
+type Channel = (typeof CHANNELS)[number];
+const MAX_BATCH = 1000;
 
 export interface SendInput {
   patientId: string;
@@ -45,9 +51,7 @@ export interface SendInput {
   variables?: Record<string, unknown> | null;
 }
 
-export type BatchItemResult =
-  | { index: number; id: string; status: string; createdAt: Date }
-  | { index: number; error: { code: string; message: string } };
+export type BatchItemResult = { index: number; id: string; status: string; createdAt: Date } | { index: number; error: { code: string; message: string } };
 
 export interface MessageServiceDeps {
   prisma: MessagingPrisma;
@@ -57,6 +61,7 @@ export interface MessageServiceDeps {
   events: EventBus;
   /** Key of the recipient hash (see recipient.ts). */
   hashKey: Buffer;
+  metrics: MessagingMetrics;
 }
 
 interface SendContext {
@@ -72,24 +77,18 @@ function pickTemplate(variants: TemplateRow[] | undefined, language: string): Te
   return variants.find((t) => t.language === language) ?? variants.find((t) => t.language === 'en') ?? variants[0];
 }
 
-const STAFF = ['admin', 'clinician', 'nurse', 'receptionist', 'integration'] as const;
-
-function requestHash(value: unknown): string {
+/** Fingerprint of a request for Idempotency-Key checks; keyed, so the stored hash reveals nothing of the variables. */
+function requestHash(key: Buffer, value: unknown): string {
   const canonical = JSON.stringify(value, (_key, v) =>
     v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b))) : v,
   );
-  return createHash('sha256').update(canonical).digest('hex');
-}
-
-function isUniqueViolation(err: unknown): boolean {
-  return !!err && typeof err === 'object' && (err as { code?: string }).code === 'P2002';
+  return createHmac('sha256', key).update(canonical).digest('hex');
 }
 
 /** Date and time of an instant on the wall clock of a time zone. */
 function wallClock(iso: string, zone: string): { date: string; time: string } {
-  const parts = new Intl.DateTimeFormat('en-CA', { timeZone: zone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).formatToParts(new Date(iso));
-  const get = (type: string) => parts.find((p) => p.type === type)!.value;
-  return { date: `${get('year')}-${get('month')}-${get('day')}`, time: `${get('hour')}:${get('minute')}` };
+  const wall = new Date(wallClockMs(Date.parse(iso), zone)).toISOString();
+  return { date: wall.slice(0, 10), time: wall.slice(11, 16) };
 }
 
 const STATUS_ORDER = ['queued', 'sending', 'sent', 'delivered', 'failed'];
@@ -98,17 +97,20 @@ export class MessageService {
   /** Status histories of every message in one response, in one query. */
   private readonly historyLoader: DataLoader<string, MessageStatusChange[]>;
   /** Messages by id (entity references of one response batch into one query). */
-  private readonly messageLoader: DataLoader<string, MessageRow | null>;
+  private readonly messageLoader: DataLoader<string, MessageView | null>;
 
   constructor(
     private readonly deps: MessageServiceDeps,
     private readonly identity: Identity,
+    /** The client request's deadline: no message is stored once it has passed. */
+    private readonly deadline?: Deadline,
   ) {
     this.historyLoader = new DataLoader(async (messageIds) => {
       const rows = await this.prisma.messageStatusChange.findMany({ where: { tenantId: this.identity.tenantId, messageId: { in: [...messageIds] } } });
       const byMessage = new Map<string, MessageStatusChange[]>(messageIds.map((id) => [id, []]));
       for (const row of rows) byMessage.get(row.messageId)?.push(row);
-      for (const list of byMessage.values()) list.sort((a, b) => a.at.getTime() - b.at.getTime() || STATUS_ORDER.indexOf(a.status) - STATUS_ORDER.indexOf(b.status));
+      for (const list of byMessage.values())
+        list.sort((a, b) => a.at.getTime() - b.at.getTime() || STATUS_ORDER.indexOf(a.status) - STATUS_ORDER.indexOf(b.status));
       return messageIds.map((id) => byMessage.get(id)!);
     });
     this.messageLoader = new DataLoader(async (ids) => {
@@ -117,7 +119,10 @@ export class MessageService {
         where: { tenantId: this.identity.tenantId, id: { in: [...ids] }, ...(own !== undefined ? { patientId: own } : {}) },
       });
       const byId = new Map(rows.map((row) => [row.id, row]));
-      return ids.map((id) => byId.get(id) ?? null);
+      return ids.map((id) => {
+        const row = byId.get(id);
+        return row ? openMessage(this.deps.cipher, row) : null;
+      });
     });
   }
 
@@ -127,14 +132,14 @@ export class MessageService {
 
   /** A patient token sees only its own messages; others of the tenant look absent. */
   private visiblePatient(): string | undefined {
-    return hasRole(this.identity, ...STAFF) ? undefined : (this.identity.patientId ?? '');
+    return readScope(this.identity, 'message');
   }
 
   private assertCanSend(): void {
-    if (!hasRole(this.identity, ...STAFF)) throw forbidden('Only staff and integrations may send messages');
+    assertAllowed(this.identity, 'write', 'message');
   }
 
-  async get(id: string): Promise<MessageRow> {
+  async get(id: string): Promise<MessageView> {
     const row = await this.messageLoader.load(id);
     if (!row) throw notFound('Message', id);
     return row;
@@ -149,7 +154,7 @@ export class MessageService {
    * counting grows with the table, a page does not, so a query that asks for
    * no total pays for none.
    */
-  async list(request: PageRequest, withPagination = true): Promise<{ data: MessageRow[]; pagination?: { limit: number; offset: number; total: number } }> {
+  async list(request: PageRequest, withPagination = true): Promise<{ data: MessageView[]; pagination?: { limit: number; offset: number; total: number } }> {
     const { limit, offset } = validatePage(request.limit, request.offset);
     const own = this.visiblePatient();
     if (own !== undefined && request.patientId && request.patientId !== own) {
@@ -161,11 +166,11 @@ export class MessageService {
       this.prisma.message.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: limit, skip: offset }),
       withPagination ? this.prisma.message.count({ where }) : undefined,
     ]);
-    return { data, pagination: total === undefined ? undefined : { limit, offset, total } };
+    return { data: data.map((row) => openMessage(this.deps.cipher, row)), pagination: total === undefined ? undefined : { limit, offset, total } };
   }
 
-  /** POST /v1/messages: validate, render, store `queued` with its delivery job. */
-  async send(input: SendInput, idempotencyKey?: string | null): Promise<MessageRow> {
+  /** Send one message: validate, render, store `queued` with its delivery job. */
+  async send(input: SendInput, idempotencyKey?: string | null): Promise<MessageView> {
     this.assertCanSend();
     const context = await this.loadContext([input]);
     return this.sendOne(input, context, { idempotencyKey: idempotencyKey ?? undefined });
@@ -198,22 +203,28 @@ export class MessageService {
     return { results, accepted, rejected: results.length - accepted };
   }
 
-  /** POST /v1/appointments/{id}/remind: the reminder template filled from the appointment. */
-  async remind(appointmentId: string, templateId: string | null | undefined, channel: string | null | undefined, idempotencyKey?: string | null): Promise<MessageRow> {
-    this.assertCanSend();
+  /** A reminder for an appointment: the reminder template filled from the appointment (by hand, or by the reminder scheduler). */
+  async remind(
+    appointmentId: string,
+    templateId: string | null | undefined,
+    channel: string | null | undefined,
+    idempotencyKey?: string | null,
+  ): Promise<MessageView> {
+    assertMayRemind(this.identity);
     const template = templateId ?? 'appointment-reminder';
-    const hash = requestHash({ remind: appointmentId, templateId: template, channel: channel ?? null });
+    const hash = requestHash(this.deps.hashKey, { remind: appointmentId, templateId: template, channel: channel ?? null });
     if (idempotencyKey) {
       const earlier = await this.findIdempotent(idempotencyKey, hash);
-      if (earlier) return earlier;
+      if (earlier) return openMessage(this.deps.cipher, earlier);
     }
-    const appointment = await this.deps.clinical.appointment(this.identity.tenantId, appointmentId);
+    const appointment = await this.deps.clinical.appointment(this.identity.tenantId, appointmentId, this.deadline?.signal);
     if (!appointment) throw notFound('Appointment', appointmentId);
     if (appointment.status === 'cancelled') throw new AppError('CONFLICT', `Appointment '${appointmentId}' is cancelled`);
     const context = await this.loadContext([{ patientId: appointment.patientId, templateId: template }]);
     const preferences = context.preferences.get(appointment.patientId)!;
     const chosen = channel ?? (preferences.channels.sms ? 'sms' : preferences.channels.email ? 'email' : 'sms');
-    const { date, time } = wallClock(appointment.start, preferences.quietHours?.timezone ?? 'UTC');
+    // The appointment's own zone (where it takes place), else the patient's, else UTC.
+    const { date, time } = wallClock(appointment.start, appointment.timeZone ?? preferences.quietHours?.timezone ?? 'UTC');
     const filled: Record<string, string> = { date, time, ...(appointment.location ? { location: appointment.location } : {}) };
     const defs = (pickTemplate(context.templates.get(template), preferences.language)?.variables ?? []) as unknown as TemplateVariableDef[];
     const variables = Object.fromEntries(Object.entries(filled).filter(([name]) => defs.some((d) => d.name === name)));
@@ -230,7 +241,7 @@ export class MessageService {
     const patientIds = [...new Set(inputs.map((i) => i.patientId).filter((id) => typeof id === 'string' && id.length > 0))];
     const templateIds = [...new Set(inputs.map((i) => i.templateId).filter((id) => typeof id === 'string' && id.length > 0))];
     const [patients, preferenceRows, templateRows] = await Promise.all([
-      patientIds.length > 0 ? this.deps.clinical.patients(tenantId, patientIds) : new Map<string, ClinicalPatient>(),
+      patientIds.length > 0 ? this.deps.clinical.patients(tenantId, patientIds, this.deadline?.signal) : new Map<string, ClinicalPatient>(),
       this.prisma.communicationPreference.findMany({ where: { tenantId, patientId: { in: patientIds } } }),
       this.prisma.messageTemplate.findMany({ where: { tenantId, id: { in: templateIds } } }),
     ]);
@@ -246,12 +257,19 @@ export class MessageService {
     return earlier;
   }
 
-  private async sendOne(input: SendInput, context: SendContext, options: { idempotencyKey?: string; hash?: string; appointmentId?: string }): Promise<MessageRow> {
+  private async sendOne(
+    input: SendInput,
+    context: SendContext,
+    options: { idempotencyKey?: string; hash?: string; appointmentId?: string },
+  ): Promise<MessageView> {
     const tenantId = this.identity.tenantId;
-    const hash = options.hash ?? requestHash({ patientId: input.patientId, templateId: input.templateId, channel: input.channel, variables: input.variables ?? {} });
+    const { cipher } = this.deps;
+    const hash =
+      options.hash ??
+      requestHash(this.deps.hashKey, { patientId: input.patientId, templateId: input.templateId, channel: input.channel, variables: input.variables ?? {} });
     if (options.idempotencyKey) {
       const earlier = await this.findIdempotent(options.idempotencyKey, hash);
-      if (earlier) return earlier;
+      if (earlier) return openMessage(cipher, earlier);
     }
     const details = [];
     if (typeof input.patientId !== 'string' || input.patientId.length === 0) details.push({ path: 'patientId', message: 'required' });
@@ -267,13 +285,16 @@ export class MessageService {
     const preferences = context.preferences.get(input.patientId)!;
     const template = pickTemplate(context.templates.get(input.templateId), preferences.language);
     if (!template) throw notFound('Template', input.templateId);
+    assertMessagingConsent(patient);
     if (!preferences.channels[channel]) throw new AppError('PATIENT_OPTED_OUT', `Patient '${input.patientId}' has opted out of ${channel}`);
-    const values = validateVariables(template.variables as unknown as TemplateVariableDef[], given as Record<string, unknown>);
+    const values = validateVariables(template.variables as unknown as TemplateVariableDef[], given);
 
     const recipient = channel === 'sms' ? patient.contact.phone : patient.contact.email;
     const now = new Date();
     const dueAt = releaseTime(preferences.quietHours, now);
     let created: MessageRow;
+    // Past the deadline nothing is stored (a retry is safe); once begun, the write completes and is answered.
+    this.deadline?.beginWrite();
     try {
       created = await this.prisma.$transaction(async (tx) => {
         const message = await tx.message.create({
@@ -284,11 +305,11 @@ export class MessageService {
             templateVersion: template.version,
             language: template.language,
             channel,
-            variables: values,
-            subject: template.subject ? renderTemplate(template.subject, values) : channel === 'email' ? template.name : null,
-            body: renderTemplate(template.body, values),
+            variablesEnc: sealJson(cipher, values),
+            subjectEnc: cipher.encryptOptional(template.subject ? renderTemplate(template.subject, values) : channel === 'email' ? template.name : null),
+            bodyEnc: cipher.encrypt(renderTemplate(template.body, values)),
             status: 'queued',
-            recipientEnc: recipient ? this.deps.cipher.encrypt(recipient) : null,
+            recipientEnc: recipient ? cipher.encrypt(recipient) : null,
             recipientHash: recipient && channel === 'sms' ? phoneHash(this.deps.hashKey, recipient) : null,
             appointmentId: options.appointmentId ?? null,
             idempotencyKey: options.idempotencyKey ?? null,
@@ -305,11 +326,12 @@ export class MessageService {
       // Two concurrent requests with one key: the loser answers with the winner's message.
       if (options.idempotencyKey && isUniqueViolation(err)) {
         const earlier = await this.findIdempotent(options.idempotencyKey, hash);
-        if (earlier) return earlier;
+        if (earlier) return openMessage(cipher, earlier);
       }
       throw err;
     }
+    this.deps.metrics.statusChanged('none', 'queued', created.channel);
     await publishCommitted(this.deps.events, [statusEvent(created, 'queued', null, now)]);
-    return created;
+    return openMessage(cipher, created);
   }
 }

@@ -1,5 +1,6 @@
 import { Directive, Field, ID, InputType, Int, ObjectType } from 'type-graphql';
 import { GraphQLJSONObject } from 'graphql-scalars';
+import { Pagination } from '../../../common/graphql/pagination';
 
 @ObjectType({ description: 'One status a message reached, and when.' })
 export class StatusChange {
@@ -63,18 +64,6 @@ export class Message {
 
   @Field(() => [StatusChange])
   statusHistory!: StatusChange[];
-}
-
-@ObjectType()
-export class Pagination {
-  @Field(() => Int)
-  limit!: number;
-
-  @Field(() => Int)
-  offset!: number;
-
-  @Field(() => Int)
-  total!: number;
 }
 
 @ObjectType()

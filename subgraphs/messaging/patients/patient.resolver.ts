@@ -13,7 +13,7 @@ export class PatientExtensionResolver {
     return ctx.preferences.forPatient(patient.id);
   }
 
-  @FieldResolver(() => MessagePage, { description: 'The patient\'s messages, newest first.' })
+  @FieldResolver(() => MessagePage, { description: "The patient's messages, newest first." })
   messages(
     @Root() patient: Patient,
     @Arg('limit', () => Int, { nullable: true }) limit: number | null,

@@ -1,12 +1,12 @@
 import DataLoader from 'dataloader';
 import type { Identity } from '../../../common/auth/principal';
-import { hasRole } from '../../../common/auth/principal';
-import { forbidden, notFound, validationError, type ErrorDetail } from '../../../common/errors';
+import { notFound, validationError, type ErrorDetail } from '../../../common/errors';
 import type { MessagingPrisma } from '../db/client';
 import type { CommunicationPreference, Prisma } from '../db/generated/client';
 import type { ClinicalRecord } from '../clinical-record/client';
 import { isClockTime } from '../templates/render';
 import { isTimeZone } from './quiet-hours';
+import { assertAllowed } from '../policy/rules';
 
 export interface PreferencesView {
   channels: { sms: boolean; email: boolean };
@@ -15,7 +15,7 @@ export interface PreferencesView {
 }
 
 /** A patient without a stored row has the defaults: every channel on, English, no quiet hours. */
-export const DEFAULT_PREFERENCES: PreferencesView = { channels: { sms: true, email: true }, language: 'en', quietHours: null };
+const DEFAULT_PREFERENCES: PreferencesView = { channels: { sms: true, email: true }, language: 'en', quietHours: null };
 
 export function toPreferencesView(row: CommunicationPreference | null): PreferencesView {
   if (!row) return DEFAULT_PREFERENCES;
@@ -57,7 +57,14 @@ type Tx = Prisma.TransactionClient;
  * the preference change log (who, how, before, after). Used by the API and by
  * the STOP/START keywords.
  */
-export async function changePreferences(tx: Tx, tenantId: string, patientId: string, patch: PreferencesPatch, actor: string, source: 'api' | 'keyword'): Promise<{ before: PreferencesView; after: PreferencesView }> {
+export async function changePreferences(
+  tx: Tx,
+  tenantId: string,
+  patientId: string,
+  patch: PreferencesPatch,
+  actor: string,
+  source: 'api' | 'keyword',
+): Promise<{ before: PreferencesView; after: PreferencesView }> {
   // Serialises concurrent changes of one patient (the log must see each before/after pair).
   await tx.$executeRawUnsafe('SELECT pg_advisory_xact_lock(hashtext($1))', `prefs:${tenantId}:${patientId}`);
   const row = await tx.communicationPreference.findUnique({ where: { tenantId_patientId: { tenantId, patientId } } });
@@ -104,16 +111,13 @@ export class PreferenceService {
   }
 
   async forPatient(patientId: string): Promise<PreferencesView> {
+    assertAllowed(this.identity, 'read', 'preferences', patientId);
     return toPreferencesView(await this.loader.load(patientId));
   }
 
   /** PATCH semantics: fields left out stay; staff change anyone's, a patient only their own. */
   async update(patientId: string, patch: PreferencesPatch): Promise<PreferencesView> {
-    const staff = hasRole(this.identity, 'admin', 'clinician', 'nurse', 'receptionist', 'integration');
-    if (!staff && this.identity.patientId !== patientId) {
-      if (hasRole(this.identity, 'patient')) throw notFound('Patient', patientId);
-      throw forbidden('You may not change these preferences');
-    }
+    assertAllowed(this.identity, 'write', 'preferences', patientId);
     validatePatch(patch);
     const found = await this.clinical.patients(this.identity.tenantId, [patientId]);
     if (!found.has(patientId)) throw notFound('Patient', patientId);

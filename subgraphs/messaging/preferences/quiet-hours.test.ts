@@ -9,7 +9,7 @@ describe('quiet hours', () => {
     expect(releaseTime(null, at)).toBe(at);
   });
 
-  it('holds a message inside a window that wraps midnight until it ends, in the patient\'s zone', () => {
+  it("holds a message inside a window that wraps midnight until it ends, in the patient's zone", () => {
     // 23:30 in Amsterdam (UTC+1 in November) → released 07:00 local = 06:00 UTC.
     expect(releaseTime(amsterdam, new Date('2026-11-22T22:30:15Z')).toISOString()).toBe('2026-11-23T06:00:00.000Z');
     // 05:10 local, after midnight, same release.

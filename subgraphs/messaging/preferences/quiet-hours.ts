@@ -4,14 +4,7 @@ export interface QuietHoursSetting {
   timezone: string; // IANA
 }
 
-export function isTimeZone(zone: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: zone });
-    return true;
-  } catch {
-    return false;
-  }
-}
+export { isTimeZone } from '../../../common/dates';
 
 function minutesOf(hhmm: string): number {
   const [h, m] = hhmm.split(':').map(Number);
@@ -45,4 +38,17 @@ export function releaseTime(quiet: QuietHoursSetting | null, at: Date = new Date
   const release = new Date(at.getTime() + minutesLeft * 60_000 - second * 1000);
   release.setUTCMilliseconds(0);
   return release;
+}
+
+/**
+ * When the quiet hours that hold `at` began (`at` itself outside them): the
+ * last moment before them a message can still go out unheld.
+ */
+export function quietStartBefore(quiet: QuietHoursSetting | null, at: Date): Date {
+  if (!quiet || releaseTime(quiet, at).getTime() === at.getTime()) return at;
+  const { minute, second } = localClock(at, quiet.timezone);
+  const sinceStart = (minute - minutesOf(quiet.start) + 1440) % 1440;
+  const begin = new Date(at.getTime() - sinceStart * 60_000 - second * 1000);
+  begin.setUTCMilliseconds(0);
+  return begin;
 }

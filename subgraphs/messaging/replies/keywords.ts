@@ -10,7 +10,7 @@ const KEYWORDS: Record<string, ReplyAction> = {
   START: 'start',
 };
 
-/** CONTRACT §5 reply keywords: the whole reply, trimmed, case-insensitive. Anything else is free text. */
+/** docs/api.md §5 reply keywords: the whole reply, trimmed, case-insensitive. Anything else is free text. */
 export function parseKeyword(body: string): { keyword: string; action: ReplyAction } | null {
   const keyword = body.trim().toUpperCase();
   const action = KEYWORDS[keyword];

@@ -1,18 +1,24 @@
 import type { Identity } from '../../../common/auth/principal';
-import { hasRole } from '../../../common/auth/principal';
-import { AppError, forbidden, notFound, validationError } from '../../../common/errors';
+import { AppError, notFound, validationError } from '../../../common/errors';
+import type { FieldCipher } from '../../../common/crypto';
 import type { EventBus } from '../../../common/events/bus';
-import type { AppointmentEventData, MessageResponseData, PlatformEvent } from '../../../common/events/types';
+import type PgBoss from 'pg-boss';
+import type { MessageResponseData, PlatformEvent } from '../../../common/events/types';
+import { tenantClient } from '../../../common/db/tenant-session';
 import type { MessagingPrisma } from '../db/client';
+import { latestSmsTo } from '../db/cross-tenant';
 import type { InboundMessage, Message as MessageRow } from '../db/generated/client';
 import type { ClinicalRecord } from '../clinical-record/client';
 import { publishCommitted, recordEvent } from '../events/outbox';
+import { APPOINTMENT_REPLY_QUEUE, enqueueInTransaction, type AppointmentReplyJob } from '../delivery/jobs';
+import { applyAppointmentReply } from './appointment-reply';
 import { changePreferences } from '../preferences/preference.service';
 import { phoneHash } from '../messages/recipient';
 import { parseKeyword } from './keywords';
-import { isProviderIdentity } from './provider-identity';
+import { actsInAllTenants, assertCan } from '../policy/rules';
 
-export type ReplyOutcome = 'none' | 'confirmed' | 'cancelled' | 'opted_out' | 'opted_in' | 'ignored';
+/** `pending`: a C/X reply whose appointment change the clinical record has not taken yet (retried until it answers). */
+type ReplyOutcome = 'none' | 'confirmed' | 'cancelled' | 'opted_out' | 'opted_in' | 'ignored' | 'pending';
 
 export interface ReplyResult {
   id: string;
@@ -24,21 +30,36 @@ export interface ReplyResult {
 }
 
 export interface ReplyServiceDeps {
+  /** Not bound to a tenant: the provider's webhook finds its tenant from the conversation. */
   prisma: MessagingPrisma;
   clinical: ClinicalRecord;
   events: EventBus;
+  cipher: FieldCipher;
   hashKey: Buffer;
+  boss: PgBoss;
+  /** See AppointmentReplyDeps.relay. */
+  relayClinicalEvents: () => Promise<unknown>;
 }
+
+/** How long the first, inline attempt has before the reply's job makes the next one. */
+const REPLY_JOB_DELAY_MS = 10_000;
 
 const MAX_BODY = 1600;
 
 function toResult(row: InboundMessage): ReplyResult {
-  return { id: row.id, messageId: row.messageId, patientId: row.patientId, keyword: row.keyword, action: row.action as ReplyOutcome, receivedAt: row.receivedAt };
+  return {
+    id: row.id,
+    messageId: row.messageId,
+    patientId: row.patientId,
+    keyword: row.keyword,
+    action: row.action as ReplyOutcome,
+    receivedAt: row.receivedAt,
+  };
 }
 
 /**
  * Patient replies: records each one (`message.response`), and acts on the
- * keywords of CONTRACT §5: confirm or cancel the reminded appointment in the
+ * keywords of docs/api.md §5: confirm or cancel the reminded appointment in the
  * clinical record, STOP/START the patient's SMS consent (logged as a
  * preference change with source `keyword`).
  */
@@ -50,10 +71,11 @@ export class ReplyService {
 
   /** The simulator's reply to one message (admin). */
   async simulateReply(messageId: string, body: string): Promise<ReplyResult> {
-    if (!hasRole(this.identity, 'admin')) throw forbidden('Only admins may inject simulated replies');
-    const message = await this.deps.prisma.message.findFirst({ where: { tenantId: this.identity.tenantId, id: messageId } });
+    assertCan(this.identity, 'simulateReply');
+    const db = tenantClient(this.deps.prisma, this.identity.tenantId);
+    const message = await db.message.findFirst({ where: { tenantId: this.identity.tenantId, id: messageId } });
     if (!message) throw notFound('Message', messageId);
-    return this.process(message, body, 'simulator', null);
+    return this.process(db, message, body, 'simulator', null);
   }
 
   /**
@@ -61,62 +83,91 @@ export class ReplyService {
    * (in the caller's tenant; in any tenant for the provider's own webhook).
    */
   async receiveSms(from: string, body: string, providerMessageId: string | null): Promise<ReplyResult> {
-    const provider = isProviderIdentity(this.identity);
-    if (!provider && !hasRole(this.identity, 'admin', 'integration')) throw forbidden('Only the SMS provider, admins and integrations may post inbound SMS');
+    assertCan(this.identity, 'receiveInboundSms');
+    const provider = actsInAllTenants(this.identity);
     if (!/^\+?[\d\s().-]{3,32}$/.test(from)) throw validationError("'From' is not a phone number", [{ path: 'From', message: 'expected a phone number' }]);
-    const message = await this.deps.prisma.message.findFirst({
-      where: { recipientHash: phoneHash(this.deps.hashKey, from), channel: 'sms', ...(provider ? {} : { tenantId: this.identity.tenantId }) },
+    const recipientHash = phoneHash(this.deps.hashKey, from);
+    const conversation = provider ? await latestSmsTo(this.deps.prisma, recipientHash) : null;
+    const tenantId = provider ? conversation?.tenantId : this.identity.tenantId;
+    if (!tenantId) throw notFound('Conversation with', from);
+    const db = tenantClient(this.deps.prisma, tenantId);
+    const message = await db.message.findFirst({
+      where: { tenantId, ...(conversation ? { id: conversation.id } : { recipientHash, channel: 'sms' }) },
       orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
     });
     if (!message) throw notFound('Conversation with', from);
-    return this.process(message, body, provider ? 'twilio' : 'api', providerMessageId);
+    return this.process(db, message, body, provider ? 'twilio' : 'api', providerMessageId);
   }
 
-  private async process(message: MessageRow, body: string, provider: string, providerMessageId: string | null): Promise<ReplyResult> {
+  private async process(prisma: MessagingPrisma, message: MessageRow, body: string, provider: string, providerMessageId: string | null): Promise<ReplyResult> {
     if (body.length > MAX_BODY) throw validationError(`A reply is at most ${MAX_BODY} characters`, [{ path: 'body', message: 'too long' }]);
-    const { prisma } = this.deps;
     if (providerMessageId) {
-      const seen = await prisma.inboundMessage.findUnique({ where: { provider_providerMessageId: { provider, providerMessageId } } });
+      const seen = await prisma.inboundMessage.findUnique({
+        where: { tenantId_provider_providerMessageId: { tenantId: message.tenantId, provider, providerMessageId } },
+      });
       if (seen) return toResult(seen);
     }
     const parsed = parseKeyword(body);
     let action: ReplyOutcome = 'none';
-    let appointmentEvent: AppointmentEventData | undefined;
+    let appointmentStatus: AppointmentReplyJob['status'] | undefined;
     if (parsed && (parsed.action === 'confirm' || parsed.action === 'cancel')) {
-      ({ action, event: appointmentEvent } = await this.changeAppointment(message, parsed.action === 'confirm' ? 'confirmed' : 'cancelled'));
+      // Replies to other messages than an appointment's reminder change nothing.
+      if (message.appointmentId) {
+        action = 'pending';
+        appointmentStatus = parsed.action === 'confirm' ? 'confirmed' : 'cancelled';
+      } else action = 'ignored';
     } else if (parsed?.action === 'stop') action = 'opted_out';
     else if (parsed?.action === 'start') action = 'opted_in';
 
     const receivedAt = new Date();
-    const { row, events } = await prisma.$transaction(async (tx) => {
+    const { row, events, job } = await prisma.$transaction(async (tx) => {
       const row = await tx.inboundMessage.create({
-        data: { tenantId: message.tenantId, messageId: message.id, patientId: message.patientId, channel: message.channel, body, keyword: parsed?.keyword ?? null, action, provider, providerMessageId, receivedAt },
+        data: {
+          tenantId: message.tenantId,
+          messageId: message.id,
+          patientId: message.patientId,
+          channel: message.channel,
+          bodyEnc: this.deps.cipher.encrypt(body),
+          keyword: parsed?.keyword ?? null,
+          action,
+          provider,
+          providerMessageId,
+          receivedAt,
+        },
       });
-      const response: MessageResponseData = { messageId: message.id, patientId: message.patientId, channel: message.channel, body, receivedAt: receivedAt.toISOString() };
-      const events: PlatformEvent<any>[] = [await recordEvent(tx, message.tenantId, 'message.response', response, receivedAt)];
-      if (appointmentEvent) {
-        events.push(await recordEvent(tx, message.tenantId, action === 'confirmed' ? 'appointment.confirmed' : 'appointment.cancelled', appointmentEvent, receivedAt));
+      const response: MessageResponseData = {
+        messageId: message.id,
+        patientId: message.patientId,
+        channel: message.channel,
+        body,
+        receivedAt: receivedAt.toISOString(),
+      };
+      const events: PlatformEvent<any>[] = [await recordEvent(tx, this.deps.cipher, message.tenantId, 'message.response', response, receivedAt)];
+      let job: AppointmentReplyJob | undefined;
+      if (appointmentStatus) {
+        // The reply and the request to change its appointment commit together; the job retries until the clinical record answers.
+        job = { tenantId: message.tenantId, replyId: row.id, appointmentId: message.appointmentId!, status: appointmentStatus };
+        await enqueueInTransaction(this.deps.boss, tx, APPOINTMENT_REPLY_QUEUE, job, new Date(receivedAt.getTime() + REPLY_JOB_DELAY_MS));
       }
       if (action === 'opted_out' || action === 'opted_in') {
-        await changePreferences(tx, message.tenantId, message.patientId, { channels: { sms: action === 'opted_in' } }, `patient:${message.patientId}`, 'keyword');
+        await changePreferences(
+          tx,
+          message.tenantId,
+          message.patientId,
+          { channels: { sms: action === 'opted_in' } },
+          `patient:${message.patientId}`,
+          'keyword',
+        );
       }
-      return { row, events };
+      return { row, events, job };
     });
     await publishCommitted(this.deps.events, events);
-    return toResult(row);
-  }
-
-  /** Confirms or cancels the appointment a reminder was about; replies to other messages change nothing. */
-  private async changeAppointment(message: MessageRow, status: 'confirmed' | 'cancelled'): Promise<{ action: ReplyOutcome; event?: AppointmentEventData }> {
-    if (!message.appointmentId) return { action: 'ignored' };
-    const { clinical } = this.deps;
-    const appointment = await clinical.appointment(message.tenantId, message.appointmentId);
-    if (!appointment || appointment.status === status) return { action: 'ignored' };
+    if (!job) return toResult(row);
+    // The first attempt at once; if the clinical record does not answer, the reply stays pending and its job retries.
     try {
-      const updated = await clinical.updateAppointmentStatus(message.tenantId, message.appointmentId, status);
-      return { action: status, event: { appointmentId: updated.id, patientId: updated.patientId, status: updated.status, start: new Date(updated.start).toISOString() } };
+      return toResult((await applyAppointmentReply({ prisma, clinical: this.deps.clinical, relay: this.deps.relayClinicalEvents }, job)) ?? row);
     } catch (err) {
-      if (err instanceof AppError && (err.code === 'CONFLICT' || err.code === 'NOT_FOUND')) return { action: 'ignored' };
+      if (err instanceof AppError && err.code === 'SERVICE_UNAVAILABLE') return toResult(row);
       throw err;
     }
   }

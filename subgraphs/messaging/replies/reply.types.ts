@@ -14,7 +14,9 @@ export class ReplyResult {
   @Field(() => String, { nullable: true, description: 'C, YES, CONFIRM, X, CANCEL, STOP or START when the reply was one.' })
   keyword!: string | null;
 
-  @Field(() => String, { description: 'none | confirmed | cancelled | opted_out | opted_in | ignored' })
+  @Field(() => String, {
+    description: 'none | confirmed | cancelled | opted_out | opted_in | ignored | pending (a C/X reply the clinical record has not taken yet; retried)',
+  })
   action!: string;
 
   @Field(() => Date)

@@ -1,4 +1,5 @@
 import { AppError, type ErrorDetail } from '../../../common/errors';
+import { isCalendarDate } from '../../../common/dates';
 
 export type VariableType = 'string' | 'date' | 'time';
 export const VARIABLE_TYPES: VariableType[] = ['string', 'date', 'time'];
@@ -9,22 +10,15 @@ export interface TemplateVariableDef {
   required: boolean;
 }
 
-const DATE = /^\d{4}-\d{2}-\d{2}$/;
 const TIME = /^([01]\d|2[0-3]):[0-5]\d$/;
 const MAX_STRING = 500;
-
-export function isCalendarDate(value: string): boolean {
-  if (!DATE.test(value)) return false;
-  const day = new Date(`${value}T00:00:00.000Z`);
-  return !Number.isNaN(day.getTime()) && day.toISOString().slice(0, 10) === value;
-}
 
 export function isClockTime(value: string): boolean {
   return TIME.test(value);
 }
 
 /**
- * CONTRACT §5: every required variable given, none unknown, string values
+ * docs/api.md §5: every required variable given, none unknown, string values
  * only, dates YYYY-MM-DD (a real calendar day), times HH:MM (24 h). Throws
  * TEMPLATE_VARIABLES_INVALID with one detail per broken variable.
  */

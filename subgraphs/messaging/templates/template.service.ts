@@ -1,11 +1,10 @@
 import type { Identity } from '../../../common/auth/principal';
-import { hasRole } from '../../../common/auth/principal';
-import { AppError, forbidden, notFound, validationError, type ErrorDetail } from '../../../common/errors';
+import { conflictOnDuplicate } from '../../../common/db/unique-violation';
+import { notFound, validationError, type ErrorDetail } from '../../../common/errors';
 import type { MessagingPrisma } from '../db/client';
 import type { MessageTemplate as TemplateRow, Prisma } from '../db/generated/client';
 import { VARIABLE_TYPES, variablesUsed, type TemplateVariableDef } from './render';
-
-export type { TemplateVariableDef, VariableType } from './render';
+import { assertAllowed } from '../policy/rules';
 
 export interface TemplateView extends Omit<TemplateRow, 'variables' | 'tenantId'> {
   variables: TemplateVariableDef[];
@@ -57,12 +56,14 @@ export class TemplateService {
   ) {}
 
   async list(): Promise<TemplateView[]> {
+    assertAllowed(this.identity, 'read', 'template');
     const rows = await this.prisma.messageTemplate.findMany({ where: { tenantId: this.identity.tenantId }, orderBy: [{ id: 'asc' }, { language: 'asc' }] });
     return rows.map(toView);
   }
 
   /** One template: the requested language, else English, else the first one there is. */
   async get(id: string, language?: string | null): Promise<TemplateView> {
+    assertAllowed(this.identity, 'read', 'template');
     const rows = await this.prisma.messageTemplate.findMany({ where: { tenantId: this.identity.tenantId, id }, orderBy: { language: 'asc' } });
     const row = language ? rows.find((r) => r.language === language) : (rows.find((r) => r.language === 'en') ?? rows[0]);
     if (!row) throw notFound('Template', language ? `${id}' in language '${language}` : id);
@@ -70,7 +71,7 @@ export class TemplateService {
   }
 
   private assertAdmin(): void {
-    if (!hasRole(this.identity, 'admin')) throw forbidden('Only admins manage templates');
+    assertAllowed(this.identity, 'write', 'template');
   }
 
   /** A new template (or a new language of an existing id). */
@@ -86,8 +87,7 @@ export class TemplateService {
       });
       return toView(row);
     } catch (err) {
-      if ((err as { code?: string }).code === 'P2002') throw new AppError('CONFLICT', `Template '${input.id}' already exists in language '${language}'`);
-      throw err;
+      conflictOnDuplicate(err, `Template '${input.id}' already exists in language '${language}'`);
     }
   }
 

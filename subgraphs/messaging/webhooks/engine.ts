@@ -1,29 +1,38 @@
 import { randomUUID } from 'node:crypto';
+import type { Clock } from '../../../common/clock';
 import type { FieldCipher } from '../../../common/crypto';
 import type { EventBus } from '../../../common/events/bus';
 import { webhookBody, type PlatformEvent } from '../../../common/events/types';
 import type { Logger } from '../../../common/logger';
+import { tenantClient } from '../../../common/db/tenant-session';
 import type { MessagingPrisma } from '../db/client';
+import { claimDueWebhookDeliveries, nextWebhookDeliveryDue, tenantsWithUndispatchedEvents } from '../db/cross-tenant';
 import type { WebhookDelivery, WebhookSubscription } from '../db/generated/client';
 import type { AttemptOutcome, WebhookSender } from './sender';
+import { openJson, openText } from '../sealed';
+import type { MessagingMetrics } from '../metrics';
+import { context, contextFrom } from '../../../common/telemetry/tracing';
 
 /** A Retry-After answer may push a retry later than the schedule, but never beyond this. */
-export const RETRY_AFTER_CAP_MS = 24 * 3_600_000;
+const RETRY_AFTER_CAP_MS = 24 * 3_600_000;
 /** How long a claim outlives the attempt's own timeout before another worker may take the delivery over. */
 const LEASE_MARGIN_MS = 30_000;
 export const DISPATCH_BATCH = 200;
 
-export type DeliveryStatus = 'pending' | 'succeeded' | 'failed' | 'cancelled';
+type DeliveryStatus = 'pending' | 'succeeded' | 'failed' | 'cancelled';
 
 export interface EngineOptions {
   prisma: MessagingPrisma;
   sender: WebhookSender;
   cipher: FieldCipher;
-  /** Delays of the retries after the first attempt (CONTRACT §2 WEBHOOK_RETRY_SCHEDULE). */
+  /** Delays of the retries after the first attempt (docs/api.md §2 WEBHOOK_RETRY_SCHEDULE). */
   retrySchedule: number[];
   timeoutMs: number;
   events: EventBus;
   logger: Logger;
+  metrics: MessagingMetrics;
+  /** Due times, leases and retry times are read from it. */
+  clock: Clock;
 }
 
 export interface AttemptReport {
@@ -34,14 +43,11 @@ export interface AttemptReport {
   nextAttemptAt: Date | null;
 }
 
-/** Timestamps for raw SQL: Prisma keeps DateTime as UTC `timestamp(3)`, and a zone in a `::timestamp` literal is ignored. */
-const sqlTime = (date: Date) => date.toISOString();
-
 export const newId = (prefix: string) => `${prefix}_${randomUUID().replace(/-/g, '')}`;
 
 /**
  * The delivery engine: turns outbox events into deliveries, claims due
- * deliveries, makes attempts and applies the outcome rules of CONTRACT §6.
+ * deliveries, makes attempts and applies the outcome rules of docs/api.md §6.
  * All state lives in the database; any number of processes may run it.
  */
 export class WebhookEngine {
@@ -54,14 +60,23 @@ export class WebhookEngine {
   /**
    * Fan-out: every undispatched outbox event becomes one delivery per active
    * subscription of its tenant that listens to its type (created before the
-   * event), and is marked dispatched, all in one transaction. SKIP LOCKED lets
-   * several dispatchers work side by side without taking the same event.
-   * Returns how many events were dispatched and deliveries created.
+   * event), and is marked dispatched, one transaction per tenant and batch.
+   * SKIP LOCKED lets several dispatchers work side by side without taking the
+   * same event. Returns how many events were dispatched and deliveries created.
    */
   async dispatchPending(): Promise<{ events: number; deliveries: number }> {
-    // The common case, nothing new, without opening a transaction.
-    if (!(await this.prisma.event.findFirst({ where: { dispatchedAt: null }, select: { id: true } }))) return { events: 0, deliveries: 0 };
-    return this.prisma.$transaction(async (tx) => {
+    const total = { events: 0, deliveries: 0 };
+    for (const tenantId of await tenantsWithUndispatchedEvents(this.prisma)) {
+      const done = await this.dispatchTenant(tenantId);
+      total.events += done.events;
+      total.deliveries += done.deliveries;
+    }
+    return total;
+  }
+
+  /** One batch of a tenant's undispatched events (row-level security keeps every statement below in the tenant). */
+  private dispatchTenant(tenantId: string): Promise<{ events: number; deliveries: number }> {
+    return tenantClient(this.prisma, tenantId).$transaction(async (tx) => {
       const locked = await tx.$queryRaw<{ id: string }[]>`
         SELECT id FROM "messaging"."Event" WHERE "dispatchedAt" IS NULL
         ORDER BY "createdAt" LIMIT ${DISPATCH_BATCH}::int FOR UPDATE SKIP LOCKED`;
@@ -71,11 +86,16 @@ export class WebhookEngine {
         where: { tenantId: { in: [...new Set(events.map((e) => e.tenantId))] }, status: 'active' },
         select: { id: true, tenantId: true, events: true, createdAt: true },
       });
-      const now = new Date();
+      const now = this.options.clock.now();
       const deliveries = [];
+      const { cipher } = this.options;
       for (const event of events) {
-        const payload = JSON.stringify(
-          webhookBody({ id: event.id, type: event.type as PlatformEvent['type'], timestamp: event.createdAt.toISOString(), data: event.data as Record<string, unknown>, tenantId: event.tenantId }),
+        const data = openJson<Record<string, unknown>>(cipher, event.dataEnc, event.data);
+        // Encrypted once per event; every subscription's delivery stores the same ciphertext of the same bytes.
+        const payloadEnc = cipher.encrypt(
+          JSON.stringify(
+            webhookBody({ id: event.id, type: event.type as PlatformEvent['type'], timestamp: event.createdAt.toISOString(), data, tenantId: event.tenantId }),
+          ),
         );
         for (const sub of subscriptions) {
           if (sub.tenantId !== event.tenantId || !sub.events.includes(event.type) || sub.createdAt > event.createdAt) continue;
@@ -85,9 +105,10 @@ export class WebhookEngine {
             subscriptionId: sub.id,
             eventId: event.id,
             eventType: event.type,
-            payload,
+            payloadEnc,
             status: 'pending',
             nextAttemptAt: now,
+            traceparent: event.traceparent,
           });
         }
       }
@@ -102,43 +123,35 @@ export class WebhookEngine {
    * subquery locks the rows with SKIP LOCKED, so two workers never claim the
    * same delivery, and sets a lease that expires if this worker dies mid-attempt.
    */
-  async claimDue(limit: number, now = new Date()): Promise<WebhookDelivery[]> {
+  async claimDue(limit: number, now = this.options.clock.now()): Promise<WebhookDelivery[]> {
     if (limit <= 0) return [];
     const token = randomUUID();
     const leaseUntil = new Date(now.getTime() + this.options.timeoutMs + LEASE_MARGIN_MS);
-    const claimed = await this.prisma.$queryRaw<{ id: string }[]>`
-      UPDATE "messaging"."WebhookDelivery" SET "leaseToken" = ${token}, "leaseUntil" = ${sqlTime(leaseUntil)}::timestamp
-      WHERE id IN (
-        SELECT id FROM "messaging"."WebhookDelivery"
-        WHERE status = 'pending' AND "nextAttemptAt" <= ${sqlTime(now)}::timestamp
-          AND ("leaseUntil" IS NULL OR "leaseUntil" < ${sqlTime(now)}::timestamp)
-        ORDER BY "nextAttemptAt" LIMIT ${limit}::int
-        FOR UPDATE SKIP LOCKED)
-      RETURNING id`;
-    if (claimed.length === 0) return [];
-    return this.prisma.webhookDelivery.findMany({ where: { id: { in: claimed.map((c) => c.id) }, leaseToken: token } });
+    const claimed = await claimDueWebhookDeliveries(this.prisma, token, leaseUntil, now, limit);
+    const deliveries: WebhookDelivery[] = [];
+    for (const tenantId of new Set(claimed.map((c) => c.tenantId))) {
+      const ids = claimed.filter((c) => c.tenantId === tenantId).map((c) => c.id);
+      deliveries.push(...(await tenantClient(this.prisma, tenantId).webhookDelivery.findMany({ where: { id: { in: ids }, leaseToken: token } })));
+    }
+    return deliveries;
   }
 
   /** When the next pending delivery falls due (unclaimed or with an expired claim), if any. */
-  async nextDueAt(now = new Date()): Promise<Date | null> {
-    const next = await this.prisma.webhookDelivery.aggregate({
-      _min: { nextAttemptAt: true },
-      where: { status: 'pending', OR: [{ leaseUntil: null }, { leaseUntil: { lt: now } }] },
-    });
-    return next._min.nextAttemptAt ?? null;
+  async nextDueAt(now = this.options.clock.now()): Promise<Date | null> {
+    return nextWebhookDeliveryDue(this.prisma, now);
   }
 
   /** Creates a delivery already claimed by the caller (the dashboard's test event, attempted at once). */
   async createClaimed(sub: WebhookSubscription, event: { id: string; type: string; payload: string }): Promise<WebhookDelivery> {
-    const now = new Date();
-    return this.prisma.webhookDelivery.create({
+    const now = this.options.clock.now();
+    return tenantClient(this.prisma, sub.tenantId).webhookDelivery.create({
       data: {
         tenantId: sub.tenantId,
         id: newId('dlv'),
         subscriptionId: sub.id,
         eventId: event.id,
         eventType: event.type,
-        payload: event.payload,
+        payloadEnc: this.options.cipher.encrypt(event.payload),
         status: 'pending',
         nextAttemptAt: now,
         leaseToken: randomUUID(),
@@ -154,21 +167,25 @@ export class WebhookEngine {
    * push it later), and the failure of the last retry disables the subscription.
    */
   async attempt(delivery: WebhookDelivery): Promise<AttemptReport | null> {
-    const sub = await this.prisma.webhookSubscription.findUnique({ where: { id: delivery.subscriptionId } });
+    const db = tenantClient(this.prisma, delivery.tenantId);
+    const sub = await db.webhookSubscription.findUnique({ where: { id: delivery.subscriptionId } });
     if (!sub || sub.status !== 'active') {
-      await this.prisma.webhookDelivery.updateMany({
+      await db.webhookDelivery.updateMany({
         where: { id: delivery.id, leaseToken: delivery.leaseToken, status: 'pending' },
         data: { status: 'cancelled', nextAttemptAt: null, leaseToken: null, leaseUntil: null },
       });
       return null;
     }
-    const at = new Date();
-    const outcome = await this.options.sender.send(
-      { url: sub.url, secret: this.options.cipher.decrypt(sub.secret), eventId: delivery.eventId, eventType: delivery.eventType, payload: delivery.payload },
-      at,
+    const at = this.options.clock.now();
+    const { cipher } = this.options;
+    const payload = openText(cipher, delivery.payloadEnc, delivery.payload)!;
+    // The attempt's span continues the trace of the change that recorded the event.
+    const outcome = await context.with(contextFrom({ traceparent: delivery.traceparent }), () =>
+      this.options.sender.send({ url: sub.url, secret: cipher.decrypt(sub.secret), eventId: delivery.eventId, eventType: delivery.eventType, payload }, at),
     );
     const attempt = delivery.attempts + 1;
-    const finishedAt = new Date();
+    const finishedAt = this.options.clock.now();
+    this.options.metrics.webhookAttempt(outcome.success ? 'success' : outcome.statusCode === null ? 'error' : 'http_error', outcome.durationMs / 1000);
     const schedule = this.options.retrySchedule;
 
     let status: DeliveryStatus;
@@ -187,7 +204,7 @@ export class WebhookEngine {
       disableReason = `delivery ${delivery.id} (event ${delivery.eventId}) failed ${attempt} attempts, the last with: ${outcome.error}`;
     }
 
-    const disabled = await this.prisma.$transaction(async (tx) => {
+    const disabled = await db.$transaction(async (tx) => {
       await tx.webhookAttempt.create({
         data: {
           tenantId: delivery.tenantId,

@@ -2,8 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { createTestDatabase, openDatabase, type Database, type TestDatabase } from '../../../common/db/database';
+import { openDatabase, type Database } from '../../../common/db/database';
+import { createTestDatabase, type TestDatabase } from '../../../common/db/test-backends';
 import { migrate } from '../../../common/db/migrate';
+import { tenantClient } from '../../../common/db/tenant-session';
 import { createMessagingPrisma, type MessagingPrisma } from '../db/client';
 import { WebhookRetention } from './retention';
 
@@ -12,6 +14,8 @@ const DAY = 86_400_000;
 describe('WebhookRetention', () => {
   let testDb: TestDatabase;
   let db: Database;
+  let base: MessagingPrisma;
+  /** The fixtures' tenant: the runtime role sees rows only with a tenant set. */
   let prisma: MessagingPrisma;
   const dataDir = mkdtempSync(join(tmpdir(), 'caregraph-retention-'));
   const now = new Date('2026-06-01T12:00:00Z');
@@ -21,12 +25,15 @@ describe('WebhookRetention', () => {
     testDb = await createTestDatabase();
     db = await openDatabase({ databaseUrl: testDb.databaseUrl, dataDir });
     await migrate(db, 'messaging', () => {});
-    prisma = createMessagingPrisma(db);
-    await prisma.webhookSubscription.create({ data: { tenantId: 'demo', id: 'wh_1', url: 'https://hooks.example/x', events: ['message.sent'], secret: 'ciphertext' } });
+    base = createMessagingPrisma(db);
+    prisma = tenantClient(base, 'demo');
+    await prisma.webhookSubscription.create({
+      data: { tenantId: 'demo', id: 'wh_1', url: 'https://hooks.example/x', events: ['message.sent'], secret: 'ciphertext' },
+    });
   });
 
   afterAll(async () => {
-    await prisma?.$disconnect();
+    await base?.$disconnect();
     await db?.close();
     await testDb?.drop();
     rmSync(dataDir, { recursive: true, force: true });
@@ -44,7 +51,16 @@ describe('WebhookRetention', () => {
         status,
         attempts,
         createdAt,
-        attemptLog: { create: Array.from({ length: attempts }, (_, i) => ({ tenantId: 'demo', id: `att_${id}_${i}`, attempt: i + 1, at: createdAt, durationMs: 5, success: status === 'succeeded' })) },
+        attemptLog: {
+          create: Array.from({ length: attempts }, (_, i) => ({
+            tenantId: 'demo',
+            id: `att_${id}_${i}`,
+            attempt: i + 1,
+            at: createdAt,
+            durationMs: 5,
+            success: status === 'succeeded',
+          })),
+        },
       },
     });
   }
@@ -62,7 +78,7 @@ describe('WebhookRetention', () => {
       ],
     });
 
-    expect(await new WebhookRetention(prisma, 30).purge(now)).toEqual({ deliveries: 2, events: 1 });
+    expect(await new WebhookRetention(base, 30).purge(now)).toEqual({ deliveries: 2, events: 1 });
 
     const deliveries = await prisma.webhookDelivery.findMany({ orderBy: { id: 'asc' } });
     expect(deliveries.map((d) => d.id)).toEqual(['old_pending', 'recent_ok']);
@@ -72,7 +88,7 @@ describe('WebhookRetention', () => {
     expect(events.map((e) => e.id)).toEqual(['evt_old_undispatched', 'evt_recent']);
 
     // Nothing left to purge: a second run (or another worker's) deletes nothing.
-    expect(await new WebhookRetention(prisma, 30).purge(now)).toEqual({ deliveries: 0, events: 0 });
+    expect(await new WebhookRetention(base, 30).purge(now)).toEqual({ deliveries: 0, events: 0 });
   });
 
   it('works through a backlog larger than one batch', async () => {
@@ -88,7 +104,7 @@ describe('WebhookRetention', () => {
         createdAt: daysAgo(90),
       })),
     });
-    expect(await new WebhookRetention(prisma, 30).purge(now)).toEqual({ deliveries: 2500, events: 0 });
+    expect(await new WebhookRetention(base, 30).purge(now)).toEqual({ deliveries: 2500, events: 0 });
     expect(await prisma.webhookDelivery.count({ where: { id: { startsWith: 'bulk_' } } })).toBe(0);
   });
 });

@@ -1,11 +1,13 @@
+import { systemClock, type Clock, type ClockTimer } from '../../../common/clock';
 import type { Logger } from '../../../common/logger';
 import type { MessagingPrisma } from '../db/client';
+import { purgeDispatchedEvents, purgeWebhookDeliveries } from '../db/cross-tenant';
 
 /** Rows deleted per statement, so a first purge of a large backlog never holds long locks or one huge transaction. */
 const PURGE_BATCH = 1000;
 const DAY_MS = 86_400_000;
 /** How often a worker purges; every worker may, and concurrent purges skip each other's rows. */
-export const PURGE_INTERVAL_MS = 3_600_000;
+const PURGE_INTERVAL_MS = 3_600_000;
 
 export interface PurgeReport {
   deliveries: number;
@@ -22,25 +24,15 @@ export class WebhookRetention {
   constructor(
     private readonly prisma: MessagingPrisma,
     private readonly retentionDays: number,
+    private readonly clock: Clock = systemClock,
   ) {}
 
-  async purge(now = new Date()): Promise<PurgeReport> {
+  async purge(now = this.clock.now()): Promise<PurgeReport> {
     const before = new Date(now.getTime() - this.retentionDays * DAY_MS);
     // SKIP LOCKED: a worker attempting a delivery right now, or another purge, keeps its rows.
-    const deliveries = await this.inBatches(
-      () => this.prisma.$executeRaw`
-        DELETE FROM "messaging"."WebhookDelivery" WHERE "id" IN (
-          SELECT "id" FROM "messaging"."WebhookDelivery"
-          WHERE "status" <> 'pending' AND "createdAt" < ${before}
-          LIMIT ${PURGE_BATCH} FOR UPDATE SKIP LOCKED)`,
-    );
-    const events = await this.inBatches(
-      () => this.prisma.$executeRaw`
-        DELETE FROM "messaging"."Event" WHERE "id" IN (
-          SELECT "id" FROM "messaging"."Event"
-          WHERE "dispatchedAt" IS NOT NULL AND "createdAt" < ${before}
-          LIMIT ${PURGE_BATCH} FOR UPDATE SKIP LOCKED)`,
-    );
+    // Across tenants, through the owner's functions (row-level security hides other tenants from the runtime role).
+    const deliveries = await this.inBatches(() => purgeWebhookDeliveries(this.prisma, before, PURGE_BATCH));
+    const events = await this.inBatches(() => purgeDispatchedEvents(this.prisma, before, PURGE_BATCH));
     return { deliveries, events };
   }
 
@@ -55,8 +47,10 @@ export class WebhookRetention {
 }
 
 /** Purges now and then every PURGE_INTERVAL_MS; failures are logged and retried at the next interval. */
-export function schedulePurge(retention: WebhookRetention, logger: Logger): { stop(): Promise<void> } {
+export function schedulePurge(retention: WebhookRetention, logger: Logger, clock: Clock = systemClock): { stop(): Promise<void> } {
   let running: Promise<void> = Promise.resolve();
+  let timer: ClockTimer | undefined;
+  let stopped = false;
   const run = () => {
     running = retention.purge().then(
       (report) => {
@@ -64,13 +58,13 @@ export function schedulePurge(retention: WebhookRetention, logger: Logger): { st
       },
       (err) => logger.error({ err }, 'webhook retention purge failed'),
     );
+    if (!stopped) timer = clock.setTimeout(run, PURGE_INTERVAL_MS);
   };
   run();
-  const timer = setInterval(run, PURGE_INTERVAL_MS);
-  timer.unref();
   return {
     async stop() {
-      clearInterval(timer);
+      stopped = true;
+      clock.clearTimeout(timer);
       await running;
     },
   };

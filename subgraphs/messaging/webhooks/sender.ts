@@ -3,8 +3,10 @@ import { isIP } from 'node:net';
 import { rootCertificates } from 'node:tls';
 import { Agent, request } from 'undici';
 import { blockedReason, guardedLookup, hostOf } from './ssrf';
+import { SpanStatusCode } from '@opentelemetry/api';
+import { inSpan, SpanKind, traceCarrier } from '../../../common/telemetry/tracing';
 
-/** CONTRACT §6: lower-case hex HMAC-SHA256 of the exact body bytes, keyed with the secret's UTF-8 bytes. */
+/** docs/api.md §6: lower-case hex HMAC-SHA256 of the exact body bytes, keyed with the secret's UTF-8 bytes. */
 export function signPayload(secret: string, body: Buffer | string): string {
   return createHmac('sha256', Buffer.from(secret, 'utf8')).update(body).digest('hex');
 }
@@ -81,7 +83,17 @@ export class WebhookSender {
     });
   }
 
-  async send(hook: OutgoingWebhook, now = new Date()): Promise<AttemptOutcome> {
+  /** One attempt in a CLIENT span; its W3C trace context goes out as the `traceparent` header (docs/webhooks.md). */
+  send(hook: OutgoingWebhook, now = new Date()): Promise<AttemptOutcome> {
+    return inSpan('webhook send', { kind: SpanKind.CLIENT, attributes: { 'caregraph.webhook.event_type': hook.eventType } }, async (span) => {
+      const outcome = await this.attempt(hook, now);
+      if (outcome.statusCode !== null) span.setAttribute('http.response.status_code', outcome.statusCode);
+      if (!outcome.success) span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.error ?? 'failed' });
+      return outcome;
+    });
+  }
+
+  private async attempt(hook: OutgoingWebhook, now: Date): Promise<AttemptOutcome> {
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);
     let signature: string | null = null;
@@ -125,6 +137,7 @@ export class WebhookSender {
           'x-webhook-event': hook.eventType,
           'x-webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
           'x-webhook-signature': signature,
+          ...traceCarrier(),
         },
         body,
       });

@@ -1,5 +1,6 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
 /**
  * SSRF guard of webhook targets. A subscriber chooses the URL, so without it
@@ -7,69 +8,127 @@ import { BlockList, isIP } from 'node:net';
  * cloud metadata service. Addresses are checked after DNS resolution, and the
  * delivery connects to the very address that was checked (see `guardedLookup`),
  * so a name that re-resolves to an internal address (DNS rebinding) gets nowhere.
+ *
+ * Only global unicast addresses are allowed. The special blocks come from
+ * ipaddr.js's `range()`, which encodes the IANA IPv4 and IPv6 Special-Purpose
+ * Address Registries (every row of both, as of ipaddr.js 2.5, except the one
+ * added below); anything `range()` does not call plain `unicast` is refused.
+ * IPv6 must moreover lie in 2000::/3, the only block the IANA IPv6 Address
+ * Space registry allocates as Global Unicast. An IPv4 address carried inside
+ * IPv6 (mapped, compatible, SIIT, NAT64, 6to4, Teredo) is judged too, so
+ * `[::ffff:0:127.0.0.1]` is loopback whatever its outer block.
  */
 
-const blocked = new BlockList();
-const RANGES: Array<[string, number, 'ipv4' | 'ipv6', string]> = [
-  ['0.0.0.0', 8, 'ipv4', 'unspecified'],
-  ['10.0.0.0', 8, 'ipv4', 'private'],
-  ['100.64.0.0', 10, 'ipv4', 'private (carrier-grade NAT)'],
-  ['127.0.0.0', 8, 'ipv4', 'loopback'],
-  ['169.254.0.0', 16, 'ipv4', 'link-local / cloud metadata'],
-  ['172.16.0.0', 12, 'ipv4', 'private'],
-  ['192.0.0.0', 24, 'ipv4', 'reserved (IETF protocol assignments)'],
-  ['192.0.2.0', 24, 'ipv4', 'reserved (documentation)'],
-  ['192.168.0.0', 16, 'ipv4', 'private'],
-  ['198.18.0.0', 15, 'ipv4', 'reserved (benchmarking)'],
-  ['198.51.100.0', 24, 'ipv4', 'reserved (documentation)'],
-  ['203.0.113.0', 24, 'ipv4', 'reserved (documentation)'],
-  ['224.0.0.0', 4, 'ipv4', 'multicast'],
-  ['240.0.0.0', 4, 'ipv4', 'reserved'],
-  ['::', 128, 'ipv6', 'unspecified'],
-  ['::1', 128, 'ipv6', 'loopback'],
-  ['fc00::', 7, 'ipv6', 'private (unique local)'],
-  ['fe80::', 10, 'ipv6', 'link-local'],
-  ['fec0::', 10, 'ipv6', 'private (site-local)'],
-  ['ff00::', 8, 'ipv6', 'multicast'],
-  ['2001:db8::', 32, 'ipv6', 'reserved (documentation)'],
-];
-for (const [network, prefix, family] of RANGES) blocked.addSubnet(network, prefix, family);
+/** What each ipaddr.js range is, for messages; a range missing here is refused under its own name. */
+const IPV4_RANGES: Record<string, string> = {
+  unspecified: 'unspecified ("this network")',
+  broadcast: 'limited broadcast',
+  multicast: 'multicast',
+  linkLocal: 'link-local / cloud metadata',
+  loopback: 'loopback',
+  carrierGradeNat: 'private (carrier-grade NAT)',
+  private: 'private',
+  reserved: 'reserved (special-purpose)',
+  as112: 'AS112 (special-purpose)',
+  amt: 'AMT (special-purpose)',
+};
+const IPV6_RANGES: Record<string, string> = {
+  unspecified: 'unspecified',
+  linkLocal: 'link-local',
+  multicast: 'multicast',
+  loopback: 'loopback',
+  uniqueLocal: 'private (unique local)',
+  deprecatedSiteLocal: 'private (site-local)',
+  discard: 'discard-only',
+  rfc6145: 'IPv4-translated (SIIT)',
+  rfc6052: 'NAT64 local-use',
+  '6to4': '6to4',
+  teredo: 'Teredo',
+  benchmarking: 'benchmarking',
+  amt: 'AMT',
+  as112v6: 'AS112',
+  deprecatedOrchid: 'ORCHID (deprecated)',
+  orchid2: 'ORCHIDv2',
+  droneRemoteIdProtocolEntityTags: 'drone remote ID entity tags',
+  segmentRouting: 'segment routing (SRv6 SIDs)',
+  reserved: 'reserved (special-purpose)',
+};
 
-/** IPv6 forms that carry an IPv4 address: mapped (::ffff:a.b.c.d), NAT64 (64:ff9b::/96), compatible (::a.b.c.d). */
-function embeddedIPv4(address: string): string | undefined {
-  const lower = address.toLowerCase();
-  const dotted = /^(?:::ffff:|64:ff9b::|::)(\d+\.\d+\.\d+\.\d+)$/.exec(lower);
-  if (dotted) return dotted[1];
-  const hex = /^(?:::ffff:|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(lower);
-  if (hex) {
-    const hi = parseInt(hex[1], 16);
-    const lo = parseInt(hex[2], 16);
-    return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+/** IANA IPv6 Special-Purpose Address Registry rows ipaddr.js 2.5 does not name yet. */
+const IPV6_REGISTRY_GAPS: Array<[ipaddr.IPv6, number, string]> = [
+  // Row "Dummy IPv6 Prefix", 100:0:0:1::/64.
+  [ipaddr.IPv6.parse('100:0:0:1::'), 64, 'dummy prefix (special-purpose)'],
+];
+/** IANA IPv6 Address Space registry row "Global Unicast". */
+const GLOBAL_UNICAST: [ipaddr.IPv6, number] = [ipaddr.IPv6.parse('2000::'), 3];
+/** IANA IPv6 Special-Purpose Address Registry row "IPv4-IPv6 Translat." 64:ff9b::/96: globally reachable, so judged by its IPv4 address. */
+const NAT64_WELL_KNOWN: [ipaddr.IPv6, number] = [ipaddr.IPv6.parse('64:ff9b::'), 96];
+
+const ipv4 = (hi: number, lo: number) => new ipaddr.IPv4([hi >> 8, hi & 255, lo >> 8, lo & 255]);
+
+/** The IPv4 address an IPv6 address carries, and in which form, if it is one of the forms that do. */
+function embeddedIPv4(address: ipaddr.IPv6): { ipv4: ipaddr.IPv4; form: string } | undefined {
+  const p = address.parts;
+  const last = () => ipv4(p[6], p[7]);
+  switch (address.range()) {
+    case 'ipv4Mapped':
+      return { ipv4: last(), form: 'an IPv4-mapped address' };
+    case 'rfc6145':
+      return { ipv4: last(), form: 'an IPv4-translated (SIIT) address' };
+    case 'rfc6052':
+      // RFC 6052 /96 layout, the well-known prefix's and the usual local-use one.
+      return { ipv4: last(), form: address.match(NAT64_WELL_KNOWN) ? 'a NAT64 address' : 'a NAT64 local-use address' };
+    case '6to4':
+      return { ipv4: ipv4(p[1], p[2]), form: 'a 6to4 address' };
+    case 'teredo':
+      // The client's public address is stored bit-inverted in the last 32 bits (RFC 4380).
+      return { ipv4: ipv4(~p[6] & 0xffff, ~p[7] & 0xffff), form: 'a Teredo address' };
+    default:
+      // Deprecated IPv4-compatible ::a.b.c.d (:: and ::1 are ranges of their own).
+      return p.slice(0, 6).every((part) => part === 0) ? { ipv4: last(), form: 'an IPv4-compatible address' } : undefined;
   }
-  return undefined;
+}
+
+function ipv4Reason(address: ipaddr.IPv4): string | undefined {
+  const range = address.range();
+  return range === 'unicast' ? undefined : (IPV4_RANGES[range] ?? range);
+}
+
+function ipv6Reason(address: ipaddr.IPv6): string | undefined {
+  const range = address.range();
+  if (range === 'unspecified' || range === 'loopback') return IPV6_RANGES[range];
+  const embedded = embeddedIPv4(address);
+  if (embedded) {
+    const reason = ipv4Reason(embedded.ipv4);
+    if (reason) return `${reason} (${embedded.ipv4.toString()} inside ${embedded.form})`;
+    if (range === 'ipv4Mapped' || address.match(NAT64_WELL_KNOWN)) return undefined;
+  }
+  if (range !== 'unicast') return IPV6_RANGES[range] ?? range;
+  const gap = IPV6_REGISTRY_GAPS.find(([network, prefix]) => address.match(network, prefix));
+  if (gap) return gap[2];
+  return address.match(GLOBAL_UNICAST) ? undefined : 'reserved (outside global unicast 2000::/3)';
+}
+
+/**
+ * `…:a.b.c.d` → `…:xxxx:xxxx`. ipaddr.js 2.5 parses `::a.b.c.d` (IPv4-compatible)
+ * as `::ffff:a.b.c.d` (IPv4-mapped), so the dotted form never reaches it.
+ */
+function hexTail(address: string): string {
+  const dotted = /^(.*:)(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(address);
+  if (!dotted) return address;
+  const [a, b, c, d] = dotted.slice(2).map(Number);
+  return `${dotted[1]}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
 }
 
 /** Why an IP address may not be a webhook target, or undefined when it may. */
 export function blockedReason(address: string): string | undefined {
   const family = isIP(address);
   if (family === 0) return 'not an IP address';
-  if (family === 6) {
-    const v4 = embeddedIPv4(address);
-    if (v4) return blockedReason(v4);
-  }
-  const type = family === 4 ? 'ipv4' : 'ipv6';
-  if (!blocked.check(address, type)) return undefined;
-  // BlockList says whether, not which: find the range for the message.
-  for (const [network, prefix, rangeType, reason] of RANGES) {
-    if (rangeType !== type) continue;
-    const one = new BlockList();
-    one.addSubnet(network, prefix, rangeType);
-    if (one.check(address, type)) return reason;
-  }
-  return 'not allowed';
+  const parsed = ipaddr.parse(family === 6 ? hexTail(address) : address);
+  return family === 4 ? ipv4Reason(parsed as ipaddr.IPv4) : ipv6Reason(parsed as ipaddr.IPv6);
 }
 
-export class BlockedTargetError extends Error {
+class BlockedTargetError extends Error {
   readonly code = 'EWEBHOOKTARGET';
 }
 

@@ -1,14 +1,6 @@
 import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
 import type { MessagingContext } from '../context';
-import {
-  AlertList,
-  CreateWebhookInput,
-  UpdateWebhookInput,
-  Webhook,
-  WebhookDeliveryPage,
-  WebhookList,
-  WebhookTestResult,
-} from './webhook.types';
+import { AlertList, CreateWebhookInput, UpdateWebhookInput, Webhook, WebhookDeliveryPage, WebhookList, WebhookTestResult } from './webhook.types';
 
 @Resolver(() => Webhook)
 export class WebhookResolver {

@@ -1,8 +1,7 @@
 import { z } from 'zod';
 import type { Identity } from '../../../common/auth/principal';
-import { hasRole } from '../../../common/auth/principal';
 import type { FieldCipher } from '../../../common/crypto';
-import { AppError, forbidden, notFound, validationError, zodDetails, type ErrorDetail } from '../../../common/errors';
+import { AppError, notFound, validationError, zodDetails, type ErrorDetail } from '../../../common/errors';
 import { WEBHOOK_EVENT_TYPES, webhookBody, type WebhookEventType } from '../../../common/events/types';
 import type { MessagingPrisma } from '../db/client';
 import type { WebhookSubscription } from '../db/generated/client';
@@ -10,6 +9,8 @@ import { newId, type WebhookEngine } from './engine';
 import { checkWebhookUrl } from './ssrf';
 import type { WebhookHealth } from './webhook.types';
 import { validatePage } from '../messages/message.service';
+import { openText } from '../sealed';
+import { assertAllowed, assertCan, type Action } from '../policy/rules';
 
 export interface WebhookServiceDeps {
   cipher: FieldCipher;
@@ -57,18 +58,24 @@ function sampleData(type: WebhookEventType, now: Date): Record<string, unknown> 
       return { ...message, status: 'failed', error: 'test failure' };
     case 'message.response':
       return { ...message, body: 'YES', receivedAt: now.toISOString() };
+    case 'appointment.booked':
+    case 'appointment.rescheduled':
     case 'appointment.confirmed':
-    case 'appointment.cancelled':
+    case 'appointment.cancelled': {
+      const start = new Date(now.getTime() + 86_400_000);
       return {
         appointmentId: 'test_appointment',
         patientId: 'test_patient',
-        status: type === 'appointment.confirmed' ? 'confirmed' : 'cancelled',
-        start: new Date(now.getTime() + 86_400_000).toISOString(),
+        status: type === 'appointment.confirmed' ? 'confirmed' : type === 'appointment.cancelled' ? 'cancelled' : 'booked',
+        start: start.toISOString(),
+        end: new Date(start.getTime() + 1_800_000).toISOString(),
+        ...(type === 'appointment.rescheduled' ? { previousStart: new Date(start.getTime() - 3_600_000).toISOString() } : {}),
       };
+    }
   }
 }
 
-/** Webhook subscriptions of the caller's tenant (CONTRACT §6). Managed by admins and integrations. */
+/** Webhook subscriptions of the caller's tenant (docs/api.md §6). Managed by admins and integrations. */
 export class WebhookService {
   /** One health read per subscription and request, however many of its fields are selected. */
   private readonly healthCache = new Map<string, Promise<WebhookHealth>>();
@@ -79,12 +86,12 @@ export class WebhookService {
     private readonly deps: WebhookServiceDeps,
   ) {}
 
-  private requireManager(): void {
-    if (!hasRole(this.identity, 'admin', 'integration')) throw forbidden('Managing webhooks needs the admin or integration role');
+  private requireManager(action: Action): void {
+    assertAllowed(this.identity, action, 'webhook');
   }
 
-  private async find(id: string): Promise<WebhookSubscription> {
-    this.requireManager();
+  private async find(id: string, action: Action = 'read'): Promise<WebhookSubscription> {
+    this.requireManager(action);
     const row = await this.prisma.webhookSubscription.findFirst({ where: { tenantId: this.identity.tenantId, id } });
     if (!row) throw notFound('Webhook', id);
     return row;
@@ -96,8 +103,11 @@ export class WebhookService {
   }
 
   async list(): Promise<WebhookView[]> {
-    this.requireManager();
-    const rows = await this.prisma.webhookSubscription.findMany({ where: { tenantId: this.identity.tenantId }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+    this.requireManager('read');
+    const rows = await this.prisma.webhookSubscription.findMany({
+      where: { tenantId: this.identity.tenantId },
+      orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+    });
     return rows.map(view);
   }
 
@@ -112,17 +122,8 @@ export class WebhookService {
   }
 
   private async readHealth(id: string): Promise<WebhookHealth> {
-    this.requireManager();
-    const ofSubscription = { tenantId: this.identity.tenantId, delivery: { subscriptionId: id } };
-    const [lastSuccess, lastFailure] = await Promise.all([
-      this.prisma.webhookAttempt.findFirst({ where: { ...ofSubscription, success: true }, orderBy: { at: 'desc' }, select: { at: true } }),
-      this.prisma.webhookAttempt.findFirst({ where: { ...ofSubscription, success: false }, orderBy: { at: 'desc' }, select: { at: true, error: true } }),
-    ]);
-    const failureStreak =
-      lastFailure && (!lastSuccess || lastFailure.at > lastSuccess.at)
-        ? await this.prisma.webhookAttempt.count({ where: { ...ofSubscription, success: false, ...(lastSuccess ? { at: { gt: lastSuccess.at } } : {}) } })
-        : 0;
-    return { failureStreak, lastFailureAt: lastFailure?.at ?? null, lastFailureError: lastFailure?.error ?? null };
+    this.requireManager('read');
+    return webhookHealth(this.prisma, this.identity.tenantId, id);
   }
 
   async get(id: string): Promise<WebhookView> {
@@ -130,7 +131,7 @@ export class WebhookService {
   }
 
   async create(input: unknown): Promise<WebhookView> {
-    this.requireManager();
+    this.requireManager('write');
     const parsed = createSchema.safeParse(input);
     if (!parsed.success) throw validationError('Invalid webhook subscription', zodDetails(parsed.error.issues));
     const details: ErrorDetail[] = [];
@@ -151,7 +152,7 @@ export class WebhookService {
 
   /** Changes url/events/secret; `status: active` re-enables a disabled subscription (admin only), `disabled` pauses it. */
   async update(id: string, input: unknown): Promise<WebhookView> {
-    const current = await this.find(id);
+    const current = await this.find(id, 'write');
     const parsed = updateSchema.safeParse(input);
     if (!parsed.success) throw validationError('Invalid webhook change', zodDetails(parsed.error.issues));
     const change = parsed.data;
@@ -159,9 +160,7 @@ export class WebhookService {
     const details: ErrorDetail[] = [];
     if (change.url !== undefined && change.url !== current.url) await this.checkUrl(change.url, details);
     if (details.length > 0) throw validationError('Invalid webhook change', details);
-    if (change.status === 'active' && current.status !== 'active' && !hasRole(this.identity, 'admin')) {
-      throw forbidden('Re-enabling a disabled webhook needs the admin role');
-    }
+    if (change.status === 'active' && current.status !== 'active') assertCan(this.identity, 'reEnableWebhook');
     const statusChange =
       change.status === undefined || change.status === current.status
         ? {}
@@ -188,7 +187,7 @@ export class WebhookService {
   }
 
   async remove(id: string): Promise<string> {
-    const current = await this.find(id);
+    const current = await this.find(id, 'write');
     // Deliveries and their attempts go with it (cascade); alerts stay.
     await this.prisma.webhookSubscription.delete({ where: { id: current.id } });
     return current.id;
@@ -217,7 +216,7 @@ export class WebhookService {
         webhookId: row.subscriptionId,
         eventId: row.eventId,
         eventType: row.eventType,
-        payload: row.payload,
+        payload: openText(this.deps.cipher, row.payloadEnc, row.payload) ?? '',
         status: row.status,
         attemptCount: row.attempts,
         nextAttemptAt: row.nextAttemptAt,
@@ -235,7 +234,7 @@ export class WebhookService {
    * engine; a failure is retried like any delivery.
    */
   async sendTest(id: string, type?: string | null) {
-    const sub = await this.find(id);
+    const sub = await this.find(id, 'write');
     if (sub.status !== 'active') throw new AppError('CONFLICT', `Webhook '${id}' is disabled; re-enable it before sending a test event`);
     const eventType = (type ?? sub.events[0]) as WebhookEventType;
     if (!(WEBHOOK_EVENT_TYPES as readonly string[]).includes(eventType)) {
@@ -243,7 +242,9 @@ export class WebhookService {
     }
     const now = new Date();
     const eventId = newId('evt_test');
-    const payload = JSON.stringify(webhookBody({ id: eventId, type: eventType, timestamp: now.toISOString(), data: sampleData(eventType, now), tenantId: sub.tenantId }));
+    const payload = JSON.stringify(
+      webhookBody({ id: eventId, type: eventType, timestamp: now.toISOString(), data: sampleData(eventType, now), tenantId: sub.tenantId }),
+    );
     const delivery = await this.deps.engine.createClaimed(sub, { id: eventId, type: eventType, payload });
     const report = await this.deps.engine.attempt(delivery);
     if (!report) throw new AppError('CONFLICT', `Webhook '${id}' was disabled meanwhile`);
@@ -261,7 +262,7 @@ export class WebhookService {
   }
 
   async alerts(limit?: number | null) {
-    this.requireManager();
+    this.requireManager('read');
     const page = validatePage(limit, 0);
     const rows = await this.prisma.alert.findMany({
       where: { tenantId: this.identity.tenantId },
@@ -270,7 +271,29 @@ export class WebhookService {
     });
     return rows.map((row) => {
       const data = (row.data ?? {}) as { url?: string; reason?: string };
-      return { id: row.id, type: row.type, webhookId: row.webhookId, message: row.message, url: data.url ?? null, reason: data.reason ?? null, createdAt: row.createdAt };
+      return {
+        id: row.id,
+        type: row.type,
+        webhookId: row.webhookId,
+        message: row.message,
+        url: data.url ?? null,
+        reason: data.reason ?? null,
+        createdAt: row.createdAt,
+      };
     });
   }
+}
+
+/** Failure streak (failed attempts since the last success) and latest failure of one subscription. */
+export async function webhookHealth(prisma: MessagingPrisma, tenantId: string, id: string): Promise<WebhookHealth> {
+  const ofSubscription = { tenantId, delivery: { subscriptionId: id } };
+  const [lastSuccess, lastFailure] = await Promise.all([
+    prisma.webhookAttempt.findFirst({ where: { ...ofSubscription, success: true }, orderBy: { at: 'desc' }, select: { at: true } }),
+    prisma.webhookAttempt.findFirst({ where: { ...ofSubscription, success: false }, orderBy: { at: 'desc' }, select: { at: true, error: true } }),
+  ]);
+  const failureStreak =
+    lastFailure && (!lastSuccess || lastFailure.at > lastSuccess.at)
+      ? await prisma.webhookAttempt.count({ where: { ...ofSubscription, success: false, ...(lastSuccess ? { at: { gt: lastSuccess.at } } : {}) } })
+      : 0;
+  return { failureStreak, lastFailureAt: lastFailure?.at ?? null, lastFailureError: lastFailure?.error ?? null };
 }

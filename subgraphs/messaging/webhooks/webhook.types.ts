@@ -1,5 +1,5 @@
 import { Field, ID, InputType, Int, ObjectType } from 'type-graphql';
-import { Pagination } from '../messages/message.types';
+import { Pagination } from '../../../common/graphql/pagination';
 
 @ObjectType({ description: 'A webhook subscription. Its secret is write-only and never returned.' })
 export class Webhook {
@@ -140,7 +140,7 @@ export class WebhookDeliveryPage {
   pagination!: Pagination;
 }
 
-@ObjectType({ description: 'The result of the dashboard\'s test event: its first attempt, made at once.' })
+@ObjectType({ description: "The result of the dashboard's test event: its first attempt, made at once." })
 export class WebhookTestResult {
   @Field(() => ID)
   deliveryId!: string;

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { systemClock, type Clock, type ClockTimer } from '../../../common/clock';
 import { FieldCipher } from '../../../common/crypto';
 import type { Database } from '../../../common/db/database';
 import { migrate } from '../../../common/db/migrate';
@@ -6,15 +7,22 @@ import { isWebhookEventType } from '../../../common/events/types';
 import type { Runtime, Stoppable } from '../../../common/runtime';
 import { createMessagingPrisma, type MessagingPrisma } from '../db/client';
 import { DISPATCH_BATCH, WebhookEngine } from './engine';
+import { relayClinicalEvents } from '../events/clinical-relay';
 import { WebhookSender } from './sender';
 import { schedulePurge, WebhookRetention } from './retention';
+import { messagingMetrics } from '../metrics';
+import type PgBoss from 'pg-boss';
+import { ensureQueues } from '../delivery/jobs';
 
 /** Longest idle wait between two looks at the database (new events from a process whose bus nudge was lost, expired claims). */
 const IDLE_POLL_MS = 500;
 const MAX_IN_FLIGHT = 16;
 
 /** The engine and its HTTP sender for one process part (the worker, or the subgraph's test-event path). */
-export function createWebhookEngine(runtime: Pick<Runtime, 'config' | 'secrets' | 'logger' | 'events'>, prisma: MessagingPrisma): { engine: WebhookEngine; sender: WebhookSender } {
+export function createWebhookEngine(
+  runtime: Pick<Runtime, 'config' | 'secrets' | 'logger' | 'events' | 'metrics' | 'clock'>,
+  prisma: MessagingPrisma,
+): { engine: WebhookEngine; sender: WebhookSender } {
   const { config } = runtime;
   const sender = new WebhookSender({
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
@@ -24,11 +32,13 @@ export function createWebhookEngine(runtime: Pick<Runtime, 'config' | 'secrets' 
   const engine = new WebhookEngine({
     prisma,
     sender,
-    cipher: new FieldCipher(runtime.secrets.encryptionKey),
+    cipher: new FieldCipher(runtime.secrets.encryptionKey, config.PREVIOUS_ENCRYPTION_KEYS),
     retrySchedule: config.WEBHOOK_RETRY_SCHEDULE,
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
     events: runtime.events,
     logger: runtime.logger,
+    metrics: messagingMetrics(runtime.metrics),
+    clock: runtime.clock,
   });
   return { engine, sender };
 }
@@ -38,8 +48,8 @@ export function createWebhookEngine(runtime: Pick<Runtime, 'config' | 'secrets' 
  * attempt them (up to MAX_IN_FLIGHT at once), then sleep until the next due
  * time, a bus nudge (an event was committed somewhere) or the idle poll.
  */
-export class WebhookWorker {
-  private timer: NodeJS.Timeout | undefined;
+class WebhookWorker {
+  private timer: ClockTimer | undefined;
   private running: Promise<void> | undefined;
   private again = false;
   private dispatchWanted = true;
@@ -49,6 +59,10 @@ export class WebhookWorker {
   constructor(
     private readonly engine: WebhookEngine,
     private readonly logger: Runtime['logger'],
+    /** Brings the clinical record's outbox events into the event table before each dispatch. */
+    private readonly relay: () => Promise<unknown> = async () => undefined,
+    /** The next due time is waited for on it. */
+    private readonly clock: Clock = systemClock,
   ) {}
 
   start(): void {
@@ -67,7 +81,7 @@ export class WebhookWorker {
       this.again = true;
       return;
     }
-    clearTimeout(this.timer);
+    this.clock.clearTimeout(this.timer);
     this.running = this.pass().finally(() => {
       this.running = undefined;
       if (this.again) {
@@ -82,6 +96,12 @@ export class WebhookWorker {
     try {
       if (this.dispatchWanted) {
         this.dispatchWanted = false;
+        try {
+          await this.relay();
+        } catch (err) {
+          if (this.stopped) return;
+          this.logger.error({ err }, 'relaying clinical record events failed');
+        }
         while ((await this.engine.dispatchPending()).events === DISPATCH_BATCH && !this.stopped);
       }
       const claimed = await this.engine.claimDue(MAX_IN_FLIGHT - this.inFlight.size);
@@ -101,19 +121,19 @@ export class WebhookWorker {
       // A full batch means more may be due: look again as soon as a slot frees.
       if (this.inFlight.size < MAX_IN_FLIGHT) {
         const next = await this.engine.nextDueAt();
-        if (next) wait = Math.min(wait, Math.max(0, next.getTime() - Date.now()));
+        if (next) wait = Math.min(wait, Math.max(0, next.getTime() - this.clock.now().getTime()));
       }
     } catch (err) {
       if (this.stopped) return;
       this.logger.error({ err }, 'webhook worker pass failed');
     }
-    if (!this.stopped) this.timer = setTimeout(() => this.wake(), wait);
+    if (!this.stopped) this.timer = this.clock.setTimeout(() => this.wake(), wait);
   }
 
   /** Stops claiming; waits for attempts in flight (each bounded by the timeout) so their outcome is recorded. */
   async stop(): Promise<void> {
     this.stopped = true;
-    clearTimeout(this.timer);
+    this.clock.clearTimeout(this.timer);
     await this.running;
     await Promise.allSettled([...this.inFlight]);
   }
@@ -121,6 +141,8 @@ export class WebhookWorker {
 
 export interface WebhookWorkerOptions extends Runtime {
   db: Database;
+  /** The job queue the relay schedules appointment reminders on. */
+  boss: PgBoss;
 }
 
 /**
@@ -129,18 +151,26 @@ export interface WebhookWorkerOptions extends Runtime {
  */
 export async function startWebhookWorker(options: WebhookWorkerOptions): Promise<Stoppable> {
   const logger = options.logger.child({ component: 'webhooks' });
-  // The worker role may start before any messaging subgraph has migrated the schema.
+  // The worker role may start before the subgraphs have migrated their schemas (the relay reads the clinical record's outbox).
   await migrate(options.db, 'messaging', (msg) => logger.info(msg));
+  await migrate(options.db, 'ehr', (msg) => logger.info(msg));
+  // The relay schedules reminder jobs: their queue must exist before its first pass.
+  await ensureQueues(options.boss, options.config.DELIVERY_JOB_EXPIRY_SECONDS);
   const prisma = createMessagingPrisma(options.db);
   const { engine, sender } = createWebhookEngine({ ...options, logger }, prisma);
-  const worker = new WebhookWorker(engine, logger);
+  const relayCipher = new FieldCipher(options.secrets.encryptionKey, options.config.PREVIOUS_ENCRYPTION_KEYS);
+  const worker = new WebhookWorker(engine, logger, () => relayClinicalEvents(prisma, relayCipher, options.events, options.boss), options.clock);
   const unsubscribe = options.events.subscribe((event) => {
     if (isWebhookEventType(event.type)) worker.wake();
   });
   worker.start();
-  const purge = schedulePurge(new WebhookRetention(prisma, options.config.WEBHOOK_RETENTION_DAYS), logger);
+  const purge = schedulePurge(new WebhookRetention(prisma, options.config.WEBHOOK_RETENTION_DAYS, options.clock), logger, options.clock);
   logger.info(
-    { retrySchedule: options.config.WEBHOOK_RETRY_SCHEDULE, timeoutMs: options.config.WEBHOOK_TIMEOUT_MS, retentionDays: options.config.WEBHOOK_RETENTION_DAYS },
+    {
+      retrySchedule: options.config.WEBHOOK_RETRY_SCHEDULE,
+      timeoutMs: options.config.WEBHOOK_TIMEOUT_MS,
+      retentionDays: options.config.WEBHOOK_RETENTION_DAYS,
+    },
     'webhook worker started',
   );
   return {

@@ -9,20 +9,19 @@ export interface Providers {
   email: ChannelProvider;
 }
 
-export const TWILIO_STATUS_PATH = '/v1/providers/twilio/status';
-
-/** The channel providers the configuration asks for (SMS_PROVIDER, EMAIL_PROVIDER). */
-export function createProviders(config: Config): Providers {
+/** The channel providers the configuration asks for (SMS_PROVIDER, EMAIL_PROVIDER); `twilioStatusUrl` is the public callback route. */
+export function createProviders(config: Config, callbacks: { twilioStatusUrl?: string } = {}): Providers {
   const simulator = new SimulatorProvider(config.SIM_SEND_DELAY_MS, config.SIM_DELIVER_DELAY_MS);
-  const sms = config.SMS_PROVIDER === 'twilio'
-    ? new TwilioProvider({
-        accountSid: config.TWILIO_ACCOUNT_SID!,
-        authToken: config.TWILIO_AUTH_TOKEN!,
-        from: config.TWILIO_FROM!,
-        apiUrl: config.TWILIO_API_URL ?? 'https://api.twilio.com',
-        statusCallbackUrl: config.PUBLIC_URL ? `${config.PUBLIC_URL.replace(/\/$/, '')}${TWILIO_STATUS_PATH}` : undefined,
-      })
-    : simulator;
+  const sms =
+    config.SMS_PROVIDER === 'twilio'
+      ? new TwilioProvider({
+          accountSid: config.TWILIO_ACCOUNT_SID!,
+          authToken: config.TWILIO_AUTH_TOKEN!,
+          from: config.TWILIO_FROM!,
+          apiUrl: config.TWILIO_API_URL ?? 'https://api.twilio.com',
+          statusCallbackUrl: callbacks.twilioStatusUrl,
+        })
+      : simulator;
   const email = config.EMAIL_PROVIDER === 'smtp' ? new SmtpEmailProvider(config.SMTP_URL!, config.EMAIL_FROM) : simulator;
   return { sms, email };
 }

@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { ChannelProvider, OutboundMessage, SendResult } from './provider';
 
 /**
- * CONTRACT §5 simulator: takes SIM_SEND_DELAY_MS to send, reports the outcome
+ * docs/api.md §5 simulator: takes SIM_SEND_DELAY_MS to send, reports the outcome
  * SIM_DELIVER_DELAY_MS later. An SMS to a number ending in 0000 fails; every
  * other message is delivered.
  */

@@ -1,4 +1,3 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import { ProviderError, type ChannelProvider, type OutboundMessage, type SendResult } from './provider';
 
 export interface TwilioSettings {
@@ -40,7 +39,10 @@ export class TwilioProvider implements ChannelProvider {
     const body = (await response.json().catch(() => ({}))) as { sid?: string; status?: string; message?: string; code?: number };
     if (response.status === 429 || response.status >= 500) throw new ProviderError(`Twilio answered ${response.status}`, false);
     if (!response.ok || !body.sid) {
-      throw new ProviderError(`Twilio refused the message (${response.status}${body.code ? ` code ${body.code}` : ''}): ${body.message ?? 'no reason given'}`, true);
+      throw new ProviderError(
+        `Twilio refused the message (${response.status}${body.code ? ` code ${body.code}` : ''}): ${body.message ?? 'no reason given'}`,
+        true,
+      );
     }
     return { providerMessageId: body.sid, status: 'sent' };
   }
@@ -60,22 +62,4 @@ export function twilioStatus(value: string): 'sent' | 'delivered' | 'failed' | u
     default:
       return undefined;
   }
-}
-
-/**
- * Twilio's request signature: base64 HMAC-SHA1, keyed with the auth token,
- * of the full URL followed by every POST parameter name and value, sorted by name.
- */
-export function twilioSignature(authToken: string, url: string, params: Record<string, string>): string {
-  const data = Object.keys(params)
-    .sort()
-    .reduce((acc, key) => acc + key + params[key], url);
-  return createHmac('sha1', authToken).update(Buffer.from(data, 'utf8')).digest('base64');
-}
-
-export function verifyTwilioSignature(authToken: string, url: string, params: Record<string, string>, signature: string | undefined): boolean {
-  if (!signature) return false;
-  const expected = Buffer.from(twilioSignature(authToken, url, params));
-  const given = Buffer.from(signature);
-  return expected.length === given.length && timingSafeEqual(expected, given);
 }
