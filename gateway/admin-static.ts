@@ -3,17 +3,18 @@ import express, { Router, type Request } from 'express';
 import { projectRoot } from '../common/paths';
 
 /** Where `vite build` writes the dashboard (see gateway/admin/vite.config.ts). */
-export const ADMIN_DIST = join(projectRoot(), 'dist', 'admin');
+const ADMIN_DIST = join(projectRoot(), 'dist', 'admin');
 
 const HOST = /^[A-Za-z0-9.-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/;
 
 /**
- * Scripts, styles and images from the dashboard's own origin only, and
+ * Scripts, styles and images from the page's own origin only, and
  * connections to the same origin (fetch to /graphql and the graphql-ws
  * socket: 'self' does not cover ws:/wss: in every browser, so the host is
- * named; an unexpected Host header just leaves it out).
+ * named; an unexpected Host header just leaves it out). `dataFonts` admits
+ * fonts inlined as data: URLs in the page's own stylesheet (GraphiQL's).
  */
-function contentSecurityPolicy(req: Request): string {
+export function contentSecurityPolicy(req: Request, options: { dataFonts?: boolean } = {}): string {
   const host = req.headers.host;
   const sockets = host && HOST.test(host) ? ` ws://${host} wss://${host}` : '';
   return [
@@ -21,6 +22,7 @@ function contentSecurityPolicy(req: Request): string {
     "script-src 'self'",
     "style-src 'self'",
     "img-src 'self'",
+    ...(options.dataFonts ? ["font-src 'self' data:"] : []),
     `connect-src 'self'${sockets}`,
     "base-uri 'none'",
     "form-action 'none'",
@@ -29,7 +31,7 @@ function contentSecurityPolicy(req: Request): string {
 }
 
 /**
- * The admin dashboard's static files at /admin (CONTRACT §3: no token needed
+ * The admin dashboard's static files at /admin (docs/api.md §3: no token needed
  * for them; every API call the dashboard makes carries the user's token).
  * Hashed assets are cached for good; index.html is revalidated on each load.
  * Before `npm run build` has made the files, /admin answers the API's 404.

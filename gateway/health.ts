@@ -1,5 +1,6 @@
 import { Router } from 'express';
-import { collectDefaultMetrics, Registry } from 'prom-client';
+import type { MetricsRegistry } from '../common/metrics/registry';
+import { metricsHandler } from '../common/metrics/http';
 import type { Logger } from '../common/logger';
 
 export interface ReadinessCheck {
@@ -8,7 +9,7 @@ export interface ReadinessCheck {
 }
 
 /** /healthz (alive), /readyz (dependencies reachable), /metrics (Prometheus); none needs a token. */
-export function healthRoutes(registry: Registry, checks: ReadinessCheck[], logger: Logger): Router {
+export function healthRoutes(registry: MetricsRegistry, checks: ReadinessCheck[], logger: Logger): Router {
   const router = Router();
   router.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
@@ -30,14 +31,6 @@ export function healthRoutes(registry: Registry, checks: ReadinessCheck[], logge
     );
     res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not ready', checks: results });
   });
-  router.get('/metrics', async (_req, res) => {
-    res.type(registry.contentType).send(await registry.metrics());
-  });
+  router.get('/metrics', metricsHandler(registry));
   return router;
-}
-
-export function createMetricsRegistry(): Registry {
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
-  return registry;
 }

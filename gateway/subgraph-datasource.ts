@@ -2,8 +2,10 @@ import { RemoteGraphQLDataSource, type GraphQLDataSourceProcessOptions } from '@
 import type { Fetcher } from '@apollo/utils.fetcher';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { IDENTITY_HEADER } from '../common/auth/tokens';
+import { DEADLINE_HEADER } from '../common/deadline';
 import type { IdentityTokenSigner } from '../common/auth/identity-cache';
 import type { GatewayContext } from './context';
+import { traceCarrier } from '../common/telemetry/tracing';
 
 /**
  * Keep-alive connections to remote subgraphs (scale-out), shared by every
@@ -18,10 +20,15 @@ export function createSubgraphFetcher(): { fetcher: Fetcher; close(): Promise<vo
 
 /**
  * Forwards each subgraph fetch with the caller's identity, signed with the
- * internal key (cached per caller and tenant), and the request id for log correlation.
+ * internal key (cached per caller and tenant), the request id for log
+ * correlation and the request's deadline.
  */
 export class AuthenticatedDataSource extends RemoteGraphQLDataSource<GatewayContext> {
-  constructor(url: string, private readonly signer: IdentityTokenSigner, fetcher: Fetcher) {
+  constructor(
+    url: string,
+    private readonly signer: IdentityTokenSigner,
+    fetcher: Fetcher,
+  ) {
     super({ url, fetcher });
   }
 
@@ -30,5 +37,9 @@ export class AuthenticatedDataSource extends RemoteGraphQLDataSource<GatewayCont
     context.identityToken ??= this.signer.sign(context.identity);
     request.http.headers.set(IDENTITY_HEADER, await context.identityToken);
     request.http.headers.set('x-request-id', context.requestId);
+    // W3C trace context of the fetch's span (none without tracing): the subgraph's spans join the trace.
+    for (const [name, value] of Object.entries(traceCarrier())) request.http.headers.set(name, value);
+    // The subgraph refuses to begin a write past this instant (docs/security.md, "Request deadlines").
+    if (context.deadline) request.http.headers.set(DEADLINE_HEADER, String(context.deadline.at));
   }
 }

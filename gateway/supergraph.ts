@@ -1,30 +1,15 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { composeServices } from '@apollo/composition';
-import gql from 'graphql-tag';
-import { buildMessagingSchema, MESSAGING_SUBGRAPH } from '../subgraphs/messaging';
-import { buildEhrSchema, EHR_SUBGRAPH } from '../subgraphs/ehr';
 import { projectRoot } from '../common/paths';
 
+/**
+ * The composed schema the gateway serves, checked in and written by
+ * `npm run schema:compose` (scripts/compose-supergraph.ts) from the subgraphs'
+ * SDL. The gateway reads this file only: it never loads a subgraph's code.
+ */
 export const SUPERGRAPH_PATH = join(projectRoot(), 'schema', 'supergraph.graphql');
 
-/** Placeholder URLs in the checked-in supergraph; the gateway maps subgraph names to real addresses. */
-const PLACEHOLDER_URL = (name: string) => `http://${name}.subgraph.internal/graphql`;
-
-/** Composes both subgraphs' SDL, as `npm run schema:compose` writes it to schema/supergraph.graphql. */
-export async function composeSupergraph(): Promise<string> {
-  const [messaging, ehr] = await Promise.all([buildMessagingSchema(), buildEhrSchema()]);
-  const result = composeServices([
-    { name: EHR_SUBGRAPH, url: PLACEHOLDER_URL(EHR_SUBGRAPH), typeDefs: gql(ehr.sdl) },
-    { name: MESSAGING_SUBGRAPH, url: PLACEHOLDER_URL(MESSAGING_SUBGRAPH), typeDefs: gql(messaging.sdl) },
-  ]);
-  if (result.errors) {
-    throw new Error(`Supergraph composition failed:\n${result.errors.map((e) => `  - ${e.message}`).join('\n')}`);
-  }
-  return result.supergraphSdl;
-}
-
-/** The checked-in supergraph the gateway serves (a test keeps it in step with the code). */
+/** The checked-in supergraph the gateway serves (test/supergraph.test.ts keeps it in step with the code). */
 export function readSupergraph(): string {
   return readFileSync(SUPERGRAPH_PATH, 'utf8');
 }

@@ -1,5 +1,5 @@
 import type { ApolloServerPlugin } from '@apollo/server';
-import { GraphQLError } from 'graphql';
+import { GraphQLError, OperationTypeNode } from 'graphql';
 import type { GatewayContext } from '../context';
 
 const refuse = (message: string) => new GraphQLError(message, { extensions: { code: 'VALIDATION_ERROR', http: { status: 400 } } });
@@ -16,9 +16,12 @@ export function operationGuardPlugin(): ApolloServerPlugin<GatewayContext> {
       return {
         async didResolveOperation({ operation, request }) {
           if (!operation) {
-            throw refuse(request.operationName ? `Unknown operation named "${request.operationName}"` : 'The document has several operations: name one in operationName');
+            throw refuse(
+              request.operationName ? `Unknown operation named "${request.operationName}"` : 'The document has several operations: name one in operationName',
+            );
           }
-          if (operation.operation === 'subscription') throw refuse('Subscriptions are served over WebSocket (graphql-transport-ws) at /graphql');
+          if (operation.operation === OperationTypeNode.SUBSCRIPTION)
+            throw refuse('Subscriptions are served over WebSocket (graphql-transport-ws) at /graphql');
         },
       };
     },

@@ -1,5 +1,5 @@
 import type { ApolloServerPlugin } from '@apollo/server';
-import { GraphQLError, Kind, type DocumentNode, type OperationDefinitionNode, type SelectionSetNode } from 'graphql';
+import { GraphQLError, Kind, OperationTypeNode, type DocumentNode, type OperationDefinitionNode, type SelectionSetNode } from 'graphql';
 import type { RateLimitCategory } from '../../common/config';
 import type { Logger } from '../../common/logger';
 import type { GatewayContext } from '../context';
@@ -9,11 +9,17 @@ import { callerKey, mostConstrained, rateLimitHeaders, rateLimitMessage, type Ra
 const ROOT_TYPE = { query: 'Query', mutation: 'Mutation', subscription: 'Subscription' } as const;
 
 /**
- * The one place requests are counted (CONTRACT §7): every GraphQL operation,
+ * The one place requests are counted (docs/api.md §7): every GraphQL operation,
  * whether it came over HTTP or from a REST adapter, spends one point in each
  * category its root fields touch, once it is known to be a valid operation.
  */
-export function rateLimitPlugin(limits: RateLimits, supergraphSdl: string, logger: Logger): ApolloServerPlugin<GatewayContext> {
+export function rateLimitPlugin(
+  limits: RateLimits,
+  supergraphSdl: string,
+  logger: Logger,
+  /** Told of every counted call (the tenant's activity record for the support desk). */
+  onCounted: (identity: GatewayContext['identity'], categories: RateLimitCategory[]) => void = () => {},
+): ApolloServerPlugin<GatewayContext> {
   const { table, unclassified } = categoryTable(supergraphSdl);
   if (unclassified.length > 0) {
     logger.warn({ fields: unclassified.map((f) => `${f.type}.${f.name}`) }, 'root fields without a rate-limit category are not limited');
@@ -28,12 +34,11 @@ export function rateLimitPlugin(limits: RateLimits, supergraphSdl: string, logge
       return {
         async didResolveOperation({ operation, document, contextValue }) {
           // Spend nothing for operations the guard refuses (none resolved, subscriptions over HTTP) and internal executions.
-          if (!operation || operation.operation === 'subscription' || !contextValue.identity || !contextValue.rateLimit) return;
-          const categories = contextValue.rateLimitCategory
-            ? [contextValue.rateLimitCategory]
-            : operationCategories(operation, document, table);
+          if (!operation || operation.operation === OperationTypeNode.SUBSCRIPTION || !contextValue.identity || !contextValue.rateLimit) return;
+          const categories = contextValue.rateLimitCategory ? [contextValue.rateLimitCategory] : operationCategories(operation, document, table);
           if (categories.length === 0) return;
-          const status = mostConstrained(await limits.consume(categories, callerKey(contextValue.identity)));
+          onCounted(contextValue.identity, categories);
+          const status = mostConstrained(await limits.consume(categories, callerKey(contextValue.identity), contextValue.tenantLimits));
           contextValue.rateLimit.status = status;
           if (status?.refused) {
             throw new GraphQLError(rateLimitMessage(status), {
@@ -59,9 +64,7 @@ export function rateLimitPlugin(limits: RateLimits, supergraphSdl: string, logge
 /** The categories of an operation's root fields, fragments on the root type included. */
 export function operationCategories(operation: OperationDefinitionNode, document: DocumentNode, table: Map<string, RateLimitCategory>): RateLimitCategory[] {
   const rootType = ROOT_TYPE[operation.operation];
-  const fragments = new Map(
-    document.definitions.flatMap((d) => (d.kind === Kind.FRAGMENT_DEFINITION ? [[d.name.value, d.selectionSet] as const] : [])),
-  );
+  const fragments = new Map(document.definitions.flatMap((d) => (d.kind === Kind.FRAGMENT_DEFINITION ? [[d.name.value, d.selectionSet] as const] : [])));
   const categories = new Set<RateLimitCategory>();
   const seen = new Set<string>();
   const visit = (selectionSet: SelectionSetNode) => {

@@ -1,16 +1,16 @@
-import { Kind, parse, type ConstDirectiveNode, type ObjectTypeDefinitionNode, type ObjectTypeExtensionNode } from 'graphql';
+import { Kind, parse, type ConstDirectiveNode } from 'graphql';
 import type { RateLimitCategory } from '../../common/config';
 
 /** Classified on purpose as outside every category. */
 export const NOT_LIMITED = 'NOT_LIMITED';
 
 /**
- * Which rate-limit category (CONTRACT §7) each GraphQL root field spends.
+ * Which rate-limit category (docs/api.md §7) each GraphQL root field spends.
  * REST paths run one GraphQL operation each, so this table is the single
  * source for both. A root field of the supergraph that is neither listed here
  * nor owned by the ehr subgraph is unclassified: a test fails until it is added.
  */
-export const ROOT_FIELD_CATEGORIES: Readonly<Record<string, RateLimitCategory | typeof NOT_LIMITED>> = {
+const ROOT_FIELD_CATEGORIES: Readonly<Record<string, RateLimitCategory | typeof NOT_LIMITED>> = {
   // send, batch (one call), remind; the simulator's injected reply is a client write on messages too
   sendMessage: 'MESSAGES_SEND',
   sendMessages: 'MESSAGES_SEND',
@@ -28,6 +28,11 @@ export const ROOT_FIELD_CATEGORIES: Readonly<Record<string, RateLimitCategory | 
   appointment: 'PATIENTS',
   appointments: 'PATIENTS',
   updatePreferences: 'PATIENTS',
+  // a patient's rights (erasure of messaging data, the subject-access export and its download chunks)
+  erasePatientMessagingData: 'PATIENTS',
+  requestPatientExport: 'PATIENTS',
+  patientExport: 'PATIENTS',
+  patientExportChunk: 'PATIENTS',
   // templates
   templates: 'TEMPLATES',
   template: 'TEMPLATES',
@@ -43,12 +48,25 @@ export const ROOT_FIELD_CATEGORIES: Readonly<Record<string, RateLimitCategory | 
   webhookDeliveries: 'WEBHOOKS',
   sendTestEvent: 'WEBHOOKS',
   alerts: 'WEBHOOKS',
+  // the tenant's own record and operational health (support desk), and tenant administration: configuration, like webhooks
+  viewer: 'WEBHOOKS',
+  organization: 'WEBHOOKS',
+  organizations: 'WEBHOOKS',
+  createOrganization: 'WEBHOOKS',
+  suspendOrganization: 'WEBHOOKS',
+  resumeOrganization: 'WEBHOOKS',
+  updateOrganization: 'WEBHOOKS',
+  // the tenant's messaging settings: reminder lead time and retention periods
+  reminderSettings: 'WEBHOOKS',
+  setReminderLeadTime: 'WEBHOOKS',
+  messagingRetention: 'WEBHOOKS',
+  setMessagingRetention: 'WEBHOOKS',
 };
 
 /** The subgraph whose fields are clinical: everything it owns is EHR unless listed above. */
 const CLINICAL_SUBGRAPH = 'EHR';
 
-export type RootType = 'Query' | 'Mutation' | 'Subscription';
+type RootType = 'Query' | 'Mutation' | 'Subscription';
 
 export interface RootField {
   type: RootType;
@@ -66,7 +84,7 @@ export function supergraphRootFields(supergraphSdl: string): RootField[] {
   const fields: RootField[] = [];
   for (const definition of parse(supergraphSdl).definitions) {
     if (definition.kind !== Kind.OBJECT_TYPE_DEFINITION && definition.kind !== Kind.OBJECT_TYPE_EXTENSION) continue;
-    const type = (definition as ObjectTypeDefinitionNode | ObjectTypeExtensionNode).name.value;
+    const type = definition.name.value;
     if (type !== 'Query' && type !== 'Mutation' && type !== 'Subscription') continue;
     // A field without @join__field belongs to the subgraphs of its type's @join__type (a type only one subgraph defines).
     const typeOwners = graphsOf(definition.directives, 'join__type');

@@ -2,7 +2,14 @@ import { loadConfig } from '../../common/config';
 import { createLogger } from '../../common/logger';
 import { mostConstrained, rateLimitHeaders, rateLimitMessage, RateLimits, type RateLimitStatus } from './limiter';
 
-const status = (over: Partial<RateLimitStatus>): RateLimitStatus => ({ category: 'PATIENTS', limit: 500, remaining: 10, resetSeconds: 30, refused: false, ...over });
+const status = (over: Partial<RateLimitStatus>): RateLimitStatus => ({
+  category: 'PATIENTS',
+  limit: 500,
+  remaining: 10,
+  resetSeconds: 30,
+  refused: false,
+  ...over,
+});
 
 describe('RateLimits (memory)', () => {
   it('counts per caller and category in one window and refuses the point after the limit', async () => {
@@ -26,7 +33,8 @@ describe('RateLimits (memory)', () => {
   it('reports the most constrained category: a refused one first, else the fewest points left', () => {
     expect(mostConstrained([status({ remaining: 400 }), status({ category: 'TEMPLATES', remaining: 5 })])!.category).toBe('TEMPLATES');
     expect(
-      mostConstrained([status({ remaining: 0, refused: true, resetSeconds: 3 }), status({ category: 'EHR', remaining: 0, refused: true, resetSeconds: 40 })])!.category,
+      mostConstrained([status({ remaining: 0, refused: true, resetSeconds: 3 }), status({ category: 'EHR', remaining: 0, refused: true, resetSeconds: 40 })])!
+        .category,
     ).toBe('EHR');
     expect(mostConstrained([])).toBeUndefined();
   });

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
-import { RATE_LIMIT_CATEGORIES, type Config, type RateLimitCategory } from '../../common/config';
+import type { Config, RateLimitCategory } from '../../common/config';
 import type { Logger } from '../../common/logger';
 
 const WINDOW_SECONDS = 60;
@@ -22,26 +22,37 @@ export interface RateLimitStatus {
  * spends the same budget. If Redis is unreachable, an in-memory limiter with
  * the same limits stands in (per instance) rather than failing every request.
  */
+/** A tenant's own per-minute limits (its record's settings); categories not listed use the deployment's. */
+export type TenantLimits = Partial<Record<RateLimitCategory, number>>;
+
 export class RateLimits {
-  private readonly limiters = new Map<RateLimitCategory, RateLimiterAbstract>();
+  /** One limiter per category and limit: they share the category's counters (same key prefix), so a changed limit keeps the window's count. */
+  private readonly limiters = new Map<string, RateLimiterAbstract>();
   private readonly redis?: Redis;
 
-  constructor(private readonly config: Config, private readonly logger: Logger) {
+  constructor(
+    private readonly config: Config,
+    private readonly logger: Logger,
+    /** Told of each category that refused a request (metrics). */
+    private readonly onRefused: (category: RateLimitCategory) => void = () => {},
+  ) {
     if (config.REDIS_URL) {
       this.redis = new Redis(config.REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false });
       this.redis.on('error', (err) => logger.warn({ err: err.message }, 'rate-limit redis error; using per-instance limits until it is back'));
     }
-    for (const category of Object.keys(RATE_LIMIT_CATEGORIES) as RateLimitCategory[]) {
-      const points = config.rateLimits[category];
-      const keyPrefix = `${config.RATE_LIMIT_KEY_PREFIX}:${category}`;
-      const memory = new RateLimiterMemory({ points, duration: WINDOW_SECONDS, keyPrefix });
-      this.limiters.set(
-        category,
-        this.redis
-          ? new RateLimiterRedis({ storeClient: this.redis, points, duration: WINDOW_SECONDS, keyPrefix, rejectIfRedisNotReady: true, insuranceLimiter: memory })
-          : memory,
-      );
-    }
+  }
+
+  private limiter(category: RateLimitCategory, points: number): RateLimiterAbstract {
+    const key = `${category}:${points}`;
+    let limiter = this.limiters.get(key);
+    if (limiter) return limiter;
+    const keyPrefix = `${this.config.RATE_LIMIT_KEY_PREFIX}:${category}`;
+    const memory = new RateLimiterMemory({ points, duration: WINDOW_SECONDS, keyPrefix });
+    limiter = this.redis
+      ? new RateLimiterRedis({ storeClient: this.redis, points, duration: WINDOW_SECONDS, keyPrefix, rejectIfRedisNotReady: true, insuranceLimiter: memory })
+      : memory;
+    this.limiters.set(key, limiter);
+    return limiter;
   }
 
   /** Waits for Redis so the first requests already count in the shared store (falls back after `timeoutMs`). */
@@ -58,18 +69,22 @@ export class RateLimits {
     if (!connected) this.logger.warn('rate-limit redis not reachable yet; counting per instance until it is');
   }
 
-  limitOf(category: RateLimitCategory): number {
-    return this.config.rateLimits[category];
+  limitOf(category: RateLimitCategory, tenant?: TenantLimits): number {
+    return tenant?.[category] ?? this.config.rateLimits[category];
   }
 
   /** Spends one point in each category; all are charged even when one refuses, like separate calls would be. */
-  async consume(categories: Iterable<RateLimitCategory>, caller: string): Promise<RateLimitStatus[]> {
+  async consume(categories: Iterable<RateLimitCategory>, caller: string, tenant?: TenantLimits): Promise<RateLimitStatus[]> {
     return Promise.all(
       [...new Set(categories)].map(async (category) => {
+        const limit = this.limitOf(category, tenant);
         try {
-          return this.status(category, await this.limiters.get(category)!.consume(caller, 1), false);
+          return this.status(category, limit, await this.limiter(category, limit).consume(caller, 1), false);
         } catch (rejection) {
-          if (rejection instanceof RateLimiterRes) return this.status(category, rejection, true);
+          if (rejection instanceof RateLimiterRes) {
+            this.onRefused(category);
+            return this.status(category, limit, rejection, true);
+          }
           throw rejection;
         }
       }),
@@ -77,20 +92,21 @@ export class RateLimits {
   }
 
   /** The caller's budget without spending any (for answers refused before their operation ran). */
-  async peek(category: RateLimitCategory, caller: string): Promise<RateLimitStatus> {
-    const current = await this.limiters.get(category)!.get(caller);
-    if (!current) return { category, limit: this.limitOf(category), remaining: this.limitOf(category), resetSeconds: WINDOW_SECONDS, refused: false };
-    return this.status(category, current, false);
+  async peek(category: RateLimitCategory, caller: string, tenant?: TenantLimits): Promise<RateLimitStatus> {
+    const limit = this.limitOf(category, tenant);
+    const current = await this.limiter(category, limit).get(caller);
+    if (!current) return { category, limit, remaining: limit, resetSeconds: WINDOW_SECONDS, refused: false };
+    return this.status(category, limit, current, false);
   }
 
   async close(): Promise<void> {
     if (this.redis && this.redis.status !== 'end') await this.redis.quit().catch(() => this.redis!.disconnect());
   }
 
-  private status(category: RateLimitCategory, res: RateLimiterRes, refused: boolean): RateLimitStatus {
+  private status(category: RateLimitCategory, limit: number, res: RateLimiterRes, refused: boolean): RateLimitStatus {
     return {
       category,
-      limit: this.limitOf(category),
+      limit,
       remaining: Math.max(0, res.remainingPoints),
       resetSeconds: Math.max(1, Math.ceil(res.msBeforeNext / 1000)),
       refused,
@@ -98,7 +114,7 @@ export class RateLimits {
   }
 }
 
-/** The caller a budget belongs to: tenant and token subject (CONTRACT §7). */
+/** The caller a budget belongs to: tenant and token subject (docs/api.md §7). */
 export function callerKey(identity: { tenantId: string; sub: string }): string {
   return `${identity.tenantId}:${identity.sub}`;
 }

@@ -1,6 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { RateLimitCategory } from '../../common/config';
-import { identityOf } from '../auth';
+import { admittedIdentity } from '../auth';
+import type { TenantDirectory } from '../tenants/directory';
 import { restPathCategory } from './categories';
 import { callerKey, rateLimitHeaders, type RateLimits, type RateLimitStatus } from './limiter';
 
@@ -11,7 +12,7 @@ declare module 'express-serve-static-core' {
   }
 }
 
-/** Marks a REST mount whose operations all spend one category (`/api/ehr/*` → EHR, CONTRACT §7). */
+/** Marks a REST mount whose operations all spend one category (`/api/ehr/*` → EHR, docs/api.md §7). */
 export function spendCategory(category: RateLimitCategory) {
   return (req: Request, _res: Response, next: NextFunction) => {
     req.rateLimitCategory = category;
@@ -27,14 +28,17 @@ export function setRateLimitHeaders(res: Response, status: RateLimitStatus): voi
  * Error middleware for REST mounts: an answer refused before its GraphQL
  * operation ran (bad parameters, bad body) spends nothing but still reports
  * the caller's budget, so every response of these paths carries the headers.
- * Unauthenticated or tenant-less calls have no budget to report.
+ * Unauthenticated or tenant-less calls (and refused tenants) have no budget to report.
  */
-export function reportBudgetOnEarlyErrors(limits: RateLimits) {
+export function reportBudgetOnEarlyErrors(limits: RateLimits, tenants: TenantDirectory) {
   return async (err: unknown, req: Request, res: Response, next: NextFunction) => {
     try {
       if (!res.headersSent && !res.getHeader('X-RateLimit-Limit') && req.principal) {
         const category = req.rateLimitCategory ?? restPathCategory(req.method, req.baseUrl + req.path);
-        if (category) setRateLimitHeaders(res, await limits.peek(category, callerKey(identityOf(req))));
+        if (category) {
+          const { identity, tenant } = await admittedIdentity(req, tenants);
+          setRateLimitHeaders(res, await limits.peek(category, callerKey(identity), tenant?.rateLimits));
+        }
       }
     } catch {
       // No tenant (or no store): the error itself is the answer.

@@ -3,6 +3,7 @@ import type { Request } from 'express';
 import { AppError, isErrorCode, type ErrorDetail } from '../../common/errors';
 import type { GatewayContext } from '../context';
 import { setRateLimitHeaders } from '../ratelimit/rest';
+import { setRetryAfter } from '../http-errors';
 
 export type GraphQLRunner = <T = any>(req: Request, query: string, variables?: Record<string, unknown>) => Promise<T>;
 
@@ -16,7 +17,7 @@ export function createGraphQLRunner(apollo: ApolloServer<GatewayContext>, contex
     const contextValue = await contextFor(req);
     contextValue.rateLimitCategory = req.rateLimitCategory;
     const response = await apollo.executeOperation<Record<string, unknown>>({ query, variables }, { contextValue });
-    // The budget this operation spent, on the REST answer whether it succeeds or not (CONTRACT §7).
+    // The budget this operation spent, on the REST answer whether it succeeds or not (docs/api.md §7).
     if (contextValue.rateLimit?.status && req.res) setRateLimitHeaders(req.res, contextValue.rateLimit.status);
     if (response.body.kind !== 'single') throw new AppError('INTERNAL_ERROR', 'Unexpected incremental response');
     const { data, errors } = response.body.singleResult;
@@ -24,7 +25,11 @@ export function createGraphQLRunner(apollo: ApolloServer<GatewayContext>, contex
       const first = errors[0];
       const code = first.extensions?.code;
       const details = first.extensions?.details as ErrorDetail[] | undefined;
-      throw new AppError(isErrorCode(code) ? code : 'INTERNAL_ERROR', isErrorCode(code) ? first.message : 'Internal server error', details);
+      const error = new AppError(isErrorCode(code) ? code : 'INTERNAL_ERROR', isErrorCode(code) ? first.message : 'Internal server error', details);
+      // Every REST surface (/v1, /api/ehr, FHIR, openEHR) answers through here: a 503 carries Retry-After.
+      const retryAfter = first.extensions?.retryAfter;
+      if (req.res) setRetryAfter(req.res, error, typeof retryAfter === 'number' ? retryAfter : undefined);
+      throw error;
     }
     return data as T;
   };

@@ -3,6 +3,8 @@ import { AppError, validationError } from '../../common/errors';
 import type { Logger } from '../../common/logger';
 import { toAppError } from '../http-errors';
 import type { GraphQLRunner } from './execute';
+import { changeReason, ifMatch } from './params';
+import type { PublicBase } from '../public-url';
 
 /**
  * `/fhir/R4`: HL7 FHIR R4 REST over the clinical record. Thin: HTTP-level
@@ -37,12 +39,16 @@ function send(res: Response, status: number, body: unknown) {
   res.status(status).type(FHIR_JSON).send(JSON.stringify(body));
 }
 
-export function operationOutcome(error: AppError) {
+function operationOutcome(error: AppError) {
   return {
     resourceType: 'OperationOutcome',
     issue: [
       { severity: 'error', code: ISSUE_TYPE[error.code] ?? 'exception', details: { text: error.code }, diagnostics: error.message },
-      ...(error.details ?? []).map((d) => ({ severity: 'error', code: ISSUE_TYPE[error.code] ?? 'exception', diagnostics: d.path ? `${d.path}: ${d.message}` : d.message })),
+      ...(error.details ?? []).map((d) => ({
+        severity: 'error',
+        code: ISSUE_TYPE[error.code] ?? 'exception',
+        diagnostics: d.path ? `${d.path}: ${d.message}` : d.message,
+      })),
     ],
   };
 }
@@ -51,7 +57,8 @@ const notSupported = (what: string) => new AppError('NOT_IMPLEMENTED', `${what} 
 
 function segment(req: Request, name: string, pattern: RegExp): string {
   const value = req.params[name];
-  if (typeof value !== 'string' || !pattern.test(value)) throw validationError(`'${value}' is not a valid FHIR ${name}`, [{ path: name, message: 'invalid' }]);
+  if (typeof value !== 'string' || !pattern.test(value))
+    throw validationError(`'${String(value)}' is not a valid FHIR ${name}`, [{ path: name, message: 'invalid' }]);
   return value;
 }
 
@@ -68,29 +75,20 @@ function searchParams(req: Request): Array<{ name: string; value: string }> {
 
 function negotiate(req: Request) {
   const format = new URL(req.originalUrl, 'http://localhost').searchParams.get('_format');
-  if (format && !['json', 'application/json', 'application/fhir+json'].includes(format)) throw new AppError('UNSUPPORTED_MEDIA_TYPE', `_format=${format}: only JSON is supported`);
+  if (format && !['json', 'application/json', 'application/fhir+json'].includes(format))
+    throw new AppError('UNSUPPORTED_MEDIA_TYPE', `_format=${format}: only JSON is supported`);
 }
 
 function resourceBody(req: Request): Record<string, unknown> {
   if (!req.is(['application/fhir+json', 'application/json'])) throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send the resource as application/fhir+json');
   const body = req.body as Record<string, unknown> | undefined;
-  if (!body || typeof body !== 'object' || Array.isArray(body) || typeof body.resourceType !== 'string') throw validationError('The body must be a FHIR resource (JSON object with resourceType)');
+  if (!body || typeof body !== 'object' || Array.isArray(body) || typeof body.resourceType !== 'string')
+    throw validationError('The body must be a FHIR resource (JSON object with resourceType)');
   return body;
 }
 
-/** `W/"3"`, `"3"` or `3` → `3`. */
-function ifMatch(req: Request): string | undefined {
-  const value = req.headers['if-match'];
-  return typeof value === 'string' && value.trim() ? value.trim().replace(/^W\//, '').replace(/^"|"$/g, '') : undefined;
-}
-
-function changeReason(req: Request): string | undefined {
-  const value = req.headers['x-change-reason'];
-  return typeof value === 'string' && value.trim() ? value.trim().slice(0, 1000) : undefined;
-}
-
 function sendResource(req: Request, res: Response, status: number, resource: any) {
-  const base = `${req.protocol}://${req.get('host')}${req.baseUrl}`;
+  const base = serviceBase(res);
   if (resource.meta?.versionId) res.setHeader('ETag', `W/"${resource.meta.versionId}"`);
   if (resource.meta?.lastUpdated) res.setHeader('Last-Modified', new Date(resource.meta.lastUpdated).toUTCString());
   if (status === 201) res.location(`${base}/${resource.resourceType}/${resource.id}/_history/${resource.meta.versionId}`);
@@ -99,27 +97,46 @@ function sendResource(req: Request, res: Response, status: number, resource: any
   else send(res, status, resource);
 }
 
-export function fhirRoutes(run: GraphQLRunner): Router {
+/** The FHIR service base of this request (set by fhirRoutes from the public base URL). */
+const serviceBase = (res: Response): string => res.locals.fhirBase as string;
+
+interface RelativeBundle {
+  link?: Array<{ url: string }>;
+  entry?: Array<{ fullUrl?: string }>;
+}
+
+/** The clinical record answers Bundles with URLs relative to the service base; clients get them absolute, from the public base URL. */
+function absoluteBundle(bundle: RelativeBundle, base: string) {
+  return {
+    ...bundle,
+    ...(bundle.link ? { link: bundle.link.map((l) => ({ ...l, url: `${base}/${l.url}` })) } : {}),
+    ...(bundle.entry ? { entry: bundle.entry.map((e) => (e.fullUrl === undefined ? e : { ...e, fullUrl: `${base}/${e.fullUrl}` })) } : {}),
+  };
+}
+
+export function fhirRoutes(run: GraphQLRunner, publicBase: PublicBase): Router {
   const router = Router();
-  const baseUrl = (req: Request) => `${req.protocol}://${req.get('host')}${req.baseUrl}`;
-  router.use((req, _res, next) => {
+  const baseUrl = (req: Request) => serviceBase(req.res!);
+  router.use((req, res, next) => {
+    res.locals.fhirBase = `${publicBase(req)}${req.baseUrl}`;
     negotiate(req);
     next();
   });
 
   router.get('/metadata', async (req, res) => {
-    const data = await run(req, 'query($baseUrl: String!) { fhirCapabilities(baseUrl: $baseUrl) }', { baseUrl: baseUrl(req) });
-    send(res, 200, data.fhirCapabilities);
+    const data = await run(req, 'query { fhirCapabilities }', {});
+    const statement = data.fhirCapabilities;
+    send(res, 200, { ...statement, implementation: { ...statement.implementation, url: baseUrl(req) } });
   });
 
   const search = async (req: Request, res: Response) => {
-    if (req.method === 'POST' && !req.is('application/x-www-form-urlencoded')) throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'POST _search takes application/x-www-form-urlencoded');
-    const data = await run(req, 'query($type: String!, $params: [FhirSearchParam!]!, $baseUrl: String!) { fhirSearch(resourceType: $type, params: $params, baseUrl: $baseUrl) }', {
+    if (req.method === 'POST' && !req.is('application/x-www-form-urlencoded'))
+      throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'POST _search takes application/x-www-form-urlencoded');
+    const data = await run(req, 'query($type: String!, $params: [FhirSearchParam!]!) { fhirSearch(resourceType: $type, params: $params) }', {
       type: segment(req, 'type', TYPE),
       params: searchParams(req),
-      baseUrl: baseUrl(req),
     });
-    send(res, 200, data.fhirSearch);
+    send(res, 200, absoluteBundle(data.fhirSearch, baseUrl(req)));
   };
   router.get('/:type', search);
   router.post('/:type/_search', search);
@@ -127,8 +144,14 @@ export function fhirRoutes(run: GraphQLRunner): Router {
   router.post('/:type', async (req, res) => {
     const type = segment(req, 'type', TYPE);
     const resource = resourceBody(req);
-    if (resource.resourceType !== type) throw validationError(`The body is a ${String(resource.resourceType)}, the URL names ${type}`, [{ path: 'resourceType', message: 'does not match the URL' }]);
-    const data = await run(req, 'mutation($resource: JSONObject!, $reason: String) { fhirCreate(resource: $resource, reason: $reason) }', { resource, reason: changeReason(req) });
+    if (resource.resourceType !== type)
+      throw validationError(`The body is a ${String(resource.resourceType)}, the URL names ${type}`, [
+        { path: 'resourceType', message: 'does not match the URL' },
+      ]);
+    const data = await run(req, 'mutation($resource: JSONObject!, $reason: String) { fhirCreate(resource: $resource, reason: $reason) }', {
+      resource,
+      reason: changeReason(req),
+    });
     sendResource(req, res, 201, data.fhirCreate);
   });
 
@@ -138,28 +161,34 @@ export function fhirRoutes(run: GraphQLRunner): Router {
 
   router.get('/:type/:id', async (req, res) => {
     if (req.params.id.startsWith('$')) throw notSupported(`Operation ${req.params.id}`);
-    const data = await run(req, 'query($type: String!, $id: ID!) { fhirRead(resourceType: $type, id: $id) }', { type: segment(req, 'type', TYPE), id: segment(req, 'id', ID) });
+    const data = await run(req, 'query($type: String!, $id: ID!) { fhirRead(resourceType: $type, id: $id) }', {
+      type: segment(req, 'type', TYPE),
+      id: segment(req, 'id', ID),
+    });
     sendResource(req, res, 200, data.fhirRead);
   });
 
   router.put('/:type/:id', async (req, res) => {
-    const data = await run(req, 'mutation($type: String!, $id: ID!, $resource: JSONObject!, $ifMatch: String, $reason: String) { fhirUpdate(resourceType: $type, id: $id, resource: $resource, ifMatch: $ifMatch, reason: $reason) }', {
-      type: segment(req, 'type', TYPE),
-      id: segment(req, 'id', ID),
-      resource: resourceBody(req),
-      ifMatch: ifMatch(req),
-      reason: changeReason(req),
-    });
+    const data = await run(
+      req,
+      'mutation($type: String!, $id: ID!, $resource: JSONObject!, $ifMatch: String, $reason: String) { fhirUpdate(resourceType: $type, id: $id, resource: $resource, ifMatch: $ifMatch, reason: $reason) }',
+      {
+        type: segment(req, 'type', TYPE),
+        id: segment(req, 'id', ID),
+        resource: resourceBody(req),
+        ifMatch: ifMatch(req),
+        reason: changeReason(req),
+      },
+    );
     sendResource(req, res, 200, data.fhirUpdate);
   });
 
   router.get('/:type/:id/_history', async (req, res) => {
-    const data = await run(req, 'query($type: String!, $id: ID!, $baseUrl: String!) { fhirHistory(resourceType: $type, id: $id, baseUrl: $baseUrl) }', {
+    const data = await run(req, 'query($type: String!, $id: ID!) { fhirHistory(resourceType: $type, id: $id) }', {
       type: segment(req, 'type', TYPE),
       id: segment(req, 'id', ID),
-      baseUrl: baseUrl(req),
     });
-    send(res, 200, data.fhirHistory);
+    send(res, 200, absoluteBundle(data.fhirHistory, baseUrl(req)));
   });
 
   router.get('/:type/:id/_history/:vid', async (req, res) => {
@@ -173,12 +202,11 @@ export function fhirRoutes(run: GraphQLRunner): Router {
 
   router.get('/Patient/:id/:operation', async (req, res) => {
     if (req.params.operation !== '$everything') throw notSupported(`Patient/{id}/${req.params.operation}`);
-    const data = await run(req, 'query($id: ID!, $params: [FhirSearchParam!]!, $baseUrl: String!) { fhirPatientEverything(patientId: $id, params: $params, baseUrl: $baseUrl) }', {
+    const data = await run(req, 'query($id: ID!, $params: [FhirSearchParam!]!) { fhirPatientEverything(patientId: $id, params: $params) }', {
       id: segment(req, 'id', ID),
       params: searchParams(req),
-      baseUrl: baseUrl(req),
     });
-    send(res, 200, data.fhirPatientEverything);
+    send(res, 200, absoluteBundle(data.fhirPatientEverything, baseUrl(req)));
   });
 
   // Everything else FHIR defines (delete, patch, batch/transaction, system search, other operations) is not implemented.

@@ -1,11 +1,14 @@
+import { randomUUID } from 'node:crypto';
 import express, { Router, type NextFunction, type Request, type Response } from 'express';
 import { z } from 'zod';
 import type { Config } from '../../common/config';
 import { AppError, notFound, validationError, zodDetails } from '../../common/errors';
-import { verifyTwilioSignature } from '../../subgraphs/messaging/delivery/providers/twilio';
-import { PROVIDER_SUBJECT, PROVIDER_TENANT } from '../../subgraphs/messaging/replies/provider-identity';
+import { verifyTwilioSignature } from '../../common/http/twilio-signature';
+import { ALL_TENANTS, SYSTEM_SUBJECTS } from '../../common/auth/system-identities';
 import type { GraphQLRunner } from './execute';
-import { onlyQueryParams, pathId, queryParam, queryPaging } from './params';
+import { parsedBodyGuard, verifyUtf8 } from '../security/text';
+import type { PublicBase } from '../public-url';
+import { hasBody, onlyQueryParams, pathId, queryParam, queryPaging } from './params';
 
 const MESSAGE_FIELDS = 'id patientId templateId templateVersion language channel variables subject body status error appointmentId dueAt createdAt updatedAt';
 const TEMPLATE_FIELDS = 'id version name channel language subject body variables { name type required }';
@@ -13,22 +16,31 @@ const PREFERENCE_FIELDS = 'channels { sms email } language quietHours { start en
 const REPLY_FIELDS = 'id messageId patientId keyword action receivedAt';
 
 const id = z.string().min(1).max(128);
-const sendSchema = z.strictObject({
+// Request shapes, exported for the OpenAPI document (gateway/openapi).
+export const sendSchema = z.strictObject({
   patientId: id,
   templateId: id,
   channel: z.enum(['sms', 'email']),
   variables: z.record(z.string().max(64), z.string().max(1000)).optional(),
 });
-const batchSchema = z.strictObject({ messages: z.array(z.unknown()).min(1).max(1000) });
-const preferencesSchema = z.strictObject({
+export const batchSchema = z.strictObject({ messages: z.array(z.unknown()).min(1).max(1000) });
+export const preferencesSchema = z.strictObject({
   channels: z.strictObject({ sms: z.boolean().optional(), email: z.boolean().optional() }).optional(),
   language: z.string().max(16).optional(),
-  quietHours: z.strictObject({ start: z.string().max(5), end: z.string().max(5), timezone: z.string().max(64) }).nullable().optional(),
+  quietHours: z
+    .strictObject({ start: z.string().max(5), end: z.string().max(5), timezone: z.string().max(64) })
+    .nullable()
+    .optional(),
 });
-const remindSchema = z.strictObject({ templateId: id.optional(), channel: z.enum(['sms', 'email']).optional() });
-const replySchema = z.strictObject({ messageId: id, body: z.string().min(1).max(1600) });
+export const remindSchema = z.strictObject({ templateId: id.optional(), channel: z.enum(['sms', 'email']).optional() });
+export const replySchema = z.strictObject({ messageId: id, body: z.string().min(1).max(1600) });
 // Twilio posts many more fields (AccountSid, To, NumMedia, …): only these matter.
-const inboundSchema = z.object({ From: z.string().min(1).max(32), Body: z.string().max(1600), MessageSid: z.string().max(64).optional() });
+export const inboundSchema = z.object({ From: z.string().min(1).max(32), Body: z.string().max(1600), MessageSid: z.string().max(64).optional() });
+export const twilioStatusSchema = z.object({
+  MessageSid: z.string().min(1).max(64),
+  MessageStatus: z.string().min(1).max(32),
+  ErrorCode: z.string().max(16).optional(),
+});
 
 function parse<T>(schema: z.ZodType<T>, body: unknown): T {
   const result = schema.safeParse(body ?? {});
@@ -46,8 +58,14 @@ function idempotencyKey(req: Request): string | undefined {
   return value;
 }
 
-function hasBody(req: Request): boolean {
-  return req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+/**
+ * The key a send runs with: the client's Idempotency-Key, or else one chosen here, so
+ * that a send whose outcome the deadline leaves unknown can be retried safely with it
+ * (the 503 names it; docs/security.md, "Request deadlines").
+ */
+function sendKey(req: Request): string {
+  req.idempotencyKey = idempotencyKey(req) ?? randomUUID();
+  return req.idempotencyKey;
 }
 
 /** JSON paths refuse other bodies with 415 (express.json leaves them unparsed). */
@@ -59,7 +77,7 @@ function requireJson(req: Request, _res: Response, next: NextFunction) {
   next();
 }
 
-/** A flat REST message: `error` only when failed, as CONTRACT §5 shows it. */
+/** A flat REST message: `error` only when failed, as docs/api.md §5 shows it. */
 function messageBody(message: Record<string, unknown>) {
   const { error, ...rest } = message;
   return error ? { ...rest, error } : rest;
@@ -68,19 +86,23 @@ function messageBody(message: Record<string, unknown>) {
 /** `/v1/…`: the messaging spec's REST paths, each a thin translation to one GraphQL operation. */
 export function messagingRoutes(run: GraphQLRunner): Router {
   const router = Router();
-  const form = express.urlencoded({ extended: false, limit: '1mb' });
+  const form = [express.urlencoded({ extended: false, limit: '1mb', verify: verifyUtf8 }), parsedBodyGuard];
 
   // Inbound SMS takes Twilio's form posts as well as JSON; everything else is JSON only.
-  router.post('/inbound/sms', form, async (req, res) => {
+  router.post('/inbound/sms', ...form, async (req, res) => {
     if (hasBody(req) && !req.is(['application/json', 'application/x-www-form-urlencoded'])) {
       throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/x-www-form-urlencoded or application/json');
     }
     const input = parse(inboundSchema, req.body);
-    const data = await run(req, `mutation($from: String!, $body: String!, $sid: String) { receiveSms(from: $from, body: $body, providerMessageId: $sid) { ${REPLY_FIELDS} } }`, {
-      from: input.From,
-      body: input.Body,
-      sid: input.MessageSid ?? null,
-    });
+    const data = await run(
+      req,
+      `mutation($from: String!, $body: String!, $sid: String) { receiveSms(from: $from, body: $body, providerMessageId: $sid) { ${REPLY_FIELDS} } }`,
+      {
+        from: input.From,
+        body: input.Body,
+        sid: input.MessageSid ?? null,
+      },
+    );
     res.status(201).json(data.receiveSms);
   });
 
@@ -89,17 +111,21 @@ export function messagingRoutes(run: GraphQLRunner): Router {
   router.post('/messages', async (req, res) => {
     onlyQueryParams(req, []);
     const input = parse(sendSchema, req.body);
-    const data = await run(req, `mutation($input: SendMessageInput!, $key: String) { sendMessage(input: $input, idempotencyKey: $key) { ${MESSAGE_FIELDS} } }`, {
-      input,
-      key: idempotencyKey(req) ?? null,
-    });
+    const data = await run(
+      req,
+      `mutation($input: SendMessageInput!, $key: String) { sendMessage(input: $input, idempotencyKey: $key) { ${MESSAGE_FIELDS} } }`,
+      {
+        input,
+        key: sendKey(req),
+      },
+    );
     res.status(201).json(messageBody(data.sendMessage));
   });
 
   router.post('/messages/batch', async (req, res) => {
     onlyQueryParams(req, []);
     const { messages } = parse(batchSchema, req.body);
-    const key = idempotencyKey(req);
+    const key = sendKey(req);
     // Items are checked one by one: a malformed item is refused on its own and the others still go.
     const results: unknown[] = new Array(messages.length);
     const valid: { index: number; input: z.infer<typeof sendSchema> }[] = [];
@@ -108,7 +134,10 @@ export function messagingRoutes(run: GraphQLRunner): Router {
       if (parsed.success) valid.push({ index, input: parsed.data });
       else {
         const details = zodDetails(parsed.error.issues);
-        results[index] = { index, error: { code: 'VALIDATION_ERROR', message: `Invalid message: ${details.map((d) => `${d.path}: ${d.message}`).join('; ')}` } };
+        results[index] = {
+          index,
+          error: { code: 'VALIDATION_ERROR', message: `Invalid message: ${details.map((d) => `${d.path}: ${d.message}`).join('; ')}` },
+        };
       }
     });
     if (valid.length > 0) {
@@ -116,7 +145,7 @@ export function messagingRoutes(run: GraphQLRunner): Router {
         req,
         `mutation($messages: [SendMessageInput!]!, $key: String) { sendMessages(messages: $messages, idempotencyKey: $key) { results { index id status createdAt error { code message } } } }`,
         // Per-item idempotency keys follow the item's position in the request, not in the forwarded list.
-        { messages: valid.map((v) => v.input), key: key ?? null },
+        { messages: valid.map((v) => v.input), key },
       );
       data.sendMessages.results.forEach((result: any, n: number) => {
         const index = valid[n].index;
@@ -151,7 +180,7 @@ export function messagingRoutes(run: GraphQLRunner): Router {
       `query($id: ID!) { patient(id: $id) { id ehrId name { given family } birthDate gender contact { phone email } preferences { ${PREFERENCE_FIELDS} } } }`,
       { id: pathId(req, 'id') },
     );
-    if (!data.patient) throw notFound('Patient', req.params.id as string);
+    if (!data.patient) throw notFound('Patient', req.params.id);
     res.json(data.patient);
   });
 
@@ -160,7 +189,10 @@ export function messagingRoutes(run: GraphQLRunner): Router {
     const patientId = pathId(req, 'id');
     if (req.body === undefined) throw validationError('A JSON body with the fields to change is required');
     const input = parse(preferencesSchema, req.body);
-    const data = await run(req, `mutation($id: ID!, $input: PreferencesInput!) { updatePreferences(patientId: $id, input: $input) { ${PREFERENCE_FIELDS} } }`, { id: patientId, input });
+    const data = await run(req, `mutation($id: ID!, $input: PreferencesInput!) { updatePreferences(patientId: $id, input: $input) { ${PREFERENCE_FIELDS} } }`, {
+      id: patientId,
+      input,
+    });
     res.json(data.updatePreferences);
   });
 
@@ -196,7 +228,7 @@ export function messagingRoutes(run: GraphQLRunner): Router {
     const data = await run(
       req,
       `mutation($id: ID!, $templateId: String, $channel: String, $key: String) { remindAppointment(appointmentId: $id, templateId: $templateId, channel: $channel, idempotencyKey: $key) { ${MESSAGE_FIELDS} } }`,
-      { id: appointmentId, templateId: input.templateId ?? null, channel: input.channel ?? null, key: idempotencyKey(req) ?? null },
+      { id: appointmentId, templateId: input.templateId ?? null, channel: input.channel ?? null, key: sendKey(req) },
     );
     res.status(201).json(messageBody(data.remindAppointment));
   });
@@ -204,7 +236,10 @@ export function messagingRoutes(run: GraphQLRunner): Router {
   router.post('/simulator/replies', async (req, res) => {
     onlyQueryParams(req, []);
     const input = parse(replySchema, req.body);
-    const data = await run(req, `mutation($id: ID!, $body: String!) { simulateReply(messageId: $id, body: $body) { ${REPLY_FIELDS} } }`, { id: input.messageId, body: input.body });
+    const data = await run(req, `mutation($id: ID!, $body: String!) { simulateReply(messageId: $id, body: $body) { ${REPLY_FIELDS} } }`, {
+      id: input.messageId,
+      body: input.body,
+    });
     res.status(201).json(data.simulateReply);
   });
 
@@ -213,33 +248,45 @@ export function messagingRoutes(run: GraphQLRunner): Router {
 
 const TWIML_EMPTY = '<?xml version="1.0" encoding="UTF-8"?><Response></Response>';
 
+/** Twilio's delivery-status callback, below the gateway's /v1 mount. */
+export const TWILIO_STATUS_ROUTE = '/providers/twilio/status';
+/** Gateway paths that take the provider's form posts. */
+export const SMS_PROVIDER_PATHS = ['/v1/inbound/sms', `/v1${TWILIO_STATUS_ROUTE}`];
+
+/** The status callback URL given to Twilio with each message: this gateway's public route (none without PUBLIC_URL). */
+export function twilioStatusCallbackUrl(config: Pick<Config, 'PUBLIC_URL'>): string | undefined {
+  return config.PUBLIC_URL ? `${config.PUBLIC_URL.replace(/\/$/, '')}/v1${TWILIO_STATUS_ROUTE}` : undefined;
+}
+
 /**
  * Twilio's webhooks (inbound SMS, status callbacks) when SMS_PROVIDER=twilio:
  * authenticated by Twilio's request signature instead of a bearer token, and
  * run as the provider identity (messaging finds the tenant from the message).
  * Mounted before the bearer-token routes; with another provider it passes through.
  */
-export function smsProviderRoutes(run: GraphQLRunner, config: Config): Router {
+export function smsProviderRoutes(run: GraphQLRunner, config: Config, publicBase: PublicBase): Router {
   const router = Router();
   if (config.SMS_PROVIDER !== 'twilio') return router;
-  const form = express.urlencoded({ extended: false, limit: '1mb' });
+  const form = [express.urlencoded({ extended: false, limit: '1mb', verify: verifyUtf8 }), parsedBodyGuard];
 
   const verify = (req: Request, _res: Response, next: NextFunction) => {
     if (!req.is('application/x-www-form-urlencoded')) {
       next(new AppError('UNSUPPORTED_MEDIA_TYPE', 'Twilio webhooks are application/x-www-form-urlencoded'));
       return;
     }
-    const base = config.PUBLIC_URL?.replace(/\/$/, '') ?? `${req.protocol}://${req.get('host')}`;
+    // Twilio signs the URL it called: the public one (PUBLIC_URL or a trusted proxy's), never a client-chosen Host.
+    const base = publicBase(req);
     const params = Object.fromEntries(Object.entries((req.body ?? {}) as Record<string, unknown>).map(([k, v]) => [k, String(v)]));
     if (!verifyTwilioSignature(config.TWILIO_AUTH_TOKEN!, `${base}${req.originalUrl}`, params, req.header('x-twilio-signature'))) {
       next(new AppError('FORBIDDEN', 'Invalid X-Twilio-Signature'));
       return;
     }
-    req.principal = { sub: PROVIDER_SUBJECT, tenants: [PROVIDER_TENANT], roles: ['integration'] };
+    // No role: the provider reaches only what its reserved identity is granted.
+    req.principal = { sub: SYSTEM_SUBJECTS.smsProvider, tenants: [ALL_TENANTS], roles: [] };
     next();
   };
 
-  router.post('/inbound/sms', form, verify, async (req, res) => {
+  router.post('/inbound/sms', ...form, verify, async (req, res) => {
     const input = parse(inboundSchema, req.body);
     try {
       await run(req, `mutation($from: String!, $body: String!, $sid: String) { receiveSms(from: $from, body: $body, providerMessageId: $sid) { id } }`, {
@@ -254,13 +301,17 @@ export function smsProviderRoutes(run: GraphQLRunner, config: Config): Router {
     res.type('text/xml').send(TWIML_EMPTY);
   });
 
-  router.post('/providers/twilio/status', form, verify, async (req, res) => {
-    const input = parse(z.object({ MessageSid: z.string().min(1).max(64), MessageStatus: z.string().min(1).max(32), ErrorCode: z.string().max(16).optional() }), req.body);
-    await run(req, `mutation($sid: String!, $status: String!, $code: String) { recordDeliveryStatus(providerMessageId: $sid, status: $status, errorCode: $code) }`, {
-      sid: input.MessageSid,
-      status: input.MessageStatus,
-      code: input.ErrorCode ?? null,
-    });
+  router.post(TWILIO_STATUS_ROUTE, ...form, verify, async (req, res) => {
+    const input = parse(twilioStatusSchema, req.body);
+    await run(
+      req,
+      `mutation($sid: String!, $status: String!, $code: String) { recordDeliveryStatus(providerMessageId: $sid, status: $status, errorCode: $code) }`,
+      {
+        sid: input.MessageSid,
+        status: input.MessageStatus,
+        code: input.ErrorCode ?? null,
+      },
+    );
     res.status(204).end();
   });
 

@@ -1,9 +1,20 @@
-import { Router, type NextFunction, type Request, type Response } from 'express';
+import express, { Router, type NextFunction, type Request, type Response } from 'express';
 import { AppError, validationError } from '../../common/errors';
 import type { Logger } from '../../common/logger';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../../common/json-depth';
 import { toAppError } from '../http-errors';
 import type { GraphQLRunner } from './execute';
-import { pathId } from './params';
+import type { PublicBase } from '../public-url';
+import { hasBody, ifMatch, pathId } from './params';
+import { BODY_LIMIT_BYTES } from '../security/body';
+import { verifyUtf8 } from '../security/text';
+
+/** Paths below /openehr/v1 whose bodies may be XML (the body guard admits XML there). */
+export const OPENEHR_XML_PATHS = ['/definition/template/adl1.4'];
+const XML = ['application/xml', 'text/xml'];
+const xmlBody = express.text({ type: XML, limit: BODY_LIMIT_BYTES, verify: verifyUtf8 });
+/** `?format=` of composition and example interactions: JSON (canonical), FLAT, STRUCTURED. */
+const formatParam = (req: Request) => (typeof req.query.format === 'string' ? req.query.format : null);
 
 /**
  * `/openehr/v1`: the openEHR REST API (Release 1.0.3 shapes). Thin: HTTP-level
@@ -11,23 +22,45 @@ import { pathId } from './params';
  * and aqlQuery fields of the ehr subgraph). Errors carry openEHR's
  * `{message, validationErrors}` beside the contract's `error` object.
  */
-const RESULT = 'body uid lastModified location deleted';
+const RESULT = 'body uid lastModified deleted';
 
 interface OpenEhrResult {
   body?: unknown;
   uid?: string | null;
   lastModified?: string | null;
-  location?: string | null;
   deleted?: boolean | null;
 }
 
-/** `openehr-audit-details: committer.name="Dr X", description.value="why"` (plus X-Change-Reason) → the audit record's reason. */
-export function auditReason(req: Request): string | undefined {
-  const header = req.headers['openehr-audit-details'];
+/**
+ * Where each answered resource lives below /openehr/v1 (the Location header):
+ * the REST paths are this adapter's, so it builds them from the request path
+ * and the version uid the clinical record answered.
+ */
+const at = {
+  ehr: (r: OpenEhrResult) => `/ehr/${r.uid}`,
+  ehrStatus: (ehrId: string, r: OpenEhrResult) => `/ehr/${ehrId}/ehr_status/${r.uid}`,
+  composition: (ehrId: string, r: OpenEhrResult) => `/ehr/${ehrId}/composition/${r.uid}`,
+  // A version uid is <versioned object id>::<system>::<version>.
+  ehrStatusVersion: (ehrId: string, r: OpenEhrResult) => `/ehr/${ehrId}/versioned_ehr_status/version/${r.uid}`,
+  compositionVersion: (ehrId: string, r: OpenEhrResult) => `/ehr/${ehrId}/versioned_composition/${r.uid!.split('::')[0]}/version/${r.uid}`,
+  contribution: (ehrId: string, r: OpenEhrResult) => `/ehr/${ehrId}/contribution/${r.uid}`,
+  template: (templateId: string) => `/definition/template/adl1.4/${templateId}`,
+};
+
+/** The `name="value"` pairs of openEHR's structured headers (`committer.name="Dr X", description.value="why"`), names lower-cased. */
+function headerFields(req: Request, names: string[]): Record<string, string> {
   const fields: Record<string, string> = {};
-  if (typeof header === 'string') {
+  for (const name of names) {
+    const header = req.headers[name];
+    if (typeof header !== 'string') continue;
     for (const match of header.matchAll(/([A-Za-z_.]+)\s*=\s*"((?:[^"\\]|\\.)*)"/g)) fields[match[1].toLowerCase()] = match[2].replace(/\\(.)/g, '$1');
   }
+  return fields;
+}
+
+/** `openehr-audit-details: committer.name="Dr X", description.value="why"` (plus X-Change-Reason) → the audit record's reason. */
+function auditReason(req: Request): string | undefined {
+  const fields = headerFields(req, ['openehr-audit-details']);
   const changeReason = req.headers['x-change-reason'];
   const description = fields['description.value'] ?? fields.description ?? (typeof changeReason === 'string' ? changeReason.trim() : undefined);
   const committer = fields['committer.name'];
@@ -35,42 +68,73 @@ export function auditReason(req: Request): string | undefined {
   return reason ? reason.slice(0, 1000) : undefined;
 }
 
-/** If-Match is a version uid, quoted or not. */
-function ifMatch(req: Request): string {
-  const value = req.headers['if-match'];
-  if (typeof value !== 'string' || !value.trim()) throw validationError('If-Match is required: the version uid this change replaces', [{ path: 'If-Match', message: 'required' }]);
-  return value.trim().replace(/^W\//, '').replace(/^"|"$/g, '');
+function requiredIfMatch(req: Request): string {
+  const version = ifMatch(req);
+  if (!version) throw validationError('If-Match is required: the version uid this change replaces', [{ path: 'If-Match', message: 'required' }]);
+  return version;
 }
 
 function jsonBody(req: Request, optional = false): Record<string, unknown> | undefined {
-  if (optional && (req.body === undefined || (typeof req.body === 'object' && Object.keys(req.body ?? {}).length === 0 && !req.is('json')))) return undefined;
+  // An optional body may be left out, with or without a Content-Type.
+  if (optional && !hasBody(req)) return undefined;
   if (!req.is(['application/json', 'application/*+json'])) {
-    throw new AppError('UNSUPPORTED_MEDIA_TYPE', req.is(['application/xml', 'text/xml']) ? 'XML is not supported: send JSON (see docs/exchange.md)' : 'Send the body as application/json');
+    throw new AppError(
+      'UNSUPPORTED_MEDIA_TYPE',
+      req.is(['application/xml', 'text/xml']) ? 'XML is not supported: send JSON (see docs/exchange.md)' : 'Send the body as application/json',
+    );
   }
   if (typeof req.body !== 'object' || req.body === null || Array.isArray(req.body)) throw validationError('The body must be a JSON object');
   return req.body as Record<string, unknown>;
 }
 
-const representation = (req: Request) => /return=representation/.test(String(req.headers.prefer ?? ''));
+/** `Prefer: return=minimal|representation|identifier` (minimal by default). */
+function preference(req: Request): 'minimal' | 'representation' | 'identifier' {
+  const match = /return=(minimal|representation|identifier)/.exec(String(req.headers.prefer ?? ''));
+  return (match?.[1] as 'minimal' | 'representation' | 'identifier' | undefined) ?? 'minimal';
+}
 
-function headers(req: Request, res: Response, result: OpenEhrResult) {
-  const base = `${req.protocol}://${req.get('host')}${req.baseUrl}`;
+/**
+ * The caller's word on a commit: `openEHR-AUDIT_DETAILS` (committer.name, description.value)
+ * and `openEHR-VERSION` (lifecycle_state.code_string), stored in the version's commit_audit.
+ */
+function commitAudit(req: Request): Record<string, string> | null {
+  const fields = headerFields(req, ['openehr-audit-details', 'openehr-version']);
+  const audit: Record<string, string> = {};
+  if (fields['committer.name']) audit.committer = fields['committer.name'];
+  const description = fields['description.value'] ?? fields.description;
+  if (description) audit.description = description;
+  const state = fields['lifecycle_state.code_string'];
+  if (state) audit.lifecycleState = state;
+  return Object.keys(audit).length ? audit : null;
+}
+
+function headers(res: Response, result: OpenEhrResult, location?: string) {
+  const base = res.locals.openEhrBase as string;
   if (result.uid) res.setHeader('ETag', `"${result.uid}"`);
-  if (result.location) res.location(`${base}${result.location}`);
+  if (location) res.location(`${base}${location}`);
   if (result.lastModified) res.setHeader('Last-Modified', new Date(result.lastModified).toUTCString());
 }
 
-/** GET: the body (204 for a logically deleted composition). */
-function read(req: Request, res: Response, result: OpenEhrResult) {
-  headers(req, res, result);
-  if (result.deleted) res.status(204).end();
-  else res.status(200).json(result.body);
+/** JSON as `application/json` exactly (openEHR's documented content type; JSON needs no charset parameter). */
+function sendJson(res: Response, status: number, body: unknown) {
+  // setHeader, not res.type(): the latter appends `; charset=utf-8`.
+  if (!res.get('Content-Type')) res.setHeader('Content-Type', 'application/json');
+  res.status(status).send(Buffer.from(JSON.stringify(body)));
 }
 
-/** Writes: `Prefer: return=representation` gives the body, the default (minimal) none. */
-function written(req: Request, res: Response, status: 200 | 201, result: OpenEhrResult) {
-  headers(req, res, result);
-  if (representation(req) && result.body !== undefined) res.status(status).json(result.body);
+/** GET: the body (204 for a logically deleted composition); `location` is the resource's path below /openehr/v1. */
+function read(res: Response, result: OpenEhrResult, location?: string) {
+  headers(res, result, location);
+  if (result.deleted) res.status(204).end();
+  else sendJson(res, 200, result.body);
+}
+
+/** Writes: `Prefer: return=representation` gives the body, `return=identifier` `{uid}`, the default (minimal) none. */
+function written(req: Request, res: Response, status: 200 | 201, result: OpenEhrResult, location: string) {
+  headers(res, result, location);
+  const prefer = preference(req);
+  if (prefer === 'representation' && result.body !== undefined) sendJson(res, status, result.body);
+  else if (prefer === 'identifier' && result.uid) sendJson(res, status, { uid: result.uid });
   else res.status(status === 200 ? 204 : 201).end();
 }
 
@@ -81,10 +145,16 @@ function intParam(value: unknown, name: string): number | undefined {
   throw validationError(`${name} must be a whole number`, [{ path: name, message: 'invalid' }]);
 }
 
-const AQL = 'query($q: String!, $parameters: JSONObject, $offset: Int, $fetch: Int) { aqlQuery(q: $q, parameters: $parameters, offset: $offset, fetch: $fetch) }';
+const AQL =
+  'query($q: String!, $parameters: JSONObject, $offset: Int, $fetch: Int) { aqlQuery(q: $q, parameters: $parameters, offset: $offset, fetch: $fetch) }';
 
-export function openEhrRoutes(run: GraphQLRunner): Router {
+export function openEhrRoutes(run: GraphQLRunner, publicBase: PublicBase): Router {
   const router = Router();
+  // Location headers are absolute, from the public base URL (never the request's Host).
+  router.use((req, res, next) => {
+    res.locals.openEhrBase = `${publicBase(req)}${req.baseUrl}`;
+    next();
+  });
   /** One GraphQL operation: `field(arg: $arg, …)`, each variable named and typed like its argument. */
   const call = async (req: Request, field: string, vars: Record<string, unknown>, kind: 'query' | 'mutation' = 'query'): Promise<OpenEhrResult> => {
     const names = Object.keys(vars);
@@ -94,83 +164,164 @@ export function openEhrRoutes(run: GraphQLRunner): Router {
     return data[field];
   };
 
-  // EHR. CareGraph creates a patient's EHR together with the patient (demographics are required), so
-  // POST /ehr for a registered subject answers 409 (its EHR exists) and for anyone else 400.
-  router.post('/ehr', async (req) => {
-    const status = jsonBody(req, true) as { subject?: { external_ref?: { id?: { value?: unknown } } } } | undefined;
-    const subjectId = status?.subject?.external_ref?.id?.value;
-    if (typeof subjectId !== 'string') {
-      throw validationError('EHRs belong to registered patients: send an EHR_STATUS whose subject.external_ref.id.value is the patient id', [{ path: 'subject.external_ref.id.value', message: 'required' }]);
-    }
-    const existing = await call(req, 'openehrEhr', { subjectId, subjectNamespace: 'caregraph' }).catch((err) => {
-      if (err instanceof AppError && err.code === 'NOT_FOUND') return undefined;
-      throw err;
-    });
-    if (existing) throw new AppError('CONFLICT', `The subject already has an EHR (${existing.location})`, [{ path: 'subject', message: 'EHR exists', latestVersionUid: existing.uid ?? undefined }]);
-    throw validationError(`Subject '${subjectId}' is not a registered patient of this tenant; registering the patient (FHIR POST /Patient) creates the EHR`, [{ path: 'subject.external_ref.id.value', message: 'unknown patient' }]);
+  // EHR: a body is an optional EHR_STATUS (subject, is_queryable, is_modifiable).
+  router.post('/ehr', async (req, res) => {
+    const result = await call(req, 'openehrCreateEhr', { ehrStatus: jsonBody(req, true) ?? null, reason: auditReason(req) ?? null }, 'mutation');
+    written(req, res, 201, result, at.ehr(result));
+  });
+  router.put('/ehr/:ehrId', async (req, res) => {
+    const vars = { ehrId: pathId(req, 'ehrId'), ehrStatus: jsonBody(req, true) ?? null, reason: auditReason(req) ?? null };
+    const result = await call(req, 'openehrCreateEhr', vars, 'mutation');
+    written(req, res, 201, result, at.ehr(result));
   });
   router.get('/ehr', async (req, res) => {
     const subjectId = typeof req.query.subject_id === 'string' ? req.query.subject_id : null;
     const subjectNamespace = typeof req.query.subject_namespace === 'string' ? req.query.subject_namespace : null;
-    read(req, res, await call(req, 'openehrEhr', { subjectId, subjectNamespace }));
+    const result = await call(req, 'openehrEhr', { subjectId, subjectNamespace });
+    read(res, result, at.ehr(result));
   });
-  router.get('/ehr/:ehrId', async (req, res) => read(req, res, await call(req, 'openehrEhr', { ehrId: pathId(req, 'ehrId') })));
+  router.get('/ehr/:ehrId', async (req, res) => {
+    const result = await call(req, 'openehrEhr', { ehrId: pathId(req, 'ehrId') });
+    read(res, result, at.ehr(result));
+  });
 
   // EHR_STATUS
   router.get('/ehr/:ehrId/ehr_status', async (req, res) => {
     const versionAtTime = typeof req.query.version_at_time === 'string' ? req.query.version_at_time : null;
-    read(req, res, await call(req, 'openehrEhrStatus', { ehrId: pathId(req, 'ehrId'), versionAtTime }));
+    const ehrId = pathId(req, 'ehrId');
+    const result = await call(req, 'openehrEhrStatus', { ehrId, versionAtTime });
+    read(res, result, at.ehrStatus(ehrId, result));
   });
-  router.get('/ehr/:ehrId/ehr_status/:versionUid', async (req, res) =>
-    read(req, res, await call(req, 'openehrEhrStatus', { ehrId: pathId(req, 'ehrId'), versionUid: pathId(req, 'versionUid') })),
-  );
+  router.get('/ehr/:ehrId/ehr_status/:versionUid', async (req, res) => {
+    const ehrId = pathId(req, 'ehrId');
+    const result = await call(req, 'openehrEhrStatus', { ehrId, versionUid: pathId(req, 'versionUid') });
+    read(res, result, at.ehrStatus(ehrId, result));
+  });
   router.put('/ehr/:ehrId/ehr_status', async (req, res) => {
-    const vars = { ehrId: pathId(req, 'ehrId'), ifMatch: ifMatch(req), ehrStatus: jsonBody(req), reason: auditReason(req) ?? null };
-    written(req, res, 200, await call(req, 'openehrUpdateEhrStatus', vars, 'mutation'));
+    const vars = { ehrId: pathId(req, 'ehrId'), ifMatch: requiredIfMatch(req), ehrStatus: jsonBody(req), reason: auditReason(req) ?? null };
+    const result = await call(req, 'openehrUpdateEhrStatus', vars, 'mutation');
+    written(req, res, 200, result, at.ehrStatus(vars.ehrId, result));
+  });
+
+  // VERSIONED_EHR_STATUS
+  router.get('/ehr/:ehrId/versioned_ehr_status', async (req, res) => read(res, await call(req, 'openehrVersionedEhrStatus', { ehrId: pathId(req, 'ehrId') })));
+  router.get('/ehr/:ehrId/versioned_ehr_status/revision_history', async (req, res) =>
+    read(res, await call(req, 'openehrEhrStatusRevisionHistory', { ehrId: pathId(req, 'ehrId') })),
+  );
+  router.get('/ehr/:ehrId/versioned_ehr_status/version', async (req, res) => {
+    const versionAtTime = typeof req.query.version_at_time === 'string' ? req.query.version_at_time : null;
+    const ehrId = pathId(req, 'ehrId');
+    const result = await call(req, 'openehrEhrStatusVersion', { ehrId, versionAtTime });
+    read(res, result, at.ehrStatusVersion(ehrId, result));
+  });
+  router.get('/ehr/:ehrId/versioned_ehr_status/version/:versionUid', async (req, res) => {
+    const ehrId = pathId(req, 'ehrId');
+    const result = await call(req, 'openehrEhrStatusVersion', { ehrId, versionUid: pathId(req, 'versionUid') });
+    read(res, result, at.ehrStatusVersion(ehrId, result));
   });
 
   // COMPOSITION
   router.post('/ehr/:ehrId/composition', async (req, res) => {
     const templateId = typeof req.query.templateId === 'string' ? req.query.templateId : null;
-    const vars = { ehrId: pathId(req, 'ehrId'), templateId, composition: jsonBody(req), reason: auditReason(req) ?? null };
-    written(req, res, 201, await call(req, 'openehrCreateComposition', vars, 'mutation'));
+    const vars = {
+      ehrId: pathId(req, 'ehrId'),
+      templateId,
+      composition: jsonBody(req),
+      reason: auditReason(req) ?? null,
+      format: formatParam(req),
+      audit: commitAudit(req),
+    };
+    const result = await call(req, 'openehrCreateComposition', vars, 'mutation');
+    written(req, res, 201, result, at.composition(vars.ehrId, result));
   });
-  router.get('/ehr/:ehrId/composition/:uid', async (req, res) =>
-    read(req, res, await call(req, 'openehrComposition', { ehrId: pathId(req, 'ehrId'), uid: pathId(req, 'uid') })),
-  );
+  router.get('/ehr/:ehrId/composition/:uid', async (req, res) => {
+    const ehrId = pathId(req, 'ehrId');
+    const result = await call(req, 'openehrComposition', { ehrId, uid: pathId(req, 'uid'), format: formatParam(req) });
+    read(res, result, at.composition(ehrId, result));
+  });
   router.put('/ehr/:ehrId/composition/:uid', async (req, res) => {
     const templateId = typeof req.query.templateId === 'string' ? req.query.templateId : null;
-    const vars = { ehrId: pathId(req, 'ehrId'), versionedObjectUid: pathId(req, 'uid'), ifMatch: ifMatch(req), templateId, composition: jsonBody(req), reason: auditReason(req) ?? null };
-    written(req, res, 200, await call(req, 'openehrUpdateComposition', vars, 'mutation'));
+    const vars = {
+      ehrId: pathId(req, 'ehrId'),
+      versionedObjectUid: pathId(req, 'uid'),
+      ifMatch: requiredIfMatch(req),
+      templateId,
+      composition: jsonBody(req),
+      reason: auditReason(req) ?? null,
+      format: formatParam(req),
+      audit: commitAudit(req),
+    };
+    const result = await call(req, 'openehrUpdateComposition', vars, 'mutation');
+    written(req, res, 200, result, at.composition(vars.ehrId, result));
   });
   router.delete('/ehr/:ehrId/composition/:uid', async (req, res) => {
-    const result = await call(req, 'openehrDeleteComposition', { ehrId: pathId(req, 'ehrId'), precedingVersionUid: pathId(req, 'uid'), reason: auditReason(req) ?? null }, 'mutation');
-    headers(req, res, result);
+    const ehrId = pathId(req, 'ehrId');
+    const result = await call(
+      req,
+      'openehrDeleteComposition',
+      { ehrId, precedingVersionUid: pathId(req, 'uid'), reason: auditReason(req) ?? null, audit: commitAudit(req) },
+      'mutation',
+    );
+    headers(res, result, at.composition(ehrId, result));
     res.status(204).end();
   });
 
   // VERSIONED_COMPOSITION
   const versioned = (req: Request) => ({ ehrId: pathId(req, 'ehrId'), versionedObjectUid: pathId(req, 'uid') });
-  router.get('/ehr/:ehrId/versioned_composition/:uid', async (req, res) => read(req, res, await call(req, 'openehrVersionedComposition', versioned(req))));
-  router.get('/ehr/:ehrId/versioned_composition/:uid/revision_history', async (req, res) => read(req, res, await call(req, 'openehrRevisionHistory', versioned(req))));
+  router.get('/ehr/:ehrId/versioned_composition/:uid', async (req, res) => read(res, await call(req, 'openehrVersionedComposition', versioned(req))));
+  router.get('/ehr/:ehrId/versioned_composition/:uid/revision_history', async (req, res) =>
+    read(res, await call(req, 'openehrRevisionHistory', versioned(req))),
+  );
   router.get('/ehr/:ehrId/versioned_composition/:uid/version', async (req, res) => {
     const versionAtTime = typeof req.query.version_at_time === 'string' ? req.query.version_at_time : null;
-    read(req, res, await call(req, 'openehrCompositionVersion', { ...versioned(req), versionAtTime }));
+    const vars = { ...versioned(req), versionAtTime };
+    const result = await call(req, 'openehrCompositionVersion', vars);
+    read(res, result, at.compositionVersion(vars.ehrId, result));
   });
-  router.get('/ehr/:ehrId/versioned_composition/:uid/version/:versionUid', async (req, res) =>
-    read(req, res, await call(req, 'openehrCompositionVersion', { ...versioned(req), versionUid: pathId(req, 'versionUid') })),
-  );
+  router.get('/ehr/:ehrId/versioned_composition/:uid/version/:versionUid', async (req, res) => {
+    const vars = { ...versioned(req), versionUid: pathId(req, 'versionUid') };
+    const result = await call(req, 'openehrCompositionVersion', vars);
+    read(res, result, at.compositionVersion(vars.ehrId, result));
+  });
+
+  // CONTRIBUTION
+  router.post('/ehr/:ehrId/contribution', async (req, res) => {
+    const ehrId = pathId(req, 'ehrId');
+    const result = await call(req, 'openehrCommitContribution', { ehrId, contribution: jsonBody(req), reason: auditReason(req) ?? null }, 'mutation');
+    written(req, res, 201, result, at.contribution(ehrId, result));
+  });
+  router.get('/ehr/:ehrId/contribution/:contributionUid', async (req, res) => {
+    const ehrId = pathId(req, 'ehrId');
+    const result = await call(req, 'openehrContribution', { ehrId, contributionUid: pathId(req, 'contributionUid') });
+    read(res, result, at.contribution(ehrId, result));
+  });
 
   // DEFINITION
-  router.post('/definition/template/adl1.4', async (req, res) => {
-    written(req, res, 201, await call(req, 'openehrUploadTemplate', { template: jsonBody(req), reason: auditReason(req) ?? null }, 'mutation'));
+  // An operational template (OPT 1.4) arrives as XML; CareGraph JSON templates as JSON.
+  router.post('/definition/template/adl1.4', xmlBody, async (req, res) => {
+    const xml = req.is(XML);
+    if (xml && (typeof req.body !== 'string' || !req.body.trim())) throw validationError('The body must be an operational template (OPT 1.4 XML)');
+    const template = xml ? (req.body as string) : jsonBody(req)!;
+    const result = await call(req, 'openehrUploadTemplate', { template, reason: auditReason(req) ?? null }, 'mutation');
+    // Stored under the OPT's template_id, or the template_id a JSON template was sent with.
+    const templateId = typeof template === 'string' ? String(result.uid) : String(template.template_id);
+    written(req, res, 201, { ...result, uid: undefined }, at.template(templateId));
   });
-  router.get('/definition/template/adl1.4', async (req, res) => read(req, res, await call(req, 'openehrTemplates', {})));
+  router.get('/definition/template/adl1.4', async (req, res) => read(res, await call(req, 'openehrTemplates', {})));
   router.get('/definition/template/adl1.4/:templateId', async (req, res) => {
     const web = /application\/openehr\.wt\+json/.test(String(req.headers.accept ?? ''));
-    const result = await call(req, 'openehrTemplate', { templateId: pathId(req, 'templateId'), webTemplate: web });
-    if (web) res.type('application/openehr.wt+json');
-    read(req, res, result);
+    const templateId = pathId(req, 'templateId');
+    const result = await call(req, 'openehrTemplate', { templateId, webTemplate: web });
+    if (typeof result.body === 'string') {
+      // An OPT is answered as the XML it was uploaded as.
+      headers(res, result, at.template(templateId));
+      return void res.status(200).type('application/xml').send(result.body);
+    }
+    if (web) res.setHeader('Content-Type', 'application/openehr.wt+json');
+    read(res, result, at.template(templateId));
+  });
+  router.get('/definition/template/adl1.4/:templateId/example', async (req, res) => {
+    read(res, await call(req, 'openehrTemplateExample', { templateId: pathId(req, 'templateId'), format: formatParam(req) }));
   });
 
   // AQL
@@ -178,9 +329,10 @@ export function openEhrRoutes(run: GraphQLRunner): Router {
     const body = jsonBody(req)!;
     if (typeof body.q !== 'string' || !body.q.trim()) throw validationError('q (the AQL query) is required', [{ path: 'q', message: 'required' }]);
     const parameters = body.query_parameters ?? null;
-    if (parameters !== null && (typeof parameters !== 'object' || Array.isArray(parameters))) throw validationError('query_parameters must be an object', [{ path: 'query_parameters', message: 'object' }]);
+    if (parameters !== null && (typeof parameters !== 'object' || Array.isArray(parameters)))
+      throw validationError('query_parameters must be an object', [{ path: 'query_parameters', message: 'object' }]);
     const data = await run(req, AQL, { q: body.q, parameters, offset: intParam(body.offset, 'offset'), fetch: intParam(body.fetch, 'fetch') });
-    res.json(data.aqlQuery);
+    sendJson(res, 200, data.aqlQuery);
   });
   router.get('/query/aql', async (req, res) => {
     const search = new URL(req.originalUrl, 'http://localhost').searchParams;
@@ -191,17 +343,24 @@ export function openEhrRoutes(run: GraphQLRunner): Router {
     for (const [name, value] of search) if (!['q', 'offset', 'fetch', 'query_parameters'].includes(name)) parameters[name] = value;
     const json = search.get('query_parameters');
     if (json) {
+      let parsed: unknown;
       try {
-        parameters = { ...parameters, ...JSON.parse(json) };
+        parsed = JSON.parse(json);
       } catch {
         throw validationError('query_parameters must be a JSON object', [{ path: 'query_parameters', message: 'invalid JSON' }]);
       }
+      if (nestsDeeperThan(parsed, MAX_JSON_DEPTH)) {
+        throw validationError(`query_parameters nests deeper than ${MAX_JSON_DEPTH} levels`, [
+          { path: 'query_parameters', message: `nests deeper than ${MAX_JSON_DEPTH} levels` },
+        ]);
+      }
+      parameters = { ...parameters, ...(parsed as Record<string, unknown>) };
     }
     const data = await run(req, AQL, { q, parameters, offset: intParam(search.get('offset'), 'offset'), fetch: intParam(search.get('fetch'), 'fetch') });
-    res.json(data.aqlQuery);
+    sendJson(res, 200, data.aqlQuery);
   });
 
-  // The rest of the openEHR REST API (CONTRIBUTION, DIRECTORY, stored queries, ADL2, …) is not implemented.
+  // The rest of the openEHR REST API (DIRECTORY, stored queries, ADL2, tags, …) is not implemented.
   router.all('/{*rest}', (req) => {
     throw new AppError('NOT_IMPLEMENTED', `${req.method} ${req.baseUrl}${req.path} is not implemented (see docs/exchange.md)`);
   });
@@ -211,22 +370,38 @@ export function openEhrRoutes(run: GraphQLRunner): Router {
 /** The arguments of each ehr-subgraph field the routes call, with their GraphQL types. */
 const FIELDS: Record<string, Record<string, string>> = {
   openehrEhr: { ehrId: 'ID', subjectId: 'String', subjectNamespace: 'String' },
+  openehrCreateEhr: { ehrId: 'ID', ehrStatus: 'JSON', reason: 'String' },
+  openehrVersionedEhrStatus: { ehrId: 'ID!' },
+  openehrEhrStatusRevisionHistory: { ehrId: 'ID!' },
+  openehrEhrStatusVersion: { ehrId: 'ID!', versionUid: 'String', versionAtTime: 'String' },
   openehrEhrStatus: { ehrId: 'ID!', versionUid: 'String', versionAtTime: 'String' },
   openehrUpdateEhrStatus: { ehrId: 'ID!', ifMatch: 'String!', ehrStatus: 'JSON', reason: 'String' },
-  openehrCreateComposition: { ehrId: 'ID!', templateId: 'String', composition: 'JSONObject!', reason: 'String' },
-  openehrComposition: { ehrId: 'ID!', uid: 'ID!' },
-  openehrUpdateComposition: { ehrId: 'ID!', versionedObjectUid: 'ID!', ifMatch: 'String!', templateId: 'String', composition: 'JSONObject!', reason: 'String' },
-  openehrDeleteComposition: { ehrId: 'ID!', precedingVersionUid: 'ID!', reason: 'String' },
+  openehrCreateComposition: { ehrId: 'ID!', templateId: 'String', composition: 'JSONObject!', reason: 'String', format: 'String', audit: 'JSONObject' },
+  openehrComposition: { ehrId: 'ID!', uid: 'ID!', format: 'String' },
+  openehrUpdateComposition: {
+    ehrId: 'ID!',
+    versionedObjectUid: 'ID!',
+    ifMatch: 'String!',
+    templateId: 'String',
+    composition: 'JSONObject!',
+    reason: 'String',
+    format: 'String',
+    audit: 'JSONObject',
+  },
+  openehrDeleteComposition: { ehrId: 'ID!', precedingVersionUid: 'ID!', reason: 'String', audit: 'JSONObject' },
   openehrVersionedComposition: { ehrId: 'ID!', versionedObjectUid: 'ID!' },
   openehrRevisionHistory: { ehrId: 'ID!', versionedObjectUid: 'ID!' },
   openehrCompositionVersion: { ehrId: 'ID!', versionedObjectUid: 'ID!', versionUid: 'String', versionAtTime: 'String' },
+  openehrCommitContribution: { ehrId: 'ID!', contribution: 'JSON!', reason: 'String' },
+  openehrContribution: { ehrId: 'ID!', contributionUid: 'ID!' },
   openehrTemplates: {},
   openehrTemplate: { templateId: 'ID!', webTemplate: 'Boolean' },
+  openehrTemplateExample: { templateId: 'ID!', format: 'String' },
   openehrUploadTemplate: { template: 'JSON', reason: 'String' },
 };
 
 /** openEHR-style error bodies for every failure under /openehr/v1 (the contract's `error` object included). */
-export function openEhrErrorHandler(logger: Logger) {
+export function openEhrErrorHandler(logger: Logger, publicBase: PublicBase) {
   return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
     let error = toAppError(err);
     if (!error) {
@@ -239,12 +414,12 @@ export function openEhrErrorHandler(logger: Logger) {
     if (latest) {
       res.setHeader('ETag', `"${latest}"`);
       const ehrId = req.path.match(/^\/ehr\/([^/]+)\//)?.[1];
-      if (ehrId && /\/composition\//.test(req.path)) res.location(`${req.protocol}://${req.get('host')}${req.baseUrl}/ehr/${ehrId}/composition/${latest}`);
+      if (ehrId && /\/composition\//.test(req.path)) res.location(`${publicBase(req)}${req.baseUrl}/ehr/${ehrId}/composition/${latest}`);
     }
-    res.status(error.status).json({
+    sendJson(res, error.status, {
       message: error.message,
       code: error.code,
-      ...(error.details ? { validationErrors: error.details.map((d) => (d.path ? `${d.path}: ${d.message}` : d.message)) } : {}),
+      validationErrors: (error.details ?? []).map((d) => (d.path ? `${d.path}: ${d.message}` : d.message)),
       ...error.toBody(),
     });
   };

@@ -9,9 +9,9 @@ const DELIVERY_FIELDS =
   'id webhookId eventId eventType status attemptCount nextAttemptAt createdAt updatedAt attempts { attempt at statusCode durationMs success error responseSnippet }';
 
 /** Shapes only (types, required, unknown fields); the service judges the values. */
-const createBody = z.strictObject({ url: z.string(), events: z.array(z.string()), secret: z.string() });
-const updateBody = z.strictObject({ url: z.string(), events: z.array(z.string()), secret: z.string(), status: z.string() }).partial();
-const testBody = z.strictObject({ type: z.string() }).partial();
+export const createWebhookSchema = z.strictObject({ url: z.string(), events: z.array(z.string()), secret: z.string() });
+export const updateWebhookSchema = z.strictObject({ url: z.string(), events: z.array(z.string()), secret: z.string(), status: z.string() }).partial();
+export const testEventSchema = z.strictObject({ type: z.string() }).partial();
 
 function jsonBody<T>(req: Request, schema: z.ZodType<T>, optional = false): T {
   const length = req.headers['content-length'];
@@ -25,7 +25,7 @@ function jsonBody<T>(req: Request, schema: z.ZodType<T>, optional = false): T {
   return parsed.data;
 }
 
-/** `/v1/webhooks…` and `/v1/alerts` (CONTRACT §6): each a thin translation to one GraphQL operation. */
+/** `/v1/webhooks…` and `/v1/alerts` (docs/api.md §6): each a thin translation to one GraphQL operation. */
 export function webhookRoutes(run: GraphQLRunner): Router {
   const router = Router();
 
@@ -37,7 +37,7 @@ export function webhookRoutes(run: GraphQLRunner): Router {
 
   router.post('/webhooks', async (req, res) => {
     onlyQueryParams(req, []);
-    const input = jsonBody(req, createBody);
+    const input = jsonBody(req, createWebhookSchema);
     const data = await run(req, `mutation($input: CreateWebhookInput!) { createWebhook(input: $input) { id url events status createdAt } }`, { input });
     res.status(201).location(`/v1/webhooks/${data.createWebhook.id}`).json(data.createWebhook);
   });
@@ -51,8 +51,11 @@ export function webhookRoutes(run: GraphQLRunner): Router {
   router.patch('/webhooks/:id', async (req, res) => {
     onlyQueryParams(req, []);
     const id = pathId(req, 'id');
-    const input = jsonBody(req, updateBody);
-    const data = await run(req, `mutation($id: ID!, $input: UpdateWebhookInput!) { updateWebhook(id: $id, input: $input) { ${WEBHOOK_FIELDS} } }`, { id, input });
+    const input = jsonBody(req, updateWebhookSchema);
+    const data = await run(req, `mutation($id: ID!, $input: UpdateWebhookInput!) { updateWebhook(id: $id, input: $input) { ${WEBHOOK_FIELDS} } }`, {
+      id,
+      input,
+    });
     res.json(data.updateWebhook);
   });
 
@@ -77,7 +80,7 @@ export function webhookRoutes(run: GraphQLRunner): Router {
   router.post('/webhooks/:id/test', async (req, res) => {
     onlyQueryParams(req, []);
     const id = pathId(req, 'id');
-    const { type } = jsonBody(req, testBody, true);
+    const { type } = jsonBody(req, testEventSchema, true);
     const data = await run(
       req,
       `mutation($id: ID!, $type: String) { sendTestEvent(id: $id, type: $type) { deliveryId eventId eventType success statusCode durationMs error deliveryStatus nextAttemptAt } }`,

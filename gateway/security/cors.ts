@@ -12,7 +12,17 @@ const ALLOWED_HEADERS = [
   'Apollo-Require-Preflight',
   'X-Apollo-Operation-Name',
 ].join(', ');
-const EXPOSED_HEADERS = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After', 'X-Request-Id', 'Location', 'ETag'].join(', ');
+const EXPOSED_HEADERS = [
+  'X-RateLimit-Limit',
+  'X-RateLimit-Remaining',
+  'X-RateLimit-Reset',
+  'Retry-After',
+  'X-Request-Id',
+  'Location',
+  'ETag',
+  'X-Request-Outcome',
+  'Idempotency-Key',
+].join(', ');
 
 /**
  * CORS for an explicit allowlist of origins (CORS_ORIGINS; none by default,

@@ -18,7 +18,9 @@ describe('GraphQL depth, alias and cost limits', () => {
     const nested = (n: number) => 'parent { '.repeat(n) + 'id' + ' }'.repeat(n);
     expect(errors(`{ node(id: "1") { ${nested(10)} } }`)).toEqual([]);
     expect(errors(`{ node(id: "1") { ${nested(11)} } }`)).toEqual(['The operation is nested deeper than 12 levels']);
-    expect(errors(`{ node(id: "1") { ...F } } fragment F on Node { ... on Node { ${nested(11)} } }`)).toEqual(['The operation is nested deeper than 12 levels']);
+    expect(errors(`{ node(id: "1") { ...F } } fragment F on Node { ... on Node { ${nested(11)} } }`)).toEqual([
+      'The operation is nested deeper than 12 levels',
+    ]);
   });
 
   it('limits aliases', () => {
@@ -51,6 +53,8 @@ describe('GraphQL depth, alias and cost limits', () => {
   });
 
   it('leaves introspection to the introspection setting', () => {
-    expect(errors('{ __schema { types { fields { type { ofType { ofType { ofType { ofType { ofType { ofType { ofType { ofType { name } } } } } } } } } } } } }')).toEqual([]);
+    expect(
+      errors('{ __schema { types { fields { type { ofType { ofType { ofType { ofType { ofType { ofType { ofType { ofType { name } } } } } } } } } } } } }'),
+    ).toEqual([]);
   });
 });

@@ -1,6 +1,9 @@
 import {
   GraphQLError,
   Kind,
+  Lexer,
+  Source,
+  TokenKind,
   getNamedType,
   getNullableType,
   isCompositeType,
@@ -13,6 +16,7 @@ import {
   type SelectionSetNode,
   type ValidationRule,
   type ValueNode,
+  OperationTypeNode,
 } from 'graphql';
 
 export interface QueryLimits {
@@ -22,13 +26,13 @@ export interface QueryLimits {
 }
 
 /** Items assumed for a list whose size no `limit`/`first` argument states. */
-export const DEFAULT_LIST_SIZE = 10;
+const DEFAULT_LIST_SIZE = 10;
 /** Items assumed when a page size comes from a variable (known only after validation): the largest page the API serves. */
-export const VARIABLE_PAGE_SIZE = 100;
+const VARIABLE_PAGE_SIZE = 100;
 const PAGE_ARGUMENTS = ['limit', 'first', 'last'];
 const MAX_WALK = 100_000;
 
-export interface OperationMeasure {
+interface OperationMeasure {
   depth: number;
   aliases: number;
   cost: number;
@@ -41,7 +45,7 @@ export interface OperationMeasure {
  * DEFAULT_LIST_SIZE). Introspection subtrees are free: they read the schema,
  * and introspection is off in production.
  */
-export function measureOperation(
+function measureOperation(
   operation: OperationDefinitionNode,
   rootType: GraphQLCompositeType,
   fragments: Map<string, FragmentDefinitionNode>,
@@ -66,7 +70,13 @@ export function measureOperation(
     return undefined;
   };
 
-  const walk = (selectionSet: SelectionSetNode, parent: GraphQLCompositeType | undefined, level: number, pending: number | undefined, path: Set<string>): number => {
+  const walk = (
+    selectionSet: SelectionSetNode,
+    parent: GraphQLCompositeType | undefined,
+    level: number,
+    pending: number | undefined,
+    path: Set<string>,
+  ): number => {
     if (level > stopAtDepth) return 0;
     let cost = 0;
     for (const selection of selectionSet.selections) {
@@ -114,26 +124,54 @@ export function queryLimitsRule(limits: QueryLimits): ValidationRule {
     OperationDefinition(operation) {
       const schema = context.getSchema();
       const rootType =
-        operation.operation === 'query' ? schema.getQueryType() : operation.operation === 'mutation' ? schema.getMutationType() : schema.getSubscriptionType();
+        operation.operation === OperationTypeNode.QUERY
+          ? schema.getQueryType()
+          : operation.operation === OperationTypeNode.MUTATION
+            ? schema.getMutationType()
+            : schema.getSubscriptionType();
       if (!rootType) return;
-      const fragments = new Map(
-        context
-          .getDocument()
-          .definitions.flatMap((d) => (d.kind === Kind.FRAGMENT_DEFINITION ? [[d.name.value, d] as const] : [])),
-      );
+      const fragments = new Map(context.getDocument().definitions.flatMap((d) => (d.kind === Kind.FRAGMENT_DEFINITION ? [[d.name.value, d] as const] : [])));
       const defaults = new Map((operation.variableDefinitions ?? []).map((v) => [v.variable.name.value, v.defaultValue] as const));
       const measure = measureOperation(operation, rootType, fragments, defaults, limits.maxDepth + 1);
       if (measure.depth > limits.maxDepth) {
         context.reportError(new GraphQLError(`The operation is nested deeper than ${limits.maxDepth} levels`, { nodes: [operation] }));
       }
       if (measure.aliases > limits.maxAliases) {
-        context.reportError(new GraphQLError(`The operation uses ${measure.aliases} aliases; at most ${limits.maxAliases} are allowed`, { nodes: [operation] }));
+        context.reportError(
+          new GraphQLError(`The operation uses ${measure.aliases} aliases; at most ${limits.maxAliases} are allowed`, { nodes: [operation] }),
+        );
       }
       if (measure.depth <= limits.maxDepth && measure.cost > limits.maxCost) {
         context.reportError(
-          new GraphQLError(`The operation's estimated cost ${measure.cost} exceeds the limit of ${limits.maxCost}; request smaller pages or fewer fields`, { nodes: [operation] }),
+          new GraphQLError(`The operation's estimated cost ${measure.cost} exceeds the limit of ${limits.maxCost}; request smaller pages or fewer fields`, {
+            nodes: [operation],
+          }),
         );
       }
     },
   });
+}
+
+/**
+ * Whether a GraphQL document nests `{ }` and `[ ]` more than `max` deep.
+ * graphql-js parses selection sets and value literals recursively, and a
+ * document within the token limit can nest list literals thousands deep and
+ * overflow the parser's stack. The lexer is iterative, so this runs before
+ * parsing; a document the lexer rejects is left to the parser to report.
+ */
+export function documentNestsDeeperThan(query: string, max: number): boolean {
+  const lexer = new Lexer(new Source(query));
+  let depth = 0;
+  try {
+    for (let token = lexer.advance(); token.kind !== TokenKind.EOF; token = lexer.advance()) {
+      if (token.kind === TokenKind.BRACE_L || token.kind === TokenKind.BRACKET_L) {
+        if (++depth > max) return true;
+      } else if (token.kind === TokenKind.BRACE_R || token.kind === TokenKind.BRACKET_R) {
+        depth--;
+      }
+    }
+  } catch {
+    return false;
+  }
+  return false;
 }

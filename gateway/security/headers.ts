@@ -19,7 +19,7 @@ export function securityHeaders(options: { tls: boolean; production: boolean }) 
     res.setHeader('X-Permitted-Cross-Domain-Policies', 'none');
     // Health data must not linger in shared or browser caches.
     res.setHeader('Cache-Control', 'no-store');
-    // Apollo's landing page at GET /graphql loads scripts; it is only served outside production.
+    // GET /graphql in a browser loads scripts (the explorer, which sets its own policy, or Apollo's landing page outside production).
     if (options.production || !(req.method === 'GET' && req.path === '/graphql')) res.setHeader('Content-Security-Policy', API_CSP);
     if (options.tls) res.setHeader('Strict-Transport-Security', 'max-age=31536000; includeSubDomains');
     next();

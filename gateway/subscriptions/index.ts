@@ -8,29 +8,34 @@ import type { ApolloServer } from '@apollo/server';
 import type { Config } from '../../common/config';
 import type { EventBus } from '../../common/events/bus';
 import type { Logger } from '../../common/logger';
+import type { Clock } from '../../common/clock';
 import type { AccessTokenVerifier } from '../../common/auth/tokens';
 import { createErrorFormatter } from '../../common/graphql/errors';
 import { errorBody } from '../../common/errors';
 import type { GatewayContext } from '../context';
-import { buildSubscriptionSchema } from './schema';
 import { graphQLError, prepareOperation, type SubscriptionPlan } from './plan';
 import { authenticateConnection, closeFor, closeOnExpiry, type Session } from './session';
 import { eventStream, messageStatusStream } from './streams';
 import { ConnectionRateLimiter } from './rate';
+import type { TenantDirectory } from '../tenants/directory';
 
-export const SUBSCRIPTIONS_PATH = '/graphql';
+const SUBSCRIPTIONS_PATH = '/graphql';
 /** Largest client message (connection_init, subscribe); ws closes the socket with 1009 beyond it. */
-export const MAX_MESSAGE_BYTES = 64 * 1024;
+const MAX_MESSAGE_BYTES = 64 * 1024;
 /** How long shutdown waits for clients to answer the close handshake before dropping them. */
 const CLOSE_GRACE_MS = 3000;
 
 export interface SubscriptionServerOptions {
   httpServer: Server;
   apollo: ApolloServer<GatewayContext>;
-  /** The supergraph's API schema (what POST /graphql serves). */
-  apiSchema: GraphQLSchema;
+  /** The published schema: the supergraph's API schema plus Subscription (see buildSubscriptionSchema). */
+  schema: GraphQLSchema;
   events: EventBus;
   verifyToken: AccessTokenVerifier;
+  /** Refuses connections of unknown or suspended tenants, and tells of suspensions (their sockets are closed). */
+  tenants: TenantDirectory;
+  /** When a connection's token expires. */
+  clock: Clock;
   config: Pick<Config, 'SUBSCRIPTIONS_MAX_PER_CONNECTION' | 'SUBSCRIPTIONS_CONNECTIONS_PER_MINUTE' | 'production'>;
   logger: Logger;
 }
@@ -45,13 +50,15 @@ interface OperationContext {
  * gateway's own HTTP server: @apollo/gateway has none. Returns the shutdown
  * hook, which closes every socket (1001) and the WebSocket server.
  */
-export function attachSubscriptionServer(options: SubscriptionServerOptions): { close(): Promise<void> } {
-  const { httpServer, apollo, events, verifyToken, config } = options;
+export function attachSubscriptionServer(options: SubscriptionServerOptions): { close(): Promise<void>; active(): number } {
+  const { httpServer, apollo, events, verifyToken, config, clock } = options;
   const logger = options.logger.child({ component: 'subscriptions' });
-  const schema = buildSubscriptionSchema(options.apiSchema);
-  const formatError = createErrorFormatter(logger);
+  const schema = options.schema;
+  const formatError = createErrorFormatter(logger, { hideSuggestions: config.production });
   const format = (errors: readonly GraphQLError[]) => errors.map((error) => formatError(error.toJSON(), error));
   const sessions = new WeakMap<Context<any, Extra>, Session>();
+  // Connections accepted and not yet closed: their graphql-ws contexts hold the live subscriptions (metrics).
+  const open = new Set<Context<any, Extra>>();
   const limiter = new ConnectionRateLimiter(config.SUBSCRIPTIONS_CONNECTIONS_PER_MINUTE);
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES });
 
@@ -60,9 +67,10 @@ export function attachSubscriptionServer(options: SubscriptionServerOptions): { 
       isProd: config.production,
       onConnect: async (ctx) => {
         try {
-          const session = await authenticateConnection(verifyToken, ctx.connectionParams);
+          const session = await authenticateConnection(verifyToken, ctx.connectionParams, options.tenants);
           sessions.set(ctx, session);
-          closeOnExpiry(session, ctx.extra.socket);
+          open.add(ctx);
+          closeOnExpiry(session, ctx.extra.socket, clock);
           return true;
         } catch (err) {
           const { code, reason } = closeFor(err);
@@ -72,7 +80,8 @@ export function attachSubscriptionServer(options: SubscriptionServerOptions): { 
         }
       },
       onClose: (ctx) => {
-        clearTimeout(sessions.get(ctx)?.expiry);
+        open.delete(ctx);
+        clock.clearTimeout(sessions.get(ctx)?.expiry);
       },
       onSubscribe: (ctx, _id, payload) => {
         const session = sessions.get(ctx)!;
@@ -96,13 +105,23 @@ export function attachSubscriptionServer(options: SubscriptionServerOptions): { 
     wss,
   );
 
+  // A suspension (announced by any instance) ends the tenant's live subscriptions too, not only its new calls.
+  const stopWatchingTenants = options.tenants.onChange((tenantId, status) => {
+    if (status === 'active') return;
+    for (const ctx of open) {
+      if (sessions.get(ctx)?.identity.tenantId === tenantId) ctx.extra.socket.close(4403, `FORBIDDEN: Tenant '${tenantId}' is suspended`);
+    }
+  });
+
   const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => socket.destroy());
     const path = (request.url ?? '/').split('?')[0];
     if (path !== SUBSCRIPTIONS_PATH) return refuse(socket, 404, errorBody('NOT_FOUND', `No WebSocket endpoint at ${path}`));
     const wait = limiter.take(request.socket.remoteAddress ?? 'unknown');
     if (wait > 0) {
-      return refuse(socket, 429, errorBody('RATE_LIMIT_EXCEEDED', `Too many WebSocket connections from this address; retry after ${wait} seconds`), { 'Retry-After': String(wait) });
+      return refuse(socket, 429, errorBody('RATE_LIMIT_EXCEEDED', `Too many WebSocket connections from this address; retry after ${wait} seconds`), {
+        'Retry-After': String(wait),
+      });
     }
     wss.handleUpgrade(request, socket, head, (ws) => {
       wss.emit('connection', ws, request);
@@ -117,6 +136,7 @@ export function attachSubscriptionServer(options: SubscriptionServerOptions): { 
   let closing: Promise<void> | undefined;
   const close = async () => {
     httpServer.off('upgrade', onUpgrade);
+    stopWatchingTenants();
     // Clients that do not answer the close handshake in time are dropped, so shutdown never hangs on them.
     const force = setTimeout(() => {
       for (const client of wss.clients) client.terminate();
@@ -127,7 +147,10 @@ export function attachSubscriptionServer(options: SubscriptionServerOptions): { 
       clearTimeout(force);
     }
   };
-  return { close: () => (closing ??= close()) };
+  return {
+    close: () => (closing ??= close()),
+    active: () => [...open].reduce((sum, ctx) => sum + Object.keys(ctx.subscriptions).length, 0),
+  };
 }
 
 function refuse(socket: Duplex, status: number, body: object, headers: Record<string, string> = {}): void {

@@ -6,6 +6,7 @@ import {
   getVariableValues,
   parse,
   print,
+  specifiedRules,
   validate,
   visit,
   type DocumentNode,
@@ -14,11 +15,16 @@ import {
   type GraphQLSchema,
   type OperationDefinitionNode,
   type SelectionSetNode,
+  OperationTypeNode,
 } from 'graphql';
-import { hasRole, type Identity } from '../../common/auth/principal';
+import type { Identity } from '../../common/auth/principal';
+import { can, readScope } from '../../subgraphs/messaging/public';
 import { AppError, type ErrorCode } from '../../common/errors';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../../common/json-depth';
+import { documentNestsDeeperThan } from '../security/graphql-limits';
 import type { EventType } from '../../common/events/types';
 import { EVENT_TYPE_BY_ENUM, SUBSCRIBABLE_EVENT_TYPES } from './schema';
+import { storableTextRule, variablesProblem } from '../security/text';
 
 export interface SubscribeRequest {
   query: string;
@@ -59,20 +65,25 @@ export const graphQLError = (code: ErrorCode, message: string) => new GraphQLErr
  */
 export function prepareOperation(schema: GraphQLSchema, identity: Identity, request: SubscribeRequest): PreparedOperation | GraphQLError[] {
   if (typeof request.query !== 'string' || request.query.length === 0) return [graphQLError('VALIDATION_ERROR', 'The subscribe payload needs a query')];
+  if (documentNestsDeeperThan(request.query, MAX_JSON_DEPTH))
+    return [graphQLError('VALIDATION_ERROR', `The GraphQL document nests deeper than ${MAX_JSON_DEPTH} levels`)];
+  if (nestsDeeperThan(request.variables, MAX_JSON_DEPTH)) return [graphQLError('VALIDATION_ERROR', `The variables nest deeper than ${MAX_JSON_DEPTH} levels`)];
   let document: DocumentNode;
   try {
     document = parse(request.query, { maxTokens: 5000 });
   } catch (err) {
     return [graphQLError('VALIDATION_ERROR', (err as Error).message)];
   }
-  const invalid = validate(schema, document);
+  const invalid = validate(schema, document, [...specifiedRules, storableTextRule]);
   if (invalid.length > 0) return invalid.map((e) => new GraphQLError(e.message, { nodes: e.nodes, extensions: { code: 'VALIDATION_ERROR' } }));
   const operationName = request.operationName ?? undefined;
   const operation = getOperationAST(document, operationName);
   if (!operation) return [graphQLError('VALIDATION_ERROR', 'Name the operation to run with operationName')];
-  if (operation.operation !== 'subscription') {
+  if (operation.operation !== OperationTypeNode.SUBSCRIPTION) {
     return [graphQLError('VALIDATION_ERROR', 'Only subscriptions are served over WebSocket; send queries and mutations to POST /graphql')];
   }
+  const badText = variablesProblem(request.variables);
+  if (badText) return [graphQLError(badText.code, badText.message)];
   const variables = getVariableValues(schema, operation.variableDefinitions ?? [], request.variables ?? {});
   if (variables.errors) return variables.errors.map((e) => new GraphQLError(e.message, { extensions: { code: 'VALIDATION_ERROR' } }));
   const fragments: Record<string, FragmentDefinitionNode> = {};
@@ -85,6 +96,7 @@ export function prepareOperation(schema: GraphQLSchema, identity: Identity, requ
   const base = { document, operationName, variableValues: request.variables ?? undefined };
   try {
     if (field.name.value === 'events') return { ...base, plan: { field: 'events', types: eventTypes(identity, args.types as string[] | null | undefined) } };
+    readScope(identity, 'message');
     return {
       ...base,
       plan: {
@@ -114,13 +126,16 @@ function rootField(selectionSet: SelectionSetNode, fragments: Record<string, Fra
 }
 
 function eventTypes(identity: Identity, requested: string[] | null | undefined): Set<EventType> {
-  const admin = hasRole(identity, 'admin');
+  const admin = can(identity, 'alertEvents');
   if (requested === null || requested === undefined) {
+    if (!admin) readScope(identity, 'message');
     return new Set(SUBSCRIBABLE_EVENT_TYPES.filter((type) => admin || type !== 'webhook.disabled'));
   }
   if (requested.length === 0) throw new AppError('VALIDATION_ERROR', 'types must name at least one event type (omit it for all)');
   const types = new Set(requested.map((name) => EVENT_TYPE_BY_ENUM.get(name)!));
   if (types.has('webhook.disabled') && !admin) throw new AppError('FORBIDDEN', 'Only admins can subscribe to WEBHOOK_DISABLED');
+  // Every other event is about one patient's messages or appointments.
+  if ([...types].some((type) => type !== 'webhook.disabled')) readScope(identity, 'message');
   return types;
 }
 

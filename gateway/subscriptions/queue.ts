@@ -59,8 +59,8 @@ export class BoundedQueue<T> implements AsyncIterableIterator<T> {
   }
 
   throw(error?: unknown): Promise<IteratorResult<T>> {
-    this.return();
-    return Promise.reject(error);
+    void this.return();
+    return Promise.reject(error instanceof Error ? error : new Error(String(error)));
   }
 
   [Symbol.asyncIterator](): this {

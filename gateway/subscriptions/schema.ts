@@ -8,7 +8,7 @@ export const SUBSCRIBABLE_EVENT_TYPES: readonly EventType[] = [...WEBHOOK_EVENT_
 export const EVENT_TYPE_BY_ENUM = new Map<string, EventType>(SUBSCRIBABLE_EVENT_TYPES.map((type) => [eventTypeToEnum(type), type]));
 
 const SUBSCRIPTION_SDL = `
-"""A webhook event type (CONTRACT §6), in upper snake case; WEBHOOK_DISABLED reaches admins only."""
+"""A webhook event type, in upper snake case; WEBHOOK_DISABLED reaches admins only."""
 enum EventType {
   ${[...EVENT_TYPE_BY_ENUM.keys()].join('\n  ')}
 }

@@ -5,14 +5,14 @@ import type { EventBus } from '../../common/events/bus';
 import { eventTypeToEnum, type MessageEventData, type PlatformEvent } from '../../common/events/types';
 import type { Logger } from '../../common/logger';
 import type { GatewayContext } from '../context';
-import { canSee, ownPatientOnly } from './access';
+import { canSeeEvent } from '../../subgraphs/messaging/public';
 import type { SubscriptionPlan } from './plan';
 import { graphQLError } from './plan';
 import { BoundedQueue } from './queue';
 import type { Session } from './session';
 
 /** Undelivered events one subscription may hold before it is ended (docs/subscriptions.md). */
-export const SUBSCRIPTION_QUEUE_LIMIT = 100;
+const SUBSCRIPTION_QUEUE_LIMIT = 100;
 
 const overflow = () =>
   graphQLError(
@@ -25,7 +25,7 @@ export function eventStream(bus: EventBus, session: Session, plan: Extract<Subsc
   let unsubscribe = () => {};
   const queue = new BoundedQueue<{ id: string; type: string; timestamp: string; data: unknown }>(SUBSCRIPTION_QUEUE_LIMIT, overflow, () => unsubscribe());
   unsubscribe = bus.subscribe((event) => {
-    if (!plan.types.has(event.type) || !canSee(session.identity, event)) return;
+    if (!plan.types.has(event.type) || !canSeeEvent(session.identity, event)) return;
     queue.push({ id: event.id, type: eventTypeToEnum(event.type), timestamp: event.timestamp, data: event.data });
   });
   return queue;
@@ -43,16 +43,18 @@ export interface MessageStatusDeps {
  * selection through the gateway as the subscriber. `status` and `error` are
  * those of the change itself, so a fast sequence never shows a later status twice.
  */
-export function messageStatusStream(deps: MessageStatusDeps, session: Session, plan: Extract<SubscriptionPlan, { field: 'messageStatusChanged' }>): AsyncIterableIterator<ExecutionResult> {
-  const own = ownPatientOnly(session.identity);
+export function messageStatusStream(
+  deps: MessageStatusDeps,
+  session: Session,
+  plan: Extract<SubscriptionPlan, { field: 'messageStatusChanged' }>,
+): AsyncIterableIterator<ExecutionResult> {
   let unsubscribe = () => {};
   const queue = new BoundedQueue<PlatformEvent<MessageEventData>>(SUBSCRIPTION_QUEUE_LIMIT, overflow, () => unsubscribe());
   unsubscribe = deps.bus.subscribe((event) => {
-    if (event.type !== 'message.status' || !canSee(session.identity, event)) return;
+    if (event.type !== 'message.status' || !canSeeEvent(session.identity, event)) return;
     const data = event.data as unknown as MessageEventData;
     if (plan.messageId !== undefined && data.messageId !== plan.messageId) return;
     if (plan.patientId !== undefined && data.patientId !== plan.patientId) return;
-    if (own !== undefined && data.patientId !== own) return;
     queue.push(event as unknown as PlatformEvent<MessageEventData>);
   });
 
@@ -105,7 +107,12 @@ export function messageStatusStream(deps: MessageStatusDeps, session: Session, p
 }
 
 /** Writes the change's own status and error into every `status`/`error` the client selected on the message. */
-function overlay(selectionSet: SelectionSetNode, fragments: Record<string, FragmentDefinitionNode>, target: Record<string, unknown>, values: Record<string, unknown>): void {
+function overlay(
+  selectionSet: SelectionSetNode,
+  fragments: Record<string, FragmentDefinitionNode>,
+  target: Record<string, unknown>,
+  values: Record<string, unknown>,
+): void {
   for (const selection of selectionSet.selections) {
     if (selection.kind === Kind.FIELD) {
       const name = selection.name.value;

@@ -1,7 +1,7 @@
 import { loadSession } from './session';
 
-/** An error of the API in the contract's vocabulary (`code` as in CONTRACT §4). */
-export class ApiError extends Error {
+/** An error of the API in the contract's vocabulary (`code` as in docs/api.md §4). */
+class ApiError extends Error {
   constructor(
     readonly code: string,
     message: string,

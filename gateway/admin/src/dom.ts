@@ -18,7 +18,7 @@ export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs?: Attrs |
   return element;
 }
 
-export function append(parent: Node, children: Child[]): void {
+function append(parent: Node, children: Child[]): void {
   for (const child of children) {
     if (child === null || child === undefined || child === false) continue;
     if (Array.isArray(child)) append(parent, child);
@@ -46,11 +46,25 @@ export function table<T>(caption: string, columns: Column<T>[], rows: T[], rowAt
     'table',
     { class: 'data' },
     h('caption', null, caption),
-    h('thead', null, h('tr', null, columns.map((c) => h('th', { scope: 'col' }, c.label)))),
+    h(
+      'thead',
+      null,
+      h(
+        'tr',
+        null,
+        columns.map((c) => h('th', { scope: 'col' }, c.label)),
+      ),
+    ),
     h(
       'tbody',
       null,
-      rows.map((row) => h('tr', rowAttrs?.(row) ?? null, columns.map((c) => h('td', { 'data-label': c.label }, c.cell(row))))),
+      rows.map((row) =>
+        h(
+          'tr',
+          rowAttrs?.(row) ?? null,
+          columns.map((c) => h('td', { 'data-label': c.label }, c.cell(row))),
+        ),
+      ),
     ),
   );
 }

@@ -14,7 +14,7 @@ type Listener = (event: LiveEvent) => void;
 
 /**
  * One graphql-ws connection per signed-in tab, authenticated in
- * connection_init (CONTRACT §3), carrying one `events` subscription that
+ * connection_init (docs/api.md §3), carrying one `events` subscription that
  * every page listens to. Reconnects by itself, except when the token is refused.
  */
 export class Live {

@@ -59,7 +59,15 @@ function render(): void {
 }
 
 function renderSignIn(): void {
-  const token = h('textarea', { id: 'token', name: 'token', rows: 4, required: true, spellcheck: 'false', autocomplete: 'off', 'aria-describedby': 'token-hint' });
+  const token = h('textarea', {
+    id: 'token',
+    name: 'token',
+    rows: 4,
+    required: true,
+    spellcheck: 'false',
+    autocomplete: 'off',
+    'aria-describedby': 'token-hint',
+  });
   const tenant = h('input', { id: 'tenant', name: 'tenant', type: 'text', autocomplete: 'off', 'aria-describedby': 'tenant-hint' });
   const error = h('p', { role: 'alert', class: 'error-line' }, signOutNotice);
   const submit = h('button', { type: 'submit' }, 'Sign in');
@@ -100,8 +108,20 @@ function renderSignIn(): void {
     },
     h('h1', null, 'CareGraph admin'),
     h('p', null, 'Sign in with a bearer token. It is kept in this tab only (session storage) and sent to this server’s GraphQL API.'),
-    h('div', { class: 'field' }, h('label', { for: 'token' }, 'Bearer token'), token, h('p', { class: 'hint', id: 'token-hint' }, 'For the dev server: ', h('code', null, 'npm run --silent token -- --tenant demo --role admin'))),
-    h('div', { class: 'field' }, h('label', { for: 'tenant' }, 'Tenant id (optional)'), tenant, h('p', { class: 'hint', id: 'tenant-hint' }, 'Needed when the token grants several tenants.')),
+    h(
+      'div',
+      { class: 'field' },
+      h('label', { for: 'token' }, 'Bearer token'),
+      token,
+      h('p', { class: 'hint', id: 'token-hint' }, 'For the dev server: ', h('code', null, 'npm run --silent token -- --tenant demo --role admin')),
+    ),
+    h(
+      'div',
+      { class: 'field' },
+      h('label', { for: 'tenant' }, 'Tenant id (optional)'),
+      tenant,
+      h('p', { class: 'hint', id: 'tenant-hint' }, 'Needed when the token grants several tenants.'),
+    ),
     submit,
     error,
   );
@@ -122,12 +142,20 @@ function renderShell(session: Session): void {
   const nav = h(
     'nav',
     { 'aria-label': 'Main' },
-    h('ul', null, NAV.map((item) => h('li', null, h('a', { href: item.hash, 'data-nav': item.hash }, item.label)))),
+    h(
+      'ul',
+      null,
+      NAV.map((item) => h('li', null, h('a', { href: item.hash, 'data-nav': item.hash }, item.label))),
+    ),
   );
   const main = h('main', { id: 'main' });
   fill(
     app,
-    h('a', { class: 'skip-link', href: '#main', onclick: (event: MouseEvent) => (event.preventDefault(), main.querySelector<HTMLElement>('h1')?.focus()) }, 'Skip to content'),
+    h(
+      'a',
+      { class: 'skip-link', href: '#main', onclick: (event: MouseEvent) => (event.preventDefault(), main.querySelector<HTMLElement>('h1')?.focus()) },
+      'Skip to content',
+    ),
     h(
       'header',
       { class: 'top' },
@@ -136,7 +164,11 @@ function renderShell(session: Session): void {
       h(
         'div',
         { class: 'who' },
-        h('span', null, `${claims.sub ?? 'unknown'} · ${(claims.roles ?? []).join(', ') || 'no roles'} · tenant ${session.tenantId ?? claims.tenants?.[0] ?? '?'}`),
+        h(
+          'span',
+          null,
+          `${claims.sub ?? 'unknown'} · ${(claims.roles ?? []).join(', ') || 'no roles'} · tenant ${session.tenantId ?? claims.tenants?.[0] ?? '?'}`,
+        ),
         liveState,
         h('button', { type: 'button', class: 'secondary', onclick: () => signOut() }, 'Sign out'),
       ),

@@ -35,9 +35,14 @@ export function readClaims(token: string): TokenClaims | null {
   const part = token.split('.')[1];
   if (!part) return null;
   try {
-    const json = atob(part.replace(/-/g, '+').replace(/_/g, '/').padEnd(Math.ceil(part.length / 4) * 4, '='));
+    const json = atob(
+      part
+        .replace(/-/g, '+')
+        .replace(/_/g, '/')
+        .padEnd(Math.ceil(part.length / 4) * 4, '='),
+    );
     const claims = JSON.parse(json) as unknown;
-    return claims && typeof claims === 'object' ? (claims as TokenClaims) : null;
+    return claims && typeof claims === 'object' ? claims : null;
   } catch {
     return null;
   }

@@ -1,5 +1,4 @@
 /** Shapes of the public GraphQL API the dashboard reads (schema/supergraph.graphql). */
-export const EVENT_TYPES = ['message.sent', 'message.delivered', 'message.failed', 'message.response', 'appointment.confirmed', 'appointment.cancelled'] as const;
 
 export interface Webhook {
   id: string;
@@ -17,7 +16,7 @@ export interface Webhook {
 
 export const WEBHOOK_FIELDS = 'id url events status createdAt updatedAt disabledAt disabledReason failureStreak lastFailureAt lastFailureError';
 
-export interface Attempt {
+interface Attempt {
   attempt: number;
   at: string;
   statusCode: number | null;

@@ -17,12 +17,20 @@ export async function alertsPage(ctx: PageContext): Promise<void> {
         area,
         alerts.data.length === 0
           ? h('p', null, 'No alerts.')
-          : table('Alerts, newest first', [
-              { label: 'When', cell: (a) => timeElement(a.createdAt) },
-              { label: 'Type', cell: (a) => h('code', null, a.type) },
-              { label: 'Subscription', cell: (a) => (a.webhookId ? h('a', { href: `#/webhooks/${encodeURIComponent(a.webhookId)}`, class: 'url' }, a.url ?? a.webhookId) : '—') },
-              { label: 'Reason', cell: (a) => a.reason ?? a.message },
-            ], alerts.data, (a) => ({ 'data-alert-id': a.id })),
+          : table(
+              'Alerts, newest first',
+              [
+                { label: 'When', cell: (a) => timeElement(a.createdAt) },
+                { label: 'Type', cell: (a) => h('code', null, a.type) },
+                {
+                  label: 'Subscription',
+                  cell: (a) => (a.webhookId ? h('a', { href: `#/webhooks/${encodeURIComponent(a.webhookId)}`, class: 'url' }, a.url ?? a.webhookId) : '—'),
+                },
+                { label: 'Reason', cell: (a) => a.reason ?? a.message },
+              ],
+              alerts.data,
+              (a) => ({ 'data-alert-id': a.id }),
+            ),
       );
     } catch (err) {
       showError(error, err);
@@ -32,7 +40,11 @@ export async function alertsPage(ctx: PageContext): Promise<void> {
   fill(
     ctx.main,
     heading('Alerts'),
-    h('p', { class: 'lead' }, 'A webhook subscription whose last retry failed is disabled and raises an alert here. Open the subscription to see why and to re-enable it. New alerts appear live.'),
+    h(
+      'p',
+      { class: 'lead' },
+      'A webhook subscription whose last retry failed is disabled and raises an alert here. Open the subscription to see why and to re-enable it. New alerts appear live.',
+    ),
     error,
     area,
   );

@@ -4,7 +4,7 @@ import type { LiveEvent } from '../live';
 import { busy, errorLine, heading, section, showError, statusLine, type PageContext } from '../page';
 import { MESSAGE_FIELDS, type Message, type Template } from '../types';
 
-/** Status order: a late event never moves a row backwards (CONTRACT §5). */
+/** Status order: a late event never moves a row backwards (docs/api.md §5). */
 const RANK: Record<string, number> = { queued: 0, sending: 1, sent: 2, delivered: 3, failed: 3 };
 const FEED_LIMIT = 50;
 
@@ -26,7 +26,12 @@ export async function messagesPage(ctx: PageContext): Promise<void> {
   const feed = h('ol', { class: 'feed', 'aria-live': 'polite', 'aria-relevant': 'additions' });
 
   function renderRow(m: Message): HTMLTableRowElement {
-    const status = h('td', { 'data-label': 'Status', class: 'status-cell', 'data-status': m.status }, badge(m.status), m.error ? h('span', { class: 'muted' }, ` ${m.error}`) : null);
+    const status = h(
+      'td',
+      { 'data-label': 'Status', class: 'status-cell', 'data-status': m.status },
+      badge(m.status),
+      m.error ? h('span', { class: 'muted' }, ` ${m.error}`) : null,
+    );
     return h(
       'tr',
       { 'data-message-id': m.id },
@@ -107,8 +112,18 @@ export async function messagesPage(ctx: PageContext): Promise<void> {
   fill(
     ctx.main,
     heading('Messages'),
-    h('p', { class: 'lead' }, 'The latest messages of this tenant. New messages and status changes arrive live from the ', h('code', null, 'events'), ' subscription, without reloading.'),
-    section('Send a message', 'send-title', sendForm(templates.data, (m) => upsert(m))),
+    h(
+      'p',
+      { class: 'lead' },
+      'The latest messages of this tenant. New messages and status changes arrive live from the ',
+      h('code', null, 'events'),
+      ' subscription, without reloading.',
+    ),
+    section(
+      'Send a message',
+      'send-title',
+      sendForm(templates.data, (m) => upsert(m)),
+    ),
     section(
       'Message log',
       'log-title',
@@ -116,17 +131,34 @@ export async function messagesPage(ctx: PageContext): Promise<void> {
         'table',
         { class: 'data', id: 'message-log' },
         h('caption', null, 'Latest messages, newest first'),
-        h('thead', null, h('tr', null, ['Created', 'Message', 'Patient', 'Channel · template', 'Status', 'Updated'].map((label) => h('th', { scope: 'col' }, label)))),
+        h(
+          'thead',
+          null,
+          h(
+            'tr',
+            null,
+            ['Created', 'Message', 'Patient', 'Channel · template', 'Status', 'Updated'].map((label) => h('th', { scope: 'col' }, label)),
+          ),
+        ),
         tbody,
       ),
     ),
-    section('Live events', 'feed-title', h('p', { class: 'muted' }, 'Every event of this tenant as it happens (newest first; announced to screen readers).'), feed),
+    section(
+      'Live events',
+      'feed-title',
+      h('p', { class: 'muted' }, 'Every event of this tenant as it happens (newest first; announced to screen readers).'),
+      feed,
+    ),
   );
 }
 
 function sendForm(templates: Template[], onSent: (m: Message) => void): HTMLFormElement {
   const patient = h('input', { type: 'text', name: 'patientId', required: true, value: 'p-1001', autocomplete: 'off' });
-  const template = h('select', { name: 'templateId', required: true }, templates.map((t, i) => h('option', { value: String(i) }, `${t.name} (${t.id}, ${t.language})`)));
+  const template = h(
+    'select',
+    { name: 'templateId', required: true },
+    templates.map((t, i) => h('option', { value: String(i) }, `${t.name} (${t.id}, ${t.language})`)),
+  );
   const channel = h('select', { name: 'channel' }, h('option', { value: 'sms' }, 'SMS'), h('option', { value: 'email' }, 'Email'));
   const variables = h('div', { class: 'variables' });
   const result = statusLine();
@@ -143,7 +175,14 @@ function sendForm(templates: Template[], onSent: (m: Message) => void): HTMLForm
     });
     fill(
       variables,
-      inputs.length === 0 ? null : h('fieldset', null, h('legend', null, 'Template variables'), inputs.map(({ name, input }) => field(`${name}${input.required ? '' : ' (optional)'}`, input))),
+      inputs.length === 0
+        ? null
+        : h(
+            'fieldset',
+            null,
+            h('legend', null, 'Template variables'),
+            inputs.map(({ name, input }) => field(`${name}${input.required ? '' : ' (optional)'}`, input)),
+          ),
     );
   }
   template.addEventListener('change', renderVariables);
@@ -173,7 +212,13 @@ function sendForm(templates: Template[], onSent: (m: Message) => void): HTMLForm
         }
       },
     },
-    h('div', { class: 'grid' }, field('Patient id', patient, 'Demo: p-1001 delivers, p-1002 fails, p-1003 has SMS off.'), field('Template', template), field('Channel', channel)),
+    h(
+      'div',
+      { class: 'grid' },
+      field('Patient id', patient, 'Demo: p-1001 delivers, p-1002 fails, p-1003 has SMS off.'),
+      field('Template', template),
+      field('Channel', channel),
+    ),
     variables,
     submit,
     result,

@@ -3,7 +3,7 @@ import { fill, h, table } from '../dom';
 import { heading, type PageContext } from '../page';
 import type { Template } from '../types';
 
-export const TEMPLATE_FIELDS = 'id version name channel language subject body variables { name type required }';
+const TEMPLATE_FIELDS = 'id version name channel language subject body variables { name type required }';
 
 /** The tenant's message templates, read-only. */
 export async function templatesPage(ctx: PageContext): Promise<void> {
@@ -31,11 +31,15 @@ export async function templatesPage(ctx: PageContext): Promise<void> {
             ),
             t.variables.length === 0
               ? h('p', null, 'No variables.')
-              : table(`Variables of ${t.name}`, [
-                  { label: 'Name', cell: (v) => h('code', null, v.name) },
-                  { label: 'Type', cell: (v) => v.type },
-                  { label: 'Required', cell: (v) => (v.required ? 'yes' : 'no') },
-                ], t.variables),
+              : table(
+                  `Variables of ${t.name}`,
+                  [
+                    { label: 'Name', cell: (v) => h('code', null, v.name) },
+                    { label: 'Type', cell: (v) => v.type },
+                    { label: 'Required', cell: (v) => (v.required ? 'yes' : 'no') },
+                  ],
+                  t.variables,
+                ),
             h('pre', { class: 'payload', tabindex: '0', 'aria-label': `Body of ${t.name}` }, t.body),
           ),
         ),

@@ -3,7 +3,8 @@ import { badge, fill, h, table, timeElement, type Child } from '../dom';
 import { busy, errorLine, heading, section, showError, statusLine, type PageContext } from '../page';
 import { WEBHOOK_FIELDS, newSecret, type Delivery, type Webhook } from '../types';
 
-const DELIVERY_FIELDS = 'id eventId eventType payload status attemptCount nextAttemptAt createdAt attempts { attempt at statusCode durationMs success error responseSnippet signature }';
+const DELIVERY_FIELDS =
+  'id eventId eventType payload status attemptCount nextAttemptAt createdAt attempts { attempt at statusCode durationMs success error responseSnippet signature }';
 /** While a retry is pending, the log is re-read this often so new attempts show up. */
 const PENDING_REFRESH_MS = 3000;
 
@@ -66,8 +67,16 @@ export async function webhookPage(ctx: PageContext, id: string): Promise<void> {
     }
     fill(
       log,
-      h('p', { class: 'muted' }, `${total} deliver${total === 1 ? 'y' : 'ies'}, newest first${total > deliveries.length ? ` (showing ${deliveries.length})` : ''}.`),
-      h('ul', { class: 'delivery-list' }, deliveries.map((d) => h('li', null, deliveryEntry(d, open.has(d.id))))),
+      h(
+        'p',
+        { class: 'muted' },
+        `${total} deliver${total === 1 ? 'y' : 'ies'}, newest first${total > deliveries.length ? ` (showing ${deliveries.length})` : ''}.`,
+      ),
+      h(
+        'ul',
+        { class: 'delivery-list' },
+        deliveries.map((d) => h('li', null, deliveryEntry(d, open.has(d.id)))),
+      ),
     );
     if (focused) log.querySelector<HTMLElement>(`details[data-delivery-id="${CSS.escape(focused)}"] > summary`)?.focus();
   }
@@ -83,10 +92,12 @@ export async function webhookPage(ctx: PageContext, id: string): Promise<void> {
       onsubmit: async (event: SubmitEvent) => {
         event.preventDefault();
         await act(sendButton, async () => {
-          const { sendTestEvent: r } = await gql<{ sendTestEvent: { eventType: string; success: boolean; statusCode: number | null; durationMs: number; error: string | null; deliveryStatus: string } }>(
-            'mutation ($id: ID!, $type: String) { sendTestEvent(id: $id, type: $type) { eventType success statusCode durationMs error deliveryStatus } }',
-            { id, type: type.value },
-          );
+          const { sendTestEvent: r } = await gql<{
+            sendTestEvent: { eventType: string; success: boolean; statusCode: number | null; durationMs: number; error: string | null; deliveryStatus: string };
+          }>('mutation ($id: ID!, $type: String) { sendTestEvent(id: $id, type: $type) { eventType success statusCode durationMs error deliveryStatus } }', {
+            id,
+            type: type.value,
+          });
           const answer = r.statusCode === null ? 'no answer' : `HTTP ${r.statusCode}`;
           return `Test event ${r.eventType}: ${r.success ? 'delivered' : 'failed'} (${answer} in ${r.durationMs} ms${r.error ? `, ${r.error}` : ''}); delivery ${r.deliveryStatus}.`;
         });
@@ -118,7 +129,11 @@ export async function webhookPage(ctx: PageContext, id: string): Promise<void> {
         act(rotate, async () => {
           const secret = newSecret();
           await gql('mutation ($id: ID!, $input: UpdateWebhookInput!) { updateWebhook(id: $id, input: $input) { id } }', { id, input: { secret } });
-          fill(secretOut, h('p', null, 'New signing secret, shown only now. Deliveries from now on are signed with it:'), h('p', null, h('code', { class: 'secret', 'data-secret': '' }, secret)));
+          fill(
+            secretOut,
+            h('p', null, 'New signing secret, shown only now. Deliveries from now on are signed with it:'),
+            h('p', null, h('code', { class: 'secret', 'data-secret': '' }, secret)),
+          );
           return 'Secret rotated.';
         }),
     },
@@ -142,11 +157,21 @@ export async function webhookPage(ctx: PageContext, id: string): Promise<void> {
     'Delete subscription',
   );
 
-  fill(actions, h('h3', null, 'Send a test event'), test, h('h3', null, 'Status and secret'), h('div', { class: 'button-row' }, toggle, rotate, remove), secretOut);
+  fill(
+    actions,
+    h('h3', null, 'Send a test event'),
+    test,
+    h('h3', null, 'Status and secret'),
+    h('div', { class: 'button-row' }, toggle, rotate, remove),
+    secretOut,
+  );
 
   function updateActions(w: Webhook): void {
     const chosen = type.value;
-    fill(type, w.events.map((e) => h('option', { value: e }, e)));
+    fill(
+      type,
+      w.events.map((e) => h('option', { value: e }, e)),
+    );
     if (w.events.includes(chosen)) type.value = chosen;
     sendButton.disabled = w.status !== 'active';
     sendHint.textContent = w.status === 'active' ? '' : 'Re-enable the subscription to send test events.';
@@ -188,14 +213,28 @@ function describe(w: Webhook): HTMLElement {
   const rows: Array<[string, Child]> = [
     ['Status', badge(w.status)],
     ['Endpoint', h('span', { class: 'url' }, w.url)],
-    ['Events', h('ul', { class: 'tags' }, w.events.map((e) => h('li', null, e)))],
-    ['Failure streak', w.failureStreak > 0 ? h('strong', { class: 'bad' }, `${w.failureStreak} failed attempt${w.failureStreak === 1 ? '' : 's'} in a row`) : 'none'],
+    [
+      'Events',
+      h(
+        'ul',
+        { class: 'tags' },
+        w.events.map((e) => h('li', null, e)),
+      ),
+    ],
+    [
+      'Failure streak',
+      w.failureStreak > 0 ? h('strong', { class: 'bad' }, `${w.failureStreak} failed attempt${w.failureStreak === 1 ? '' : 's'} in a row`) : 'none',
+    ],
     ['Last failure', w.lastFailureAt ? [timeElement(w.lastFailureAt), ' — ', w.lastFailureError ?? ''] : '—'],
     ['Created', timeElement(w.createdAt)],
     ['Id', h('code', null, w.id)],
   ];
   if (w.status === 'disabled') rows.splice(1, 0, ['Disabled', [timeElement(w.disabledAt), ' — ', w.disabledReason ?? '']]);
-  return h('dl', { class: 'facts', id: 'webhook-facts' }, rows.map(([label, value]) => [h('dt', null, label), h('dd', null, value)]));
+  return h(
+    'dl',
+    { class: 'facts', id: 'webhook-facts' },
+    rows.map(([label, value]) => [h('dt', null, label), h('dd', null, value)]),
+  );
 }
 
 function deliveryEntry(d: Delivery, open: boolean): HTMLDetailsElement {
@@ -223,16 +262,21 @@ function deliveryEntry(d: Delivery, open: boolean): HTMLDetailsElement {
     ),
     d.attempts.length === 0
       ? h('p', null, 'No attempt made yet.')
-      : table(`Attempts of event ${d.eventId}`, [
-          { label: '#', cell: (a) => String(a.attempt) },
-          { label: 'At', cell: (a) => timeElement(a.at) },
-          { label: 'Status code', cell: (a) => (a.statusCode === null ? 'none' : String(a.statusCode)) },
-          { label: 'Duration', cell: (a) => `${a.durationMs} ms` },
-          { label: 'Result', cell: (a) => badge(a.success ? 'succeeded' : 'failed') },
-          { label: 'Error', cell: (a) => a.error ?? '—' },
-          { label: 'Response', cell: (a) => (a.responseSnippet ? h('code', { class: 'wrap' }, a.responseSnippet) : '—') },
-          { label: 'X-Webhook-Signature', cell: (a) => (a.signature ? h('code', { class: 'wrap signature' }, a.signature) : 'not sent') },
-        ], d.attempts, (a) => ({ 'data-attempt': a.attempt })),
+      : table(
+          `Attempts of event ${d.eventId}`,
+          [
+            { label: '#', cell: (a) => String(a.attempt) },
+            { label: 'At', cell: (a) => timeElement(a.at) },
+            { label: 'Status code', cell: (a) => (a.statusCode === null ? 'none' : String(a.statusCode)) },
+            { label: 'Duration', cell: (a) => `${a.durationMs} ms` },
+            { label: 'Result', cell: (a) => badge(a.success ? 'succeeded' : 'failed') },
+            { label: 'Error', cell: (a) => a.error ?? '—' },
+            { label: 'Response', cell: (a) => (a.responseSnippet ? h('code', { class: 'wrap' }, a.responseSnippet) : '—') },
+            { label: 'X-Webhook-Signature', cell: (a) => (a.signature ? h('code', { class: 'wrap signature' }, a.signature) : 'not sent') },
+          ],
+          d.attempts,
+          (a) => ({ 'data-attempt': a.attempt }),
+        ),
     h('p', { class: 'payload-label' }, 'Payload (the exact body sent and signed):'),
     h('pre', { class: 'payload', tabindex: '0', 'aria-label': `Payload of event ${d.eventId}` }, d.payload),
   );

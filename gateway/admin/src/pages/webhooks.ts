@@ -1,7 +1,8 @@
 import { gql } from '../api';
 import { badge, field, fill, h, table, timeElement } from '../dom';
 import { busy, errorLine, heading, section, showError, type PageContext } from '../page';
-import { EVENT_TYPES, WEBHOOK_FIELDS, newSecret, type Webhook } from '../types';
+import { WEBHOOK_EVENT_TYPES } from '../../../../common/events/types';
+import { WEBHOOK_FIELDS, newSecret, type Webhook } from '../types';
 
 /** The subscriptions with their health, and the form to add one. */
 export async function webhooksPage(ctx: PageContext): Promise<void> {
@@ -17,14 +18,30 @@ export async function webhooksPage(ctx: PageContext): Promise<void> {
         listArea,
         webhooks.data.length === 0
           ? h('p', null, 'No subscriptions yet. Add one below.')
-          : table('Webhook subscriptions of this tenant', [
-              { label: 'Endpoint', cell: (w) => h('a', { href: `#/webhooks/${encodeURIComponent(w.id)}`, class: 'url' }, w.url) },
-              { label: 'Status', cell: (w) => badge(w.status) },
-              { label: 'Events', cell: (w) => h('ul', { class: 'tags' }, w.events.map((e) => h('li', null, e))) },
-              { label: 'Failure streak', cell: (w) => (w.failureStreak > 0 ? h('strong', { class: 'bad' }, String(w.failureStreak)) : '0') },
-              { label: 'Last failure', cell: (w) => (w.lastFailureAt ? [timeElement(w.lastFailureAt), h('br'), h('span', { class: 'muted' }, w.lastFailureError ?? '')] : '—') },
-              { label: 'Created', cell: (w) => timeElement(w.createdAt) },
-            ], webhooks.data, (w) => ({ 'data-webhook-id': w.id })),
+          : table(
+              'Webhook subscriptions of this tenant',
+              [
+                { label: 'Endpoint', cell: (w) => h('a', { href: `#/webhooks/${encodeURIComponent(w.id)}`, class: 'url' }, w.url) },
+                { label: 'Status', cell: (w) => badge(w.status) },
+                {
+                  label: 'Events',
+                  cell: (w) =>
+                    h(
+                      'ul',
+                      { class: 'tags' },
+                      w.events.map((e) => h('li', null, e)),
+                    ),
+                },
+                { label: 'Failure streak', cell: (w) => (w.failureStreak > 0 ? h('strong', { class: 'bad' }, String(w.failureStreak)) : '0') },
+                {
+                  label: 'Last failure',
+                  cell: (w) => (w.lastFailureAt ? [timeElement(w.lastFailureAt), h('br'), h('span', { class: 'muted' }, w.lastFailureError ?? '')] : '—'),
+                },
+                { label: 'Created', cell: (w) => timeElement(w.createdAt) },
+              ],
+              webhooks.data,
+              (w) => ({ 'data-webhook-id': w.id }),
+            ),
       );
     } catch (err) {
       showError(listError, err);
@@ -33,7 +50,9 @@ export async function webhooksPage(ctx: PageContext): Promise<void> {
 
   const url = h('input', { type: 'url', name: 'url', required: true, placeholder: 'https://example.com/hooks/caregraph', autocomplete: 'off' });
   const secret = h('input', { type: 'text', name: 'secret', minlength: 16, maxlength: 1024, autocomplete: 'off', spellcheck: 'false' });
-  const boxes = EVENT_TYPES.map((type) => h('input', { type: 'checkbox', name: 'events', value: type, id: `event-${type.replace('.', '-')}`, checked: type.startsWith('message.') }));
+  const boxes = WEBHOOK_EVENT_TYPES.map((type) =>
+    h('input', { type: 'checkbox', name: 'events', value: type, id: `event-${type.replace('.', '-')}`, checked: type.startsWith('message.') }),
+  );
   const createError = errorLine();
   const created = h('div', { role: 'status', class: 'once' });
   const submit = h('button', { type: 'submit' }, 'Create subscription');
@@ -59,7 +78,13 @@ export async function webhooksPage(ctx: PageContext): Promise<void> {
           );
           fill(
             created,
-            h('p', null, 'Created ', h('a', { href: `#/webhooks/${encodeURIComponent(createWebhook.id)}` }, createWebhook.url), '. Its signing secret is shown only now; store it with the receiver:'),
+            h(
+              'p',
+              null,
+              'Created ',
+              h('a', { href: `#/webhooks/${encodeURIComponent(createWebhook.id)}` }, createWebhook.url),
+              '. Its signing secret is shown only now; store it with the receiver:',
+            ),
             h('p', null, h('code', { class: 'secret', 'data-secret': '' }, signingSecret)),
           );
           form.reset();
@@ -70,7 +95,16 @@ export async function webhooksPage(ctx: PageContext): Promise<void> {
       },
     },
     field('Endpoint URL', url, 'https:// only, and it must not resolve to an internal address (unless the server allows insecure targets).'),
-    h('fieldset', null, h('legend', null, 'Events'), h('div', { class: 'checks' }, boxes.map((box) => h('label', { for: box.id, class: 'check' }, box, ' ', box.value)))),
+    h(
+      'fieldset',
+      null,
+      h('legend', null, 'Events'),
+      h(
+        'div',
+        { class: 'checks' },
+        boxes.map((box) => h('label', { for: box.id, class: 'check' }, box, ' ', box.value)),
+      ),
+    ),
     field('Signing secret (optional)', secret, 'At least 16 characters. Leave empty to generate one.'),
     submit,
     createError,
@@ -79,7 +113,11 @@ export async function webhooksPage(ctx: PageContext): Promise<void> {
   fill(
     ctx.main,
     heading('Webhook subscriptions'),
-    h('p', { class: 'lead' }, 'Endpoints that receive signed events. Open one to see its delivery attempts, send a test event, re-enable it or rotate its secret.'),
+    h(
+      'p',
+      { class: 'lead' },
+      'Endpoints that receive signed events. Open one to see its delivery attempts, send a test event, re-enable it or rotate its secret.',
+    ),
     section('Subscriptions', 'subs-title', listError, listArea),
     section('New subscription', 'new-title', form, created),
   );

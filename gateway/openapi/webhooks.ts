@@ -1,0 +1,234 @@
+import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
+import { z } from 'zod';
+import { WEBHOOK_EVENT_TYPES } from '../../common/events/types';
+import { createWebhookSchema, testEventSchema, updateWebhookSchema } from '../rest/webhooks';
+import { authenticated, dateTime, json, jsonBody, pagination, pagingQuery, pathId } from './common';
+
+/** `/v1/webhooks…`, `/v1/alerts` and the deliveries CareGraph sends to subscribers (docs/api.md §6). */
+
+const eventType = z.enum(WEBHOOK_EVENT_TYPES);
+const webhookFields = {
+  id: z.string(),
+  url: z.string(),
+  events: z.array(eventType),
+  status: z.enum(['active', 'disabled']),
+  createdAt: dateTime,
+};
+const createdWebhook = z.strictObject(webhookFields).meta({ id: 'WebhookCreated' });
+const webhook = z
+  .strictObject({ ...webhookFields, updatedAt: dateTime, disabledAt: dateTime.nullable(), disabledReason: z.string().nullable() })
+  .meta({ id: 'Webhook', description: 'A subscription; the secret is never returned.' });
+const attempt = z.strictObject({
+  attempt: z.int().meta({ description: '1 = first attempt, 2.. = retries.' }),
+  at: dateTime,
+  statusCode: z.int().nullable(),
+  durationMs: z.int(),
+  success: z.boolean(),
+  error: z.string().nullable(),
+  responseSnippet: z.string().nullable(),
+});
+const delivery = z
+  .strictObject({
+    id: z.string(),
+    webhookId: z.string(),
+    eventId: z.string(),
+    eventType: z.string(),
+    status: z.enum(['pending', 'succeeded', 'failed', 'cancelled']),
+    attemptCount: z.int(),
+    nextAttemptAt: dateTime.nullable(),
+    createdAt: dateTime,
+    updatedAt: dateTime,
+    attempts: z.array(attempt),
+  })
+  .meta({ id: 'WebhookDelivery' });
+const testResult = z
+  .strictObject({
+    deliveryId: z.string(),
+    eventId: z.string(),
+    eventType: z.string(),
+    success: z.boolean(),
+    statusCode: z.int().nullable(),
+    durationMs: z.int(),
+    error: z.string().nullable(),
+    deliveryStatus: z.string(),
+    nextAttemptAt: dateTime.nullable(),
+  })
+  .meta({ id: 'WebhookTestResult' });
+const alert = z
+  .strictObject({
+    id: z.string(),
+    type: z.literal('webhook.disabled'),
+    webhookId: z.string().nullable(),
+    message: z.string(),
+    url: z.string().nullable(),
+    reason: z.string().nullable(),
+    createdAt: dateTime,
+  })
+  .meta({ id: 'Alert' });
+
+const event = z
+  .strictObject({
+    id: z.string().meta({ description: 'The event id; also `X-Webhook-Id`. Receivers deduplicate by it.' }),
+    type: eventType,
+    timestamp: dateTime,
+    data: z.union([
+      z
+        .strictObject({ messageId: z.string(), patientId: z.string(), channel: z.string(), status: z.string(), error: z.string().optional() })
+        .meta({ title: 'message.*' }),
+      z
+        .strictObject({ messageId: z.string(), patientId: z.string(), channel: z.string(), body: z.string(), receivedAt: dateTime })
+        .meta({ title: 'message.response' }),
+      z
+        .strictObject({
+          appointmentId: z.string(),
+          patientId: z.string(),
+          status: z.string(),
+          start: dateTime,
+          end: dateTime.optional(),
+          previousStart: dateTime.optional().meta({ description: 'appointment.rescheduled: the start before the move' }),
+        })
+        .meta({ title: 'appointment.*' }),
+    ]),
+  })
+  .meta({ id: 'WebhookEvent' });
+
+const EXAMPLE_WEBHOOK = {
+  id: '7f3e2a10-5b6c-4d8e-9f01-23456789abcd',
+  url: 'https://hooks.example.org/caregraph',
+  events: ['message.delivered', 'message.failed'],
+  status: 'active',
+  createdAt: '2026-11-23T09:00:00.000Z',
+};
+
+export function registerWebhooks(registry: OpenAPIRegistry): void {
+  const tags = ['Webhooks'];
+  const id = z.object({ id: pathId('id', EXAMPLE_WEBHOOK.id) });
+  registry.registerPath(
+    authenticated({
+      method: 'post',
+      path: '/v1/webhooks',
+      operationId: 'createWebhook',
+      summary: 'Subscribe a URL to events',
+      description:
+        '`url` is `https://` and must not resolve to a non-global address (unless `WEBHOOK_ALLOW_INSECURE=true`); `secret` has at least 16 characters.',
+      tags,
+      request: { body: jsonBody(createWebhookSchema, { url: EXAMPLE_WEBHOOK.url, events: EXAMPLE_WEBHOOK.events, secret: 'a-long-shared-secret-0123' }) },
+      responses: {
+        201: json('The subscription.', createdWebhook, EXAMPLE_WEBHOOK, { Location: { description: 'The new subscription.', schema: { type: 'string' } } }),
+      },
+      extraErrors: [413, 415],
+    }),
+  );
+  registry.registerPath(
+    authenticated({
+      method: 'get',
+      path: '/v1/webhooks',
+      operationId: 'listWebhooks',
+      summary: 'Webhook subscriptions',
+      tags,
+      responses: { 200: json('All subscriptions of the tenant.', z.strictObject({ data: z.array(webhook) })) },
+    }),
+  );
+  registry.registerPath(
+    authenticated({
+      method: 'get',
+      path: '/v1/webhooks/{id}',
+      operationId: 'getWebhook',
+      summary: 'One subscription',
+      tags,
+      request: { params: id },
+      responses: { 200: json('The subscription.', webhook) },
+      extraErrors: [404],
+    }),
+  );
+  registry.registerPath(
+    authenticated({
+      method: 'patch',
+      path: '/v1/webhooks/{id}',
+      operationId: 'updateWebhook',
+      summary: 'Change a subscription, rotate its secret, or enable it again',
+      tags,
+      request: { params: id, body: jsonBody(updateWebhookSchema, { status: 'active' }) },
+      responses: { 200: json('The subscription after the change.', webhook) },
+      extraErrors: [404, 413, 415],
+    }),
+  );
+  registry.registerPath(
+    authenticated({
+      method: 'delete',
+      path: '/v1/webhooks/{id}',
+      operationId: 'deleteWebhook',
+      summary: 'Remove a subscription',
+      tags,
+      request: { params: id },
+      responses: { 204: { description: 'Removed.' } },
+      extraErrors: [404],
+    }),
+  );
+  registry.registerPath(
+    authenticated({
+      method: 'get',
+      path: '/v1/webhooks/{id}/deliveries',
+      operationId: 'listWebhookDeliveries',
+      summary: 'Deliveries of a subscription with their attempts',
+      tags,
+      request: { params: id, query: z.object({ status: z.enum(['pending', 'succeeded', 'failed', 'cancelled']).optional(), ...pagingQuery }) },
+      responses: { 200: json('A page of deliveries.', z.strictObject({ data: z.array(delivery), pagination })) },
+      extraErrors: [404],
+    }),
+  );
+  registry.registerPath(
+    authenticated({
+      method: 'post',
+      path: '/v1/webhooks/{id}/test',
+      operationId: 'sendWebhookTestEvent',
+      summary: 'Send a test event now',
+      tags,
+      request: { params: id, body: { ...jsonBody(testEventSchema, { type: 'message.delivered' }), required: false } },
+      responses: { 200: json('The first attempt of the test delivery.', testResult) },
+      extraErrors: [404, 413, 415],
+    }),
+  );
+  registry.registerPath(
+    authenticated({
+      method: 'get',
+      path: '/v1/alerts',
+      operationId: 'listAlerts',
+      summary: 'Alerts (webhooks disabled after failing)',
+      tags,
+      request: { query: z.object({ limit: pagingQuery.limit }) },
+      responses: { 200: json('The latest alerts.', z.strictObject({ data: z.array(alert) })) },
+    }),
+  );
+
+  const signed = (name: string, description: string) => ({ [name]: z.string().meta({ description }) });
+  registry.registerWebhook({
+    method: 'post',
+    path: 'event',
+    operationId: 'webhookEvent',
+    summary: 'An event delivered to a subscribed URL',
+    description: 'At least once, durable, retried on the `WEBHOOK_RETRY_SCHEDULE`; only a 2xx within `WEBHOOK_TIMEOUT_MS` succeeds (docs/webhooks.md).',
+    tags,
+    security: [],
+    request: {
+      headers: z.object({
+        ...signed('X-Webhook-Id', 'The event id.'),
+        ...signed('X-Webhook-Event', 'The event type.'),
+        ...signed('X-Webhook-Timestamp', 'Unix seconds.'),
+        ...signed('X-Webhook-Signature', 'Lower-case hex HMAC-SHA256 of the exact body bytes, keyed with the secret.'),
+      }),
+      body: jsonBody(event, {
+        id: 'c1d2e3f4-0000-4000-8000-000000000001',
+        type: 'message.delivered',
+        timestamp: '2026-11-23T09:00:01.000Z',
+        data: { messageId: '0b9d7a52-3c4e-4f0a-9a31-6d1f2c8e5b10', patientId: 'p-1001', channel: 'sms', status: 'delivered' },
+      }),
+    },
+    responses: {
+      200: { description: 'Any 2xx acknowledges the delivery.' },
+      410: { description: 'Gone: disables the subscription at once.' },
+      429: { description: 'With Retry-After: the next attempt waits at least that long.' },
+      503: { description: 'With Retry-After: the next attempt waits at least that long.' },
+    },
+  });
+}
