@@ -41,7 +41,8 @@ function parseArgs(argv: string[]): { settings: Settings; soak?: number; only: S
   const quick = argv.includes('--quick');
   const onlyAt = argv.indexOf('--only');
   const only = new Set((onlyAt >= 0 ? (argv[onlyAt + 1] ?? '') : '1,2,3,4,5').split(',').map(Number));
-  if (only.size === 0 || [...only].some((n) => !Number.isInteger(n) || n < 1 || n > 5)) throw new Error('--only takes scenario numbers 1..5, comma-separated (e.g. --only 1,2)');
+  if (only.size === 0 || [...only].some((n) => !Number.isInteger(n) || n < 1 || n > 5))
+    throw new Error('--only takes scenario numbers 1..5, comma-separated (e.g. --only 1,2)');
   const soakAt = argv.indexOf('--soak');
   const soak = soakAt >= 0 ? Number(argv[soakAt + 1] ?? 60) : undefined;
   if (soak !== undefined && !(soak >= 10 && soak <= 3600)) throw new Error('--soak takes seconds, 10..3600');
@@ -74,7 +75,9 @@ const SCRIPT = {
   hive: join(ROOT, 'dist', 'bench', 'peers', 'hive.js'),
 };
 /** Limits far above what a 2-core loopback run reaches, so the benchmark measures work, not 429s. */
-const UNLIMITED = Object.fromEntries(['MESSAGES_SEND', 'MESSAGES_READ', 'PATIENTS', 'TEMPLATES', 'WEBHOOKS', 'EHR'].map((c) => [`RATE_LIMIT_${c}`, '100000000']));
+const UNLIMITED = Object.fromEntries(
+  ['MESSAGES_SEND', 'MESSAGES_READ', 'PATIENTS', 'TEMPLATES', 'WEBHOOKS', 'EHR'].map((c) => [`RATE_LIMIT_${c}`, '100000000']),
+);
 
 const MESSAGE_FIELDS = 'id patientId templateId templateVersion language channel variables subject body status error appointmentId dueAt createdAt updatedAt';
 const FEDERATED_QUERY =
@@ -91,7 +94,11 @@ interface Platform {
   ehrUrl: string;
 }
 
-async function startCareGraph(dataDir: string, ports: { gateway: number; messaging: number; ehr: number }, extra: Record<string, string> = {}): Promise<Platform> {
+async function startCareGraph(
+  dataDir: string,
+  ports: { gateway: number; messaging: number; ehr: number },
+  extra: Record<string, string> = {},
+): Promise<Platform> {
   const env = {
     PATH: process.env.PATH,
     NODE_ENV: 'development',
@@ -185,9 +192,21 @@ async function main(): Promise<void> {
     const direct = { [IDENTITY_HEADER]: identity, 'content-type': 'application/json' };
     const ids = seeded.messageIds.slice(0, 200);
     const held = seeded.heldPatientIds;
-    const sendInput = (i: number) => ({ patientId: held[i % held.length], templateId: 'appointment-reminder', channel: 'sms', variables: { date: '2027-01-15', time: '09:30' } });
+    const sendInput = (i: number) => ({
+      patientId: held[i % held.length],
+      templateId: 'appointment-reminder',
+      channel: 'sms',
+      variables: { date: '2027-01-15', time: '09:30' },
+    });
     const targets = (p: Platform) => ({
-      restGet: { name: 'CareGraph gateway: REST GET /v1/messages/{id}', url: p.url, method: 'GET', headers: bearer, path: (i: number) => `/v1/messages/${ids[i % ids.length]}`, pids: [p.child.pid] } satisfies Target,
+      restGet: {
+        name: 'CareGraph gateway: REST GET /v1/messages/{id}',
+        url: p.url,
+        method: 'GET',
+        headers: bearer,
+        path: (i: number) => `/v1/messages/${ids[i % ids.length]}`,
+        pids: [p.child.pid],
+      } satisfies Target,
       directGet: {
         name: 'messaging subgraph direct: GraphQL message(id)',
         url: p.messagingUrl,
@@ -196,7 +215,14 @@ async function main(): Promise<void> {
         body: (i: number) => gql(`query($id: ID!) { message(id: $id) { ${MESSAGE_FIELDS} statusHistory { status at error } } }`, { id: ids[i % ids.length] }),
         pids: [p.child.pid],
       } satisfies Target,
-      restPost: { name: 'CareGraph gateway: REST POST /v1/messages', url: `${p.url}/v1/messages`, method: 'POST', headers: bearer, body: (i: number) => JSON.stringify(sendInput(i)), pids: [p.child.pid] } satisfies Target,
+      restPost: {
+        name: 'CareGraph gateway: REST POST /v1/messages',
+        url: `${p.url}/v1/messages`,
+        method: 'POST',
+        headers: bearer,
+        body: (i: number) => JSON.stringify(sendInput(i)),
+        pids: [p.child.pid],
+      } satisfies Target,
       directPost: {
         name: 'messaging subgraph direct: GraphQL sendMessage',
         url: p.messagingUrl,
@@ -205,7 +231,14 @@ async function main(): Promise<void> {
         body: (i: number) => gql(`mutation($input: SendMessageInput!) { sendMessage(input: $input) { ${MESSAGE_FIELDS} } }`, { input: sendInput(i) }),
         pids: [p.child.pid],
       } satisfies Target,
-      federated: { name: 'CareGraph gateway', url: `${p.url}/graphql`, method: 'POST', headers: bearer, body: federatedBody(true), pids: [p.child.pid] } satisfies Target,
+      federated: {
+        name: 'CareGraph gateway',
+        url: `${p.url}/graphql`,
+        method: 'POST',
+        headers: bearer,
+        body: federatedBody(true),
+        pids: [p.child.pid],
+      } satisfies Target,
       list: {
         name: 'CareGraph gateway: REST GET /v1/messages?patientId',
         url: p.url,
@@ -220,15 +253,20 @@ async function main(): Promise<void> {
       return measure(scenario, target, connections, settings.seconds, settings.warmup);
     };
     const compare = (scenario: string, compared: Target[]) => {
-      log(`${scenario}: ${compared.map((c) => c.name).join(' vs ')} × ${settings.connections}, ${settings.rounds} interleaved rounds of ${settings.roundSeconds} s`);
+      log(
+        `${scenario}: ${compared.map((c) => c.name).join(' vs ')} × ${settings.connections}, ${settings.rounds} interleaved rounds of ${settings.roundSeconds} s`,
+      );
       return measureInterleaved(scenario, compared, settings.connections, settings.rounds, settings.roundSeconds, settings.warmup);
     };
     let t = targets(platform);
 
-
     // 1. Gateway overhead: REST through the gateway vs the same GraphQL operation straight to the subgraph.
     if (only.has(1)) {
-      const reads = await compare('1 gateway overhead (read)', [t.directGet, t.restGet, { ...targets(hop!).restGet, name: 'CareGraph gateway, HTTP hop to subgraphs: REST GET' }]);
+      const reads = await compare('1 gateway overhead (read)', [
+        t.directGet,
+        t.restGet,
+        { ...targets(hop!).restGet, name: 'CareGraph gateway, HTTP hop to subgraphs: REST GET' },
+      ]);
       const [postDirect, postGateway] = await compare('1 gateway overhead (send)', [t.directPost, t.restPost]);
       rows.push(...withRatio(reads, reads[0]), ...withRatio([postDirect, postGateway], postDirect));
     }
@@ -239,7 +277,14 @@ async function main(): Promise<void> {
       children.push(bare.child);
       const hive = await startPeer('hive', platform);
       children.push(hive.child);
-      const peerTarget = (name: string, url: string, pid: number, vary = true): Target => ({ name, url, method: 'POST', headers: direct, body: federatedBody(vary), pids: [pid, platform.child.pid] });
+      const peerTarget = (name: string, url: string, pid: number, vary = true): Target => ({
+        name,
+        url,
+        method: 'POST',
+        headers: direct,
+        body: federatedBody(vary),
+        pids: [pid, platform.child.pid],
+      });
       await checkSameAnswer(t.federated, [peerTarget('bare', bare.url, bare.child.pid), peerTarget('hive', hive.url, hive.child.pid)]);
       const BARE = 'bare @apollo/gateway + @apollo/server (+ subgraphs)';
       const HIVE = 'Hive Gateway runtime (+ subgraphs)';
@@ -313,7 +358,7 @@ async function main(): Promise<void> {
     const file = join(ROOT, 'bench', 'results.json');
     writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
     printReport(results, rows);
-    log(`wrote ${file} (${results.totalSeconds} s)`);
+    log(`wrote ${file} (${String(results.totalSeconds)} s)`);
   }
 }
 
@@ -376,7 +421,12 @@ async function fanOut(platform: Platform, ctx: RunContext) {
   const liveConnected = await liveMemoryBytes(platform);
   for (let i = 0; i < ctx.settings.statusChanges; i++) {
     const patientId = ctx.seeded.patientIds[i % ctx.seeded.patientIds.length];
-    await api(platform, ctx.token, 'POST', '/v1/messages', { patientId, templateId: 'appointment-reminder', channel: 'sms', variables: { date: '2027-01-15', time: '09:30' } });
+    await api(platform, ctx.token, 'POST', '/v1/messages', {
+      patientId,
+      templateId: 'appointment-reminder',
+      channel: 'sms',
+      variables: { date: '2027-01-15', time: '09:30' },
+    });
     await sleep(400);
   }
   // Each send yields `sent` and `delivered`: wait until every subscriber has both of every change.
@@ -412,7 +462,11 @@ async function webhookThroughput(platform: Platform, ctx: RunContext) {
   const { receiver, settings } = ctx;
   const subscriptions: string[] = [];
   for (let i = 0; i < settings.webhookSubscriptions; i++) {
-    const created = await api(platform, ctx.token, 'POST', '/v1/webhooks', { url: `${receiver.url}/hook/${i}`, events: ['message.sent', 'message.delivered'], secret: 'bench-secret-0123456789' });
+    const created = await api(platform, ctx.token, 'POST', '/v1/webhooks', {
+      url: `${receiver.url}/hook/${i}`,
+      events: ['message.sent', 'message.delivered'],
+      secret: 'bench-secret-0123456789',
+    });
     subscriptions.push(created.id);
   }
   receiver.arrivals.length = 0;
@@ -451,7 +505,12 @@ async function batchThroughput(platform: Platform, ctx: RunContext) {
   const runs: Array<{ seconds: number; accepted: number }> = [];
   const monitor = new Monitor([platform.child.pid]);
   for (let b = 0; b < ctx.settings.batches; b++) {
-    const messages = Array.from({ length: 1000 }, (_, i) => ({ patientId: held[i % held.length], templateId: 'appointment-reminder', channel: 'sms', variables: { date: '2027-01-15', time: '09:30' } }));
+    const messages = Array.from({ length: 1000 }, (_, i) => ({
+      patientId: held[i % held.length],
+      templateId: 'appointment-reminder',
+      channel: 'sms',
+      variables: { date: '2027-01-15', time: '09:30' },
+    }));
     log(`4 batch: 1000 items (${b + 1}/${ctx.settings.batches})`);
     const t0 = Date.now();
     const result = await api(platform, ctx.token, 'POST', '/v1/messages/batch', { messages });
@@ -476,7 +535,11 @@ async function soakRun(platform: Platform, ctx: RunContext, seconds: number) {
   const ids = ctx.seeded.messageIds.slice(0, 200);
   const held = ctx.seeded.heldPatientIds;
   const subscribers = await connectSubscribers(`${platform.url.replace('http', 'ws')}/graphql`, ctx.token, 200);
-  const hook = await api(platform, ctx.token, 'POST', '/v1/webhooks', { url: `${ctx.receiver.url}/soak`, events: ['message.sent', 'message.delivered'], secret: 'bench-secret-0123456789' });
+  const hook = await api(platform, ctx.token, 'POST', '/v1/webhooks', {
+    url: `${ctx.receiver.url}/soak`,
+    events: ['message.sent', 'message.delivered'],
+    secret: 'bench-secret-0123456789',
+  });
   const samples: Array<{ t: number; rssMiB: number }> = [];
   const t0 = Date.now();
   const timer = setInterval(() => samples.push({ t: (Date.now() - t0) / 1000, rssMiB: sample(platform.child.pid).rssBytes / 2 ** 20 }), 1000);
@@ -485,11 +548,29 @@ async function soakRun(platform: Platform, ctx: RunContext, seconds: number) {
   const loads: Target[] = [
     { name: 'soak read', url: platform.url, method: 'GET', headers: bearer, path: (i) => `/v1/messages/${ids[i % ids.length]}`, pids: [] },
     { name: 'soak federated', url: `${platform.url}/graphql`, method: 'POST', headers: bearer, body: federatedBody(true), pids: [] },
-    { name: 'soak send', url: `${platform.url}/v1/messages`, method: 'POST', headers: bearer, body: (i) => JSON.stringify({ patientId: held[i % held.length], templateId: 'appointment-reminder', channel: 'sms', variables: { date: '2027-01-15', time: '09:30' } }), pids: [] },
+    {
+      name: 'soak send',
+      url: `${platform.url}/v1/messages`,
+      method: 'POST',
+      headers: bearer,
+      body: (i) =>
+        JSON.stringify({
+          patientId: held[i % held.length],
+          templateId: 'appointment-reminder',
+          channel: 'sms',
+          variables: { date: '2027-01-15', time: '09:30' },
+        }),
+      pids: [],
+    },
   ];
   // Deliverable sends every second keep subscriptions and webhooks busy for the whole soak.
   const sender = setInterval(() => {
-    void api(platform, ctx.token, 'POST', '/v1/messages', { patientId: ctx.seeded.patientIds[0], templateId: 'appointment-reminder', channel: 'sms', variables: { date: '2027-01-15', time: '09:30' } }).catch(() => {});
+    void api(platform, ctx.token, 'POST', '/v1/messages', {
+      patientId: ctx.seeded.patientIds[0],
+      templateId: 'appointment-reminder',
+      channel: 'sms',
+      variables: { date: '2027-01-15', time: '09:30' },
+    }).catch(() => {});
   }, 1000);
   const measured = await Promise.all(loads.map((target, i) => measure('soak', target, [3, 3, 1][i], seconds, 0)));
   clearInterval(sender);
@@ -504,7 +585,10 @@ async function soakRun(platform: Platform, ctx: RunContext, seconds: number) {
   const peaks = sixths.map((w) => round(Math.max(...w), 1));
   const lastThirdFloorGrowth = round(floors[5] - floors[3], 1);
   const lastHalf = samples.filter((s) => s.t >= seconds / 2);
-  const lastHalfSlope = linearSlope(lastHalf.map((s) => s.t), lastHalf.map((s) => s.rssMiB));
+  const lastHalfSlope = linearSlope(
+    lastHalf.map((s) => s.t),
+    lastHalf.map((s) => s.rssMiB),
+  );
   return {
     seconds,
     requests: Object.fromEntries(measured.map((m) => [m.name, { requestsPerSecond: m.requestsPerSecond, p99Ms: m.p99Ms, errors: m.errors }])),
@@ -541,7 +625,13 @@ function linearSlope(x: number[], y: number[]): number {
 
 function machine() {
   const model = /model name\s*:\s*(.*)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? cpus()[0]?.model ?? 'unknown';
-  return { nproc: cpus().length, cpu: model, node: process.version, platform: `${process.platform} ${process.arch}`, loadAverage: readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ') };
+  return {
+    nproc: cpus().length,
+    cpu: model,
+    node: process.version,
+    platform: `${process.platform} ${process.arch}`,
+    loadAverage: readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' '),
+  };
 }
 
 function printReport(results: Record<string, any>, rows: Measurement[]): void {
@@ -567,20 +657,31 @@ function printReport(results: Record<string, any>, rows: Measurement[]): void {
   if (table.length > 0) out.push(...markdownTable(header, table));
   if (results.subscriptions) {
     const s = results.subscriptions;
-    out.push('', `3 subscriptions: ${s.subscribers} graphql-ws subscribers, ${s.statusChanges} status changes (${s.deliveredToAll} reached all): last subscriber's receipt p50 ${s.lastReceiptP50Ms} ms, p99 ${s.lastReceiptP99Ms} ms; ${s.kibPerConnection} KiB per connection of live JavaScript memory (heap + external ${s.liveBeforeMiB} → ${s.liveConnectedMiB} MiB; RSS ${s.rssBeforeMiB} → ${s.rssConnectedMiB} MiB)`);
+    out.push(
+      '',
+      `3 subscriptions: ${s.subscribers} graphql-ws subscribers, ${s.statusChanges} status changes (${s.deliveredToAll} reached all): last subscriber's receipt p50 ${s.lastReceiptP50Ms} ms, p99 ${s.lastReceiptP99Ms} ms; ${s.kibPerConnection} KiB per connection of live JavaScript memory (heap + external ${s.liveBeforeMiB} → ${s.liveConnectedMiB} MiB; RSS ${s.rssBeforeMiB} → ${s.rssConnectedMiB} MiB)`,
+    );
   }
   if (results.webhooks) {
     const w = results.webhooks;
-    out.push(`4 webhooks: ${w.deliveries}/${w.expectedDeliveries} deliveries to a local HTTPS receiver at ${w.deliveriesPerSecond}/s (send to last delivery ${w.secondsFromSendToLastDelivery} s, CPU ${w.cpuSeconds} s)`);
+    out.push(
+      `4 webhooks: ${w.deliveries}/${w.expectedDeliveries} deliveries to a local HTTPS receiver at ${w.deliveriesPerSecond}/s (send to last delivery ${w.secondsFromSendToLastDelivery} s, CPU ${w.cpuSeconds} s)`,
+    );
   }
   if (results.batch) {
     const b = results.batch;
-    out.push(`4 batch: POST /v1/messages/batch of 1,000 items into queued in ${b.medianSeconds} s median (${b.itemsPerSecond} items/s; accepted ${b.accepted.join(', ')})`);
+    out.push(
+      `4 batch: POST /v1/messages/batch of 1,000 items into queued in ${b.medianSeconds} s median (${b.itemsPerSecond} items/s; accepted ${b.accepted.join(', ')})`,
+    );
   }
   if (results.soak) {
     const s = results.soak;
-    out.push(`soak ${s.seconds} s: RSS ${s.rssStartMiB} → ${s.rssEndMiB} MiB (peak ${s.rssPeakMiB}); RSS floor by sixth of the run ${s.floorBySixthMiB.join(' → ')} MiB, peaks ${s.peakBySixthMiB.join(' / ')} MiB`);
-    out.push(`  floor growth over the last third ${s.lastThirdFloorGrowthMiB} MiB (slope over the last half ${s.lastHalfSlopeMiBPerMinute} MiB/min): ${s.bounded ? 'bounded' : 'STILL GROWING'}; ${s.subscriberEvents} subscriber events, ${s.webhookDeliveries} webhook deliveries`);
+    out.push(
+      `soak ${s.seconds} s: RSS ${s.rssStartMiB} → ${s.rssEndMiB} MiB (peak ${s.rssPeakMiB}); RSS floor by sixth of the run ${s.floorBySixthMiB.join(' → ')} MiB, peaks ${s.peakBySixthMiB.join(' / ')} MiB`,
+    );
+    out.push(
+      `  floor growth over the last third ${s.lastThirdFloorGrowthMiB} MiB (slope over the last half ${s.lastHalfSlopeMiBPerMinute} MiB/min): ${s.bounded ? 'bounded' : 'STILL GROWING'}; ${s.subscriberEvents} subscriber events, ${s.webhookDeliveries} webhook deliveries`,
+    );
     for (const [name, r] of Object.entries<any>(s.requests)) out.push(`  ${name}: ${r.requestsPerSecond} req/s, p99 ${r.p99Ms} ms, ${r.errors} errors`);
   }
   out.push('', `total ${results.totalSeconds} s`);

@@ -11,28 +11,40 @@ async function main(): Promise<void> {
   }
   const platform = await startPlatform(role);
   const { logger } = platform.runtime;
+  logger.info({ role }, 'started');
   if (platform.gateway) logger.info(`CareGraph is serving on ${platform.gateway.url} (GraphQL at /graphql, REST at /v1 and /api/ehr)`);
 
+  // One shutdown, on the first SIGTERM or SIGINT (Ctrl-C in a terminal reaches both npm and this
+  // process, so a second signal is expected and changes nothing). Apollo's own signal handlers are
+  // off (stopOnTerminationSignals: false): each started a stop() of its own, and a second stop()
+  // during one waits on a barrier @apollo/server 5 resolves only when stopping fails, so every
+  // shutdown hung until the backstop and exited 1.
   let stopping = false;
-  const shutdown = (signal: string) => {
+  const shutdown = (signal: NodeJS.Signals) => {
     if (stopping) return;
     stopping = true;
-    logger.info({ signal }, 'shutting down');
+    const began = Date.now();
+    const { SHUTDOWN_GRACE_MS } = platform.runtime.config;
+    logger.info({ signal, graceMs: SHUTDOWN_GRACE_MS }, 'shutting down: draining requests in flight, then stopping workers, subgraphs, queue, database');
+    // The backstop for a part that never finishes stopping; each part is bounded well below it.
     const force = setTimeout(() => {
-      logger.error('shutdown took longer than 15 s; exiting');
+      logger.error({ ms: Date.now() - began }, 'shutdown did not finish in time; exiting');
       process.exit(1);
-    }, 15_000);
+    }, SHUTDOWN_GRACE_MS + 10_000);
     force.unref();
     platform.stop().then(
-      () => process.exit(0),
+      () => {
+        logger.info({ ms: Date.now() - began }, 'shutdown complete');
+        process.exit(0);
+      },
       (err) => {
         logger.error({ err }, 'shutdown failed');
         process.exit(1);
       },
     );
   };
-  process.on('SIGINT', () => shutdown('SIGINT'));
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', shutdown);
+  process.on('SIGTERM', shutdown);
 }
 
 main().catch((err) => {

@@ -2,15 +2,23 @@ import type PgBoss from 'pg-boss';
 import { loadConfig, type Config } from '../common/config';
 import { resolveSecrets } from '../common/secrets';
 import { createLogger, type Logger } from '../common/logger';
-import { openDatabase, isPostgresUrl, redactUrl, type Database } from '../common/db/database';
+import { openDatabase, isPostgresUrl, redactUrl, type Database, type OpenDatabaseOptions } from '../common/db/database';
 import type { Runtime, Stoppable } from '../common/runtime';
+import { systemClock, type Clock } from '../common/clock';
 import { createBoss } from '../common/db/boss';
 import { createEventBus } from '../common/events';
+import { createTenantActivity } from '../common/activity/tenant-activity';
 import { startGateway, type RunningGateway } from '../gateway/server';
 import { startEhrSubgraph } from '../subgraphs/ehr/main';
 import { startWebhookWorker } from '../subgraphs/messaging/webhooks/worker';
 import { startMessagingSubgraph, startMessagingWorker } from '../subgraphs/messaging/main';
 import type { RunningSubgraph } from '../common/graphql/subgraph-server';
+import { GraphQLClinicalRecord, httpTransport, inProcessTransport, type ClinicalRecord } from '../subgraphs/messaging/clinical-record/client';
+import { twilioStatusCallbackUrl } from '../gateway/rest/messaging';
+import { createMetricsRegistry } from '../common/metrics/registry';
+import { registerProcessMetrics } from '../common/metrics/process';
+import { startMetricsListener } from '../common/metrics/http';
+import { startTracing } from '../common/telemetry/setup';
 
 export const ROLES = ['all', 'gateway', 'messaging', 'ehr', 'worker'] as const;
 export type ProcessRole = (typeof ROLES)[number];
@@ -22,13 +30,28 @@ export interface Platform {
   /** Subgraph URLs of this process, by name. */
   subgraphUrls: Record<string, string>;
   db?: Database;
+  /** The durable job queue, for roles that have one. */
+  boss?: PgBoss;
+  /** The metrics-only listener's /metrics URL, when this process has one (the worker role, or METRICS_PORT set). */
+  metricsUrl?: string;
   stop(): Promise<void>;
 }
 
+/** What a process may be started with besides its environment (tests and embedding). */
+export interface PlatformOptions {
+  logger?: Logger;
+  /** Opens the process database (default: `openDatabase`); tests open a copy of a migrated one. */
+  openDatabase?: (options: OpenDatabaseOptions) => Promise<Database>;
+  /** The time of leases, retries and schedules (default: the system clock). */
+  clock?: Clock;
+}
+
 const DEFAULT_SUBGRAPH_PORTS = { messaging: 4001, ehr: 4002 } as const;
+/** The worker role has no HTTP server of its own: its /metrics listens here unless METRICS_PORT says otherwise. */
+const DEFAULT_WORKER_METRICS_PORT = 9464;
 
 /** Scale-out roles share state through PostgreSQL and Redis; refuse to start without them. */
-function checkScaleOut(role: ProcessRole, config: Config): void {
+export function checkScaleOut(role: ProcessRole, config: Config): void {
   if (role === 'all') return;
   const missing: string[] = [];
   if (role !== 'gateway' && !isPostgresUrl(config.DATABASE_URL)) missing.push('DATABASE_URL=postgres://…');
@@ -42,20 +65,34 @@ function checkScaleOut(role: ProcessRole, config: Config): void {
  * The composition root: starts the parts of one process in order and stops
  * them in reverse. `npm start` runs role 'all'; scale-out runs one role per process.
  */
-export async function startPlatform(role: ProcessRole, env: NodeJS.ProcessEnv = process.env, logger?: Logger): Promise<Platform> {
+export async function startPlatform(role: ProcessRole, env: NodeJS.ProcessEnv = process.env, options: PlatformOptions = {}): Promise<Platform> {
   const config = loadConfig(env);
   checkScaleOut(role, config);
-  const log = logger ?? createLogger(config.LOG_LEVEL);
+  const log = options.logger ?? createLogger(config.LOG_LEVEL);
   const secrets = resolveSecrets(config);
-  if (secrets.source === 'dev-file') log.warn(`using development secrets from ${config.DATA_DIR} (set AUTH_JWT_SECRET and ENCRYPTION_KEY in production)`);
+  if (secrets.source === 'dev-file')
+    log.warn(`using development secrets from ${config.DATA_DIR} (set AUTH_JWT_SECRET, ENCRYPTION_KEY and AUDIT_HMAC_KEY in production)`);
   const started: Stoppable[] = [];
+  // Traces (when OTEL_EXPORTER_OTLP_ENDPOINT is set) are flushed last, after every part has stopped.
+  if (config.OTEL_EXPORTER_OTLP_ENDPOINT) {
+    const tracing = startTracing(config.OTEL_EXPORTER_OTLP_ENDPOINT, config.OTEL_SERVICE_NAME ?? (role === 'all' ? 'caregraph' : `caregraph-${role}`));
+    started.push({ name: 'tracing', close: () => tracing.shutdown() });
+  }
   const events = await createEventBus(config, log);
   started.push({ name: 'event bus', close: () => events.close() });
-  const runtime: Runtime = { config, secrets, logger: log, events };
+  // Written by the gateway, read by messaging (the support desk); no other role needs it.
+  const activity = role === 'all' || role === 'gateway' || role === 'messaging' ? createTenantActivity(config, log) : undefined;
+  if (activity) started.push({ name: 'tenant activity', close: () => activity.close() });
+  const runtime: Runtime = { config, secrets, logger: log, events, metrics: createMetricsRegistry(), clock: options.clock ?? systemClock, activity };
+  // The shutdown sequence is the start in reverse: the gateway stops accepting and drains its
+  // requests in flight (bounded by SHUTDOWN_GRACE_MS) while everything they need still runs; then
+  // the workers, the subgraphs, the job queue, the database and the event bus.
   const stop = async () => {
     for (const part of started.reverse()) {
+      const began = Date.now();
       try {
         await part.close();
+        log.info({ part: part.name, ms: Date.now() - began }, 'stopped');
       } catch (err) {
         log.error({ err, part: part.name }, 'error while stopping');
       }
@@ -66,9 +103,14 @@ export async function startPlatform(role: ProcessRole, env: NodeJS.ProcessEnv = 
   try {
     let db: Database | undefined;
     if (role !== 'gateway') {
-      db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
+      db = await (options.openDatabase ?? openDatabase)({
+        databaseUrl: config.DATABASE_URL,
+        ownerUrl: config.DATABASE_OWNER_URL,
+        dataDir: config.DATA_DIR,
+        onStaleLock: (message) => log.warn(message),
+      });
       started.push({ name: 'database', close: () => db!.close() });
-      log.info({ database: db.kind === 'postgres' ? redactUrl(config.DATABASE_URL!) : (db.dataDir ?? 'pglite') }, 'database open');
+      log.info({ database: db.kind === 'postgres' ? redactUrl(config.DATABASE_URL!) : (db.dataDir ?? 'pglite'), role: db.runtimeRole }, 'database open');
     }
     let boss: PgBoss | undefined;
     if (db) {
@@ -77,16 +119,40 @@ export async function startPlatform(role: ProcessRole, env: NodeJS.ProcessEnv = 
       queue.on('error', (err) => log.error({ err }, 'job queue error'));
       await queue.start();
       boss = queue;
-      started.push({ name: 'job queue', close: () => queue.stop({ graceful: true, wait: true, timeout: 10_000 }) });
+      // Jobs still running a second after their workers stopped are failed by pg-boss and retried after the next start.
+      started.push({ name: 'job queue', close: () => queue.stop({ graceful: true, wait: true, timeout: 1_000 }) });
+      registerProcessMetrics(runtime.metrics, db, queue, log);
+    }
+    let metricsUrl: string | undefined;
+    const metricsPort = config.METRICS_PORT ?? (role === 'worker' ? DEFAULT_WORKER_METRICS_PORT : undefined);
+    if (metricsPort !== undefined) {
+      const listener = await startMetricsListener(runtime.metrics, config.HOST, metricsPort);
+      started.push({ name: 'metrics listener', close: () => listener.close() });
+      metricsUrl = listener.url;
+      log.info({ url: metricsUrl }, 'metrics listening');
     }
     const subgraphUrls: Record<string, string> = {};
     const localSubgraphs: Record<string, RunningSubgraph> = {};
     const subgraphHost = role === 'all' ? '127.0.0.1' : config.HOST;
     if (role === 'all' || role === 'ehr') {
-      const ehr = await startEhrSubgraph({ ...runtime, db: db!, boss: boss!, host: subgraphHost, port: config.EHR_PORT ?? (role === 'all' ? 0 : DEFAULT_SUBGRAPH_PORTS.ehr) });
-      started.push({ name: 'ehr subgraph', close: ehr.close });
+      const ehr = await startEhrSubgraph({
+        ...runtime,
+        db: db!,
+        boss: boss!,
+        host: subgraphHost,
+        port: config.EHR_PORT ?? (role === 'all' ? 0 : DEFAULT_SUBGRAPH_PORTS.ehr),
+      });
+      started.push({ name: 'ehr subgraph', close: () => ehr.close() });
       subgraphUrls.ehr = ehr.url;
       localSubgraphs.ehr = ehr;
+    }
+    // Messaging reads the clinical record through one boundary (ClinicalRecord): on the EHR
+    // subgraph's schema in this process when it runs here, else over HTTP to EHR_URL.
+    let clinical: ClinicalRecord | undefined;
+    if (role === 'all' || role === 'messaging' || role === 'worker') {
+      const ehrUrl = subgraphUrls.ehr ?? config.EHR_URL ?? `http://127.0.0.1:${DEFAULT_SUBGRAPH_PORTS.ehr}/graphql`;
+      const inProcess = role === 'all' && config.SUBGRAPH_TRANSPORT === 'inprocess';
+      clinical = new GraphQLClinicalRecord(inProcess ? inProcessTransport(localSubgraphs.ehr) : httpTransport(ehrUrl, secrets.internalKey));
     }
     if (role === 'all' || role === 'messaging') {
       const messaging = await startMessagingSubgraph({
@@ -95,34 +161,35 @@ export async function startPlatform(role: ProcessRole, env: NodeJS.ProcessEnv = 
         boss: boss!,
         host: subgraphHost,
         port: config.MESSAGING_PORT ?? (role === 'all' ? 0 : DEFAULT_SUBGRAPH_PORTS.messaging),
-        ehrUrl: subgraphUrls.ehr ?? config.EHR_URL ?? `http://127.0.0.1:${DEFAULT_SUBGRAPH_PORTS.ehr}/graphql`,
+        clinical: clinical!,
       });
-      started.push({ name: 'messaging subgraph', close: messaging.close });
+      started.push({ name: 'messaging subgraph', close: () => messaging.close() });
       subgraphUrls.messaging = messaging.url;
       localSubgraphs.messaging = messaging;
     }
-    if (role === 'all' || role === 'worker') started.push(await startWebhookWorker({ ...runtime, db: db! }));
+    if (role === 'all' || role === 'worker') started.push(await startWebhookWorker({ ...runtime, db: db!, boss: boss! }));
     if (role === 'all' || role === 'worker') {
-      const worker = await startMessagingWorker({ ...runtime, db: db!, boss: boss! });
-      started.push({ name: 'delivery worker', close: worker.close });
+      const worker = await startMessagingWorker({ ...runtime, db: db!, boss: boss!, clinical: clinical!, twilioStatusUrl: twilioStatusCallbackUrl(config) });
+      started.push({ name: 'delivery worker', close: () => worker.close() });
     }
     let gateway: RunningGateway | undefined;
     if (role === 'all' || role === 'gateway') {
-      const urls = role === 'all'
-        ? subgraphUrls
-        : {
-            messaging: config.MESSAGING_URL ?? `http://127.0.0.1:${DEFAULT_SUBGRAPH_PORTS.messaging}/graphql`,
-            ehr: config.EHR_URL ?? `http://127.0.0.1:${DEFAULT_SUBGRAPH_PORTS.ehr}/graphql`,
-          };
+      const urls =
+        role === 'all'
+          ? subgraphUrls
+          : {
+              messaging: config.MESSAGING_URL ?? `http://127.0.0.1:${DEFAULT_SUBGRAPH_PORTS.messaging}/graphql`,
+              ehr: config.EHR_URL ?? `http://127.0.0.1:${DEFAULT_SUBGRAPH_PORTS.ehr}/graphql`,
+            };
       gateway = await startGateway({
         ...runtime,
         subgraphUrls: urls,
         localSubgraphs: role === 'all' && config.SUBGRAPH_TRANSPORT === 'inprocess' ? localSubgraphs : undefined,
-        readiness: db ? [{ name: 'database', check: () => db!.ping() }] : [],
+        readiness: db ? [{ name: 'database', check: () => db.ping() }] : [],
       });
-      started.push({ name: 'gateway', close: gateway.close });
+      started.push({ name: 'gateway', close: () => gateway!.close() });
     }
-    return { runtime, gateway, subgraphUrls, db, stop };
+    return { runtime, gateway, subgraphUrls, db, boss, metricsUrl, stop };
   } catch (err) {
     await stop();
     throw err;

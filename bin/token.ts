@@ -1,12 +1,13 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../common/config';
 import { resolveSecrets } from '../common/secrets';
-import { ROLES } from '../common/auth/principal';
-import { issueAccessToken } from '../common/auth/tokens';
-import { parseDuration } from '../common/config';
+import { isReservedSubject, ROLES, TENANT_ID } from '../common/auth/principal';
+import { issueAccessToken, parseTokenLifetime } from '../common/auth/tokens';
 
-const USAGE = `Usage: npm run --silent token -- --tenant <id> [--tenant <id>…] --role <role> [--role <role>…] [--sub <subject>] [--patient <patientId>] [--ttl 1h]
-Roles: ${ROLES.join(', ')}`;
+const USAGE = `Usage: npm run --silent token -- --tenant <id> [--tenant <id>…] --role <role> [--role <role>…] [--sub <subject>] [--patient <patientId>] [--client <clientId>] [--ttl 12h]
+--ttl: how long the token lives (s, m, h or d; default 12h, at most 30d)
+Roles: ${ROLES.join(', ')}
+--tenant may be left out for a platform_admin-only token: it then acts in the platform scope, managing tenants (docs/tenants.md) and reaching no tenant's data.`;
 
 /** Prints one bearer token the dev server accepts (signed with AUTH_JWT_SECRET or the dev secret in DATA_DIR). */
 async function main(): Promise<void> {
@@ -16,6 +17,7 @@ async function main(): Promise<void> {
       role: { type: 'string', multiple: true },
       sub: { type: 'string' },
       patient: { type: 'string' },
+      client: { type: 'string' },
       ttl: { type: 'string', default: '12h' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -28,13 +30,17 @@ async function main(): Promise<void> {
   const tenants = values.tenant ?? [];
   const roles = values.role ?? [];
   const problems: string[] = [];
-  if (tenants.length === 0) problems.push('--tenant is required');
+  // A platform administrator manages tenants rather than working in one, so its token may name none.
+  if (tenants.length === 0 && !(roles.length > 0 && roles.every((role) => role === 'platform_admin'))) problems.push('--tenant is required');
   if (roles.length === 0) problems.push('--role is required');
   for (const role of roles) if (!(ROLES as readonly string[]).includes(role)) problems.push(`unknown role '${role}'`);
+  // The server refuses these in every token: say so here instead of printing a token that cannot work.
+  for (const tenant of tenants) if (!TENANT_ID.test(tenant)) problems.push(`'${tenant}' is not a tenant id (letters, digits, _ . -; up to 64)`);
+  if (values.sub !== undefined && isReservedSubject(values.sub)) problems.push(`--sub: subjects starting with 'system:' are reserved`);
   if (roles.includes('patient') && !values.patient) problems.push('--patient <patientId> is required with --role patient');
   let ttlSeconds = 0;
   try {
-    ttlSeconds = Math.max(1, Math.floor(parseDuration(values.ttl!) / 1000));
+    ttlSeconds = parseTokenLifetime(values.ttl);
   } catch (err) {
     problems.push(`--ttl: ${(err as Error).message}`);
   }
@@ -50,7 +56,7 @@ async function main(): Promise<void> {
   }
   const token = await issueAccessToken(
     secrets.jwtSecret,
-    { sub: values.sub ?? `dev-${roles[0]}`, tenants, roles, patientId: values.patient, ttlSeconds },
+    { sub: values.sub ?? `dev-${roles[0]}`, tenants, roles, patientId: values.patient, clientId: values.client, ttlSeconds },
     config,
   );
   process.stdout.write(`${token}\n`);

@@ -16,17 +16,8 @@ import path from 'node:path';
 
 import { PGlite } from '@electric-sql/pglite';
 
-import { pgliteAdapterFactory } from '../common/db/database';
-import {
-  LOCKFILE_CONTENT,
-  NO_FILTER,
-  SUBGRAPHS,
-  projectRoot,
-  readMigrations,
-  schemaFile,
-  withSchemaEngine,
-  type Subgraph,
-} from '../common/db/schema-engine';
+import { migrationsDir, SUBGRAPHS, type Subgraph } from '../common/db/migrate';
+import { LOCKFILE_CONTENT, migrationList, NO_FILTER, pgliteAdapterFactory, schemaFile, withSchemaEngine } from '../common/db/schema-engine';
 
 const USAGE = `usage: npm run db:diff -- <subgraph> <migration_name>
   subgraph:        ${SUBGRAPHS.join(' | ')}
@@ -37,18 +28,13 @@ example: npm run db:diff -- messaging add_webhooks
 export function timestamp(date = new Date()): string {
   const p = (n: number, w = 2) => String(n).padStart(w, '0');
   return (
-    p(date.getUTCFullYear(), 4) +
-    p(date.getUTCMonth() + 1) +
-    p(date.getUTCDate()) +
-    p(date.getUTCHours()) +
-    p(date.getUTCMinutes()) +
-    p(date.getUTCSeconds())
+    p(date.getUTCFullYear(), 4) + p(date.getUTCMonth() + 1) + p(date.getUTCDate()) + p(date.getUTCHours()) + p(date.getUTCMinutes()) + p(date.getUTCSeconds())
   );
 }
 
 /** The SQL from the committed history to the current schema file ('' when nothing changed). */
 export async function diffSubgraph(subgraph: Subgraph): Promise<string> {
-  const migrations = await readMigrations(subgraph);
+  const migrations = await migrationList(subgraph);
   // The main connection is never queried for this diff, only the shadow one
   // (a fresh in-memory PGlite per call, closed by the engine). It reports no
   // schema, so the engine's default is `public` and the generated SQL names
@@ -57,10 +43,7 @@ export async function diffSubgraph(subgraph: Subgraph): Promise<string> {
   try {
     const out = await withSchemaEngine(subgraph, pgliteAdapterFactory(pglite, undefined), (engine) =>
       engine.diff({
-        from:
-          migrations.migrationDirectories.length === 0
-            ? { tag: 'empty' }
-            : { tag: 'migrations', ...migrations },
+        from: migrations.migrationDirectories.length === 0 ? { tag: 'empty' } : { tag: 'migrations', ...migrations },
         to: { tag: 'schemaDatamodel', files: [schemaFile(subgraph)] },
         script: true,
         exitCode: null,
@@ -98,15 +81,14 @@ export async function main(argv: string[]): Promise<number> {
     console.log(`${subgraph}: no changes (prisma/${subgraph}/schema.prisma matches its migrations); nothing written`);
     return 0;
   }
-  const migrationsDir = path.join(projectRoot(), 'prisma', subgraph, 'migrations');
-  const dir = path.join(migrationsDir, `${timestamp()}_${name}`);
+  const dir = path.join(migrationsDir(subgraph as Subgraph), `${timestamp()}_${name}`);
   mkdirSync(dir, { recursive: true });
   const file = path.join(dir, 'migration.sql');
   writeFileSync(file, sql.endsWith('\n') ? sql : `${sql}\n`);
-  writeFileSync(path.join(migrationsDir, 'migration_lock.toml'), LOCKFILE_CONTENT);
+  writeFileSync(path.join(migrationsDir(subgraph as Subgraph), 'migration_lock.toml'), LOCKFILE_CONTENT);
   const rel = (p: string) => path.relative(process.cwd(), p) || p;
   console.log(`${subgraph}: wrote ${rel(file)}`);
-  console.log(`${subgraph}: wrote ${rel(path.join(migrationsDir, 'migration_lock.toml'))}`);
+  console.log(`${subgraph}: wrote ${rel(path.join(migrationsDir(subgraph as Subgraph), 'migration_lock.toml'))}`);
   return 0;
 }
 
@@ -114,7 +96,7 @@ if (require.main === module) {
   main(process.argv.slice(2)).then(
     (code) => process.exit(code),
     (err) => {
-      console.error(err instanceof Error ? err.stack ?? err.message : err);
+      console.error(err instanceof Error ? (err.stack ?? err.message) : err);
       process.exit(1);
     },
   );

@@ -6,27 +6,23 @@
  *
  * DATABASE_URL: unset -> embedded PGlite in $DATA_DIR/pglite (DATA_DIR defaults
  * to ./data); memory:// -> in-memory PGlite (useful only as a check);
- * postgres://… -> that PostgreSQL server.
+ * postgres://… -> that PostgreSQL server. DATABASE_OWNER_URL: the tables'
+ * owner, which migrates and grants (docs/security.md, Database roles).
  */
 import { openDatabase, redactUrl } from '../common/db/database';
-import { migrate } from '../common/db/migrate';
-import { SUBGRAPHS } from '../common/db/schema-engine';
+import { migrate, SUBGRAPHS } from '../common/db/migrate';
 
 export async function main(env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const databaseUrl = env.DATABASE_URL?.trim() || undefined;
   const dataDir = env.DATA_DIR?.trim() || './data';
   const started = Date.now();
-  const db = await openDatabase({ databaseUrl, dataDir });
+  const db = await openDatabase({ databaseUrl, ownerUrl: env.DATABASE_OWNER_URL?.trim() || undefined, dataDir });
   const where = db.kind === 'postgres' ? redactUrl(databaseUrl!) : `PGlite in ${db.dataDir}`;
   console.log(`database: ${where} (opened in ${Date.now() - started} ms)`);
   try {
     for (const subgraph of SUBGRAPHS) {
       const { applied } = await migrate(db, subgraph);
-      console.log(
-        applied.length
-          ? `${subgraph}: applied ${applied.length} migration(s): ${applied.join(', ')}`
-          : `${subgraph}: already up to date`,
-      );
+      console.log(applied.length ? `${subgraph}: applied ${applied.length} migration(s): ${applied.join(', ')}` : `${subgraph}: already up to date`);
     }
   } finally {
     await db.close();
@@ -39,7 +35,7 @@ if (require.main === module) {
   main().then(
     (code) => process.exit(code),
     (err) => {
-      console.error(err instanceof Error ? err.stack ?? err.message : err);
+      console.error(err instanceof Error ? (err.stack ?? err.message) : err);
       process.exit(1);
     },
   );

@@ -1,5 +1,6 @@
 /**
- * Re-encrypts the clinical record's encrypted columns with the current key.
+ * Re-encrypts the encrypted columns of the clinical record and of messaging
+ * with the current key (and encrypts messaging content still stored in plaintext).
  *
  *   ENCRYPTION_KEY=<new> PREVIOUS_ENCRYPTION_KEYS=<old>[,<older>] npm run keys:rotate [-- --dry-run]
  *
@@ -14,6 +15,9 @@ import { openDatabase } from '../common/db/database';
 import { migrate } from '../common/db/migrate';
 import { createEhrPrisma } from '../subgraphs/ehr/db/client';
 import { rotateEncryptionKeys } from '../subgraphs/ehr/keys/rotate';
+import { createMessagingPrisma } from '../subgraphs/messaging/db/client';
+import { sealMessagingContent } from '../subgraphs/messaging/keys/seal';
+import { chainKey } from '../subgraphs/ehr/audit/chain';
 
 export async function main(argv: string[]): Promise<number> {
   const unknown = argv.filter((a) => a !== '--dry-run');
@@ -24,19 +28,25 @@ export async function main(argv: string[]): Promise<number> {
   const config = loadConfig();
   const secrets = resolveSecrets(config);
   const cipher = new FieldCipher(secrets.encryptionKey, config.PREVIOUS_ENCRYPTION_KEYS);
-  const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, poolSize: 2 });
+  const db = await openDatabase({ databaseUrl: config.DATABASE_URL, ownerUrl: config.DATABASE_OWNER_URL, dataDir: config.DATA_DIR, poolSize: 2 });
   const prisma = createEhrPrisma(db);
+  const messaging = createMessagingPrisma(db);
   try {
     await migrate(db, 'ehr');
+    await migrate(db, 'messaging');
     console.log(`current key ${cipher.keyId}; ${config.PREVIOUS_ENCRYPTION_KEYS.length} previous key(s) accepted for reading`);
-    const report = await rotateEncryptionKeys(prisma, cipher, { dryRun: argv.includes('--dry-run'), log: (m) => console.log(m) });
-    if (report.unreadable.length > 0) {
-      console.error(`${report.unreadable.length} value(s) could not be decrypted with any configured key (add the key to PREVIOUS_ENCRYPTION_KEYS):`);
-      for (const u of report.unreadable.slice(0, 20)) console.error(`  ${u.tenantId} ${u.table} ${u.key}`);
+    const dryRun = argv.includes('--dry-run');
+    const report = await rotateEncryptionKeys(prisma, cipher, chainKey(secrets.auditKey), { dryRun, log: (m) => console.log(m) });
+    const messagingReport = await sealMessagingContent(messaging, cipher, { rotate: true, dryRun, log: (m) => console.log(`messaging ${m}`) });
+    const unreadable = [...report.unreadable, ...messagingReport.unreadable];
+    if (unreadable.length > 0) {
+      console.error(`${unreadable.length} value(s) could not be decrypted with any configured key (add the key to PREVIOUS_ENCRYPTION_KEYS):`);
+      for (const u of unreadable.slice(0, 20)) console.error(`  ${u.tenantId} ${u.table} ${u.key}`);
       return 1;
     }
     return 0;
   } finally {
+    await messaging.$disconnect();
     await prisma.$disconnect();
     await db.close();
   }

@@ -66,7 +66,14 @@ export async function measure(scenario: string, target: Target, connections: num
  * whose speed drifts over minutes (shared hosts) slows each target alike. Each target is warmed up once; its
  * row has the median of its rounds' requests per second and latencies, CPU and requests summed over all rounds.
  */
-export async function measureInterleaved(scenario: string, targets: Target[], connections: number, rounds: number, seconds: number, warmupSeconds: number): Promise<Measurement[]> {
+export async function measureInterleaved(
+  scenario: string,
+  targets: Target[],
+  connections: number,
+  rounds: number,
+  seconds: number,
+  warmupSeconds: number,
+): Promise<Measurement[]> {
   const loads = targets.map((target) => loadFor(target, connections));
   for (const [i, target] of targets.entries()) {
     await preflight(target);

@@ -29,7 +29,10 @@ export class Monitor {
   readonly series: Array<{ t: number; rssBytes: number }> = [];
   private readonly t0 = Date.now();
 
-  constructor(private readonly pids: number[], intervalMs = 100) {
+  constructor(
+    private readonly pids: number[],
+    intervalMs = 100,
+  ) {
     this.start = pids.map(sample);
     this.peaks = this.start.map((s) => s.rssBytes);
     this.timer = setInterval(() => this.tick(), intervalMs);
@@ -72,11 +75,18 @@ export interface Child {
 }
 
 /** Starts a Node script as a child process and waits until `ready` (a URL answering 2xx, or a request) succeeds. */
-export async function startChild(name: string, script: string, args: string[], env: NodeJS.ProcessEnv, ready: string | { url: string; init: RequestInit }, timeoutMs = 120_000): Promise<Child> {
+export async function startChild(
+  name: string,
+  script: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  ready: string | { url: string; init: RequestInit },
+  timeoutMs = 120_000,
+): Promise<Child> {
   const probe = typeof ready === 'string' ? { url: ready, init: {} } : ready;
   const child = spawn(process.execPath, [script, ...args], { env, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
-  child.stderr!.on('data', (chunk: Buffer) => {
+  child.stderr.on('data', (chunk: Buffer) => {
     stderr = (stderr + chunk.toString()).slice(-4000);
   });
   let exited = false;

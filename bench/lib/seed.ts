@@ -3,12 +3,14 @@ import { resolveSecrets } from '../../common/secrets';
 import { FieldCipher } from '../../common/crypto';
 import { openDatabase } from '../../common/db/database';
 import { migrateAll } from '../../common/db/migrate';
+import { tenantClient } from '../../common/db/tenant-session';
 import { createEhrPrisma } from '../../subgraphs/ehr/db/client';
 import { createMessagingPrisma } from '../../subgraphs/messaging/db/client';
 import { seedEhr } from '../../subgraphs/ehr/seed';
+import { chainKey } from '../../subgraphs/ehr/audit/chain';
 import { seedMessaging } from '../../subgraphs/messaging/seed';
 
-export const TENANT = 'demo';
+const TENANT = 'demo';
 const CHUNK = 1000;
 const HOUR = 3_600_000;
 
@@ -42,10 +44,13 @@ export async function seedBenchData(dataDir: string, plan: SeedPlan, fromPatient
   const db = await openDatabase({ dataDir });
   try {
     await migrateAll(db);
-    const ehr = createEhrPrisma(db);
-    const messaging = createMessagingPrisma(db);
-    await seedEhr(ehr, cipher);
-    await seedMessaging(messaging);
+    const ehrBase = createEhrPrisma(db);
+    const messagingBase = createMessagingPrisma(db);
+    await seedEhr(ehrBase, cipher, chainKey(secrets.auditKey));
+    await seedMessaging(messagingBase);
+    // Row-level security: the bench rows are written with their tenant set.
+    const ehr = tenantClient(ehrBase, TENANT);
+    const messaging = tenantClient(messagingBase, TENANT);
     const now = Date.now();
     const patientIds = Array.from({ length: plan.patients }, (_, i) => `bench-p-${pad(fromPatient + i)}`);
     const heldPatientIds = fromPatient === 0 ? Array.from({ length: plan.heldPatients }, (_, i) => `bench-held-${pad(i)}`) : [];
@@ -73,7 +78,15 @@ export async function seedBenchData(dataDir: string, plan: SeedPlan, fromPatient
     const appointments = patientIds.flatMap((patientId, p) =>
       Array.from({ length: plan.appointmentsPerPatient }, (_, a) => {
         const start = new Date(now + (24 + ((p + a * 7) % 500)) * HOUR);
-        return { tenantId: TENANT, id: `appt-${patientId}-${a}`, patientId, start, end: new Date(start.getTime() + HOUR / 2), status: a === 0 ? 'confirmed' : 'booked', location: 'Bench clinic' };
+        return {
+          tenantId: TENANT,
+          id: `appt-${patientId}-${a}`,
+          patientId,
+          start,
+          end: new Date(start.getTime() + HOUR / 2),
+          status: a === 0 ? 'confirmed' : 'booked',
+          location: 'Bench clinic',
+        };
       }),
     );
     for (let i = 0; i < appointments.length; i += CHUNK) await ehr.appointment.createMany({ data: appointments.slice(i, i + CHUNK) });
@@ -101,8 +114,9 @@ export async function seedBenchData(dataDir: string, plan: SeedPlan, fromPatient
           patientId,
           templateId: 'appointment-reminder',
           channel: 'sms',
-          variables: { date: '2027-01-15', time: '09:30' },
-          body: 'Reminder: your appointment is on 2027-01-15 at 09:30. Reply C to confirm or X to cancel.',
+          // Message content is encrypted at rest, as the service writes it.
+          variablesEnc: cipher.encrypt(JSON.stringify({ date: '2027-01-15', time: '09:30' })),
+          bodyEnc: cipher.encrypt('Reminder: your appointment is on 2027-01-15 at 09:30. Reply C to confirm or X to cancel.'),
           status: 'delivered',
           dueAt: createdAt,
           createdAt,
@@ -116,8 +130,8 @@ export async function seedBenchData(dataDir: string, plan: SeedPlan, fromPatient
       });
       messageIds.push(...rows.map((m) => m.id));
     }
-    await ehr.$disconnect();
-    await messaging.$disconnect();
+    await ehrBase.$disconnect();
+    await messagingBase.$disconnect();
     // Planner statistics, as autovacuum keeps them on a live server (embedded PGlite runs no autovacuum).
     await db.exec('ANALYZE');
     return { patientIds, heldPatientIds, messageIds: messageIds.reverse() };

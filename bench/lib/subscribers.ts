@@ -54,7 +54,7 @@ export async function connectSubscribers(wsUrl: string, token: string, count: nu
     receipts,
     errors,
     close: async () => {
-      await Promise.all(clients.map((c) => c.dispose()));
+      await Promise.all(clients.map(async (c) => c.dispose()));
     },
   };
 }

@@ -10,6 +10,7 @@ async function main(): Promise<void> {
       fromClientToSubgraphs: ({ request }) => ({ [IDENTITY_HEADER]: request.headers.get(IDENTITY_HEADER) }),
     },
   });
+  // eslint-disable-next-line @typescript-eslint/no-misused-promises -- the runtime is a request listener that answers its own errors
   const server = http.createServer(gateway);
   server.listen(Number(required('PORT')), '127.0.0.1', () => console.error('hive gateway listening'));
   process.on('SIGTERM', () => {

@@ -1,0 +1,107 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
+import { join } from 'node:path';
+import { projectRoot } from '../../common/paths';
+import type { ProcessRole } from '../../bin/platform';
+
+/**
+ * The compiled `node dist/bin/caregraph.js all` (or another role), as `npm start` runs it, in a
+ * child process: `npm run cluster`'s processes, and the tests of what only a real process shows
+ * (signals, exit codes, two processes on one DATA_DIR). NODE_ENV stays unset, as with `npm start`.
+ */
+export interface ServerProcess {
+  base: string;
+  child: ChildProcess;
+  /** Everything the process wrote to stdout and stderr so far. */
+  output(): string;
+  /** Resolves when the process has exited. */
+  exited: Promise<Exit>;
+}
+
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  /** When it exited (Date.now()). */
+  at: number;
+}
+
+const root = projectRoot();
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Per role: the variable of the port `base` points at, and the path that answers 200 once the role is up. */
+const ROLE_PORTS: Record<ProcessRole, { variable: string; ready: string }> = {
+  all: { variable: 'PORT', ready: '/readyz' },
+  gateway: { variable: 'PORT', ready: '/readyz' },
+  messaging: { variable: 'MESSAGING_PORT', ready: '/healthz' },
+  ehr: { variable: 'EHR_PORT', ready: '/healthz' },
+  worker: { variable: 'METRICS_PORT', ready: '/metrics' },
+};
+
+/**
+ * Starts the process (role 'all' unless told); with `ready` (default) waits until the role answers
+ * (/readyz; a subgraph's /healthz; the worker's /metrics) and fails if it exits first.
+ * `port` restarts a server where clients already point (a crash test's restart on the same data).
+ */
+export async function startServer(env: Record<string, string>, options: { ready?: boolean; port?: number; role?: ProcessRole } = {}): Promise<ServerProcess> {
+  const port = options.port ?? (await freePort());
+  const role = options.role ?? 'all';
+  const { variable, ready } = ROLE_PORTS[role];
+  const child = spawn(process.execPath, [join(root, 'dist/bin/caregraph.js'), role], {
+    cwd: root,
+    env: {
+      PATH: process.env.PATH,
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'info',
+      SIM_SEND_DELAY_MS: '20',
+      SIM_DELIVER_DELAY_MS: '50',
+      ...env,
+      [variable]: String(port),
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let started = false;
+  child.on('message', (message: { started?: string }) => void (started ||= message?.started === role));
+  let output = '';
+  child.stdout.on('data', (chunk) => (output += chunk));
+  child.stderr.on('data', (chunk) => (output += chunk));
+  const exited = new Promise<Exit>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal, at: Date.now() })));
+  const server: ServerProcess = { base: `http://127.0.0.1:${port}`, child, output: () => output, exited };
+  if (options.ready === false) return server;
+  const deadline = Date.now() + 90_000;
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the server exited before it was ready:\n${output}`);
+    try {
+      if ((await fetch(`${server.base}${ready}`)).status === 200) return server;
+    } catch {
+      // Not listening yet.
+    }
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`the server was not ready in time:\n${output}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+/** Sends `signal` and waits for the exit; `ms` is the time from the signal to the exit. */
+export async function signalAndWait(server: ServerProcess, signal: NodeJS.Signals): Promise<Exit & { ms: number }> {
+  const sent = Date.now();
+  server.child.kill(signal);
+  const exit = await server.exited;
+  return { ...exit, ms: exit.at - sent };
+}
+
+/** Kills a process a failed test left running. */
+export function killIfRunning(server: ServerProcess | undefined): void {
+  if (server && server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGKILL');
+}
