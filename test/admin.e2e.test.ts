@@ -1,7 +1,7 @@
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { browserIt as browserItFor, HAVE_CHROMIUM, launchChromium } from './support/chromium';
 import { projectRoot } from '../common/paths';
 import { backendName, startTestPlatform, type TestPlatform } from './harness';
 import { startReceiver, verifySignature, type Receiver } from './webhook-receiver';
@@ -9,29 +9,12 @@ import { startReceiver, verifySignature, type Receiver } from './webhook-receive
 /**
  * The admin dashboard in a real browser (Debian's Chromium driven by
  * playwright-core) against the real platform and a real HTTPS receiver.
- * Without Chromium the browser tests are skipped with a message (on CI they fail).
  */
 // Browser globals used inside page.evaluate callbacks, which run in Chromium (this file is type-checked without DOM types).
 declare const window: any, document: any, location: any, getComputedStyle: any, MutationObserver: any;
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const HAVE_CHROMIUM = existsSync(CHROMIUM);
-if (!HAVE_CHROMIUM) {
-  if (process.env.CI) throw new Error(`Chromium is missing at ${CHROMIUM}: .ci/run installs the Debian package chromium`);
-  console.warn(`admin dashboard browser tests SKIPPED: no Chromium at ${CHROMIUM} (Debian: apt-get install chromium, or set CHROMIUM_PATH)`);
-}
-const browserIt = HAVE_CHROMIUM ? it : it.skip;
+const browserIt = browserItFor('admin dashboard');
 
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const ARTIFACTS = join(projectRoot(), 'test-artifacts', 'admin');
 const PHONE = { width: 390, height: 844 };
 const DESKTOP = { width: 1280, height: 900 };
@@ -45,11 +28,7 @@ describe(`admin dashboard (${backendName})`, () => {
   let consoleErrors: string[] = [];
 
   beforeAll(async () => {
-    // The dashboard as `npm run build` makes it, from the current sources.
-    execFileSync(process.execPath, [join(projectRoot(), 'node_modules', 'vite', 'bin', 'vite.js'), 'build', '--config', 'gateway/admin/vite.config.mts', '--logLevel', 'error'], {
-      cwd: projectRoot(),
-      stdio: 'inherit',
-    });
+    // dist/admin is the dashboard as `npm run build` makes it from the current sources (the e2e project's globalSetup rebuilds it when stale).
     mkdirSync(ARTIFACTS, { recursive: true });
     receiver = await startReceiver();
     t = await startTestPlatform({
@@ -62,7 +41,7 @@ describe(`admin dashboard (${backendName})`, () => {
       SIM_DELIVER_DELAY_MS: '1500',
     });
     token = await t.token({ sub: 'ops@example.com', tenants: ['demo'], roles: ['admin'] });
-    if (HAVE_CHROMIUM) browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    if (HAVE_CHROMIUM) browser = await launchChromium();
   });
   afterEach(async () => {
     // Pages first, so their WebSockets are closed before the server stops.
@@ -175,7 +154,7 @@ describe(`admin dashboard (${backendName})`, () => {
     // Every status the row shows, recorded in the page; and a marker a reload would wipe.
     await page.evaluate(() => {
       const seen: string[] = [];
-      (window as any).statusesSeen = seen;
+      window.statusesSeen = seen;
       new MutationObserver(() => {
         for (const cell of document.querySelectorAll('tr[data-message-id] .status-cell')) {
           const entry = `${cell.closest('tr').dataset.messageId}:${cell.dataset.status}`;
@@ -185,19 +164,25 @@ describe(`admin dashboard (${backendName})`, () => {
     });
 
     const template = await page.locator('select[name="templateId"] option', { hasText: '(appointment-reminder, en)' }).getAttribute('value');
-    await page.getByLabel('Template', { exact: true }).selectOption(template!);
+    await page.getByLabel('Template', { exact: true }).selectOption(template);
     await page.getByLabel('Patient id').fill('p-1001');
     await page.getByLabel('date').fill('2026-12-01');
     await page.getByLabel('time').fill('09:30');
     await page.getByRole('button', { name: 'Send message' }).click();
-    const queued = await page.getByRole('status').filter({ hasText: /Message \S+ queued/ }).textContent();
+    const queued = await page
+      .getByRole('status')
+      .filter({ hasText: /Message \S+ queued/ })
+      .textContent();
     const id = /Message (\S+) queued/.exec(queued!)![1];
 
     await page.locator(`tr[data-message-id="${id}"] .status-cell[data-status="delivered"]`).waitFor();
-    const seen: string[] = (await page.evaluate(() => (window as any).statusesSeen)).filter((s: string) => s.startsWith(`${id}:`));
+    const seen: string[] = (await page.evaluate(() => window.statusesSeen)).filter((s: string) => s.startsWith(`${id}:`));
     expect(seen[0]).not.toBe(`${id}:delivered`); // the row was there before delivery, and changed in place
     expect(seen.at(-1)).toBe(`${id}:delivered`);
-    await page.locator('ol.feed li').filter({ hasText: `MESSAGE_DELIVERED ${id}` }).waitFor();
+    await page
+      .locator('ol.feed li')
+      .filter({ hasText: `MESSAGE_DELIVERED ${id}` })
+      .waitFor();
     expect((await t.request('GET', `/v1/messages/${id}`, { token })).body.status).toBe('delivered');
     await shot(page, '03-messages-live');
     expect(consoleErrors).toEqual([]);
@@ -218,7 +203,10 @@ describe(`admin dashboard (${backendName})`, () => {
     await page.getByRole('button', { name: 'Re-enable' }).waitFor();
     expect(await page.locator('#webhook-facts').textContent()).toContain('6 failed attempts in a row');
     await page.getByRole('link', { name: 'Alerts' }).click();
-    await page.locator('tr[data-alert-id]').filter({ hasText: receiver.url('/down') }).waitFor();
+    await page
+      .locator('tr[data-alert-id]')
+      .filter({ hasText: receiver.url('/down') })
+      .waitFor();
     await shot(page, '04-alerts');
     expect(consoleErrors).toEqual([]);
 
@@ -253,10 +241,14 @@ describe(`admin dashboard (${backendName})`, () => {
     await signIn(page);
     const pages: Array<[string, string, () => Promise<void>]> = [
       ['webhooks', '#/webhooks', async () => void (await page.locator('tr[data-webhook-id]').first().waitFor())],
-      ['webhook', `#/webhooks/${id}`, async () => {
-        await page.locator('details[data-delivery-id] summary').first().click();
-        await page.locator('tr[data-attempt]').first().waitFor();
-      }],
+      [
+        'webhook',
+        `#/webhooks/${id}`,
+        async () => {
+          await page.locator('details[data-delivery-id] summary').first().click();
+          await page.locator('tr[data-attempt]').first().waitFor();
+        },
+      ],
       ['alerts', '#/alerts', async () => void (await page.getByRole('heading', { level: 1, name: 'Alerts' }).waitFor())],
       ['messages', '#/messages', async () => void (await page.getByRole('heading', { level: 1, name: 'Messages' }).waitFor())],
       ['templates', '#/templates', async () => void (await page.locator('article').first().waitFor())],

@@ -1,5 +1,10 @@
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { startTestPlatform, backendName, type TestPlatform } from './harness';
 import pg from 'pg';
+import { canonicalJson } from '../subgraphs/ehr/audit/chain';
+import { eventually } from './messaging-helpers';
 import { buildEhrSchema } from '../subgraphs/ehr';
 import { NOTE, VITALS } from './ehr-fixtures';
 
@@ -29,20 +34,30 @@ describe(`clinical record audit, encryption and isolation at the database (${bac
   // exercise here fails the first test; one that writes no audit record fails the second.
   const state: Record<string, string> = {};
   const EXERCISES: Record<string, () => Promise<unknown>> = {
-    createPatient: () => gql('mutation { createPatient(input: { id: "p-3001", givenNames: ["Fleur"], family: "Mulder", phone: "+31699990001", email: "secret.marker@example.org" }) { id } }'),
+    createPatient: async () => {
+      const data = await gql(
+        'mutation { createPatient(input: { id: "p-3001", givenNames: ["Fleur"], family: "Mulder", phone: "+31699990001", email: "secret.marker@example.org" }) { id ehrId } }',
+      );
+      state.ehr = data.createPatient.ehrId;
+    },
     updatePatient: () => gql('mutation { updatePatient(id: "p-3001", input: { email: "other.marker@example.org" }, reason: "typo") { id } }'),
-    updateEhrStatus: () => gql('mutation { updateEhrStatus(ehrId: "ehr-p-3001", isQueryable: true, isModifiable: true) { id } }'),
+    updateEhrStatus: () => gql('mutation($e: ID!) { updateEhrStatus(ehrId: $e, isQueryable: true, isModifiable: true) { id } }', { e: state.ehr }),
     uploadTemplate: () =>
       gql('mutation($d: JSONObject!) { uploadTemplate(input: { id: "weight.v1", name: "Weight", area: OBSERVATION, definition: $d }) { id } }', {
         d: { type: 'object', children: { weight: { type: 'quantity', required: true, units: [{ unit: 'kg', min: 0, max: 500 }] } } },
       }),
     createComposition: async () => {
-      const data = await gql('mutation($c: JSONObject!) { createComposition(input: { templateId: "clinical_note.v1", ehrId: "ehr-p-3001", content: $c }) { uid } }', { c: NOTE('MARKER-headache-XYZZY') });
+      const data = await gql(
+        'mutation($e: ID!, $c: JSONObject!) { createComposition(input: { templateId: "clinical_note.v1", ehrId: $e, content: $c }) { uid } }',
+        { e: state.ehr, c: NOTE('MARKER-headache-XYZZY') },
+      );
       state.uid = data.createComposition.uid;
     },
     updateComposition: async () => {
       const data = await gql('mutation($id: ID!, $m: ID!, $c: JSONObject!) { updateComposition(id: $id, ifMatch: $m, content: $c) { uid } }', {
-        id: state.uid.split('::')[0], m: state.uid, c: NOTE('MARKER-headache-XYZZY, resolved'),
+        id: state.uid.split('::')[0],
+        m: state.uid,
+        c: NOTE('MARKER-headache-XYZZY, resolved'),
       });
       state.uid = data.updateComposition.uid;
     },
@@ -53,7 +68,9 @@ describe(`clinical record audit, encryption and isolation at the database (${bac
     updateAppointmentStatus: () => gql('mutation { updateAppointmentStatus(id: "appt-1001", status: "confirmed", reason: "patient replied C") { status } }'),
     // Standards exchange (FHIR, openEHR REST): the same services, so the same audit trail.
     fhirCreate: async () => {
-      const data = await gql('mutation($r: JSONObject!) { fhirCreate(resource: $r) }', { r: { resourceType: 'Patient', name: [{ family: 'Bos', given: ['Ivo'] }] } });
+      const data = await gql('mutation($r: JSONObject!) { fhirCreate(resource: $r) }', {
+        r: { resourceType: 'Patient', name: [{ family: 'Bos', given: ['Ivo'] }] },
+      });
       state.fhirPatient = data.fhirCreate.id;
     },
     fhirUpdate: () =>
@@ -61,25 +78,79 @@ describe(`clinical record audit, encryption and isolation at the database (${bac
         id: state.fhirPatient,
         r: { resourceType: 'Patient', id: state.fhirPatient, name: [{ family: 'Bos', given: ['Ivo', 'J.'] }] },
       }),
-    openehrUpdateEhrStatus: () =>
-      gql('mutation($s: JSON) { openehrUpdateEhrStatus(ehrId: "ehr-p-3001", ifMatch: "ehr-p-3001-status::caregraph.local::2", ehrStatus: $s) { uid } }', {
+    openehrUpdateEhrStatus: async () => {
+      const current = await gql('query($e: ID!) { openehrEhrStatus(ehrId: $e) { uid } }', { e: state.ehr });
+      await gql('mutation($e: ID!, $m: String!, $s: JSON) { openehrUpdateEhrStatus(ehrId: $e, ifMatch: $m, ehrStatus: $s) { uid } }', {
+        e: state.ehr,
+        m: current.openehrEhrStatus.uid,
         s: { _type: 'EHR_STATUS', is_queryable: true, is_modifiable: true },
-      }),
+      });
+    },
     openehrCreateComposition: async () => {
-      const data = await gql('mutation($c: JSONObject!) { openehrCreateComposition(ehrId: "ehr-p-3001", templateId: "clinical_note.v1", composition: $c) { uid } }', { c: NOTE('MARKER-headache-XYZZY') });
+      const data = await gql(
+        'mutation($e: ID!, $c: JSONObject!) { openehrCreateComposition(ehrId: $e, templateId: "clinical_note.v1", composition: $c) { uid } }',
+        { e: state.ehr, c: NOTE('MARKER-headache-XYZZY') },
+      );
       state.openehrUid = data.openehrCreateComposition.uid;
     },
     openehrUpdateComposition: async () => {
-      const data = await gql('mutation($id: ID!, $m: String!, $c: JSONObject!) { openehrUpdateComposition(ehrId: "ehr-p-3001", versionedObjectUid: $id, ifMatch: $m, composition: $c) { uid } }', {
-        id: state.openehrUid.split('::')[0], m: state.openehrUid, c: NOTE('MARKER-headache-XYZZY, better'),
-      });
+      const data = await gql(
+        'mutation($e: ID!, $id: ID!, $m: String!, $c: JSONObject!) { openehrUpdateComposition(ehrId: $e, versionedObjectUid: $id, ifMatch: $m, composition: $c) { uid } }',
+        {
+          e: state.ehr,
+          id: state.openehrUid.split('::')[0],
+          m: state.openehrUid,
+          c: NOTE('MARKER-headache-XYZZY, better'),
+        },
+      );
       state.openehrUid = data.openehrUpdateComposition.uid;
     },
-    openehrDeleteComposition: () => gql('mutation($u: ID!) { openehrDeleteComposition(ehrId: "ehr-p-3001", precedingVersionUid: $u) { uid } }', { u: state.openehrUid }),
+    openehrDeleteComposition: () =>
+      gql('mutation($e: ID!, $u: ID!) { openehrDeleteComposition(ehrId: $e, precedingVersionUid: $u) { uid } }', { e: state.ehr, u: state.openehrUid }),
+    openehrCreateEhr: () => gql('mutation { openehrCreateEhr { uid } }'),
+    openehrCommitContribution: () =>
+      gql('mutation($e: ID!, $c: JSON!) { openehrCommitContribution(ehrId: $e, contribution: $c) { uid } }', {
+        e: state.ehr,
+        c: {
+          versions: [
+            {
+              _type: 'ORIGINAL_VERSION',
+              commit_audit: { change_type: { value: 'creation', defining_code: { terminology_id: { value: 'openehr' }, code_string: '249' } } },
+              lifecycle_state: { value: 'complete', defining_code: { terminology_id: { value: 'openehr' }, code_string: '532' } },
+              data: {
+                _type: 'COMPOSITION',
+                archetype_details: { template_id: { value: 'clinical_note.v1' } },
+                content: NOTE('MARKER-headache-XYZZY, committed'),
+              },
+            },
+          ],
+          audit: { _type: 'AUDIT_DETAILS', committer: { _type: 'PARTY_IDENTIFIED', name: 'Dr Audit' } },
+        },
+      }),
+    bookAppointment: async () => {
+      const data = await gql(
+        'mutation { bookAppointment(input: { patientId: "p-3001", start: "2031-03-03T09:00:00Z", end: "2031-03-03T09:30:00Z", location: "Room 9" }) { id } }',
+      );
+      state.appointment = data.bookAppointment.id;
+    },
+    rescheduleAppointment: () =>
+      gql('mutation($id: ID!) { rescheduleAppointment(id: $id, input: { start: "2031-03-04T09:00:00Z", end: "2031-03-04T09:30:00Z" }) { id } }', {
+        id: state.appointment,
+      }),
+    cancelAppointment: () => gql('mutation($id: ID!) { cancelAppointment(id: $id, reason: "patient asked") { id } }', { id: state.appointment }),
     openehrUploadTemplate: () =>
       gql('mutation($t: JSON) { openehrUploadTemplate(template: $t) { uid } }', {
-        t: { template_id: 'height.v1', name: 'Height', area: 'observation', definition: { type: 'object', children: { height: { type: 'quantity', required: true, units: [{ unit: 'cm' }] } } } },
+        t: {
+          template_id: 'height.v1',
+          name: 'Height',
+          area: 'observation',
+          definition: { type: 'object', children: { height: { type: 'quantity', required: true, units: [{ unit: 'cm' }] } } },
+        },
       }),
+    // Data subject rights (docs/privacy.md), last: the restriction ends the processing of p-1002.
+    setRecordRetention: () => gql('mutation { setRecordRetention(category: "access_log", days: 2000) { days } }'),
+    setLegalHold: () => gql('mutation { setLegalHold(patientId: "p-1002", hold: true, reason: "court order") { legalHold } }'),
+    restrictPatientRecord: () => gql('mutation { restrictPatientRecord(patientId: "p-1002", reason: "erasure request") { restrictedAt } }'),
   };
 
   it('has an audit exercise for every mutation of the ehr subgraph', async () => {
@@ -93,7 +164,9 @@ describe(`clinical record audit, encryption and isolation at the database (${bac
     for (const [mutation, exercise] of Object.entries(EXERCISES)) {
       const before = await auditCount();
       await exercise();
-      const written = (await db().query<{ actor: string }>('SELECT actor FROM ehr."AuditRecord" ORDER BY "at" DESC LIMIT $1', [Math.max(1, (await auditCount()) - before)])).rows;
+      const written = (
+        await db().query<{ actor: string }>('SELECT actor FROM ehr."AuditRecord" ORDER BY "at" DESC LIMIT $1', [Math.max(1, (await auditCount()) - before)])
+      ).rows;
       expect({ mutation, audited: (await auditCount()) > before }).toEqual({ mutation, audited: true });
       expect(written.every((r) => r.actor === 'auditor-test')).toBe(true);
     }
@@ -101,7 +174,9 @@ describe(`clinical record audit, encryption and isolation at the database (${bac
 
   it('keeps contact details and composition content out of the raw rows (ciphertext only)', async () => {
     const markers = ['+31699990001', 'secret.marker@example.org', 'other.marker@example.org', 'MARKER-headache', '+31612345671', 'anna.devries@example.org'];
-    const tables = (await db().query<{ table_name: string }>("SELECT table_name FROM information_schema.tables WHERE table_schema = 'ehr' AND table_type = 'BASE TABLE'")).rows.map((r) => r.table_name);
+    const tables = (
+      await db().query<{ table_name: string }>("SELECT table_name FROM information_schema.tables WHERE table_schema = 'ehr' AND table_type = 'BASE TABLE'")
+    ).rows.map((r) => r.table_name);
     expect(tables).toEqual(expect.arrayContaining(['Patient', 'CompositionVersion', 'AuditRecord']));
     for (const table of tables) {
       const rows = (await db().query<{ row: string }>(`SELECT t::text AS row FROM ehr."${table}" t`)).rows.map((r) => r.row).join('\n');
@@ -130,7 +205,11 @@ describe(`clinical record audit, encryption and isolation at the database (${bac
 
   it('keeps the hash chain intact under concurrent writers', async () => {
     await Promise.all(
-      Array.from({ length: 8 }, () => gql('mutation($c: JSONObject!) { createComposition(input: { templateId: "vital_signs.v1", ehrId: "ehr-p-1001", content: $c }) { uid } }', { c: VITALS })),
+      Array.from({ length: 8 }, () =>
+        gql('mutation($c: JSONObject!) { createComposition(input: { templateId: "vital_signs.v1", ehrId: "ehr-p-1001", content: $c }) { uid } }', {
+          c: VITALS,
+        }),
+      ),
     );
     const result = await gql('{ verifyAuditChain { valid checked brokenAtSeq } }');
     expect(result.verifyAuditChain).toMatchObject({ valid: true, brokenAtSeq: null });
@@ -144,18 +223,18 @@ describe(`clinical record audit, encryption and isolation at the database (${bac
       GRANT USAGE ON SCHEMA ehr TO ${role};
       GRANT SELECT, INSERT ON ehr."Patient" TO ${role};`);
     const probe = async (tenant: string | null) =>
-      withSession(async (query) => {
-        await query('BEGIN');
+      inRolledBackTransaction(async (query) => {
         await query(`SET LOCAL ROLE ${role}`);
         if (tenant) await query(`SELECT set_config('app.tenant_id', $1, true)`, [tenant]);
         const ids = (await query('SELECT id FROM ehr."Patient" ORDER BY id')).map((r) => r.id);
         let crossWrite = 'allowed';
         try {
-          await query(`INSERT INTO ehr."Patient" ("tenantId", id, "ehrId", "givenNames", family, "updatedAt") VALUES ('demo', 'p-rls', 'ehr-p-rls', '{}', 'X', now())`);
+          await query(
+            `INSERT INTO ehr."Patient" ("tenantId", id, "ehrId", "givenNames", family, "updatedAt") VALUES ('demo', 'p-rls', 'ehr-p-rls', '{}', 'X', now())`,
+          );
         } catch (err) {
           crossWrite = /row-level security/.test((err as Error).message) ? 'refused' : (err as Error).message;
         }
-        await query('ROLLBACK');
         return { ids, crossWrite };
       });
     expect(await probe('acme')).toEqual({ ids: ['p-2001'], crossWrite: 'refused' });
@@ -172,25 +251,185 @@ describe(`clinical record audit, encryption and isolation at the database (${bac
       await db().exec('ALTER TABLE ehr."AuditRecord" ENABLE TRIGGER "AuditRecord_append_only"');
     }
     const broken = await gql('{ verifyAuditChain { valid checked brokenAtSeq brokenRecordId problem } }');
-    expect(broken.verifyAuditChain).toMatchObject({ valid: false, checked: 2, brokenAtSeq: 3, brokenRecordId: expect.any(String), problem: expect.stringMatching(/altered/) });
+    expect(broken.verifyAuditChain).toMatchObject({
+      valid: false,
+      checked: 2,
+      brokenAtSeq: 3,
+      brokenRecordId: expect.any(String),
+      problem: expect.stringMatching(/altered/),
+    });
     const acme = await gql('{ verifyAuditChain { valid } }', undefined, await t.token({ tenants: ['acme'] }));
     expect(acme.verifyAuditChain.valid).toBe(true);
     const nurse = await t.graphql('{ verifyAuditChain { valid } }', undefined, { token: await t.token({ roles: ['nurse'] }) });
     expect(nurse.body.errors[0].extensions.code).toBe('FORBIDDEN');
   });
 
-  /** One database session (RLS needs SET LOCAL ROLE and set_config on the same connection). */
-  async function withSession<T>(fn: (query: (sql: string, values?: unknown[]) => Promise<any[]>) => Promise<T>): Promise<T> {
+  /**
+   * One transaction, rolled back (RLS needs SET LOCAL ROLE and set_config in it). On PGlite it holds the
+   * embedded database's transaction lock: the platform's own jobs share that one session and must not
+   * run statements inside it.
+   */
+  async function inRolledBackTransaction<T>(fn: (query: (sql: string, values?: unknown[]) => Promise<any[]>) => Promise<T>): Promise<T> {
     const database = db();
     if (database.pglite) {
-      return fn(async (sql, values) => (await database.pglite!.query<any>(sql, values as any[])).rows);
+      return database.pglite.transaction(async (tx) => {
+        const result = await fn(async (sql, values) => (await tx.query<any>(sql, values)).rows);
+        await tx.rollback();
+        return result;
+      });
     }
-    const client = new pg.Client({ connectionString: database.connectionString });
+    // As the owner, like every maintenance query of the tests: the service's runtime role may not switch to the probe role.
+    const client = new pg.Client({ connectionString: database.ownerConnectionString ?? database.connectionString });
     await client.connect();
     try {
+      await client.query('BEGIN');
       return await fn(async (sql, values) => (await client.query(sql, values as any[])).rows);
+    } finally {
+      await client.query('ROLLBACK').catch(() => {});
+      await client.end();
+    }
+  }
+});
+
+/**
+ * The attacker of these tests has write access to the database (the owner or
+ * a superuser: the test's own connection) but not the service's secrets nor
+ * the checkpoint file outside the database. The hash chain alone cannot stop
+ * them: they can recompute every hash. A keyed chain and signed checkpoints must.
+ */
+describe(`audit chain against an attacker with database write access (${backendName})`, () => {
+  let t: TestPlatform;
+  let admin: string;
+  const gql = async (query: string, variables?: Record<string, unknown>, token = admin) => {
+    const res = await t.graphql(query, variables, { token });
+    expect(res.body.errors).toBeUndefined();
+    return res.body.data;
+  };
+  const verify = async (tenant: string) =>
+    (await gql('{ verifyAuditChain { valid checked brokenAtSeq problem } }', undefined, await t.token({ tenants: [tenant] }))).verifyAuditChain;
+
+  beforeAll(async () => {
+    t = await startTestPlatform({ AUDIT_CHECKPOINT_INTERVAL: '200ms' });
+    admin = await t.token({ sub: 'chain-test' });
+  });
+  afterAll(() => t?.stop());
+
+  /** Runs SQL as the attacker: one transaction with triggers off (session_replication_role), as a superuser may. */
+  async function asAttacker(statements: string[]): Promise<void> {
+    const script = ['BEGIN', 'SET LOCAL session_replication_role = replica', ...statements, 'COMMIT'].join(';\n');
+    const database = t.platform.db!;
+    if (database.pglite) return database.exec(script);
+    const client = new pg.Client({ connectionString: t.env.DATABASE_URL });
+    await client.connect();
+    try {
+      await client.query(script);
     } finally {
       await client.end();
     }
   }
+
+  const literal = (value: string | null) => (value === null ? 'NULL' : `'${value.replace(/'/g, "''")}'`);
+
+  interface Row {
+    tenantId: string;
+    seq: number;
+    id: string;
+    actor: string;
+    action: string;
+    entityType: string;
+    entityId: string;
+    at: string;
+    before: unknown;
+    after: unknown;
+    reason: string | null;
+    prevHash: string;
+    hash: string;
+  }
+  const chainOf = async (tenant: string) =>
+    (
+      await t.platform.db!.query<Row>(
+        `SELECT "tenantId", seq, id, actor, action, "entityType", "entityId", to_char(at, 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS at,
+                before, after, reason, "prevHash", hash FROM ehr."AuditRecord" WHERE "tenantId" = $1 ORDER BY seq`,
+        [tenant],
+      )
+    ).rows.map((r) => ({
+      ...r,
+      before: typeof r.before === 'string' ? JSON.parse(r.before) : r.before,
+      after: typeof r.after === 'string' ? JSON.parse(r.after) : r.after,
+    }));
+
+  /** The chain's published algorithm: SHA-256 of the canonical JSON of the record's fields and the previous hash. */
+  const plainHash = (r: Row) =>
+    createHash('sha256')
+      .update(
+        canonicalJson({
+          tenantId: r.tenantId,
+          seq: r.seq,
+          id: r.id,
+          actor: r.actor,
+          action: r.action,
+          entityType: r.entityType,
+          entityId: r.entityId,
+          at: r.at,
+          before: r.before ?? null,
+          after: r.after ?? null,
+          reason: r.reason ?? null,
+          prevHash: r.prevHash,
+        }),
+      )
+      .digest('hex');
+
+  const checkpointedSeq = (tenant: string) => {
+    const file = join(t.env.DATA_DIR, 'audit-checkpoints.jsonl');
+    if (!existsSync(file)) return 0;
+    const lines = readFileSync(file, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line));
+    return Math.max(0, ...lines.filter((c) => c.tenantId === tenant).map((c) => c.seq));
+  };
+
+  it('verifies an untouched chain', async () => {
+    await gql('mutation { updatePatient(id: "p-1001", input: { email: "anna.new@example.org" }, reason: "moved") { id } }');
+    await gql('mutation { updateAppointmentStatus(id: "appt-1001", status: "confirmed") { status } }');
+    expect(await verify('demo')).toMatchObject({ valid: true, brokenAtSeq: null, problem: null });
+  });
+
+  it('detects a rewritten record even when every following hash is recomputed', async () => {
+    const chain = await chainOf('demo');
+    expect(chain.length).toBeGreaterThan(3);
+    // Rewrite record 2's `after`, then re-link and re-hash it and every record after it.
+    const hasVersion =
+      (
+        await t.platform.db!.query(
+          `SELECT 1 FROM information_schema.columns WHERE table_schema = 'ehr' AND table_name = 'AuditRecord' AND column_name = 'hashVersion'`,
+        )
+      ).rows.length > 0;
+    const statements: string[] = [];
+    let prev = chain[0].hash;
+    for (const record of chain.slice(1)) {
+      if (record.seq === 2) record.after = { ...(record.after as object), forged: true };
+      record.prevHash = prev;
+      record.hash = plainHash(record);
+      prev = record.hash;
+      statements.push(
+        `UPDATE ehr."AuditRecord" SET after = ${literal(JSON.stringify(record.after))}::jsonb, "prevHash" = ${literal(record.prevHash)}, hash = ${literal(record.hash)}` +
+          `${hasVersion ? ', "hashVersion" = 1' : ''} WHERE "tenantId" = 'demo' AND seq = ${record.seq}`,
+      );
+    }
+    await asAttacker(statements);
+    const result = await verify('demo');
+    expect(result).toMatchObject({ valid: false, brokenAtSeq: 2 });
+  });
+
+  it('detects a deleted tail against the last signed checkpoint', async () => {
+    const acme = await t.token({ tenants: ['acme'] });
+    for (const purpose of ['RESEARCH', 'MESSAGING'])
+      await gql(`mutation { grantConsent(patientId: "p-2001", purpose: ${purpose}) { granted } }`, undefined, acme);
+    const head = (await chainOf('acme')).at(-1)!.seq;
+    await eventually(async () => (checkpointedSeq('acme') >= head ? true : undefined), 'a signed checkpoint of the acme chain head', 10_000);
+    await asAttacker([`DELETE FROM ehr."AuditRecord" WHERE "tenantId" = 'acme' AND seq > ${head - 2}`]);
+    const result = await verify('acme');
+    expect(result).toMatchObject({ valid: false, problem: expect.stringMatching(/checkpoint/) });
+  });
 });

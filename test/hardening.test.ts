@@ -38,7 +38,10 @@ describe('hardening settings (configuration)', () => {
   });
 
   it('validates limits and the rate-limit key prefix without mistaking it for a category', () => {
-    expect(loadConfig({ RATE_LIMIT_KEY_PREFIX: 'prod:eu1', RATE_LIMIT_MESSAGES_SEND: '5' })).toMatchObject({ RATE_LIMIT_KEY_PREFIX: 'prod:eu1', rateLimits: { MESSAGES_SEND: 5 } });
+    expect(loadConfig({ RATE_LIMIT_KEY_PREFIX: 'prod:eu1', RATE_LIMIT_MESSAGES_SEND: '5' })).toMatchObject({
+      RATE_LIMIT_KEY_PREFIX: 'prod:eu1',
+      rateLimits: { MESSAGES_SEND: 5 },
+    });
     expect(() => loadConfig({ RATE_LIMIT_KEY_PREFIX: 'has space' })).toThrow(ConfigError);
     expect(() => loadConfig({ RATE_LIMIT_SENDS: '5' })).toThrow(/unknown rate-limit category/);
     expect(() => loadConfig({ REQUEST_TIMEOUT_MS: '10' })).toThrow(/REQUEST_TIMEOUT_MS/);

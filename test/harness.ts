@@ -1,11 +1,14 @@
 import 'reflect-metadata';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { createTestDatabase, type TestDatabase } from '../common/db/database';
+import type { Clock } from '../common/clock';
+import { openDatabase } from '../common/db/database';
+import { createTestDatabase, type TestDatabase } from '../common/db/test-backends';
 import { issueAccessToken } from '../common/auth/tokens';
 import { startPlatform, type Platform, type ProcessRole } from '../bin/platform';
+import { snapshotManifest, type SnapshotManifest } from './support/process-database';
 
 /**
  * In-process test harness: the real all-in-one platform (gateway and both
@@ -17,7 +20,7 @@ export interface TestPlatform {
   url: string;
   env: Record<string, string>;
   /** A bearer token; defaults: tenant demo, role admin. */
-  token(options?: { tenants?: string[]; roles?: string[]; sub?: string; patientId?: string; ttlSeconds?: number }): Promise<string>;
+  token(options?: { tenants?: string[]; roles?: string[]; sub?: string; patientId?: string; clientId?: string; ttlSeconds?: number }): Promise<string>;
   /** An HTTP call to the gateway; `token: null` sends no Authorization header. */
   request(method: string, path: string, options?: RequestOptions): Promise<TestResponse>;
   /** A GraphQL operation through the gateway. */
@@ -39,9 +42,42 @@ export interface TestResponse {
   text: string;
 }
 
-export async function startTestPlatform(extraEnv: Record<string, string> = {}, role: ProcessRole = 'all'): Promise<TestPlatform> {
+/** This run's snapshot database, with its PGlite tarball read once per file. */
+let snapshot: { manifest: SnapshotManifest; pglite?: Uint8Array } | null | undefined;
+
+function loadSnapshot(): typeof snapshot {
+  if (snapshot !== undefined) return snapshot;
+  const manifest = snapshotManifest();
+  return (snapshot = manifest && { manifest, pglite: manifest.pglite ? readFileSync(manifest.pglite) : undefined });
+}
+
+/**
+ * Settings that make a platform's database differ from the snapshot's: its own
+ * database, keys the seed was not encrypted with, or production (which never seeds).
+ */
+const OWN_DATABASE = [
+  'DATABASE_URL',
+  'DATABASE_OWNER_URL',
+  'AUTH_JWT_SECRET',
+  'AUTH_JWKS_URL',
+  'ENCRYPTION_KEY',
+  'PREVIOUS_ENCRYPTION_KEYS',
+  'AUDIT_HMAC_KEY',
+  'NODE_ENV',
+  'TENANTS',
+];
+
+export async function startTestPlatform(
+  extraEnv: Record<string, string> = {},
+  role: ProcessRole = 'all',
+  options: { clock?: Clock } = {},
+): Promise<TestPlatform> {
   // A caller-chosen DATABASE_URL ('' = file-backed PGlite in DATA_DIR) is used as is and never dropped.
-  const database: TestDatabase = 'DATABASE_URL' in extraEnv ? { databaseUrl: extraEnv.DATABASE_URL, drop: async () => {} } : await createTestDatabase();
+  const seeded = OWN_DATABASE.some((name) => name in extraEnv) ? null : loadSnapshot();
+  const database: TestDatabase =
+    'DATABASE_URL' in extraEnv
+      ? { databaseUrl: extraEnv.DATABASE_URL, drop: async () => {} }
+      : await createTestDatabase({ template: seeded?.manifest.postgresTemplate });
   const dataDir = mkdtempSync(join(tmpdir(), 'caregraph-test-'));
   const env: Record<string, string> = {
     NODE_ENV: 'test',
@@ -53,27 +89,45 @@ export async function startTestPlatform(extraEnv: Record<string, string> = {}, r
     SIM_SEND_DELAY_MS: '20',
     SIM_DELIVER_DELAY_MS: '50',
     ...(process.env.TEST_REDIS_URL ? { REDIS_URL: process.env.TEST_REDIS_URL } : {}),
-    // Rate-limit counters of parallel test files and CI runs on one Redis must not add up.
+    // Rate-limit counters of parallel test files and CI runs on one Redis must not add up,
+    // nor may one platform see another's live events (platforms that must share pass the same channel).
     RATE_LIMIT_KEY_PREFIX: `test:${randomUUID()}`,
+    REDIS_EVENTS_CHANNEL: `caregraph:test:${randomUUID()}`,
+    // The tenants the tests use; production mode requires the setting.
+    TENANTS: 'demo,acme',
+    ...seeded?.manifest.secrets,
     ...extraEnv,
   };
-  const platform = await startPlatform(role, env);
+  const loadDataDir = seeded?.pglite;
+  const clock = options.clock;
+  const platform = await startPlatform(role, env, {
+    clock: options.clock,
+    ...(loadDataDir ? { openDatabase: (opened) => openDatabase({ ...opened, loadDataDir }) } : {}),
+  });
   const url = platform.gateway!.url.replace('localhost', '127.0.0.1');
   const secret = platform.runtime.secrets.jwtSecret!;
 
+  // Issuer and audience as configured, so a platform started with AUTH_ISSUER accepts the tokens.
   const token: TestPlatform['token'] = (options = {}) =>
-    issueAccessToken(secret, {
-      sub: options.sub ?? 'test-user',
-      tenants: options.tenants ?? ['demo'],
-      roles: options.roles ?? ['admin'],
-      patientId: options.patientId,
-      ttlSeconds: options.ttlSeconds ?? 600,
-    });
+    issueAccessToken(
+      secret,
+      {
+        sub: options.sub ?? 'test-user',
+        tenants: options.tenants ?? ['demo'],
+        roles: options.roles ?? ['admin'],
+        patientId: options.patientId,
+        clientId: options.clientId,
+        ttlSeconds: options.ttlSeconds ?? 600,
+      },
+      platform.runtime.config,
+      clock,
+    );
   let defaultToken: string | undefined;
 
   const request: TestPlatform['request'] = async (method, path, options = {}) => {
     const headers: Record<string, string> = { ...(options.headers ?? {}) };
-    const auth = options.token === undefined ? (defaultToken ??= await token()) : options.token;
+    // A test that moves the platform's clock gets a token minted at the clock's time on every request.
+    const auth = options.token === undefined ? (clock ? await token() : (defaultToken ??= await token())) : options.token;
     if (auth) headers.authorization = `Bearer ${auth}`;
     let body: string | Buffer | undefined;
     if (options.rawBody !== undefined) body = options.rawBody;
@@ -108,4 +162,28 @@ export async function startTestPlatform(extraEnv: Record<string, string> = {}, r
 }
 
 /** Which database the e2e suites run on in this run, for test names. */
+/**
+ * The environment of one scale-out deployment in tests (separate gateway,
+ * subgraph and worker roles on PostgreSQL and Redis): its roles share one
+ * event channel and rate-limit prefix, and no other test file's platforms do.
+ */
+export function scaleOutEnv(dataDir: string, databaseUrl: string, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    NODE_ENV: 'test',
+    HOST: '127.0.0.1',
+    DATA_DIR: dataDir,
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: process.env.TEST_REDIS_URL!,
+    REDIS_EVENTS_CHANNEL: `caregraph:test:${randomUUID()}`,
+    RATE_LIMIT_KEY_PREFIX: `test:${randomUUID()}`,
+    LOG_LEVEL: 'silent',
+    EHR_PORT: '0',
+    MESSAGING_PORT: '0',
+    PORT: '0',
+    // The worker role's metrics listener (9464 by default) on a free port too.
+    METRICS_PORT: '0',
+    ...extra,
+  };
+}
+
 export const backendName = process.env.TEST_DATABASE_URL ? 'PostgreSQL' : 'PGlite';

@@ -1,8 +1,9 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
-import { twilioSignature } from '../subgraphs/messaging/delivery/providers/twilio';
+import { twilioSignature } from '../common/http/twilio-signature';
 import { startTestPlatform, backendName, type TestPlatform } from './harness';
+import { openApiContract } from './support/openapi-contract';
 import { eventually, finalMessage } from './messaging-helpers';
 
 const VARS = { date: '2026-12-01', time: '09:30' };
@@ -98,13 +99,17 @@ describe(`messaging providers: Twilio and SMTP (${backendName})`, () => {
     await new Promise((resolve) => smtp?.close(() => resolve(undefined)));
   });
 
-  /** A Twilio webhook as Twilio signs it: HMAC-SHA1 over the URL and sorted form fields. */
-  const twilioPost = (path: string, fields: Record<string, string>, signature?: string) =>
-    t.request('POST', path, {
+  const contract = openApiContract();
+  /** A Twilio webhook as Twilio signs it: HMAC-SHA1 over the URL and sorted form fields; each answer as the OpenAPI document describes it. */
+  const twilioPost = async (path: string, fields: Record<string, string>, signature?: string) => {
+    const res = await t.request('POST', path, {
       token: null,
       rawBody: new URLSearchParams(fields).toString(),
       headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': signature ?? twilioSignature(TOKEN, `${t.url}${path}`, fields) },
     });
+    contract.check('POST', path, res);
+    return res;
+  };
 
   it('sends SMS through the Twilio REST API and follows its signed status callbacks', async () => {
     const res = await t.request('POST', '/v1/messages', { body: { patientId: 'p-1001', templateId: 'appointment-reminder', channel: 'sms', variables: VARS } });
@@ -153,10 +158,13 @@ describe(`messaging providers: Twilio and SMTP (${backendName})`, () => {
     expect(stranger.status).toBe(200);
     const json = await t.request('POST', '/v1/inbound/sms', { token: null, body: inbound });
     expect(json.status).toBe(415);
+    contract.check('POST', '/v1/inbound/sms', json);
   });
 
   it('sends email over SMTP to a real SMTP server, and fails a refused recipient', async () => {
-    const res = await t.request('POST', '/v1/messages', { body: { patientId: 'p-1003', templateId: 'appointment-reminder', channel: 'email', variables: { ...VARS, location: '<Room & 2>' } } });
+    const res = await t.request('POST', '/v1/messages', {
+      body: { patientId: 'p-1003', templateId: 'appointment-reminder', channel: 'email', variables: { ...VARS, location: '<Room & 2>' } },
+    });
     expect(res.status).toBe(201);
     const done = await finalMessage(t, res.body.id);
     expect(done.status).toBe('delivered');
@@ -169,7 +177,9 @@ describe(`messaging providers: Twilio and SMTP (${backendName})`, () => {
     expect(decoded).toContain('<p>Reminder: your appointment is on 2026-12-01 at 09:30 at &lt;Room &amp; 2&gt;.'); // HTML part: escaped
     expect(mail.raw.toLowerCase()).toContain(`x-caregraph-message-id: ${res.body.id}`);
 
-    const refused = await t.request('POST', '/v1/messages', { body: { patientId: 'p-1001', templateId: 'appointment-reminder', channel: 'email', variables: VARS } });
+    const refused = await t.request('POST', '/v1/messages', {
+      body: { patientId: 'p-1001', templateId: 'appointment-reminder', channel: 'email', variables: VARS },
+    });
     const failed = await finalMessage(t, refused.body.id);
     expect(failed.status).toBe('failed');
     expect(failed.error).toMatch(/SMTP|refused/);

@@ -53,7 +53,7 @@ describe(`platform foundation (${backendName})`, () => {
     expect(res.body).toEqual({ error: { code: 'NOT_FOUND', message: expect.any(String) } });
   });
 
-  it('applies the tenant rule of CONTRACT §3', async () => {
+  it('applies the tenant rule of docs/api.md §3', async () => {
     const both = await t.token({ tenants: ['demo', 'acme'] });
     const ambiguous = await t.request('GET', '/v1/templates', { token: both });
     expect(ambiguous.status).toBe(400);
@@ -65,14 +65,19 @@ describe(`platform foundation (${backendName})`, () => {
     expect(foreign.body.error.code).toBe('FORBIDDEN');
   });
 
-  it('hides other tenants\' records behind 404', async () => {
+  it("hides other tenants' records behind 404", async () => {
     const res = await t.request('GET', '/api/ehr/patients/p-2001', { headers: { 'X-Tenant-Id': 'demo' } });
     expect(res.status).toBe(404);
     const missingHeader = await t.request('GET', '/api/ehr/patients/p-1001');
     expect(missingHeader.status).toBe(400);
     const own = await t.request('GET', '/api/ehr/patients/p-1001', { headers: { 'X-Tenant-Id': 'demo' } });
     expect(own.status).toBe(200);
-    expect(own.body).toMatchObject({ id: 'p-1001', ehrId: 'ehr-p-1001', name: { given: ['Anna'], family: 'de Vries' }, contact: { phone: expect.any(String) } });
+    expect(own.body).toMatchObject({
+      id: 'p-1001',
+      ehrId: 'ehr-p-1001',
+      name: { given: ['Anna'], family: 'de Vries' },
+      contact: { phone: expect.any(String) },
+    });
   });
 
   it('refuses subgraph calls that do not come from the gateway', async () => {

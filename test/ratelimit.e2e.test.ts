@@ -113,7 +113,11 @@ describe(`rate limits (${backendName})`, () => {
     const bad = await t.request('GET', '/v1/messages?limit=abc', { token });
     expect(bad.status).toBe(400);
     expect(budget(bad)).toMatchObject({ limit: '3', remaining: '2' });
-    const badJson = await t.request('PATCH', '/v1/patients/p-1001/preferences', { token, rawBody: '{"channels":', headers: { 'content-type': 'application/json' } });
+    const badJson = await t.request('PATCH', '/v1/patients/p-1001/preferences', {
+      token,
+      rawBody: '{"channels":',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(badJson.status).toBe(400);
     expect(budget(badJson)).toMatchObject({ limit: '4', remaining: '4' });
     expect(budget(await t.request('GET', MESSAGES, { token }))).toMatchObject({ remaining: '1' });
@@ -171,9 +175,10 @@ const redisUrl = process.env.TEST_REDIS_URL;
     const body = { patientId: 'p-1001', templateId: 'appointment-reminder', channel: 'sms', variables: { date: '2026-12-01', time: '09:30' } };
     for (let i = 1; i <= 100; i++) {
       const gateway = i % 2 === 0 ? a : b;
-      const res = i === 50
-        ? await gateway.graphql('mutation($input: SendMessageInput!) { sendMessage(input: $input) { id } }', { input: body }, { token: tokens[i % 2] })
-        : await gateway.request('POST', '/v1/messages', { token: tokens[i % 2], body });
+      const res =
+        i === 50
+          ? await gateway.graphql('mutation($input: SendMessageInput!) { sendMessage(input: $input) { id } }', { input: body }, { token: tokens[i % 2] })
+          : await gateway.request('POST', '/v1/messages', { token: tokens[i % 2], body });
       expect([i, res.status < 300, res.headers.get('x-ratelimit-remaining')]).toEqual([i, true, String(100 - i)]);
     }
     expectRefused(await a.request('POST', '/v1/messages', { token: tokens[0], body }), 100);

@@ -1,9 +1,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createTestDatabase, type TestDatabase } from '../common/db/database';
+import { createTestDatabase, type TestDatabase } from '../common/db/test-backends';
 import { issueAccessToken } from '../common/auth/tokens';
 import { startPlatform, type Platform } from '../bin/platform';
+import { scaleOutEnv } from './harness';
 
 const scaleOut = process.env.TEST_DATABASE_URL && process.env.TEST_REDIS_URL ? describe : describe.skip;
 
@@ -22,17 +23,7 @@ scaleOut('scale-out roles (PostgreSQL + Redis)', () => {
   });
 
   it('serves one federated query from three separate roles', async () => {
-    const env = {
-      NODE_ENV: 'test',
-      HOST: '127.0.0.1',
-      DATA_DIR: dataDir,
-      DATABASE_URL: database.databaseUrl,
-      REDIS_URL: process.env.TEST_REDIS_URL!,
-      LOG_LEVEL: 'silent',
-      EHR_PORT: '0',
-      MESSAGING_PORT: '0',
-      PORT: '0',
-    };
+    const env = scaleOutEnv(dataDir, database.databaseUrl);
     // Two instances of each subgraph role start at once against one database: migrations and seed must serialise.
     const subgraphs = await Promise.all([startPlatform('ehr', env), startPlatform('messaging', env), startPlatform('ehr', env)]);
     started.push(...subgraphs);
@@ -54,7 +45,6 @@ scaleOut('scale-out roles (PostgreSQL + Redis)', () => {
     const seeded = await subgraphs[0].db!.query<{ n: number }>(`SELECT count(*)::int AS n FROM ehr."Patient"`);
     expect(seeded.rows[0].n).toBe(4);
   });
-
 });
 
 describe('scale-out roles without shared services', () => {

@@ -3,6 +3,7 @@ import WebSocket from 'ws';
 import { createClient, type Client } from 'graphql-ws';
 import type { EventBus } from '../common/events/bus';
 import type { EventType, PlatformEvent } from '../common/events/types';
+import { tenantClient } from '../common/db/tenant-session';
 import { createMessagingPrisma, type MessagingPrisma } from '../subgraphs/messaging/db/client';
 import type { TestPlatform } from './harness';
 
@@ -109,7 +110,10 @@ export async function untilLive(bus: EventBus, connection: Connection, tenantId:
   const probe = new Subscription(connection.client, 'subscription Probe { events(types: [APPOINTMENT_CANCELLED]) { id } }');
   try {
     for (let attempt = 0; attempt < 200; attempt++) {
-      await bus.publish({ ...event(tenantId, 'appointment.cancelled', { appointmentId: 'probe', patientId, status: 'cancelled', start: '' }), id: `${PROBE_PREFIX}${randomUUID()}` });
+      await bus.publish({
+        ...event(tenantId, 'appointment.cancelled', { appointmentId: 'probe', patientId, status: 'cancelled', start: '' }),
+        id: `${PROBE_PREFIX}${randomUUID()}`,
+      });
       if (await probe.until(() => probe.results.length > 0, 50)) return;
     }
     throw new Error('the subscription server never started listening');
@@ -120,16 +124,23 @@ export async function untilLive(bus: EventBus, connection: Connection, tenantId:
 
 /** A message row as the send pipeline writes it (queued), for status-change streams. */
 export async function insertMessage(prisma: MessagingPrisma, tenantId: string, patientId: string): Promise<string> {
-  const row = await prisma.message.create({
+  const row = await tenantClient(prisma, tenantId).message.create({
     data: { tenantId, patientId, templateId: 'appointment-reminder', channel: 'sms', variables: {}, body: 'Reminder: tomorrow 09:30', status: 'queued' },
   });
   return row.id;
 }
 
 /** Moves a message through `statuses` as the pipeline does: the row changes, then the bus event follows the commit. */
-export async function advance(prisma: MessagingPrisma, bus: EventBus, tenantId: string, messageId: string, patientId: string, statuses: string[]): Promise<void> {
+export async function advance(
+  prisma: MessagingPrisma,
+  bus: EventBus,
+  tenantId: string,
+  messageId: string,
+  patientId: string,
+  statuses: string[],
+): Promise<void> {
   for (const status of statuses) {
-    await prisma.message.update({ where: { id: messageId }, data: { status } });
+    await tenantClient(prisma, tenantId).message.update({ where: { id: messageId }, data: { status } });
     await bus.publish(event(tenantId, 'message.status', { messageId, patientId, channel: 'sms', status }));
   }
 }

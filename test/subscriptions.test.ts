@@ -1,5 +1,6 @@
 import WebSocket from 'ws';
 import { startTestPlatform, backendName, type TestPlatform } from './harness';
+import { TestClock } from './support/clock';
 import type { MessagingPrisma } from '../subgraphs/messaging/db/client';
 import { advance, connect, connectAs, event, insertMessage, messagingPrisma, Subscription, untilLive, wsUrl, type Connection } from './subscriptions.helpers';
 
@@ -16,6 +17,7 @@ const MESSAGE_STATUS = `
 describe(`GraphQL subscriptions over WebSocket (${backendName})`, () => {
   let t: TestPlatform;
   let prisma: MessagingPrisma;
+  const clock = new TestClock();
   const open: Connection[] = [];
   const bus = () => t.platform.runtime.events;
   const as = async (options: Parameters<TestPlatform['token']>[0] = {}, tenantId?: string) => {
@@ -25,11 +27,15 @@ describe(`GraphQL subscriptions over WebSocket (${backendName})`, () => {
   };
 
   beforeAll(async () => {
-    t = await startTestPlatform({
-      SUBSCRIPTIONS_MAX_PER_CONNECTION: '5',
-      SUBSCRIPTIONS_CONNECTIONS_PER_MINUTE: '40',
-      REDIS_EVENTS_CHANNEL: `caregraph:test:${process.pid}:${Date.now()}`,
-    });
+    t = await startTestPlatform(
+      {
+        SUBSCRIPTIONS_MAX_PER_CONNECTION: '5',
+        SUBSCRIPTIONS_CONNECTIONS_PER_MINUTE: '40',
+        REDIS_EVENTS_CHANNEL: `caregraph:test:${process.pid}:${Date.now()}`,
+      },
+      'all',
+      { clock },
+    );
     prisma = messagingPrisma(t);
   });
   afterEach(async () => {
@@ -40,7 +46,7 @@ describe(`GraphQL subscriptions over WebSocket (${backendName})`, () => {
     await t?.stop();
   });
 
-  it('mirrors the tenant\'s events with the same id, type, timestamp and data', async () => {
+  it("mirrors the tenant's events with the same id, type, timestamp and data", async () => {
     const admin = await as();
     const all = new Subscription(admin.client, 'subscription { events { id type timestamp data } }');
     const delivered = new Subscription(admin.client, 'subscription { events(types: [MESSAGE_DELIVERED]) { id type } }');
@@ -85,6 +91,21 @@ describe(`GraphQL subscriptions over WebSocket (${backendName})`, () => {
     await bus().publish(sent);
     expect((await all.take(1)).map((r) => r.data!.events.id)).toEqual([sent.id]);
     expect(all.real()).toHaveLength(1);
+  });
+
+  it('refuses support and platform_admin every event and status stream (they see no message data)', async () => {
+    for (const role of ['support', 'platform_admin']) {
+      const caller = await as({ roles: [role], sub: `${role}-ws` });
+      for (const query of [
+        'subscription { events { id } }',
+        'subscription { events(types: [MESSAGE_RESPONSE]) { id } }',
+        'subscription { messageStatusChanged { id } }',
+      ]) {
+        const refused = new Subscription(caller.client, query);
+        await refused.ended();
+        expect(refused.error).toEqual([expect.objectContaining({ extensions: { code: 'FORBIDDEN' } })]);
+      }
+    }
   });
 
   it('streams queued → sending → sent → delivered in order, with the patient from the clinical record', async () => {
@@ -172,13 +193,6 @@ describe(`GraphQL subscriptions over WebSocket (${backendName})`, () => {
     expect(await ambiguous.closed).toEqual({ code: 4400, reason: expect.stringMatching(/^TENANT_REQUIRED/) });
   });
 
-  it('closes the connection when the token expires', async () => {
-    const connection = await as({ ttlSeconds: 3 });
-    const events = new Subscription(connection.client, 'subscription { events { id } }');
-    expect(await connection.closed).toEqual({ code: 4401, reason: 'UNAUTHENTICATED: the token has expired' });
-    await events.ended();
-  });
-
   it('refuses bad documents when subscribing, and keeps the connection', async () => {
     const admin = await as();
     const refused = async (query: string, variables?: Record<string, unknown>) => {
@@ -190,9 +204,22 @@ describe(`GraphQL subscriptions over WebSocket (${backendName})`, () => {
       expect.objectContaining({ message: expect.stringContaining('nope'), extensions: { code: 'VALIDATION_ERROR' } }),
     ]);
     expect(await refused('subscription {')).toEqual([expect.objectContaining({ extensions: { code: 'VALIDATION_ERROR' } })]);
-    expect(await refused('subscription { events(types: [NO_SUCH_EVENT]) { id } }')).toEqual([expect.objectContaining({ extensions: { code: 'VALIDATION_ERROR' } })]);
+    expect(await refused('subscription { events(types: [NO_SUCH_EVENT]) { id } }')).toEqual([
+      expect.objectContaining({ extensions: { code: 'VALIDATION_ERROR' } }),
+    ]);
     expect(await refused('subscription { events(types: []) { id } }')).toEqual([expect.objectContaining({ extensions: { code: 'VALIDATION_ERROR' } })]);
-    expect(await refused('subscription { events { id } messageStatusChanged { id } }')).toEqual([expect.objectContaining({ extensions: { code: 'VALIDATION_ERROR' } })]);
+    // graphql-js parses literals recursively: 2,400 nested lists (within the 5,000-token limit) overflowed its stack.
+    expect(await refused(`subscription { events(types: ${'['.repeat(2400)}${']'.repeat(2400)}) { id } }`)).toEqual([
+      { message: 'The GraphQL document nests deeper than 64 levels', extensions: { code: 'VALIDATION_ERROR' } },
+    ]);
+    let deep: unknown = 'x';
+    for (let i = 0; i < 1000; i++) deep = [deep];
+    expect(await refused('subscription($id: ID) { messageStatusChanged(messageId: $id) { id } }', { id: deep })).toEqual([
+      { message: 'The variables nest deeper than 64 levels', extensions: { code: 'VALIDATION_ERROR' } },
+    ]);
+    expect(await refused('subscription { events { id } messageStatusChanged { id } }')).toEqual([
+      expect.objectContaining({ extensions: { code: 'VALIDATION_ERROR' } }),
+    ]);
     expect(await refused('subscription($id: ID!) { messageStatusChanged(messageId: $id) { id } }', {})).toEqual([
       expect.objectContaining({ extensions: { code: 'VALIDATION_ERROR' } }),
     ]);
@@ -244,6 +271,21 @@ describe(`GraphQL subscriptions over WebSocket (${backendName})`, () => {
     for (let i = 0; i < 41; i++) statuses.push(await open());
     expect(statuses.slice(0, 40).every((s) => s === 101)).toBe(true);
     expect(statuses[40]).toBe(429);
+  });
+
+  // Moves the platform's clock a minute on: before the test that stops the gateway, after every other.
+  it('closes the connection when the token expires, and refuses the token over HTTP from then on', async () => {
+    const token = await t.token({ ttlSeconds: 60 });
+    const connection = await connectAs(t, token);
+    open.push(connection);
+    const events = new Subscription(connection.client, 'subscription { events { id } }');
+    expect((await t.request('GET', '/v1/templates', { token })).status).toBe(200);
+    clock.advance(61_000);
+    expect(await connection.closed).toEqual({ code: 4401, reason: 'UNAUTHENTICATED: the token has expired' });
+    await events.ended();
+    const late = await t.request('GET', '/v1/templates', { token });
+    expect(late.status).toBe(401);
+    expect(late.body.error.message).toMatch(/expired/);
   });
 
   it('closes open subscriptions with 1001 when the gateway stops', async () => {

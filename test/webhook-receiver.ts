@@ -1,18 +1,18 @@
-import { execFileSync } from 'node:child_process';
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import https from 'node:https';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { makeCertificate } from '../scripts/support/certificate';
 
 /**
  * A real HTTPS webhook receiver for tests, with a self-signed certificate for
  * 127.0.0.1/localhost made by openssl. `caFile` is what the platform trusts
  * (WEBHOOK_CA_FILE). Each path answers as its behaviour says (default 200).
  */
-export interface ReceivedHook {
+interface ReceivedHook {
   path: string;
   headers: IncomingHttpHeaders;
   raw: Buffer;
@@ -20,7 +20,7 @@ export interface ReceivedHook {
   at: number;
 }
 
-export interface Answer {
+interface Answer {
   status: number;
   headers?: Record<string, string>;
   body?: string;
@@ -36,17 +36,6 @@ export interface Receiver {
   behave(path: string, answer: (n: number, hook: ReceivedHook) => Answer): void;
   received(path?: string): ReceivedHook[];
   close(): Promise<void>;
-}
-
-export function makeCertificate(dir: string): { key: string; cert: string; certFile: string } {
-  const keyFile = join(dir, 'key.pem');
-  const certFile = join(dir, 'cert.pem');
-  execFileSync('openssl', [
-    'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
-    '-keyout', keyFile, '-out', certFile, '-days', '1', '-subj', '/CN=localhost',
-    '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost',
-  ], { stdio: 'ignore' });
-  return { key: readFileSync(keyFile, 'utf8'), cert: readFileSync(certFile, 'utf8'), certFile };
 }
 
 export async function startReceiver(port = 0): Promise<Receiver> {

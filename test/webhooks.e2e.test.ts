@@ -1,3 +1,4 @@
+import { tenantClient } from '../common/db/tenant-session';
 import { createMessagingPrisma, type MessagingPrisma } from '../subgraphs/messaging/db/client';
 import { publishCommitted, recordEvent } from '../subgraphs/messaging/events/outbox';
 import { startWebhookWorker } from '../subgraphs/messaging/webhooks/worker';
@@ -5,11 +6,12 @@ import { FieldCipher } from '../common/crypto';
 import type { PlatformEvent, WebhookEventType } from '../common/events/types';
 import type { Stoppable } from '../common/runtime';
 import { backendName, startTestPlatform, type TestPlatform } from './harness';
+import { TestClock } from './support/clock';
 import { startReceiver, verifySignature, waitFor, type Receiver } from './webhook-receiver';
 
 const SECRET = 'whsec-test-0123456789abcdef';
 
-/** The six event types with the contract's data (CONTRACT §6). */
+/** The six event types with the contract's data (docs/api.md §6). */
 const SAMPLES: Array<{ type: WebhookEventType; data: Record<string, unknown> }> = [
   { type: 'message.sent', data: { messageId: 'm-1', patientId: 'p-1001', channel: 'sms', status: 'sent' } },
   { type: 'message.delivered', data: { messageId: 'm-1', patientId: 'p-1001', channel: 'sms', status: 'delivered' } },
@@ -25,18 +27,25 @@ describe(`webhooks (${backendName})`, () => {
   let receiver: Receiver;
   let prisma: MessagingPrisma;
   const busEvents: PlatformEvent[] = [];
+  // Retries wait an hour of this clock: the tests move it on instead of sleeping, and nothing is retried until they do.
+  const clock = new TestClock();
+  const HOUR = 3_600_000;
 
   beforeAll(async () => {
     receiver = await startReceiver();
-    t = await startTestPlatform({
-      WEBHOOK_ALLOW_INSECURE: 'true',
-      WEBHOOK_RETRY_SCHEDULE: '1s,1s,1s,1s,1s',
-      // Generous: a loaded test machine must not turn a slow answer into a failure.
-      WEBHOOK_TIMEOUT_MS: '5000',
-      WEBHOOK_CA_FILE: receiver.caFile,
-      // This suite makes more webhook calls in a minute than the contract's 50 (rate limits are tested in ratelimit.e2e).
-      RATE_LIMIT_WEBHOOKS: '100000',
-    });
+    t = await startTestPlatform(
+      {
+        WEBHOOK_ALLOW_INSECURE: 'true',
+        WEBHOOK_RETRY_SCHEDULE: '1h,1h,1h,1h,1h',
+        // Generous: a loaded test machine must not turn a slow answer into a failure.
+        WEBHOOK_TIMEOUT_MS: '5000',
+        WEBHOOK_CA_FILE: receiver.caFile,
+        // This suite makes more webhook calls in a minute than the contract's 50 (rate limits are tested in ratelimit.e2e).
+        RATE_LIMIT_WEBHOOKS: '100000',
+      },
+      'all',
+      { clock },
+    );
     prisma = createMessagingPrisma(t.platform.db!);
     t.platform.runtime.events.subscribe((event) => busEvents.push(event));
   });
@@ -48,7 +57,8 @@ describe(`webhooks (${backendName})`, () => {
 
   /** What a messaging service does: the event in the outbox in its transaction, then the live publish. */
   async function emit(tenantId: string, type: WebhookEventType, data: Record<string, unknown>): Promise<PlatformEvent> {
-    const event = await prisma.$transaction((tx) => recordEvent(tx, tenantId, type, data));
+    const cipher = new FieldCipher(t.platform.runtime.secrets.encryptionKey);
+    const event = await tenantClient(prisma, tenantId).$transaction((tx) => recordEvent(tx, cipher, tenantId, type, data));
     await publishCommitted(t.platform.runtime.events, [event]);
     return event;
   }
@@ -63,9 +73,17 @@ describe(`webhooks (${backendName})`, () => {
 
   describe('subscriptions', () => {
     it('creates with 201 and the contract fields, never returns the secret, stores it encrypted', async () => {
-      const res = await t.request('POST', '/v1/webhooks', { body: { url: receiver.url('/crud'), events: ['message.delivered', 'message.failed'], secret: SECRET } });
+      const res = await t.request('POST', '/v1/webhooks', {
+        body: { url: receiver.url('/crud'), events: ['message.delivered', 'message.failed'], secret: SECRET },
+      });
       expect(res.status).toBe(201);
-      expect(res.body).toEqual({ id: expect.stringMatching(/^wh_/), url: receiver.url('/crud'), events: ['message.delivered', 'message.failed'], status: 'active', createdAt: expect.any(String) });
+      expect(res.body).toEqual({
+        id: expect.stringMatching(/^wh_/),
+        url: receiver.url('/crud'),
+        events: ['message.delivered', 'message.failed'],
+        status: 'active',
+        createdAt: expect.any(String),
+      });
       expect(res.text).not.toContain(SECRET);
       const id = res.body.id;
 
@@ -179,10 +197,14 @@ describe(`webhooks (${backendName})`, () => {
           { attempt: 1, at: expect.any(String), statusCode: 200, durationMs: expect.any(Number), success: true, error: null, responseSnippet: 'ok' },
         ]);
       }
-      expect((await waitFor('the recorded message.sent delivery', async () => {
-        const rows = await deliveriesOf(narrow);
-        return rows[0]?.status === 'succeeded' && rows;
-      })).map((d) => d.eventType)).toEqual(['message.sent']);
+      expect(
+        (
+          await waitFor('the recorded message.sent delivery', async () => {
+            const rows = await deliveriesOf(narrow);
+            return rows[0]?.status === 'succeeded' && rows;
+          })
+        ).map((d) => d.eventType),
+      ).toEqual(['message.sent']);
     });
 
     it('retries a failing endpoint on the schedule: exactly 6 attempts, then disabled with an alert; re-enabling resumes', async () => {
@@ -190,18 +212,34 @@ describe(`webhooks (${backendName})`, () => {
       const id = await subscribe('/failing', ['message.delivered']);
       const first = await emit('demo', 'message.delivered', SAMPLES[1].data);
 
+      for (let n = 1; n <= 6; n++) {
+        const [pending] = await waitFor(`attempt ${n} to be recorded`, async () => {
+          const rows = await deliveriesOf(id);
+          return rows[0]?.attempts.length === n && rows;
+        });
+        if (n === 6) break;
+        // Not retried before its hour is up (time still runs; the next look of the worker finds nothing due)...
+        expect(new Date(pending.nextAttemptAt).getTime() - new Date(pending.attempts[n - 1].at).getTime()).toBeGreaterThanOrEqual(HOUR);
+        clock.advance(HOUR - 60_000);
+        await new Promise((resolve) => setTimeout(resolve, 700));
+        expect(receiver.received('/failing')).toHaveLength(n);
+        // ...and retried once it is.
+        clock.advance(60_000);
+      }
       const sub = await waitFor('the subscription to be disabled', async () => {
         const res = await t.request('GET', `/v1/webhooks/${id}`);
         return res.body.status === 'disabled' && res.body;
-      }, 30_000);
+      });
       expect(sub.disabledReason).toMatch(/6 attempts.*HTTP 500/);
       const attempts = receiver.received('/failing');
       expect(attempts).toHaveLength(6);
       expect(attempts.every((h) => h.body.id === first.id && verifySignature(SECRET, h.raw, h.headers['x-webhook-signature']))).toBe(true);
-      // Each retry waited at least its scheduled second after the previous failure.
-      for (let i = 1; i < attempts.length; i++) expect(attempts[i].at - attempts[i - 1].at).toBeGreaterThanOrEqual(950);
 
       const [delivery] = await deliveriesOf(id);
+      // Each retry waited at least its scheduled hour after the previous attempt.
+      for (let i = 1; i < delivery.attempts.length; i++) {
+        expect(new Date(delivery.attempts[i].at).getTime() - new Date(delivery.attempts[i - 1].at).getTime()).toBeGreaterThanOrEqual(HOUR);
+      }
       expect(delivery).toMatchObject({ eventId: first.id, status: 'failed', attemptCount: 6, nextAttemptAt: null });
       expect(delivery.attempts.map((a: any) => [a.attempt, a.statusCode, a.success, a.error, a.responseSnippet])).toEqual(
         [1, 2, 3, 4, 5, 6].map((n) => [n, 500, false, 'HTTP 500', 'boom']),
@@ -210,10 +248,19 @@ describe(`webhooks (${backendName})`, () => {
       const alerts = await t.request('GET', '/v1/alerts');
       expect(alerts.status).toBe(200);
       expect(alerts.body.data).toContainEqual(
-        expect.objectContaining({ type: 'webhook.disabled', webhookId: id, url: receiver.url('/failing'), reason: sub.disabledReason, message: expect.stringContaining(id) }),
+        expect.objectContaining({
+          type: 'webhook.disabled',
+          webhookId: id,
+          url: receiver.url('/failing'),
+          reason: sub.disabledReason,
+          message: expect.stringContaining(id),
+        }),
       );
       const disabledEvent = busEvents.find((e) => e.type === 'webhook.disabled' && (e.data as any).webhookId === id);
-      expect(disabledEvent).toMatchObject({ tenantId: 'demo', data: { webhookId: id, url: receiver.url('/failing'), reason: sub.disabledReason, disabledAt: sub.disabledAt } });
+      expect(disabledEvent).toMatchObject({
+        tenantId: 'demo',
+        data: { webhookId: id, url: receiver.url('/failing'), reason: sub.disabledReason, disabledAt: sub.disabledAt },
+      });
 
       // While disabled nothing is delivered; a test event is refused.
       const whileDisabled = await emit('demo', 'message.delivered', SAMPLES[1].data);
@@ -234,12 +281,17 @@ describe(`webhooks (${backendName})`, () => {
     });
 
     it('honours Retry-After on 429 when it is later than the schedule', async () => {
-      receiver.behave('/busy', (n) => (n === 1 ? { status: 429, headers: { 'retry-after': '3' } } : { status: 200 }));
+      receiver.behave('/busy', (n) => (n === 1 ? { status: 429, headers: { 'retry-after': String((2 * HOUR) / 1000) } } : { status: 200 }));
       const id = await subscribe('/busy', ['message.sent']);
       const event = await emit('demo', 'message.sent', SAMPLES[0].data);
+      await waitFor('the first attempt to be recorded', async () => (await deliveriesOf(id))[0]?.attempts.length === 1);
+      // The schedule's hour passes without a retry: Retry-After asked for two.
+      clock.advance(HOUR);
+      await new Promise((resolve) => setTimeout(resolve, 700));
+      expect(receiver.received('/busy')).toHaveLength(1);
+      clock.advance(HOUR);
       const hooks = await waitFor('the retry after Retry-After', () => receiver.received('/busy').length >= 2 && receiver.received('/busy'));
       expect(hooks.map((h) => h.body.id)).toEqual([event.id, event.id]);
-      expect(hooks[1].at - hooks[0].at).toBeGreaterThanOrEqual(2900);
       const [delivery] = await waitFor('the recorded retry', async () => {
         const rows = await deliveriesOf(id);
         return rows[0]?.status === 'succeeded' && rows;
@@ -293,7 +345,11 @@ describe(`webhooks (${backendName})`, () => {
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject({ eventType: 'appointment.cancelled', success: true, statusCode: 200, deliveryStatus: 'succeeded', error: null });
       const [hook] = receiver.received('/test-event');
-      expect(hook.body).toMatchObject({ id: res.body.eventId, type: 'appointment.cancelled', data: { appointmentId: expect.any(String), patientId: expect.any(String), status: 'cancelled', start: expect.any(String) } });
+      expect(hook.body).toMatchObject({
+        id: res.body.eventId,
+        type: 'appointment.cancelled',
+        data: { appointmentId: expect.any(String), patientId: expect.any(String), status: 'cancelled', start: expect.any(String) },
+      });
       expect(verifySignature(SECRET, hook.raw, hook.headers['x-webhook-signature'])).toBe(true);
       const typed = await t.request('POST', `/v1/webhooks/${id}/test`, { body: { type: 'message.failed' } });
       expect(typed.body).toMatchObject({ eventType: 'message.failed', success: true });
@@ -337,7 +393,8 @@ describe(`webhooks (${backendName})`, () => {
     it('makes each attempt once with several workers on one database', async () => {
       const extra: Stoppable[] = [];
       // PGlite is one connection in this process, so one more worker is enough there; PostgreSQL gets two.
-      for (let i = 0; i < (t.platform.db!.kind === 'postgres' ? 2 : 1); i++) extra.push(await startWebhookWorker({ ...t.platform.runtime, db: t.platform.db! }));
+      for (let i = 0; i < (t.platform.db!.kind === 'postgres' ? 2 : 1); i++)
+        extra.push(await startWebhookWorker({ ...t.platform.runtime, db: t.platform.db!, boss: t.platform.boss! }));
       try {
         // Every third event fails its first attempt, so retries are claimed too.
         const seen = new Map<string, number>();
@@ -349,10 +406,24 @@ describe(`webhooks (${backendName})`, () => {
         const id = await subscribe('/many', ['message.sent']);
         const events: PlatformEvent[] = [];
         for (let i = 0; i < 20; i++) events.push(await emit('demo', 'message.sent', { ...SAMPLES[0].data, messageId: `m-many-${i}` }));
-        await waitFor('all 20 events delivered', async () => {
-          const log = (await t.request('GET', `/v1/webhooks/${id}/deliveries?status=succeeded&limit=100`)).body;
-          return log.pagination.total === 20;
-        }, 30_000);
+        await waitFor(
+          'a first attempt of all 20 events',
+          async () => {
+            const log = await deliveriesOf(id);
+            return log.length === 20 && log.every((d) => d.attemptCount >= 1);
+          },
+          30_000,
+        );
+        // No attempt is in flight now: an hour later the failed ones fall due, and leases cannot expire under a worker.
+        clock.advance(HOUR);
+        await waitFor(
+          'all 20 events delivered',
+          async () => {
+            const log = (await t.request('GET', `/v1/webhooks/${id}/deliveries?status=succeeded&limit=100`)).body;
+            return log.pagination.total === 20;
+          },
+          30_000,
+        );
         const log = await deliveriesOf(id);
         for (const delivery of log) {
           // Attempt numbers are unique per delivery: no two workers made the same attempt.

@@ -1,20 +1,18 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { issueAccessToken } from '../common/auth/tokens';
-import { createTestDatabase, type TestDatabase } from '../common/db/database';
+import { processDatabase, type ProcessDatabase } from './support/process-database';
 import { startReceiver, verifySignature, waitFor, type Receiver } from './webhook-receiver';
 
 const SECRET = 'whsec-restart-0123456789';
 // Not imported from ./harness: this file runs the platform in child processes only, and loading the
 // whole platform here without using it upsets jest's module cache for the next file of the same worker.
 const backendName = process.env.TEST_DATABASE_URL ? 'PostgreSQL' : 'PGlite';
-const JWT_SECRET = randomBytes(32).toString('base64url');
 
-/** One CareGraph process (test/support/webhook-child.ts) that the test can SIGKILL. */
+/** One CareGraph process (test/support/webhook-child.js) that the test can SIGKILL. */
 interface Child {
   url: string;
   process: ChildProcessWithoutNullStreams;
@@ -23,7 +21,7 @@ interface Child {
 }
 
 async function startChild(env: Record<string, string>): Promise<Child> {
-  const child = spawn(process.execPath, [join(__dirname, 'support/run-ts.js'), join(__dirname, 'support/webhook-child.ts')], {
+  const child = spawn(process.execPath, [join(__dirname, 'support/webhook-child.js')], {
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
@@ -52,13 +50,14 @@ async function startChild(env: Record<string, string>): Promise<Child> {
 
 describe(`webhook retries across a crash (${backendName})`, () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'caregraph-webhook-restart-'));
-  let database: TestDatabase | undefined;
+  let database: ProcessDatabase | undefined;
   let receiver: Receiver;
   const children: Child[] = [];
 
   beforeAll(async () => {
     receiver = await startReceiver();
-    if (process.env.TEST_DATABASE_URL) database = await createTestDatabase();
+    // A file-backed PGlite in DATA_DIR, or a database on the test server: either survives the kill.
+    database = await processDatabase(dataDir);
   });
   afterAll(async () => {
     for (const child of children) if (child.process.exitCode === null) child.process.kill('SIGKILL');
@@ -74,17 +73,17 @@ describe(`webhook retries across a crash (${backendName})`, () => {
       PORT: '0',
       HOST: '127.0.0.1',
       DATA_DIR: dataDir,
-      // A file-backed PGlite in DATA_DIR, or a database on the test server: either survives the kill.
-      DATABASE_URL: database?.databaseUrl ?? '',
+      ...database!.env,
       LOG_LEVEL: 'silent',
-      AUTH_JWT_SECRET: JWT_SECRET,
-      ENCRYPTION_KEY: randomBytes(32).toString('base64'),
       WEBHOOK_ALLOW_INSECURE: 'true',
       WEBHOOK_CA_FILE: receiver.caFile,
       WEBHOOK_RETRY_SCHEDULE: '5s,1s,1s,1s,1s',
-      ...(process.env.TEST_REDIS_URL ? { REDIS_URL: process.env.TEST_REDIS_URL } : {}),
+      // Its own event channel and rate-limit keys on a Redis that other test files share; both processes of this test use the same.
+      ...(process.env.TEST_REDIS_URL
+        ? { REDIS_URL: process.env.TEST_REDIS_URL, REDIS_EVENTS_CHANNEL: `caregraph:test:${randomUUID()}`, RATE_LIMIT_KEY_PREFIX: `test:${randomUUID()}` }
+        : {}),
     };
-    const token = await issueAccessToken(new TextEncoder().encode(JWT_SECRET), { sub: 'restart', tenants: ['demo'], roles: ['admin'], ttlSeconds: 600 });
+    const token = await database!.token();
     const call = async (base: string, method: string, path: string, body?: object) => {
       const res = await fetch(`${base}${path}`, {
         method,
@@ -126,7 +125,10 @@ describe(`webhook retries across a crash (${backendName})`, () => {
       const log = (await call(second.url, 'GET', `/v1/webhooks/${flaky.body.id}/deliveries`)).body.data;
       return log?.[0]?.status === 'succeeded' && log;
     });
-    expect(done.attempts.map((a: any) => [a.attempt, a.statusCode])).toEqual([[1, 503], [2, 200]]);
+    expect(done.attempts.map((a: any) => [a.attempt, a.statusCode])).toEqual([
+      [1, 503],
+      [2, 200],
+    ]);
 
     // A later event reaches the healthy receiver; the one delivered before the crash was not sent again.
     const later = await second.emit('message.delivered', { messageId: 'm-later', patientId: 'p-1001', channel: 'sms', status: 'delivered' });

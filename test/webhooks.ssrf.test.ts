@@ -1,3 +1,4 @@
+import { tenantClient } from '../common/db/tenant-session';
 import { createMessagingPrisma, type MessagingPrisma } from '../subgraphs/messaging/db/client';
 import { publishCommitted, recordEvent } from '../subgraphs/messaging/events/outbox';
 import { FieldCipher } from '../common/crypto';
@@ -30,6 +31,15 @@ describe(`webhook SSRF guard, WEBHOOK_ALLOW_INSECURE unset (${backendName})`, ()
     ['a name resolving to loopback', 'https://localhost:8443/hook', /localhost resolves to .*loopback/],
     ['an IPv6 loopback', 'https://[::1]/hook', /loopback/],
     ['a mapped IPv6 private address', 'https://[::ffff:192.168.0.1]/hook', /private/],
+    ['an IPv4-compatible loopback', 'https://[::127.0.0.1]/hook', /^must not target a loopback \(127\.0\.0\.1 inside an IPv4-compatible address\) address/],
+    ['an SIIT loopback', 'https://[::ffff:0:127.0.0.1]/hook', /loopback \(127\.0\.0\.1 inside an IPv4-translated \(SIIT\) address\)/],
+    ['a NAT64 private address', 'https://[64:ff9b::10.0.0.1]/hook', /private \(10\.0\.0\.1 inside a NAT64 address\)/],
+    ['a NAT64 local-use address', 'https://[64:ff9b:1::808:808]/hook', /NAT64 local-use/],
+    ['a 6to4 address', 'https://[2002:808:808::1]/hook', /6to4/],
+    ['a 6to4 loopback', 'https://[2002:7f00:1::1]/hook', /loopback \(127\.0\.0\.1 inside a 6to4 address\)/],
+    ['the discard-only block', 'https://[100::1]/hook', /discard-only/],
+    ['the documentation block', 'https://[2001:db8::1]/hook', /special-purpose/],
+    ['the deprecated 6to4 relay anycast block', 'https://192.88.99.1/hook', /special-purpose/],
   ])('refuses %s with 400 VALIDATION_ERROR', async (_what, url, message) => {
     const res = await t.request('POST', '/v1/webhooks', { body: { url, events: ['message.sent'], secret: SECRET } });
     expect(res.status).toBe(400);
@@ -43,23 +53,36 @@ describe(`webhook SSRF guard, WEBHOOK_ALLOW_INSECURE unset (${backendName})`, ()
     const patched = await t.request('PATCH', `/v1/webhooks/${created.body.id}`, { body: { url: 'https://192.168.10.10/hook' } });
     expect(patched.status).toBe(400);
     expect(patched.body.error.details[0].path).toBe('url');
+    const bracketed = await t.request('PATCH', `/v1/webhooks/${created.body.id}`, { body: { url: 'https://[::ffff:0:7f00:1]/hook' } });
+    expect(bracketed.status).toBe(400);
+    expect(bracketed.body.error.details).toEqual([{ path: 'url', message: expect.stringMatching(/loopback/) }]);
     expect((await t.request('GET', `/v1/webhooks/${created.body.id}`)).body.url).toBe('https://93.184.216.34/hook');
     await t.request('DELETE', `/v1/webhooks/${created.body.id}`);
+    const v6 = await t.request('POST', '/v1/webhooks', { body: { url: 'https://[2606:4700:4700::1111]/hook', events: ['message.sent'], secret: SECRET } });
+    expect(v6.status).toBe(201);
+    await t.request('DELETE', `/v1/webhooks/${v6.body.id}`);
   });
 
   it('checks the address again at each delivery (a name that now resolves inside, an address stored earlier)', async () => {
     // As if these had resolved to public addresses when created, and no longer do.
     const cipher = new FieldCipher(t.platform.runtime.secrets.encryptionKey);
     const port = new URL(receiver.origin).port;
-    for (const [id, url] of [['wh_rebound_name', `https://localhost:${port}/rebound`], ['wh_rebound_ip', receiver.url('/rebound-ip')]]) {
-      await prisma.webhookSubscription.create({
+    const stored = [
+      ['wh_rebound_name', `https://localhost:${port}/rebound`],
+      ['wh_rebound_ip', receiver.url('/rebound-ip')],
+      ['wh_rebound_siit', `https://[::ffff:0:127.0.0.1]:${port}/rebound-siit`],
+    ];
+    for (const [id, url] of stored) {
+      await tenantClient(prisma, 'demo').webhookSubscription.create({
         data: { tenantId: 'demo', id, url, events: ['message.sent'], secret: cipher.encrypt(SECRET), createdAt: new Date(Date.now() - 1000) },
       });
     }
-    const event = await prisma.$transaction((tx) => recordEvent(tx, 'demo', 'message.sent', { messageId: 'm-1', patientId: 'p-1001', channel: 'sms', status: 'sent' }));
+    const event = await tenantClient(prisma, 'demo').$transaction((tx) =>
+      recordEvent(tx, cipher, 'demo', 'message.sent', { messageId: 'm-1', patientId: 'p-1001', channel: 'sms', status: 'sent' }),
+    );
     await publishCommitted(t.platform.runtime.events, [event]);
 
-    for (const id of ['wh_rebound_name', 'wh_rebound_ip']) {
+    for (const [id] of stored) {
       const [delivery] = await waitFor(`the refused attempt of ${id}`, async () => {
         const log = (await t.request('GET', `/v1/webhooks/${id}/deliveries`)).body.data;
         return log?.[0]?.attempts.length >= 1 && log;

@@ -1,0 +1,230 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { startTestPlatform, backendName, type TestPlatform } from './harness';
+
+/**
+ * Operational templates and composition formats over /openehr/v1, with the
+ * third-party artefacts vendored under test/fixtures/openehr (EHRbase SDK
+ * OPTs, their published web templates and FLAT / canonical examples).
+ */
+const FIXTURES = join(__dirname, 'fixtures/openehr/ehrbase-sdk');
+const read = (path: string) => readFileSync(join(FIXTURES, path), 'utf8');
+const readJson = (path: string) => JSON.parse(read(path));
+
+const MULTI = {
+  id: 'ehrbase_multi_occurrence.de.v1',
+  opt: read('operationaltemplate/ehrbase_multi_occurrence.de.opt'),
+  flat: readJson('composition/flat/simSDT/multi_occurrence.json'),
+  canonical: readJson('composition/canonical_json/multi_occurrence.json'),
+  webTemplate: readJson('webtemplate/multi_occurrence.json'),
+};
+const EVENTS = {
+  id: 'AlternativeEvents',
+  opt: read('operationaltemplate/AlternativeEvents.opt'),
+  flat: readJson('composition/flat/simSDT/AlternativeEvents.json'),
+  canonical: readJson('composition/canonical_json/alternative_events.json'),
+};
+const xml = { 'content-type': 'application/xml' };
+const json = { 'content-type': 'application/json' };
+const representation = { ...json, prefer: 'return=representation' };
+const VERSION_UID = /^[0-9a-f-]{36}::caregraph\.local::1$/;
+/** ISO 8601 date-times with a decimal comma or point are the same value. */
+const points = (flat: Record<string, unknown>) =>
+  Object.fromEntries(Object.entries(flat).map(([k, v]) => [k, typeof v === 'string' ? v.replace(/(\d{2}:\d{2}:\d{2}),(\d)/, '$1.$2') : v]));
+/** FLAT without the `_uid`: the server assigns version uids. */
+const withoutUid = (flat: Record<string, unknown>) => Object.fromEntries(Object.entries(flat).filter(([k]) => !k.endsWith('/_uid')));
+
+describe(`openEHR operational templates and composition formats (${backendName})`, () => {
+  let t: TestPlatform;
+  const api = (method: string, path: string, options: Parameters<TestPlatform['request']>[2] = {}) => t.request(method, `/openehr/v1${path}`, options);
+  const template = (id: string) => `/definition/template/adl1.4/${encodeURIComponent(id)}`;
+
+  beforeAll(async () => {
+    t = await startTestPlatform();
+    for (const opt of [MULTI.opt, EVENTS.opt]) expect((await api('POST', '/definition/template/adl1.4', { rawBody: opt, headers: xml })).status).toBe(201);
+  });
+  afterAll(() => t?.stop());
+
+  describe('DEFINITION', () => {
+    it('uploads an OPT (201 and Location), refuses the same template_id again (409), lists it and returns the XML', async () => {
+      const renamed = MULTI.opt.replace('<value>ehrbase_multi_occurrence.de.v1</value>', '<value>multi occurrence.v2</value>');
+      const created = await api('POST', '/definition/template/adl1.4', { rawBody: renamed, headers: { ...xml, prefer: 'return=representation' } });
+      expect(created.status).toBe(201);
+      expect(created.headers.get('location')).toBe(`${t.url}/openehr/v1/definition/template/adl1.4/multi%20occurrence.v2`);
+      expect(created.body).toMatchObject({ template_id: 'multi occurrence.v2', format: 'OPT 1.4' });
+      const again = await api('POST', '/definition/template/adl1.4', { rawBody: MULTI.opt, headers: xml });
+      expect(again.status).toBe(409);
+      expect(again.body.error.code).toBe('CONFLICT');
+      const list = await api('GET', '/definition/template/adl1.4');
+      expect(list.body).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({ template_id: MULTI.id, archetype_id: 'openEHR-EHR-COMPOSITION.encounter.v1', format: 'OPT 1.4', area: 'encounter' }),
+          expect.objectContaining({ template_id: EVENTS.id, archetype_id: 'openEHR-EHR-COMPOSITION.report.v1', area: 'observation' }),
+        ]),
+      );
+      const got = await api('GET', template(MULTI.id), { headers: { accept: 'application/xml' } });
+      expect(got.status).toBe(200);
+      expect(got.headers.get('content-type')).toMatch(/^application\/xml/);
+      // The parser drops the byte order mark the fixture starts with; the document is otherwise byte for byte the upload.
+      expect(got.text).toBe(MULTI.opt.replace(/^\uFEFF/, ''));
+    });
+
+    it('answers the web template EHRbase publishes for the OPT', async () => {
+      const web = await api('GET', template(MULTI.id), { headers: { accept: 'application/openehr.wt+json' } });
+      expect(web.status).toBe(200);
+      expect(web.headers.get('content-type')).toMatch(/^application\/openehr\.wt\+json/);
+      const paths = (node: any): string[] => [`${node.aqlPath} ${node.id} ${node.rmType} ${node.min}..${node.max}`, ...(node.children ?? []).flatMap(paths)];
+      expect(paths(web.body.tree)).toEqual(paths(MULTI.webTemplate.tree));
+    });
+
+    it('generates an example composition in each format, and the example is valid', async () => {
+      const canonical = await api('GET', `${template(MULTI.id)}/example`);
+      expect(canonical.status).toBe(200);
+      expect(canonical.body).toMatchObject({ _type: 'COMPOSITION', archetype_details: { template_id: { value: MULTI.id } } });
+      const flat = await api('GET', `${template(MULTI.id)}/example?format=FLAT`);
+      expect(flat.body['encounter/body_temperature:0/any_event:0/temperature|unit']).toBe('Cel');
+      const structured = await api('GET', `${template(MULTI.id)}/example?format=STRUCTURED`);
+      expect(structured.body.encounter.body_temperature[0].any_event[0].temperature[0]['|unit']).toBe('Cel');
+      const posted = await api('POST', '/ehr/ehr-p-1001/composition', { body: canonical.body, headers: json });
+      expect(posted.status).toBe(201);
+    });
+
+    it('refuses malformed XML and documents that are no OPT with 400, and other content types with 415; only admins upload', async () => {
+      const broken = await api('POST', '/definition/template/adl1.4', { rawBody: '<template><template_id>', headers: xml });
+      expect(broken.status).toBe(400);
+      expect(broken.body.error.message).toMatch(/not well-formed XML/);
+      expect((await api('POST', '/definition/template/adl1.4', { rawBody: '<x/>', headers: xml })).status).toBe(400);
+      expect((await api('POST', '/definition/template/adl1.4', { rawBody: 'opt', headers: { 'content-type': 'text/plain' } })).status).toBe(415);
+      const nurse = await t.token({ roles: ['nurse'] });
+      const other = MULTI.opt.replace('<value>ehrbase_multi_occurrence.de.v1</value>', '<value>nurse_upload.v1</value>');
+      expect((await api('POST', '/definition/template/adl1.4', { rawBody: other, headers: xml, token: nurse })).status).toBe(403);
+    });
+
+    it('keeps templates per tenant', async () => {
+      const acme = await t.token({ tenants: ['acme'], sub: 'acme-admin' });
+      expect((await api('GET', template(MULTI.id), { token: acme })).status).toBe(404);
+    });
+  });
+
+  describe('COMPOSITION formats', () => {
+    it.each([MULTI, EVENTS])('stores the published canonical composition of $id and reads it back canonical, FLAT and STRUCTURED', async (f) => {
+      const created = await api('POST', '/ehr/ehr-p-1001/composition', { body: f.canonical, headers: representation });
+      expect(created.status).toBe(201);
+      const uid = created.body.uid.value as string;
+      expect(uid).toMatch(VERSION_UID);
+      expect(created.body.content).toEqual(f.canonical.content);
+      expect(created.body.context).toEqual(f.canonical.context);
+
+      const asFlat = await api('GET', `/ehr/ehr-p-1001/composition/${uid}?format=FLAT`);
+      expect(asFlat.status).toBe(200);
+      const root = Object.keys(asFlat.body)[0].split('/')[0];
+      expect(asFlat.body[`${root}/_uid`]).toBe(uid);
+      if (f === MULTI) expect(points(withoutUid(asFlat.body))).toEqual(points(withoutUid(f.flat)));
+
+      const asStructured = await api('GET', `/ehr/ehr-p-1001/composition/${uid}?format=STRUCTURED`);
+      expect(Object.keys(asStructured.body)).toEqual([root]);
+      const canonical = await api('GET', `/ehr/ehr-p-1001/composition/${uid}`);
+      expect(canonical.body).toMatchObject({ _type: 'COMPOSITION', uid: { value: uid }, archetype_node_id: f.canonical.archetype_node_id });
+    });
+
+    it.each([MULTI, EVENTS])('stores the published FLAT composition of $id and answers it back in FLAT unchanged', async (f) => {
+      const created = await api('POST', `/ehr/ehr-p-1001/composition?templateId=${encodeURIComponent(f.id)}&format=FLAT`, {
+        body: f.flat,
+        headers: representation,
+      });
+      expect(created.status).toBe(201);
+      expect(points(withoutUid(created.body))).toEqual(points(withoutUid(f.flat)));
+      const uid = created.headers.get('etag')!.replace(/"/g, '');
+      const canonical = await api('GET', `/ehr/ehr-p-1001/composition/${uid}`);
+      expect(canonical.body._type).toBe('COMPOSITION');
+      expect(Array.isArray(canonical.body.content)).toBe(true);
+    });
+
+    it('takes STRUCTURED input and updates a composition in FLAT', async () => {
+      const structured = await api('GET', `${template(MULTI.id)}/example?format=STRUCTURED`);
+      const created = await api('POST', `/ehr/ehr-p-1001/composition?templateId=${MULTI.id}&format=STRUCTURED`, { body: structured.body, headers: json });
+      expect(created.status).toBe(201);
+      const uid = created.headers.get('etag')!.replace(/"/g, '');
+      const flat = { ...withoutUid(MULTI.flat), 'encounter/body_temperature:0/any_event:0/temperature|magnitude': 37.5 };
+      const updated = await api('PUT', `/ehr/ehr-p-1001/composition/${uid.split('::')[0]}?format=FLAT&templateId=${MULTI.id}`, {
+        body: flat,
+        headers: { ...representation, 'if-match': `"${uid}"` },
+      });
+      expect(updated.status).toBe(200);
+      expect(updated.body['encounter/body_temperature:0/any_event:0/temperature|magnitude']).toBe(37.5);
+      expect(updated.body['encounter/_uid']).toBe(uid.replace(/::1$/, '::2'));
+    });
+
+    it('answers 422 with an error per path (archetype path and web-template path) and stores nothing', async () => {
+      const flat = {
+        ...MULTI.flat,
+        'encounter/body_temperature:0/any_event:1/temperature|magnitude': 250,
+        'encounter/body_temperature:0/location_of_measurement|code': 'at9999',
+      };
+      const before = await t.request('GET', '/api/ehr/patients/p-1001/compositions?limit=100', { headers: { 'x-tenant-id': 'demo' } });
+      const res = await api('POST', `/ehr/ehr-p-1001/composition?templateId=${MULTI.id}&format=FLAT`, { body: flat, headers: json });
+      expect(res.status).toBe(422);
+      expect(res.body.error.code).toBe('COMPOSITION_INVALID');
+      expect(res.body.error.details).toEqual([
+        {
+          path: '/content[openEHR-EHR-OBSERVATION.body_temperature.v2]/data[at0002]/events[at0003]/data[at0001]/items[at0004]/value/magnitude',
+          webTemplatePath: 'encounter/body_temperature:0/any_event:1/temperature',
+          message: '250 is above the maximum 100 Cel',
+        },
+        expect.objectContaining({
+          path: '/content[openEHR-EHR-OBSERVATION.body_temperature.v2]/protocol[at0020]/items[at0021]/value/defining_code',
+          webTemplatePath: 'encounter/body_temperature:0/location_of_measurement',
+        }),
+      ]);
+      const after = await t.request('GET', '/api/ehr/patients/p-1001/compositions?limit=100', { headers: { 'x-tenant-id': 'demo' } });
+      expect(after.body.pagination.total).toBe(before.body.pagination.total);
+      const unknownFlat = await api('POST', `/ehr/ehr-p-1001/composition?templateId=${MULTI.id}&format=FLAT`, { body: { 'encounter/nope': 1 }, headers: json });
+      expect(unknownFlat.status).toBe(400);
+      expect((await api('POST', `/ehr/ehr-p-1001/composition?format=XML`, { body: MULTI.canonical, headers: json })).status).toBe(400);
+    });
+
+    it('keeps the content encrypted at rest and audits the commit', async () => {
+      const created = await api('POST', '/ehr/ehr-p-1001/composition', { body: MULTI.canonical, headers: json });
+      const uid = created.headers.get('etag')!.replace(/"/g, '');
+      const [row] = (await t.platform.db!.query<{ contentEnc: string }>('SELECT "contentEnc" FROM ehr."CompositionVersion" WHERE uid = $1', [uid])).rows;
+      expect(row.contentEnc).toMatch(/^v1\./);
+      expect(row.contentEnc).not.toContain('body_temperature');
+      const audit = await t.request('GET', `/api/ehr/audit?entityId=${uid.split('::')[0]}&entityType=Composition`);
+      expect(audit.body.data).toHaveLength(1);
+    });
+  });
+
+  describe('beside the other APIs', () => {
+    it('POST /api/ehr/compositions takes a canonical or STRUCTURED composition of an OPT, and the demo vital-signs body still', async () => {
+      const post = (templateId: string, content: unknown) =>
+        t.request('POST', '/api/ehr/compositions', { body: { templateId, ehrId: 'ehr-p-1001', content }, headers: { 'x-tenant-id': 'demo' } });
+      const canonical = await post(MULTI.id, MULTI.canonical);
+      expect(canonical.status).toBe(201);
+      expect(canonical.body.content).toMatchObject({ _type: 'COMPOSITION', content: MULTI.canonical.content });
+      expect(canonical.body.content.uid).toBeUndefined();
+      const structured = (await api('GET', `${template(MULTI.id)}/example?format=STRUCTURED`)).body;
+      const fromStructured = await post(MULTI.id, structured);
+      expect(fromStructured.status).toBe(201);
+      expect(fromStructured.body.content._type).toBe('COMPOSITION');
+      const broken = JSON.parse(JSON.stringify(structured));
+      broken.encounter.body_temperature[0].any_event[0].temperature[0]['|unit'] = 'K';
+      const invalid = await post(MULTI.id, broken);
+      expect(invalid.status).toBe(422);
+      expect(invalid.body.error.details[0]).toMatchObject({ webTemplatePath: 'encounter/body_temperature:0/any_event:0/temperature' });
+      const demo = {
+        blood_pressure: { systolic: { magnitude: 120, unit: 'mm[Hg]' }, diastolic: { magnitude: 80, unit: 'mm[Hg]' } },
+        pulse: { rate: { magnitude: 72, unit: '/min' } },
+        recorded_at: '2026-11-22T09:00:00Z',
+      };
+      expect((await post('vital_signs.v1', demo)).status).toBe(201);
+    });
+
+    it('leaves FHIR search and AQL working when the record holds compositions of operational templates', async () => {
+      expect((await api('POST', '/ehr/ehr-p-1001/composition', { body: MULTI.canonical, headers: json })).status).toBe(201);
+      const fhir = await t.request('GET', '/fhir/R4/Observation?patient=p-1001', { headers: { 'x-tenant-id': 'demo' } });
+      expect(fhir.status).toBe(200);
+      const aql = await api('POST', '/query/aql', { body: { q: 'SELECT c/uid/value FROM EHR e CONTAINS COMPOSITION c' }, headers: json });
+      expect(aql.status).toBe(200);
+    });
+  });
+});

@@ -1,0 +1,42 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parse } from 'yaml';
+import { openApiContract, type OpenApiContract } from './openapi-contract';
+
+/**
+ * The openEHR REST API's published validation OAS files (vendored unmodified
+ * under test/fixtures/openehr-its-rest) as contracts for real answers of
+ * /openehr/v1: `check(method, url, response)` throws naming what does not match.
+ */
+const FIXTURES = path.join(__dirname, '..', 'fixtures', 'openehr-its-rest');
+const PREFIX = '/openehr/v1';
+
+export interface OpenEhrContracts {
+  /** Checks an answer against the document whose paths hold its URL. */
+  check(method: string, url: string, response: Parameters<OpenApiContract['check']>[2]): void;
+  covered(): string[];
+}
+
+export function openEhrContracts(): OpenEhrContracts {
+  const contracts = ['ehr', 'query', 'definition'].map((name) => {
+    const document = parse(readFileSync(path.join(FIXTURES, `${name}-validation.openapi.yaml`), 'utf8'));
+    return {
+      paths: Object.keys(document.paths),
+      contract: openApiContract(document, {
+        pathPrefix: PREFIX,
+        undocumentedErrorBodies: true,
+        emptyBodies: true,
+        formats: { url: (value) => URL.canParse(value) && /^https?:$/.test(new URL(value).protocol) },
+      }),
+    };
+  });
+  const owner = (url: string) => {
+    const relative = new URL(url, 'http://localhost').pathname.slice(PREFIX.length);
+    const root = relative.split('/')[1];
+    return contracts.find((c) => c.paths.some((p) => p.split('/')[1] === root)) ?? contracts[0];
+  };
+  return {
+    check: (method, url, response) => owner(url).contract.check(method, url, response),
+    covered: () => contracts.flatMap((c) => [...c.contract.covered]).sort(),
+  };
+}
