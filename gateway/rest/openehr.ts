@@ -156,7 +156,7 @@ export function openEhrRoutes(run: GraphQLRunner, publicBase: PublicBase): Route
     next();
   });
   /** One GraphQL operation: `field(arg: $arg, …)`, each variable named and typed like its argument. */
-  const call = async (req: Request, field: string, vars: Record<string, unknown>, kind: 'query' | 'mutation' = 'query'): Promise<OpenEhrResult> => {
+  const call: Call = async (req, field, vars, kind = 'query') => {
     const names = Object.keys(vars);
     const signature = names.length ? `(${names.map((k) => `$${k}: ${FIELDS[field][k]}`).join(', ')})` : '';
     const args = names.length ? `(${names.map((k) => `${k}: $${k}`).join(', ')})` : '';
@@ -360,11 +360,58 @@ export function openEhrRoutes(run: GraphQLRunner, publicBase: PublicBase): Route
     sendJson(res, 200, data.aqlQuery);
   });
 
-  // The rest of the openEHR REST API (DIRECTORY, stored queries, ADL2, tags, …) is not implemented.
+  directoryRoutes(router, call);
+
+  // The rest of the openEHR REST API (stored queries, ADL2, tags, …) is not implemented.
   router.all('/{*rest}', (req) => {
     throw new AppError('NOT_IMPLEMENTED', `${req.method} ${req.baseUrl}${req.path} is not implemented (see docs/exchange.md)`);
   });
   return router;
+}
+
+// ---- DIRECTORY --------------------------------------------------------------
+
+type Call = (req: Request, field: string, vars: Record<string, unknown>, kind?: 'query' | 'mutation') => Promise<OpenEhrResult>;
+
+const DIRECTORY_FIELDS: Record<string, Record<string, string>> = {
+  openehrDirectory: { ehrId: 'ID!', versionUid: 'String', versionAtTime: 'String', path: 'String' },
+  openehrCreateDirectory: { ehrId: 'ID!', folder: 'JSONObject!', reason: 'String', audit: 'JSONObject' },
+  openehrUpdateDirectory: { ehrId: 'ID!', ifMatch: 'String!', folder: 'JSONObject!', reason: 'String', audit: 'JSONObject' },
+  openehrDeleteDirectory: { ehrId: 'ID!', ifMatch: 'String!', reason: 'String', audit: 'JSONObject' },
+};
+
+/** The directory version's place below /openehr/v1. */
+const directoryAt = (ehrId: string, r: OpenEhrResult) => `/ehr/${ehrId}/directory/${r.uid}`;
+const queryString = (req: Request, name: string) => (typeof req.query[name] === 'string' ? (req.query[name] as string) : null);
+
+/** DIRECTORY: the EHR's versioned FOLDER tree (create, update and delete with If-Match, read by version, at a time, at a path). */
+function directoryRoutes(router: Router, call: Call) {
+  router.post('/ehr/:ehrId/directory', async (req, res) => {
+    const vars = { ehrId: pathId(req, 'ehrId'), folder: jsonBody(req), reason: auditReason(req) ?? null, audit: commitAudit(req) };
+    const result = await call(req, 'openehrCreateDirectory', vars, 'mutation');
+    written(req, res, 201, result, directoryAt(vars.ehrId, result));
+  });
+  router.put('/ehr/:ehrId/directory', async (req, res) => {
+    const vars = { ehrId: pathId(req, 'ehrId'), ifMatch: requiredIfMatch(req), folder: jsonBody(req), reason: auditReason(req) ?? null, audit: commitAudit(req) };
+    const result = await call(req, 'openehrUpdateDirectory', vars, 'mutation');
+    written(req, res, 200, result, directoryAt(vars.ehrId, result));
+  });
+  router.delete('/ehr/:ehrId/directory', async (req, res) => {
+    const vars = { ehrId: pathId(req, 'ehrId'), ifMatch: requiredIfMatch(req), reason: auditReason(req) ?? null, audit: commitAudit(req) };
+    const result = await call(req, 'openehrDeleteDirectory', vars, 'mutation');
+    headers(res, result, directoryAt(vars.ehrId, result));
+    res.status(204).end();
+  });
+  router.get('/ehr/:ehrId/directory', async (req, res) => {
+    const ehrId = pathId(req, 'ehrId');
+    const result = await call(req, 'openehrDirectory', { ehrId, versionAtTime: queryString(req, 'version_at_time'), path: queryString(req, 'path') });
+    read(res, result, directoryAt(ehrId, result));
+  });
+  router.get('/ehr/:ehrId/directory/:versionUid', async (req, res) => {
+    const ehrId = pathId(req, 'ehrId');
+    const result = await call(req, 'openehrDirectory', { ehrId, versionUid: pathId(req, 'versionUid'), path: queryString(req, 'path') });
+    read(res, result, directoryAt(ehrId, result));
+  });
 }
 
 /** The arguments of each ehr-subgraph field the routes call, with their GraphQL types. */
@@ -398,6 +445,7 @@ const FIELDS: Record<string, Record<string, string>> = {
   openehrTemplate: { templateId: 'ID!', webTemplate: 'Boolean' },
   openehrTemplateExample: { templateId: 'ID!', format: 'String' },
   openehrUploadTemplate: { template: 'JSON', reason: 'String' },
+  ...DIRECTORY_FIELDS,
 };
 
 /** openEHR-style error bodies for every failure under /openehr/v1 (the contract's `error` object included). */

@@ -26,6 +26,7 @@ import { FhirService } from './exchange/fhir/fhir.service';
 import { OpenEhrResolver } from './exchange/openehr/openehr.resolver';
 import { OpenEhrRecordResolver } from './exchange/openehr/openehr-record.resolver';
 import { ContributionService } from './exchange/openehr/contribution.service';
+import { DirectoryService } from './exchange/openehr/directory.service';
 import { OpenEhrService } from './exchange/openehr/openehr.service';
 import { RecordPrivacyResolver } from './privacy/privacy.resolver';
 import { RecordPrivacyService } from './privacy/privacy.service';
@@ -85,9 +86,9 @@ export function createEhrContext(deps: EhrDeps) {
     const accessPolicy = new AccessPolicyService(store);
     const consents = new ConsentService(store, accessPolicy);
     const templates = new ClinicalTemplateService(store);
-    const patients = new PatientService(store, deps.cipher, accessPolicy);
+    const patients = new PatientService(store, deps.cipher, accessPolicy, deps.systemId);
     const appointments = new AppointmentService(store, accessPolicy);
-    const ehrs = new EhrService(store, accessPolicy);
+    const ehrs = new EhrService(store, accessPolicy, deps.systemId);
     const compositions = new CompositionService(store, deps.cipher, deps.systemId, accessPolicy, consents, templates);
     const openehr = new OpenEhrService(ehrs, compositions, templates, deps.systemId);
     return {
@@ -103,6 +104,7 @@ export function createEhrContext(deps: EhrDeps) {
       fhir: new FhirService(patients, appointments, compositions, templates, deps.systemId),
       openehr,
       contributions: new ContributionService(store, ehrs, compositions, openehr, deps.systemId),
+      directories: new DirectoryService(store, deps.cipher, ehrs, accessPolicy, deps.systemId),
       privacy: new RecordPrivacyService(store, accessPolicy, deps.clock ?? systemClock),
       clinicalContext: new ClinicalContextService(store, patients, appointments, compositions, consents, templates, accessPolicy),
     };

@@ -12,6 +12,7 @@ import { conflictOnDuplicate } from '../../../common/db/unique-violation';
 import { parsePaging, type Page } from '../common/paging';
 import type { Prisma } from '../db/generated/client';
 import { assertVersion, auditVersions, currentVersions } from '../audit/versions';
+import { writeStatusContribution } from '../records/contributions';
 
 const PATIENT_ENTITY = ['Patient'];
 
@@ -71,6 +72,7 @@ export class PatientService {
     private readonly store: TenantStore,
     private readonly cipher: FieldCipher,
     private readonly policy: AccessPolicyService,
+    private readonly systemId: string,
   ) {
     this.loader = new DataLoader((ids) =>
       store.read(async (tx) => {
@@ -150,12 +152,16 @@ export class PatientService {
         });
         const ehr = await tx.ehr.create({ data: { tenantId: this.store.tenantId, id: ehrId, patientId: id } });
         await audit.record({ action: 'create', entityType: 'Patient', entityId: id, after: snapshot(created) });
+        // The EHR's first EHR_STATUS version, committed in a CONTRIBUTION of its own.
+        const contributionId = randomUUID();
         await audit.record({
           action: 'create',
           entityType: 'Ehr',
           entityId: ehrId,
-          after: { patientId: id, isQueryable: ehr.isQueryable, isModifiable: ehr.isModifiable },
+          after: { patientId: id, isQueryable: ehr.isQueryable, isModifiable: ehr.isModifiable, contributionId },
         });
+        const commit = { tenantId: this.store.tenantId, id: contributionId, committer: this.store.identity.sub, systemId: this.systemId, ehrId, version: 1 };
+        await writeStatusContribution(tx, { ...commit, reason });
         return created;
       })
       .catch((err) => conflictOnDuplicate(err, `Patient '${id}' already exists`));

@@ -7,6 +7,7 @@ import type { TenantStore } from '../db/store';
 import { assertCan } from '../policy/rules';
 import type { AccessPolicyService } from '../policy/access-policy.service';
 import { assertVersion, auditVersions, type AuditVersion } from '../audit/versions';
+import { writeStatusContribution } from './contributions';
 
 /** The subject namespace of CareGraph patient ids. */
 export const PATIENT_NAMESPACE = 'caregraph';
@@ -15,7 +16,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export interface NewEhr {
   /** PUT /ehr/{ehr_id}: the id the caller chose (a UUID). */
   ehrId?: string;
-  /** EHR_STATUS.subject.external_ref; none = PARTY_SELF without reference. */
+  /** EHR_STATUS.subject.external_ref; none = a bare PARTY_SELF. */
   subject?: { id: string; namespace: string };
   isQueryable?: boolean;
   isModifiable?: boolean;
@@ -29,6 +30,8 @@ export interface EhrView {
   patientId: string;
   /** The subject as its creator named it, when not a CareGraph patient id (namespace `caregraph`). */
   subject?: { id: string; namespace: string };
+  /** Created without a subject: EHR_STATUS.subject is a bare PARTY_SELF. */
+  subjectUnnamed: boolean;
   createdAt: Date;
   status: { isQueryable: boolean; isModifiable: boolean; updatedAt: Date };
 }
@@ -37,6 +40,7 @@ const view = (row: EhrRow): EhrView => ({
   id: row.id,
   patientId: row.patientId,
   ...(row.subjectId && row.subjectNamespace ? { subject: { id: row.subjectId, namespace: row.subjectNamespace } } : {}),
+  subjectUnnamed: row.subjectUnnamed,
   createdAt: row.createdAt,
   status: { isQueryable: row.isQueryable, isModifiable: row.isModifiable, updatedAt: row.updatedAt },
 });
@@ -48,6 +52,7 @@ export class EhrService {
   constructor(
     private readonly store: TenantStore,
     private readonly policy: AccessPolicyService,
+    private readonly systemId: string,
   ) {
     this.byPatient = new DataLoader((patientIds) =>
       store.read(async (tx) => {
@@ -87,6 +92,7 @@ export class EhrService {
    * (namespace `caregraph`) already has its EHR (409); any other subject, or
    * none (PARTY_SELF), gets a patient record without demographics that holds
    * the subject reference. New EHR ids are UUIDs unless the caller names one.
+   * EHR_STATUS version 1 is committed in a CONTRIBUTION of its own.
    */
   async create(input: NewEhr, reason?: string | null): Promise<EhrView> {
     assertCan(this.store.identity, 'registerPatients');
@@ -115,14 +121,17 @@ export class EhrService {
             isModifiable: input.isModifiable ?? true,
             subjectId: subject?.id ?? null,
             subjectNamespace: subject?.namespace ?? null,
+            subjectUnnamed: !subject,
           },
         });
+        const contributionId = randomUUID();
         await audit.record({
           action: 'create',
           entityType: 'Ehr',
           entityId: ehrId,
-          after: { patientId, subject: subject ?? null, isQueryable: ehr.isQueryable, isModifiable: ehr.isModifiable },
+          after: { patientId, subject: subject ?? null, isQueryable: ehr.isQueryable, isModifiable: ehr.isModifiable, contributionId },
         });
+        await writeStatusContribution(tx, { ...this.commit(contributionId, ehrId, reason), version: 1 });
         return ehr;
       })
       .catch(async (err) => {
@@ -140,7 +149,11 @@ export class EhrService {
     return row ? view(row) : null;
   }
 
-  /** EHR_STATUS: a non-modifiable EHR takes no new compositions; a non-queryable one is left out of lists. */
+  private commit(id: string, ehrId: string, reason: string | null | undefined) {
+    return { tenantId: this.store.tenantId, id, committer: this.store.identity.sub, systemId: this.systemId, ehrId, reason };
+  }
+
+  /** EHR_STATUS: a non-modifiable EHR takes no new compositions; a non-queryable one is left out of lists. Each change is a CONTRIBUTION. */
   async updateStatus(
     ehrId: string,
     change: { isQueryable?: boolean | null; isModifiable?: boolean | null },
@@ -165,13 +178,17 @@ export class EhrService {
         );
       }
       const [after] = await tx.ehr.updateManyAndReturn({ where: { id: ehrId }, data });
+      const contributionId = randomUUID();
       await audit.record({
         action: 'update',
         entityType: 'EhrStatus',
         entityId: ehrId,
         before: { isQueryable: current.status.isQueryable, isModifiable: current.status.isModifiable },
-        after: { isQueryable: after.isQueryable, isModifiable: after.isModifiable },
+        after: { isQueryable: after.isQueryable, isModifiable: after.isModifiable, contributionId },
       });
+      // The version this change made: EHR_STATUS versions are the EHR's status audit records.
+      const version = await tx.auditRecord.count({ where: { entityType: { in: STATUS_ENTITY }, entityId: ehrId } });
+      await writeStatusContribution(tx, { ...this.commit(contributionId, ehrId, reason), version });
       return after;
     });
     this.byPatient.clear(row.patientId);

@@ -5,6 +5,7 @@ import type { TenantStore } from '../../db/store';
 import type { EhrService } from '../../records/ehr.service';
 import type { OpenEhrResult, OpenEhrService } from './openehr.service';
 import { auditDetails, commitAuditOf, type CommitAudit } from './versioning';
+import { writeContribution, type ContributionVersion } from '../../records/contributions';
 
 /** openEHR change type codes a CONTRIBUTION version may carry. */
 const CHANGE_TYPES: Record<string, PreparedChange['changeType']> = {
@@ -18,16 +19,12 @@ const CHANGE_TYPES: Record<string, PreparedChange['changeType']> = {
   deleted: 'deleted',
 };
 
-interface StoredVersion {
-  uid: string;
-  type: 'COMPOSITION';
-  changeType: string;
-}
-
 const isObject = (v: unknown): v is Record<string, any> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
- * CONTRIBUTION: several versions committed together. Every version is checked
+ * CONTRIBUTION: several versions committed together. Reads name every
+ * contribution of an EHR: those committed here, and the one each EHR_STATUS
+ * and directory change is committed in. Every version is checked
  * first (policy, template validation, preceding version), then all are written
  * in one transaction with the contribution record, so either all commit or none.
  * Versions hold COMPOSITIONs (creation, modification, deletion).
@@ -55,19 +52,10 @@ export class ContributionService {
     if (uids.size !== changes.length)
       throw validationError('Two versions of the CONTRIBUTION change the same composition version', [{ path: 'versions', message: 'duplicate' }]);
     const id = randomUUID();
-    const versions: StoredVersion[] = changes.map((c) => ({ uid: c.uid, type: 'COMPOSITION', changeType: c.changeType }));
+    const versions: ContributionVersion[] = changes.map((c) => ({ uid: c.uid, type: 'COMPOSITION', changeType: c.changeType }));
     const row = await this.store.change(reason ?? audit.description, async (tx, auditWriter) => {
       for (const change of changes) await change.write(tx, auditWriter, id);
-      const created = await tx.contribution.create({
-        data: {
-          tenantId: this.store.tenantId,
-          id,
-          ehrId,
-          versions: versions.map((v) => ({ ...v })),
-          commitAudit: { ...audit },
-          committer: this.store.identity.sub,
-        },
-      });
+      const created = await writeContribution(tx, { tenantId: this.store.tenantId, id, ehrId, versions, audit, committer: this.store.identity.sub });
       await auditWriter.record({ action: 'create', entityType: 'Contribution', entityId: id, after: { ehrId, versions } });
       return created;
     });
@@ -87,7 +75,7 @@ export class ContributionService {
     return {
       body: {
         uid: { _type: 'HIER_OBJECT_ID', value: row.id },
-        versions: (row.versions as StoredVersion[]).map((v) => ({ id: { _type: 'OBJECT_VERSION_ID', value: v.uid }, namespace: 'local', type: v.type })),
+        versions: (row.versions as unknown as ContributionVersion[]).map((v) => ({ id: { _type: 'OBJECT_VERSION_ID', value: v.uid }, namespace: 'local', type: v.type })),
         audit: auditDetails(this.systemId, {
           at: row.committedAt,
           changeType: 'creation',

@@ -13,6 +13,7 @@ import { compositionFormat, fromCanonical, toCanonical, type CompositionFormat }
 import { exampleFlat } from '../../clinical/opt/example';
 import { flatToCanonical, flatToStructured } from '../../clinical/opt/flat';
 import { auditDetails, LIFECYCLE, objectId, parseTime, nameUuid, type CommitAudit } from './versioning';
+import { statusVersionUid } from '../../records/contributions';
 
 /** What one openEHR interaction answers: the body, its version uid and time (the REST adapter's ETag, Last-Modified and Location). */
 export interface OpenEhrResult {
@@ -45,11 +46,11 @@ export class OpenEhrService {
 
   /** The versioned EHR_STATUS object's id: a UUID named after the EHR and this system. */
   private statusObjectId(ehrId: string) {
-    return nameUuid(`ehr_status.${ehrId}.${this.systemId}`);
+    return this.statusUid(ehrId, 1).split('::')[0];
   }
 
   private statusUid(ehrId: string, version: number) {
-    return `${this.statusObjectId(ehrId)}::${this.systemId}::${version}`;
+    return statusVersionUid(this.systemId, ehrId, version);
   }
 
   private ehrBody(ehr: EhrView, statusVersion: number) {
@@ -67,14 +68,17 @@ export class OpenEhrService {
       archetype_node_id: 'openEHR-EHR-EHR_STATUS.generic.v1',
       name: { _type: 'DV_TEXT', value: 'EHR Status' },
       uid: { _type: 'OBJECT_VERSION_ID', value: this.statusUid(ehr.id, version) },
-      subject: {
-        _type: 'PARTY_SELF',
-        external_ref: {
-          id: objectId(ehr.subject?.id ?? ehr.patientId),
-          namespace: ehr.subject?.namespace ?? PATIENT_NAMESPACE,
-          type: 'PERSON',
-        },
-      },
+      // An EHR created without a subject keeps the bare PARTY_SELF it was given (the RM's anonymous subject).
+      subject: ehr.subjectUnnamed
+        ? { _type: 'PARTY_SELF' }
+        : {
+            _type: 'PARTY_SELF',
+            external_ref: {
+              id: objectId(ehr.subject?.id ?? ehr.patientId),
+              namespace: ehr.subject?.namespace ?? PATIENT_NAMESPACE,
+              type: 'PERSON',
+            },
+          },
       is_queryable: state.isQueryable,
       is_modifiable: state.isModifiable,
     };
@@ -123,7 +127,15 @@ export class OpenEhrService {
     const versions = await this.ehrs.statusVersions(ehrId);
     const states = statusStates(versions);
     if (!states.length)
-      states.push({ version: 1, at: ehr.createdAt, isQueryable: ehr.status.isQueryable, isModifiable: ehr.status.isModifiable, actor: 'system', reason: null });
+      states.push({
+        version: 1,
+        at: ehr.createdAt,
+        isQueryable: ehr.status.isQueryable,
+        isModifiable: ehr.status.isModifiable,
+        actor: 'system',
+        reason: null,
+        contributionId: null,
+      });
     return { ehr, states };
   }
 
@@ -180,7 +192,8 @@ export class OpenEhrService {
         _type: 'ORIGINAL_VERSION',
         uid: { _type: 'OBJECT_VERSION_ID', value: uid },
         ...(chosen.version > 1 ? { preceding_version_uid: { _type: 'OBJECT_VERSION_ID', value: this.statusUid(ehrId, chosen.version - 1) } } : {}),
-        contribution: { id: { _type: 'HIER_OBJECT_ID', value: uid }, namespace: 'local', type: 'CONTRIBUTION' },
+        // Versions committed before EHR_STATUS changes were contributions name themselves.
+        contribution: { id: { _type: 'HIER_OBJECT_ID', value: chosen.contributionId ?? uid }, namespace: 'local', type: 'CONTRIBUTION' },
         commit_audit: auditDetails(this.systemId, {
           at: chosen.at,
           changeType: chosen.version === 1 ? 'creation' : 'modification',
@@ -546,7 +559,7 @@ export class OpenEhrService {
 /** EHR_STATUS states per version from its audit trail (creation, then each change). */
 function statusStates(
   versions: AuditVersion[],
-): Array<{ version: number; at: Date; isQueryable: boolean; isModifiable: boolean; actor: string; reason: string | null }> {
+): Array<{ version: number; at: Date; isQueryable: boolean; isModifiable: boolean; actor: string; reason: string | null; contributionId: string | null }> {
   let state = { isQueryable: true, isModifiable: true };
   return versions.map((v) => {
     const after = v.after ?? {};
@@ -554,6 +567,7 @@ function statusStates(
       isQueryable: typeof after.isQueryable === 'boolean' ? after.isQueryable : state.isQueryable,
       isModifiable: typeof after.isModifiable === 'boolean' ? after.isModifiable : state.isModifiable,
     };
-    return { version: v.version, at: v.at, actor: v.actor, reason: v.reason, ...state };
+    const contributionId = typeof after.contributionId === 'string' ? after.contributionId : null;
+    return { version: v.version, at: v.at, actor: v.actor, reason: v.reason, contributionId, ...state };
   });
 }

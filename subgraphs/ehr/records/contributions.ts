@@ -1,0 +1,57 @@
+import type { TenantTx } from '../db/tenant';
+import { nameUuid } from '../exchange/openehr/versioning';
+import type { CommitAudit } from '../compositions/composition.service';
+
+/** One version a CONTRIBUTION committed: its version uid, the RM type versioned and the change. */
+export interface ContributionVersion {
+  uid: string;
+  type: 'COMPOSITION' | 'EHR_STATUS' | 'FOLDER';
+  changeType: string;
+}
+
+/**
+ * Writes the CONTRIBUTION row of a commit inside the commit's transaction:
+ * every versioned change of an EHR (compositions, EHR_STATUS, directory) is
+ * committed in one, so the contribution read names what changed together.
+ */
+export async function writeContribution(
+  tx: TenantTx,
+  commit: { tenantId: string; id: string; ehrId: string; committer: string; versions: ContributionVersion[]; audit?: CommitAudit | null },
+) {
+  return tx.contribution.create({
+    data: {
+      tenantId: commit.tenantId,
+      id: commit.id,
+      ehrId: commit.ehrId,
+      versions: commit.versions.map((v) => ({ ...v })),
+      commitAudit: commit.audit ? { ...commit.audit } : undefined,
+      committer: commit.committer,
+    },
+  });
+}
+
+/** The version uid of an EHR's n-th EHR_STATUS version: its versioned object is a UUID named after the EHR and this system. */
+export function statusVersionUid(systemId: string, ehrId: string, version: number): string {
+  return `${nameUuid(`ehr_status.${ehrId}.${systemId}`)}::${systemId}::${version}`;
+}
+
+/**
+ * The CONTRIBUTION of one EHR_STATUS version (the EHR's creation, or a status
+ * change), written in its transaction; its id goes into the version's audit
+ * record, which is what versions EHR_STATUS.
+ */
+export async function writeStatusContribution(
+  tx: TenantTx,
+  commit: { tenantId: string; id: string; committer: string; systemId: string; ehrId: string; version: number; reason?: string | null },
+) {
+  return writeContribution(tx, {
+    tenantId: commit.tenantId,
+    id: commit.id,
+    ehrId: commit.ehrId,
+    committer: commit.committer,
+    versions: [
+      { uid: statusVersionUid(commit.systemId, commit.ehrId, commit.version), type: 'EHR_STATUS', changeType: commit.version === 1 ? 'creation' : 'modification' },
+    ],
+    audit: commit.reason ? { description: commit.reason.slice(0, 1000) } : {},
+  });
+}
