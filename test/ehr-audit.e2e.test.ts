@@ -127,6 +127,27 @@ describe(`clinical record audit, encryption and isolation at the database (${bac
           audit: { _type: 'AUDIT_DETAILS', committer: { _type: 'PARTY_IDENTIFIED', name: 'Dr Audit' } },
         },
       }),
+    // Folder names can be clinical: the marker must stay out of the raw rows (encrypted like composition content).
+    openehrCreateDirectory: async () => {
+      const data = await gql('mutation($e: ID!, $f: JSONObject!) { openehrCreateDirectory(ehrId: $e, folder: $f) { uid } }', {
+        e: state.ehr,
+        f: { _type: 'FOLDER', archetype_node_id: 'openEHR-EHR-FOLDER.generic.v1', name: { value: 'MARKER-headache folder' } },
+      });
+      state.directoryUid = data.openehrCreateDirectory.uid;
+    },
+    openehrUpdateDirectory: async () => {
+      const data = await gql('mutation($e: ID!, $m: String!, $f: JSONObject!) { openehrUpdateDirectory(ehrId: $e, ifMatch: $m, folder: $f) { uid } }', {
+        e: state.ehr,
+        m: state.directoryUid,
+        f: { _type: 'FOLDER', archetype_node_id: 'openEHR-EHR-FOLDER.generic.v1', name: { value: 'MARKER-headache folders' } },
+      });
+      state.directoryUid = data.openehrUpdateDirectory.uid;
+    },
+    openehrDeleteDirectory: () =>
+      gql('mutation($e: ID!, $m: String!) { openehrDeleteDirectory(ehrId: $e, ifMatch: $m, reason: "filed elsewhere") { uid } }', {
+        e: state.ehr,
+        m: state.directoryUid,
+      }),
     bookAppointment: async () => {
       const data = await gql(
         'mutation { bookAppointment(input: { patientId: "p-3001", start: "2031-03-03T09:00:00Z", end: "2031-03-03T09:30:00Z", location: "Room 9" }) { id } }',

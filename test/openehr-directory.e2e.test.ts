@@ -170,6 +170,17 @@ describe(`openEHR DIRECTORY (${backendName})`, () => {
     expect((await api('GET', '/ehr/4f5e6d7c-0000-4000-8000-000000000000/directory')).status).toBe(404);
   });
 
+  it('lets exactly one of two concurrent changes from the same version win (the other 412)', async () => {
+    const ehrId = await newEhr();
+    const v1 = (await api('POST', `/ehr/${ehrId}/directory`, { body: folder('root'), headers: json })).headers.get('etag')!;
+    const answers = await Promise.all(
+      ['a', 'b', 'c'].map((name) => api('PUT', `/ehr/${ehrId}/directory`, { body: folder(name), headers: { ...json, 'if-match': v1 } })),
+    );
+    expect(answers.map((r) => r.status).sort()).toEqual([204, 412, 412]);
+    const latest = await api('GET', `/ehr/${ehrId}/directory`);
+    expect(latest.headers.get('etag')).toBe(v1.replace(/::1"$/, '::2"'));
+  });
+
   it('keeps directories per tenant and behind the EHR policy point', async () => {
     const ehrId = await newEhr();
     const created = await api('POST', `/ehr/${ehrId}/directory`, { body: folder('root'), headers: json });

@@ -109,6 +109,7 @@ describe(`authorization matrix on every surface (${backendName})`, () => {
     expect(res.body.errors).toBeUndefined();
     return res.body.data;
   };
+  const DIRECTORY = { _type: 'FOLDER', archetype_node_id: 'openEHR-EHR-FOLDER.generic.v1', name: { value: 'root' } };
   const envelope = (content: unknown, templateId: string) => ({ _type: 'COMPOSITION', archetype_details: { template_id: { value: templateId } }, content });
 
   const CONTENT: Record<ehr.DataArea, { templateId: string; content: unknown; fhirType: string }> = {
@@ -124,6 +125,22 @@ describe(`authorization matrix on every surface (${backendName})`, () => {
     { name: 'GET /api/ehr/patients/{id}', surface: 'rest', expect: byEhr('read', 'demographics'), call: rest('GET', `/api/ehr/patients/${PATIENT}`) },
     { name: 'GET /fhir/R4/Patient/{id}', surface: 'rest', expect: byEhr('read', 'demographics'), call: rest('GET', `/fhir/R4/Patient/${PATIENT}`) },
     { name: 'GET /openehr/v1/ehr/{ehrId}', surface: 'rest', expect: byEhr('read', 'demographics'), call: rest('GET', `/openehr/v1/ehr/${EHR_ID}`) },
+    // The EHR's directory is the EHR record's: read and written under demographics.
+    {
+      name: 'GET /openehr/v1/ehr/{ehrId}/directory',
+      surface: 'rest',
+      expect: byEhr('read', 'demographics'),
+      call: rest('GET', `/openehr/v1/ehr/${EHR_ID}/directory`),
+    },
+    {
+      name: 'PUT /openehr/v1/ehr/{ehrId}/directory',
+      surface: 'rest',
+      expect: byEhr('write', 'demographics'),
+      call: async (c) => {
+        const current = await t.request('GET', `/openehr/v1/ehr/${EHR_ID}/directory`, { token: admin });
+        return rest('PUT', `/openehr/v1/ehr/${EHR_ID}/directory`, DIRECTORY, { 'if-match': current.headers.get('etag')! })(c);
+      },
+    },
     {
       name: 'GraphQL patients (list)',
       surface: 'graphql',
@@ -308,6 +325,7 @@ describe(`authorization matrix on every surface (${backendName})`, () => {
       ids[`fhir-${area}`] = search.body.entry.find((e: any) => e.resource.id.startsWith(res.body.uid.split('::')[0])).resource.id;
     }
     fhirPatient = (await t.request('GET', `/fhir/R4/Patient/${PATIENT}`, { token: admin })).body;
+    expect((await t.request('POST', `/openehr/v1/ehr/${EHR_ID}/directory`, { token: admin, body: DIRECTORY })).status).toBe(201);
     const sent = await t.request('POST', '/v1/messages', {
       token: admin,
       body: { patientId: PATIENT, templateId: 'appointment-reminder', channel: 'email', variables: VARS },

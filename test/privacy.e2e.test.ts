@@ -95,6 +95,10 @@ describe(`patient rights and retention (${backendName})`, () => {
       body: { templateId: 'vital_signs.v1', ehrId: 'ehr-p-1001', content: VITALS },
     });
     expect(composition.status).toBe(201);
+    const directory = await t.request('POST', '/openehr/v1/ehr/ehr-p-1001/directory', {
+      body: { _type: 'FOLDER', archetype_node_id: 'openEHR-EHR-FOLDER.generic.v1', name: { value: 'root' } },
+    });
+    expect(directory.status).toBe(201);
     const patient = await t.request('GET', '/api/ehr/patients/p-1001', { headers: { 'X-Tenant-Id': 'demo' } });
     const phone: string = patient.body.contact.phone;
 
@@ -193,7 +197,7 @@ describe(`patient rights and retention (${backendName})`, () => {
     await runJob(RECORD_PURGE_QUEUE);
     const { rows: kept } = await t.platform.db!.query<{ id: string }>(`SELECT id FROM ehr."Patient" WHERE id IN ('p-1001', 'p-1002')`);
     expect(kept.map((r) => r.id)).toEqual(['p-1002']);
-    for (const table of ['Ehr', 'Composition', 'Consent', 'Appointment']) {
+    for (const table of ['Ehr', 'Composition', 'Consent', 'Appointment', 'Directory']) {
       const { rows } = await t.platform.db!.query<{ n: string }>(`SELECT count(*)::text AS n FROM ehr."${table}" WHERE "patientId" = 'p-1001'`);
       expect({ table, n: Number(rows[0].n) }).toEqual({ table, n: 0 });
     }
@@ -201,6 +205,13 @@ describe(`patient rights and retention (${backendName})`, () => {
       composition.body.id,
     ]);
     expect(Number(versions.rows[0].n)).toBe(0);
+    for (const [table, where] of [
+      ['DirectoryVersion', `uid = '${directory.headers.get('etag')!.replace(/"/g, '')}'`],
+      ['Contribution', `"ehrId" = 'ehr-p-1001'`],
+    ]) {
+      const { rows } = await t.platform.db!.query<{ n: string }>(`SELECT count(*)::text AS n FROM ehr."${table}" WHERE ${where}`);
+      expect({ table, n: Number(rows[0].n) }).toEqual({ table, n: 0 });
+    }
     const { rows: accessLeft } = await t.platform.db!.query<{ patientId: string }>(`SELECT DISTINCT "patientId" FROM ehr."AccessLog"`);
     expect(accessLeft.map((r) => r.patientId)).toContain('p-1002');
     expect(accessLeft.map((r) => r.patientId)).not.toContain('p-1001');

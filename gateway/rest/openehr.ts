@@ -156,7 +156,7 @@ export function openEhrRoutes(run: GraphQLRunner, publicBase: PublicBase): Route
     next();
   });
   /** One GraphQL operation: `field(arg: $arg, …)`, each variable named and typed like its argument. */
-  const call: Call = async (req, field, vars, kind = 'query') => {
+  const call = async (req: Request, field: string, vars: Record<string, unknown>, kind: 'query' | 'mutation' = 'query'): Promise<OpenEhrResult> => {
     const names = Object.keys(vars);
     const signature = names.length ? `(${names.map((k) => `$${k}: ${FIELDS[field][k]}`).join(', ')})` : '';
     const args = names.length ? `(${names.map((k) => `${k}: $${k}`).join(', ')})` : '';
@@ -371,6 +371,7 @@ export function openEhrRoutes(run: GraphQLRunner, publicBase: PublicBase): Route
 
 // ---- DIRECTORY --------------------------------------------------------------
 
+/** The adapter's one-operation call (openEhrRoutes' `call`). */
 type Call = (req: Request, field: string, vars: Record<string, unknown>, kind?: 'query' | 'mutation') => Promise<OpenEhrResult>;
 
 const DIRECTORY_FIELDS: Record<string, Record<string, string>> = {
@@ -382,7 +383,7 @@ const DIRECTORY_FIELDS: Record<string, Record<string, string>> = {
 
 /** The directory version's place below /openehr/v1. */
 const directoryAt = (ehrId: string, r: OpenEhrResult) => `/ehr/${ehrId}/directory/${r.uid}`;
-const queryString = (req: Request, name: string) => (typeof req.query[name] === 'string' ? (req.query[name] as string) : null);
+const queryString = (req: Request, name: string) => (typeof req.query[name] === 'string' ? req.query[name] : null);
 
 /** DIRECTORY: the EHR's versioned FOLDER tree (create, update and delete with If-Match, read by version, at a time, at a path). */
 function directoryRoutes(router: Router, call: Call) {
@@ -392,7 +393,13 @@ function directoryRoutes(router: Router, call: Call) {
     written(req, res, 201, result, directoryAt(vars.ehrId, result));
   });
   router.put('/ehr/:ehrId/directory', async (req, res) => {
-    const vars = { ehrId: pathId(req, 'ehrId'), ifMatch: requiredIfMatch(req), folder: jsonBody(req), reason: auditReason(req) ?? null, audit: commitAudit(req) };
+    const vars = {
+      ehrId: pathId(req, 'ehrId'),
+      ifMatch: requiredIfMatch(req),
+      folder: jsonBody(req),
+      reason: auditReason(req) ?? null,
+      audit: commitAudit(req),
+    };
     const result = await call(req, 'openehrUpdateDirectory', vars, 'mutation');
     written(req, res, 200, result, directoryAt(vars.ehrId, result));
   });

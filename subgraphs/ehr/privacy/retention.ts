@@ -86,6 +86,10 @@ export class RecordRetention {
         const compositions = await tx.composition.findMany({ where: { patientId: id }, select: { id: true } });
         await tx.compositionVersion.deleteMany({ where: { compositionId: { in: compositions.map((c) => c.id) } } });
         await tx.composition.deleteMany({ where: { patientId: id } });
+        const directories = await tx.directory.findMany({ where: { patientId: id }, select: { id: true } });
+        await tx.directoryVersion.deleteMany({ where: { directoryId: { in: directories.map((d) => d.id) } } });
+        await tx.directory.deleteMany({ where: { patientId: id } });
+        await tx.contribution.deleteMany({ where: { ehrId: patient.ehrId } });
         await tx.consent.deleteMany({ where: { patientId: id } });
         await tx.appointment.deleteMany({ where: { patientId: id } });
         await tx.ehr.deleteMany({ where: { patientId: id } });
@@ -108,13 +112,15 @@ export class RecordRetention {
       const held = await tx.patient.findMany({ where: { legalHold: true }, select: { id: true, ehrId: true } });
       if (held.length === 0) return null;
       const ids = held.map((p) => p.id);
-      const [compositions, appointments] = await Promise.all([
+      const [compositions, appointments, directories] = await Promise.all([
         tx.composition.findMany({ where: { patientId: { in: ids } }, select: { id: true } }),
         tx.appointment.findMany({ where: { patientId: { in: ids } }, select: { id: true } }),
+        tx.directory.findMany({ where: { patientId: { in: ids } }, select: { id: true } }),
       ]);
+      const recordIds = [...held.map((p) => p.ehrId), ...appointments.map((a) => a.id), ...compositions.map((c) => c.id), ...directories.map((d) => d.id)];
       return {
         OR: [
-          { entityId: { in: [...ids, ...held.map((p) => p.ehrId), ...appointments.map((a) => a.id), ...compositions.map((c) => c.id)] } },
+          { entityId: { in: [...ids, ...recordIds] } },
           ...compositions.map((c) => ({ entityId: { startsWith: `${c.id}::` } })),
           ...ids.map((id) => ({ entityType: 'Consent', entityId: { startsWith: `${id}:` } })),
         ],

@@ -50,7 +50,11 @@ export async function writeStatusContribution(
     ehrId: commit.ehrId,
     committer: commit.committer,
     versions: [
-      { uid: statusVersionUid(commit.systemId, commit.ehrId, commit.version), type: 'EHR_STATUS', changeType: commit.version === 1 ? 'creation' : 'modification' },
+      {
+        uid: statusVersionUid(commit.systemId, commit.ehrId, commit.version),
+        type: 'EHR_STATUS',
+        changeType: commit.version === 1 ? 'creation' : 'modification',
+      },
     ],
     audit: commit.reason ? { description: commit.reason.slice(0, 1000) } : {},
   });

@@ -684,10 +684,16 @@ export type Mutation = {
   /** Commits the versions of an openEHR CONTRIBUTION together (all or none). */
   openehrCommitContribution: OpenEhrResult;
   openehrCreateComposition: OpenEhrResult;
+  /** Creates the EHR's directory (a FOLDER tree whose items are compositions of the EHR). */
+  openehrCreateDirectory: OpenEhrResult;
   /** A new EHR (id given or a new UUID) with an optional EHR_STATUS. */
   openehrCreateEhr: OpenEhrResult;
   openehrDeleteComposition: OpenEhrResult;
+  /** Deletes the EHR's directory (a final version); ifMatch names the latest version. */
+  openehrDeleteDirectory: OpenEhrResult;
   openehrUpdateComposition: OpenEhrResult;
+  /** Replaces the EHR's directory; ifMatch names the latest version. */
+  openehrUpdateDirectory: OpenEhrResult;
   openehrUpdateEhrStatus: OpenEhrResult;
   openehrUploadTemplate: OpenEhrResult;
   /** An inbound SMS (provider webhook, or an integration posting one). */
@@ -847,6 +853,14 @@ export type MutationOpenehrCreateCompositionArgs = {
 };
 
 
+export type MutationOpenehrCreateDirectoryArgs = {
+  audit?: InputMaybe<Scalars['JSONObject']['input']>;
+  ehrId: Scalars['ID']['input'];
+  folder: Scalars['JSONObject']['input'];
+  reason?: InputMaybe<Scalars['String']['input']>;
+};
+
+
 export type MutationOpenehrCreateEhrArgs = {
   ehrId?: InputMaybe<Scalars['ID']['input']>;
   ehrStatus?: InputMaybe<Scalars['JSON']['input']>;
@@ -862,6 +876,14 @@ export type MutationOpenehrDeleteCompositionArgs = {
 };
 
 
+export type MutationOpenehrDeleteDirectoryArgs = {
+  audit?: InputMaybe<Scalars['JSONObject']['input']>;
+  ehrId: Scalars['ID']['input'];
+  ifMatch: Scalars['String']['input'];
+  reason?: InputMaybe<Scalars['String']['input']>;
+};
+
+
 export type MutationOpenehrUpdateCompositionArgs = {
   audit?: InputMaybe<Scalars['JSONObject']['input']>;
   composition: Scalars['JSONObject']['input'];
@@ -871,6 +893,15 @@ export type MutationOpenehrUpdateCompositionArgs = {
   reason?: InputMaybe<Scalars['String']['input']>;
   templateId?: InputMaybe<Scalars['String']['input']>;
   versionedObjectUid: Scalars['ID']['input'];
+};
+
+
+export type MutationOpenehrUpdateDirectoryArgs = {
+  audit?: InputMaybe<Scalars['JSONObject']['input']>;
+  ehrId: Scalars['ID']['input'];
+  folder: Scalars['JSONObject']['input'];
+  ifMatch: Scalars['String']['input'];
+  reason?: InputMaybe<Scalars['String']['input']>;
 };
 
 
@@ -1398,6 +1429,8 @@ export type Query = {
   openehrComposition: OpenEhrResult;
   openehrCompositionVersion: OpenEhrResult;
   openehrContribution: OpenEhrResult;
+  /** The EHR's directory FOLDER: the latest version, one by uid or at a time; path (folder names joined by /) narrows to a sub-folder. */
+  openehrDirectory: OpenEhrResult;
   /** EHR by id, or by subject id and namespace. */
   openehrEhr: OpenEhrResult;
   openehrEhrStatus: OpenEhrResult;
@@ -1585,6 +1618,14 @@ export type QueryOpenehrCompositionVersionArgs = {
 export type QueryOpenehrContributionArgs = {
   contributionUid: Scalars['ID']['input'];
   ehrId: Scalars['ID']['input'];
+};
+
+
+export type QueryOpenehrDirectoryArgs = {
+  ehrId: Scalars['ID']['input'];
+  path?: InputMaybe<Scalars['String']['input']>;
+  versionAtTime?: InputMaybe<Scalars['String']['input']>;
+  versionUid?: InputMaybe<Scalars['String']['input']>;
 };
 
 

@@ -75,7 +75,11 @@ export class ContributionService {
     return {
       body: {
         uid: { _type: 'HIER_OBJECT_ID', value: row.id },
-        versions: (row.versions as unknown as ContributionVersion[]).map((v) => ({ id: { _type: 'OBJECT_VERSION_ID', value: v.uid }, namespace: 'local', type: v.type })),
+        versions: (row.versions as ContributionVersion[]).map((v) => ({
+          id: { _type: 'OBJECT_VERSION_ID', value: v.uid },
+          namespace: 'local',
+          type: v.type,
+        })),
         audit: auditDetails(this.systemId, {
           at: row.committedAt,
           changeType: 'creation',

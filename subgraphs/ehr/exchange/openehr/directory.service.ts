@@ -221,9 +221,7 @@ export class DirectoryService {
     if (nodes > MAX_NODES) details.push({ path: '$', message: `more than ${MAX_NODES} folders and items` });
     if (!details.length && refs.length) {
       const ids = [...new Set(refs.map((r) => r.id))];
-      const found = await this.store.read((tx) =>
-        tx.composition.findMany({ where: { ehrId, id: { in: ids } }, select: { id: true, latestVersion: true } }),
-      );
+      const found = await this.store.read((tx) => tx.composition.findMany({ where: { ehrId, id: { in: ids } }, select: { id: true, latestVersion: true } }));
       const latest = new Map(found.map((c) => [c.id, c.latestVersion]));
       for (const ref of refs) {
         const known = latest.get(ref.id);
