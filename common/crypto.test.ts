@@ -23,4 +23,12 @@ describe('FieldCipher', () => {
     expect(rotated.needsRotation(stored)).toBe(true);
     expect(rotated.decrypt(stored)).toBe('x@example.org');
   });
+
+  it('round-trips binary content that is not UTF-8', () => {
+    const cipher = new FieldCipher(randomBytes(32));
+    const bytes = Buffer.from([0x50, 0x4b, 0x03, 0x04, 0xff, 0xfe, 0x00, 0x80]);
+    const stored = cipher.encryptBytes(bytes);
+    expect(stored.startsWith(`v1.${cipher.keyId}.`)).toBe(true);
+    expect(cipher.decryptBytes(stored).equals(bytes)).toBe(true);
+  });
 });

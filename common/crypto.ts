@@ -21,19 +21,28 @@ export class FieldCipher {
   }
 
   encrypt(plaintext: string): string {
-    const iv = randomBytes(12);
-    const cipher = createCipheriv('aes-256-gcm', this.keys.get(this.keyId)!, iv);
-    const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
-    return ['v1', this.keyId, iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), body.toString('base64url')].join('.');
+    return this.encryptBytes(Buffer.from(plaintext, 'utf8'));
   }
 
   decrypt(stored: string): string {
+    return this.decryptBytes(stored).toString('utf8');
+  }
+
+  /** Binary content (an export archive's chunk), stored in the same format as text. */
+  encryptBytes(plaintext: Buffer): string {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', this.keys.get(this.keyId)!, iv);
+    const body = Buffer.concat([cipher.update(plaintext), cipher.final()]);
+    return ['v1', this.keyId, iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), body.toString('base64url')].join('.');
+  }
+
+  decryptBytes(stored: string): Buffer {
     const [version, keyId, iv, tag, body] = stored.split('.');
     const key = this.keys.get(keyId);
     if (version !== 'v1' || !key || body === undefined) throw new Error(`cannot decrypt value (key ${keyId ?? '?'} unknown)`);
     const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
     decipher.setAuthTag(Buffer.from(tag, 'base64url'));
-    return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8');
+    return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]);
   }
 
   encryptOptional(value: string | null | undefined): string | null {

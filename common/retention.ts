@@ -1,10 +1,10 @@
 import { validationError } from './errors';
 
 /**
- * How long each kind of personal data is kept, per tenant. Each subgraph keeps
- * its tenants' overrides in its own `RetentionSetting` table and reads them
- * through `retentionDays`; the defaults below, and the rule each follows, are
- * documented in docs/privacy.md.
+ * How long each kind of personal data is kept, per tenant. Messaging's periods
+ * are part of the organisation's settings; the clinical record keeps its own in
+ * `ehr.RetentionSetting`. Both are read through `retentionDays`; the defaults
+ * below, and the rule each follows, are documented in docs/privacy.md.
  */
 export const RETENTION_DEFAULTS = {
   /** Dutch WGBO (Civil Code 7:454): the medical record is kept 20 years from its last change. */
@@ -22,8 +22,8 @@ export const RETENTION_DEFAULTS = {
 export type RetentionCategory = keyof typeof RETENTION_DEFAULTS;
 
 export const DAY_MS = 86_400_000;
-/** Longest period a tenant may set (100 years) and the shortest (1 day). */
-const MAX_DAYS = 36_525;
+/** Longest period a tenant may set (100 years); the shortest is 1 day. */
+export const MAX_RETENTION_DAYS = 36_525;
 
 export interface RetentionOverride {
   category: string;
@@ -44,7 +44,7 @@ export function retentionCutoff(now: Date, days: number): Date {
 export function parseRetention(category: string, days: number, allowed: readonly RetentionCategory[]): RetentionCategory {
   if (!(allowed as readonly string[]).includes(category))
     throw validationError(`Unknown retention category '${category}'`, [{ path: 'category', message: `one of ${allowed.join(', ')}` }]);
-  if (!Number.isInteger(days) || days < 1 || days > MAX_DAYS)
-    throw validationError(`'days' must be an integer from 1 to ${MAX_DAYS}`, [{ path: 'days', message: 'out of range' }]);
+  if (!Number.isInteger(days) || days < 1 || days > MAX_RETENTION_DAYS)
+    throw validationError(`'days' must be an integer from 1 to ${MAX_RETENTION_DAYS}`, [{ path: 'days', message: 'out of range' }]);
   return category as RetentionCategory;
 }

@@ -167,6 +167,42 @@ describe(`MCP server /mcp (${backendName})`, () => {
     await expect(connect('not.a.token')).rejects.toThrow();
   });
 
+  it('refuses a token of an unknown or a suspended tenant on every /mcp method, with the answer of the other surfaces', async () => {
+    const platformAdmin = await t.token({ tenants: [], roles: ['platform_admin'], sub: 'ops-mcp' });
+    for (const mutation of [
+      'mutation { createOrganization(id: "mcp-paused", name: "Paused Clinics", reason: "test") { id } }',
+      'mutation { suspendOrganization(id: "mcp-paused", reason: "test") { status } }',
+    ]) {
+      expect((await t.graphql(mutation, undefined, { token: platformAdmin })).body.errors).toBeUndefined();
+    }
+    const messages = [
+      { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } },
+      { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+      { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'whoami', arguments: {} } },
+      { jsonrpc: '2.0', id: 4, method: 'resources/read', params: { uri: 'caregraph://templates' } },
+    ];
+    for (const [tenant, message] of [
+      ['ghost', "Tenant 'ghost' is not served here"],
+      ['mcp-paused', "Tenant 'mcp-paused' is suspended"],
+    ]) {
+      const token = await agentToken(['clinician'], { tenants: [tenant] });
+      const refused = { error: { code: 'FORBIDDEN', message } };
+      // The answer every other surface gives the same token.
+      expect(await t.request('GET', '/v1/templates', { token })).toMatchObject({ status: 403, body: refused });
+      const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+      for (const body of messages) {
+        const res = await fetch(`${t.url}/mcp`, { method: 'POST', headers, body: JSON.stringify(body) });
+        expect([body.method, res.status, await res.json()]).toEqual([body.method, 403, refused]);
+      }
+      // The methods that open no session must not tell such a token more than the others do.
+      for (const method of ['GET', 'DELETE']) {
+        const res = await fetch(`${t.url}/mcp`, { method, headers });
+        expect([method, res.status, await res.json()]).toEqual([method, 403, refused]);
+      }
+      await expect(connect(token)).rejects.toThrow(message);
+    }
+  });
+
   it('refuses clinical data without the patient’s AI_ASSISTANCE consent, naming the consent', async () => {
     for (const tool of ['patient_summary', 'observations', 'documents', 'appointments', 'message_history']) {
       const text = refusal(await callTool(clinician, tool, { patientId: 'p-1003', purpose: 'treatment' }));

@@ -121,6 +121,21 @@ describe(`messaging content encrypted at rest (${backendName})`, () => {
       `evt_${randomUUID()}`,
       JSON.stringify({ messageId: id, patientId: 'p-1001', channel: 'sms', body: `Legacy reply ${marker}-old`, receivedAt: new Date().toISOString() }),
     ]);
+    // A subject access archive written before archives were sealed: plain ZIP bytes.
+    const exportId = randomUUID();
+    const legacyChunk = Buffer.from(`PK\u0003\u0004 legacy archive ${marker}-old`);
+    await db.query(
+      `INSERT INTO messaging."PatientExport" (id, "tenantId", "patientId", "requestedBy", requester, status, size, "expiresAt")
+       VALUES ($1, 'demo', 'p-1001', 'admin', '{"roles":["admin"]}'::jsonb, 'done', $2, now() + interval '1 day')`,
+      [exportId, legacyChunk.length],
+    );
+    await db.query(`INSERT INTO messaging."PatientExportChunk" ("exportId", "tenantId", seq, data) VALUES ($1, 'demo', 0, $2)`, [exportId, legacyChunk]);
+    const chunkOf = async () =>
+      (
+        await db.query<{ data: Buffer | null; dataEnc: string | null }>(`SELECT data, "dataEnc" FROM messaging."PatientExportChunk" WHERE "exportId" = $1`, [
+          exportId,
+        ])
+      ).rows[0];
     // Legacy plaintext is readable as it is.
     expect((await t.request('GET', `/v1/messages/${id}`)).body.body).toBe(legacyBody);
     expect(await rawSchemaText()).toContain(`${marker}-old`);
@@ -128,7 +143,15 @@ describe(`messaging content encrypted at rest (${backendName})`, () => {
     // What start-up runs.
     const current = new FieldCipher(t.platform.runtime.secrets.encryptionKey);
     const sealed = await sealMessagingContent(prisma, current, { rotate: false });
-    expect(sealed.tenants.demo).toMatchObject({ Message: { sealed: 2 }, InboundMessage: { sealed: 1 }, Event: { sealed: 1 } });
+    expect(sealed.tenants.demo).toMatchObject({
+      Message: { sealed: 2 },
+      InboundMessage: { sealed: 1 },
+      Event: { sealed: 1 },
+      PatientExportChunk: { sealed: 1, rotated: 0 },
+    });
+    const sealedChunk = await chunkOf();
+    expect(sealedChunk.data).toBeNull();
+    expect(current.decryptBytes(sealedChunk.dataEnc!).equals(legacyChunk)).toBe(true);
     expect(await rawSchemaText()).not.toContain(`${marker}-old`);
     const read = await t.request('GET', `/v1/messages/${id}`);
     expect(read.body).toMatchObject({ body: legacyBody, variables: { date: '2030-01-02', time: '10:00', location: `Old-${marker}-room` } });
@@ -150,5 +173,8 @@ describe(`messaging content encrypted at rest (${backendName})`, () => {
     const values = rows.map((r) => r.v).filter((v) => v !== null);
     expect(values.length).toBeGreaterThan(10);
     for (const value of values) expect(() => onlyNew.decrypt(value)).not.toThrow();
+    // Export archives are covered too: their chunk reads with the new key alone.
+    expect(rotated.tenants.demo.PatientExportChunk).toEqual({ sealed: 0, rotated: 1 });
+    expect(onlyNew.decryptBytes((await chunkOf()).dataEnc!).equals(legacyChunk)).toBe(true);
   });
 });

@@ -113,6 +113,17 @@ describe(`subject access export (${backendName})`, () => {
     expect(res.headers.get('content-type')).toBe('application/zip');
     const zip = Buffer.from(await res.arrayBuffer());
     expect(zip.length).toBe(job.size);
+    // At rest the archive is sealed with the field cipher: no chunk holds ZIP bytes or anything of the patient.
+    const stored = await t.platform.db!.query<{ data: Buffer | null; dataEnc: string | null }>(
+      `SELECT data, "dataEnc" FROM messaging."PatientExportChunk" WHERE "exportId" = $1 ORDER BY seq`,
+      [job.id],
+    );
+    expect(stored.rows.length).toBeGreaterThan(0);
+    for (const row of stored.rows) {
+      expect(row.data).toBeNull();
+      expect(row.dataEnc).toMatch(/^v1\.[\w-]{8}\./);
+      expect(row.dataEnc).not.toMatch(/p-1001|Export test reply/);
+    }
     const entries = await unzip(zip);
     expect([...entries.keys()].sort()).toEqual([
       'access-log.json',
@@ -171,7 +182,7 @@ describe(`subject access export (${backendName})`, () => {
     expect((await t.request('GET', `/api/ehr/patients/p-1001/export/${job.id}`, { headers: DEMO })).body.status).toBe('expired');
   });
 
-  test('a patient exports their own record, not another; after erasure the restricted record cannot be exported', async () => {
+  test('a patient exports their own record, not another; after erasure the restricted record is still exported, and nothing else processes it', async () => {
     const self = await t.token({ roles: ['patient'], patientId: 'p-1002', sub: 'p-1002@example.com' });
     expect((await t.request('POST', '/api/ehr/patients/p-1001/export', { headers: DEMO, token: self })).status).toBe(403);
     const started = await t.request('POST', '/api/ehr/patients/p-1002/export', { headers: DEMO, token: self });
@@ -180,7 +191,6 @@ describe(`subject access export (${backendName})`, () => {
 
     const erased = await t.request('POST', '/api/ehr/patients/p-1002/erasure', { headers: { ...DEMO, 'X-Change-Reason': 'erasure request' } });
     expect(erased.status).toBe(200);
-    expect((await t.request('POST', '/api/ehr/patients/p-1002/export', { headers: DEMO })).status).toBe(403);
     // The erasure took the earlier archive (a copy of the erased data) with it.
     const left = await t.platform.db!.query<{ n: number }>(
       `SELECT (SELECT count(*) FROM messaging."PatientExportChunk" WHERE "exportId" = $1) + (SELECT count(*) FROM messaging."PatientExport" WHERE id = $1) AS n`,
@@ -188,5 +198,27 @@ describe(`subject access export (${backendName})`, () => {
     );
     expect(Number(left.rows[0].n)).toBe(0);
     expect((await t.request('GET', `/api/ehr/patients/p-1002/export/${started.body.id}`, { headers: DEMO })).status).toBe(404);
+
+    // The right of access survives the restriction: the admin and the patient still get the clinical record.
+    for (const token of [await t.token(), self]) {
+      const again = await t.request('POST', '/api/ehr/patients/p-1002/export', { headers: DEMO, token });
+      expect(again.status).toBe(202);
+      expect(await finished('p-1002', again.body.id, token)).toMatchObject({ status: 'done', error: null });
+      const res = await download(`/api/ehr/patients/p-1002/export/${again.body.id}/download`, token);
+      expect(res.status).toBe(200);
+      const entries = await unzip(Buffer.from(await res.arrayBuffer()));
+      const bundle = JSON.parse(entries.get('fhir/Patient-everything.json')!);
+      expect(bundle.entry.find((e: any) => e.resource.resourceType === 'Patient').resource.id).toBe('p-1002');
+      expect(JSON.parse(entries.get('consents.json')!).map((c: any) => c.purpose)).toContain('MESSAGING');
+      expect(JSON.parse(entries.get('messaging/messages.json')!)).toEqual([]);
+    }
+    // Restriction still blocks every other processing: reads, writes, and roles without the export capability.
+    const read = await t.request('GET', '/api/ehr/patients/p-1002', { headers: DEMO });
+    expect([read.status, read.body.error.message]).toEqual([403, expect.stringMatching(/restricted/)]);
+    const write = await t.request('POST', '/api/ehr/compositions', { body: { templateId: 'vital_signs.v1', ehrId: 'ehr-p-1002', content: VITALS } });
+    expect(write.status).toBe(403);
+    const nurse = await t.token({ roles: ['nurse'] });
+    expect((await t.request('POST', '/api/ehr/patients/p-1002/export', { headers: DEMO, token: nurse })).status).toBe(403);
+    expect((await t.graphql('{ patients { data { id } } }')).body.data.patients.data.map((p: any) => p.id)).not.toContain('p-1002');
   });
 });

@@ -259,4 +259,33 @@ describe(`patient rights and retention (${backendName})`, () => {
     expect(await tableText('Message')).toEqual([]);
     expect((await tableText('WebhookDelivery')).filter((r) => JSON.parse(r).status !== 'pending')).toEqual([]);
   });
+
+  test('the messaging purge keeps the messages of a patient under legal hold past retention, and purges them once it is lifted', async () => {
+    const created = await t.graphql('mutation { createPatient(input: { id: "p-4001", givenNames: ["Hanna"], family: "Hold", phone: "+31699994001" }) { id } }');
+    expect(created.body.errors).toBeUndefined();
+    const held = await send('p-4001', '2031-03-04');
+    const other = await send('p-1003', '2031-03-04');
+    await finalMessage(t, held);
+    await finalMessage(t, other);
+    expect((await t.request('POST', '/v1/simulator/replies', { body: { messageId: held, body: 'Held reply' } })).status).toBe(201);
+    const hold = await t.graphql('mutation { setLegalHold(patientId: "p-4001", hold: true, reason: "litigation") { legalHold } }');
+    expect(hold.body.data.setLegalHold.legalHold).toBe(true);
+    // Only an admin (and the messaging service) learns who is under legal hold.
+    expect((await t.graphql('{ legalHolds }')).body.data.legalHolds).toEqual(['p-4001']);
+    const nurse = await t.token({ roles: ['nurse'] });
+    expect((await t.graphql('{ legalHolds }', undefined, { token: nurse })).body.errors[0].extensions.code).toBe('FORBIDDEN');
+
+    const messageIds = async () => (await tableText('Message')).map((r) => JSON.parse(r).id as string);
+    clock.advance(366 * DAY_MS);
+    await runJob(MESSAGING_PURGE_QUEUE);
+    expect(await messageIds()).toContain(held);
+    expect(await messageIds()).not.toContain(other);
+    expect((await tableText('InboundMessage')).map((r) => JSON.parse(r).messageId)).toContain(held);
+    expect((await tableText('MessageStatusChange')).map((r) => JSON.parse(r).messageId)).toContain(held);
+
+    expect((await t.graphql('mutation { setLegalHold(patientId: "p-4001", hold: false, reason: "settled") { legalHold } }')).body.errors).toBeUndefined();
+    await runJob(MESSAGING_PURGE_QUEUE);
+    expect(await messageIds()).not.toContain(held);
+    expect((await tableText('InboundMessage')).map((r) => JSON.parse(r).messageId)).not.toContain(held);
+  });
 });

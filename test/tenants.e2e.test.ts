@@ -157,6 +157,79 @@ describe(`tenants as records (${backendName})`, () => {
     const log = await t.graphql('{ organization(id: "acme") { changes(limit: 1) { action actor } } }', undefined, { token: platformAdmin });
     expect(log.body.data.organization.changes).toEqual([{ action: 'update', actor: 'ops-1' }]);
   });
+
+  it("keeps a tenant's reminder lead time and messaging retention in its organisation's settings, validated and audited whoever changes them", async () => {
+    const SETTINGS = '{ organization(id: "acme") { settings { reminderLeadMinutes retention { category days } } changes(limit: 1) { action actor } } }';
+    const bad = await t.graphql(
+      UPDATE,
+      {
+        id: 'acme',
+        settings: {
+          reminderLeadMinutes: 20_161,
+          retention: [
+            { category: 'messages', days: 0 },
+            { category: 'audit', days: 10 },
+          ],
+        },
+      },
+      { token: platformAdmin },
+    );
+    expect(bad.body.errors[0].extensions.code).toBe('VALIDATION_ERROR');
+    expect(bad.body.errors[0].extensions.details.map((d: { path: string }) => d.path).sort()).toEqual([
+      'reminderLeadMinutes',
+      'retention.audit',
+      'retention.messages',
+    ]);
+
+    const set = await t.graphql(
+      UPDATE,
+      { id: 'acme', settings: { reminderLeadMinutes: 90, retention: [{ category: 'messages', days: 30 }] } },
+      { token: platformAdmin },
+    );
+    expect(set.body.errors).toBeUndefined();
+    const admin = await t.token({ tenants: ['acme'], sub: 'acme-admin' });
+    // The tenant admin's own views read the same record.
+    const own = await t.graphql('{ reminderSettings { leadMinutes } messagingRetention { category days source } }', undefined, { token: admin });
+    expect(own.body.data.reminderSettings).toEqual({ leadMinutes: 90 });
+    expect(own.body.data.messagingRetention).toEqual([
+      { category: 'messages', days: 30, source: 'tenant' },
+      { category: 'webhook_deliveries', days: 30, source: 'default' },
+    ]);
+
+    // The tenant admin's changes land in the record and its change log, under their name; a bad value changes nothing.
+    const tooLong = await t.graphql('mutation { setReminderLeadTime(leadMinutes: -1) { leadMinutes } }', undefined, { token: admin });
+    expect(tooLong.body.errors[0].extensions).toMatchObject({ code: 'VALIDATION_ERROR', details: [expect.objectContaining({ path: 'reminderLeadMinutes' })] });
+    const lead = await t.graphql('mutation { setReminderLeadTime(leadMinutes: 120, reason: "later reminders") { leadMinutes } }', undefined, { token: admin });
+    expect(lead.body.data.setReminderLeadTime).toEqual({ leadMinutes: 120 });
+    const period = await t.graphql('mutation { setMessagingRetention(category: "webhook_deliveries", days: 14) { category days } }', undefined, {
+      token: admin,
+    });
+    expect(period.body.data.setMessagingRetention).toContainEqual({ category: 'webhook_deliveries', days: 14 });
+    const record = (await t.graphql(SETTINGS, undefined, { token: platformAdmin })).body.data.organization;
+    expect(record.settings).toEqual({
+      reminderLeadMinutes: 120,
+      retention: [
+        { category: 'messages', days: 30 },
+        { category: 'webhook_deliveries', days: 14 },
+      ],
+    });
+    expect(record.changes).toEqual([{ action: 'update', actor: 'acme-admin' }]);
+    const history = await t.graphql('{ organization(id: "acme") { changes(limit: 3) { actor reason } } }', undefined, { token: platformAdmin });
+    expect(history.body.data.organization.changes).toEqual([
+      { actor: 'acme-admin', reason: null },
+      { actor: 'acme-admin', reason: 'later reminders' },
+      { actor: 'ops-1', reason: 'contract' },
+    ]);
+    // Another tenant's admin neither sees nor changes them; a nurse may not either.
+    const demoAdmin = await t.token({ tenants: ['demo'] });
+    expect((await t.graphql('{ reminderSettings { leadMinutes } }', undefined, { token: demoAdmin })).body.data.reminderSettings).toEqual({
+      leadMinutes: 1440,
+    });
+    const nurse = await t.token({ tenants: ['acme'], roles: ['nurse'] });
+    expect(
+      (await t.graphql('mutation { setReminderLeadTime(leadMinutes: 5) { leadMinutes } }', undefined, { token: nurse })).body.errors[0].extensions.code,
+    ).toBe('FORBIDDEN');
+  });
 });
 
 const scaleOut = process.env.TEST_DATABASE_URL && process.env.TEST_REDIS_URL ? describe : describe.skip;

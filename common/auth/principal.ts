@@ -43,6 +43,12 @@ export interface Identity {
   tenants?: string[];
   exp?: number;
   agent?: AgentContext;
+  /**
+   * The call answers the patient's right of access (GDPR art. 15/20): set only by the messaging
+   * service's subject access export, never from a client token. A restricted record is still
+   * read for it; the caller's own grants still decide.
+   */
+  subjectAccess?: true;
 }
 
 /**

@@ -118,6 +118,7 @@ const identitySchema = z.object({
   tenants: z.array(z.string()).optional(),
   tokenExp: z.number().optional(),
   agent: z.object({ client: z.string(), tool: z.string(), purpose: z.string() }).strict().optional(),
+  subjectAccess: z.literal(true).optional(),
 });
 
 export async function signIdentity(key: Uint8Array, identity: Identity, ttlSeconds = 300): Promise<string> {
@@ -129,6 +130,7 @@ export async function signIdentity(key: Uint8Array, identity: Identity, ttlSecon
     // The client token's own expiry (the identity token's `exp` is its own, shorter one).
     ...(identity.exp !== undefined ? { tokenExp: identity.exp } : {}),
     ...(identity.agent ? { agent: identity.agent } : {}),
+    ...(identity.subjectAccess ? { subjectAccess: true } : {}),
   })
     .setProtectedHeader({ alg: 'HS256' })
     .setSubject(identity.sub)

@@ -75,9 +75,6 @@ export function mcpRoutes(options: McpOptions): Router {
 
   const handle = async (req: Request, res: Response, next: NextFunction) => {
     try {
-      // The tenant rule of the API (X-Tenant-Id or the token's only tenant; unknown or suspended tenants
-      // refused), checked before any MCP message is read.
-      await options.contextFor(req);
       const client = req.principal!.clientId ?? 'unnamed-client';
       const query: AgentQuery = (agent, text, variables) =>
         createGraphQLRunner(options.apollo, async (r) => {
@@ -105,10 +102,19 @@ export function mcpRoutes(options: McpOptions): Router {
     res.setHeader('Allow', 'POST');
     res.status(405).json(errorBody('VALIDATION_ERROR', 'This MCP server is stateless: send JSON-RPC messages with POST'));
   };
+  // Every method of /mcp answers an unknown or suspended tenant as the other surfaces do, before anything else.
+  const admitted = async (req: Request, _res: Response, next: NextFunction) => {
+    try {
+      await options.contextFor(req);
+      next();
+    } catch (err) {
+      next(err);
+    }
+  };
 
-  router.post(MCP_PATH, authenticate(options.verifyToken), ...options.json, handle);
-  router.get(MCP_PATH, authenticate(options.verifyToken), stateless);
-  router.delete(MCP_PATH, authenticate(options.verifyToken), stateless);
+  router.post(MCP_PATH, authenticate(options.verifyToken), admitted, ...options.json, handle);
+  router.get(MCP_PATH, authenticate(options.verifyToken), admitted, stateless);
+  router.delete(MCP_PATH, authenticate(options.verifyToken), admitted, stateless);
   router.use(MCP_PATH, challenge);
   return router;
 }

@@ -78,6 +78,11 @@ export function createMessagingContext(deps: MessagingDeps) {
   return (base: BaseContext): MessagingContext => {
     // Every query of the request runs with the caller's tenant set (row-level security).
     const tenant = { ...deps, prisma: tenantClient(deps.prisma, base.identity.tenantId) };
+    // Organisations are platform records, not rows of one tenant: the base client, not the tenant's.
+    const organizations = new OrganizationService(
+      { prisma: deps.prisma, events: deps.events, rateLimits: deps.rateLimits, activity: deps.activity },
+      base.identity,
+    );
     return {
       ...base,
       preferences: new PreferenceService(tenant.prisma, deps.clinical, base.identity),
@@ -85,11 +90,15 @@ export function createMessagingContext(deps: MessagingDeps) {
       templates: new TemplateService(tenant.prisma, base.identity),
       webhooks: new WebhookService(tenant.prisma, base.identity, deps.webhooks),
       replies: new ReplyService(deps, base.identity),
-      reminderSettings: new ReminderSettingsService(tenant.prisma, base.identity),
-      privacy: new MessagingPrivacyService(tenant.prisma, base.identity, deps.cipher),
-      patientExports: new PatientExportService(tenant.prisma, base.identity, { clinical: deps.clinical, boss: deps.boss, clock: deps.clock ?? systemClock }),
-      // Organisations are platform records, not rows of one tenant: the base client, not the tenant's.
-      organizations: new OrganizationService({ prisma: deps.prisma, events: deps.events, rateLimits: deps.rateLimits, activity: deps.activity }, base.identity),
+      reminderSettings: new ReminderSettingsService(organizations),
+      privacy: new MessagingPrivacyService(tenant.prisma, base.identity, deps.cipher, organizations),
+      patientExports: new PatientExportService(tenant.prisma, base.identity, {
+        clinical: deps.clinical,
+        boss: deps.boss,
+        clock: deps.clock ?? systemClock,
+        cipher: deps.cipher,
+      }),
+      organizations,
       recordProviderStatus: (providerMessageId, status, errorCode) => recordProviderStatus(deps, base.identity, providerMessageId, status, errorCode),
     };
   };

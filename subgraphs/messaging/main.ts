@@ -117,7 +117,11 @@ export async function startMessagingWorker(
     logger,
     metrics: messagingMetrics(options.metrics),
   });
-  const purge = await scheduleMessagingPurge(options.boss, new MessagingRetention(prisma, options.clock), logger.child({ component: 'retention' }));
+  const purge = await scheduleMessagingPurge(
+    options.boss,
+    new MessagingRetention(prisma, options.clinical, options.clock),
+    logger.child({ component: 'retention' }),
+  );
   return {
     close: async () => {
       await purge.close();

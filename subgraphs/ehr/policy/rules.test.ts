@@ -34,6 +34,32 @@ describe('AI agents (MCP calls)', () => {
   });
 });
 
+describe('restricted records (GDPR art. 18)', () => {
+  const restricted = { patientId: 'p-1', restricted: true };
+  const forExport = (identity: Identity): Identity => ({ ...identity, subjectAccess: true });
+
+  it('are read for a subject access export by the admin or the patient themself, and processed by nobody else', () => {
+    expect(decide(who(['admin']), 'read', 'observation', restricted)).toMatchObject({ allowed: false, reason: expect.stringContaining('restricted') });
+    expect(decide(forExport(who(['admin'])), 'read', 'observation', restricted).allowed).toBe(true);
+    expect(decide(forExport(who(['patient'], 'p-1')), 'read', 'demographics', restricted).allowed).toBe(true);
+    // Another patient, a nurse, a write, or the messaging service: still refused, flag or not.
+    expect(decide(forExport(who(['patient'], 'p-2')), 'read', 'demographics', restricted).allowed).toBe(false);
+    expect(decide(forExport(who(['nurse'])), 'read', 'observation', restricted).allowed).toBe(false);
+    expect(decide(forExport(who(['admin'])), 'write', 'observation', restricted).allowed).toBe(false);
+    expect(decide(forExport({ sub: SYSTEM_SUBJECTS.messagingService, tenantId: 'demo', roles: [] }), 'read', 'demographics', restricted)).toMatchObject({
+      allowed: false,
+      hide: true,
+    });
+  });
+
+  it('lists patients under legal hold only for the admin and the messaging service', () => {
+    expect(can(who(['admin']), 'listLegalHolds')).toBe(true);
+    expect(can({ sub: SYSTEM_SUBJECTS.messagingService, tenantId: 'demo', roles: [] }, 'listLegalHolds')).toBe(true);
+    expect(can({ sub: SYSTEM_SUBJECTS.messagingService, tenantId: 'demo', roles: [] }, 'readAudit')).toBe(false);
+    expect(can(who(['clinician']), 'listLegalHolds')).toBe(false);
+  });
+});
+
 describe('clinical access policy', () => {
   it('lets admins and clinicians read and write clinical data', () => {
     for (const role of ['admin', 'clinician'] as Role[]) {

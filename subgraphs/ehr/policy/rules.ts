@@ -99,6 +99,12 @@ const CAPABILITIES = {
   registerPatients: { roles: TENANT_ROLES, what: 'register patients' },
   editAllDemographics: { roles: TENANT_ROLES, what: 'change any demographic field (a patient changes only their contact details)' },
   manageDataSubjectRights: { roles: ['admin'], what: 'restrict a record, set a legal hold and the retention periods (GDPR art. 17/18)' },
+  listLegalHolds: { roles: ['admin'], what: "list the tenant's patients under legal hold (whose data outlives its retention period)" },
+  readForSubjectAccess: {
+    roles: ['admin'],
+    ownRecord: true,
+    what: "read a restricted record for the patient's subject access export (GDPR art. 15: the right of access survives restriction)",
+  },
 } as const satisfies Record<string, CapabilityRule>;
 export type Capability = keyof typeof CAPABILITIES;
 
@@ -106,10 +112,12 @@ export type Capability = keyof typeof CAPABILITIES;
  * The platform's own components, by reserved subject (a client token never
  * carries one). Their grants are fixed: roles, capabilities and tenant overrides do not apply.
  */
-const RESERVED_IDENTITIES: Record<string, { grants: Record<AccessArea, Grant>; what: string }> = {
+const RESERVED_IDENTITIES: Record<string, { grants: Record<AccessArea, Grant>; capabilities: readonly Capability[]; what: string }> = {
   [SYSTEM_SUBJECTS.messagingService]: {
     grants: row(['r', 'rw', 'r', '-', '-', '-', '-']),
-    what: "the messaging service: contact details and appointments for reminders, consents; confirms or cancels an appointment on the patient's SMS reply",
+    // Its retention purge keeps the messaging data of patients under legal hold.
+    capabilities: ['listLegalHolds'],
+    what: "the messaging service: contact details and appointments for reminders, consents; confirms or cancels an appointment on the patient's SMS reply; which patients are under legal hold",
   },
 };
 
@@ -168,7 +176,9 @@ function reaches(identity: Identity, patientId: string | undefined): boolean {
 }
 
 export function decide(identity: Identity, action: Action, area: AccessArea, target: Target = {}, overrides: PolicyOverride[] = []): Decision {
-  if (target.restricted) {
+  // The right of access survives restriction (GDPR art. 15): a subject access export still reads the record, as its requester.
+  const subjectAccess = identity.subjectAccess === true && action === 'read' && can(identity, 'readForSubjectAccess', target);
+  if (target.restricted && !subjectAccess) {
     return {
       allowed: false,
       // The platform's components (messaging) do not learn of the record at all; staff who reach it are told why.
@@ -254,7 +264,8 @@ export function assertAllowed(identity: Identity, action: Action, area: AccessAr
 }
 
 export function can(identity: Identity, capability: Capability, target: { patientId?: string } = {}): boolean {
-  if (reservedIdentity(identity.sub)) return false;
+  const reserved = reservedIdentity(identity.sub);
+  if (reserved) return reserved.capabilities.includes(capability);
   const rule: CapabilityRule = CAPABILITIES[capability];
   if (identity.roles.some((role) => rule.roles.includes(role))) return true;
   return (
@@ -303,7 +314,12 @@ export function renderRules(): string {
   const capabilityRows = Object.entries(CAPABILITIES).map(([name, rule]: [string, CapabilityRule]) => [
     `\`${name}\``,
     rule.what,
-    rule.roles.join(', ') + (rule.ownRecord ? '; a patient for their own record' : ''),
+    [
+      rule.roles.join(', ') + (rule.ownRecord ? '; a patient for their own record' : ''),
+      ...Object.entries(RESERVED_IDENTITIES)
+        .filter(([, reserved]) => reserved.capabilities.includes(name as Capability))
+        .map(([sub]) => `\`${sub}\``),
+    ].join('; '),
   ]);
   return [
     '**Clinical record** (`subgraphs/ehr/policy/rules.ts`). `r` read, `rw` read and write, `-` nothing; * = a tenant admin may override the grant (`setAccessPolicy`).',

@@ -20,6 +20,11 @@ export class RecordPrivacyResolver {
     return ctx.privacy.restrict(patientId, reason);
   }
 
+  @Query(() => [ID], { description: "Admin and the messaging service: the ids of the tenant's patients under legal hold." })
+  legalHolds(@Ctx() ctx: EhrContext) {
+    return ctx.privacy.legalHolds();
+  }
+
   @Mutation(() => RecordRestriction, { description: 'Admin: sets or lifts a legal hold on a patient record.' })
   setLegalHold(
     @Arg('patientId', () => ID) patientId: string,

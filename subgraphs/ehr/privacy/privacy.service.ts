@@ -89,6 +89,13 @@ export class RecordPrivacyService {
     return view(row);
   }
 
+  /** The tenant's patients under legal hold, whose messaging data the messaging purge keeps too. */
+  async legalHolds(): Promise<string[]> {
+    assertCan(this.store.identity, 'listLegalHolds');
+    const rows = await this.store.read((tx) => tx.patient.findMany({ where: { legalHold: true }, select: { id: true }, orderBy: { id: 'asc' } }));
+    return rows.map((row) => row.id);
+  }
+
   private overrides() {
     return this.store.read((tx) => tx.retentionSetting.findMany());
   }

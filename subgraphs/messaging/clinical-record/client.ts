@@ -34,6 +34,8 @@ export interface ClinicalRecord {
   appointment(tenantId: string, id: string, signal?: AbortSignal): Promise<ClinicalAppointment | null>;
   /** `requestKey` makes it idempotent (see the EHR's updateAppointmentStatus): success means this request made the change. */
   updateAppointmentStatus(tenantId: string, id: string, status: 'confirmed' | 'cancelled', requestKey: string): Promise<ClinicalAppointment>;
+  /** The tenant's patients under legal hold (their messaging data outlives its retention period). */
+  legalHolds(tenantId: string): Promise<string[]>;
   /** A subject access export's read, as the person who requested it: the clinical record's policy decides it as theirs. */
   readAs<T>(requester: Identity, query: string, variables: Record<string, unknown>): Promise<T>;
 }
@@ -153,6 +155,10 @@ export class GraphQLClinicalRecord implements ClinicalRecord {
       signal,
     );
     return data.appointment;
+  }
+
+  async legalHolds(tenantId: string): Promise<string[]> {
+    return (await this.call<{ legalHolds: string[] }>(tenantId, '{ legalHolds }', {})).legalHolds;
   }
 
   async updateAppointmentStatus(tenantId: string, id: string, status: 'confirmed' | 'cancelled', requestKey: string): Promise<ClinicalAppointment> {

@@ -131,5 +131,71 @@ export async function sealMessagingContent(
       }
     }
   }
+  await sealExportArchives(prisma, cipher, options, report);
   return report;
+}
+
+/**
+ * Subject access archives (PatientExportChunk, keyed by export and sequence, binary): the same two steps as
+ * above. They live at most 7 days, but a rotation that dropped their key would make them undownloadable.
+ */
+async function sealExportArchives(
+  prisma: MessagingPrisma,
+  cipher: FieldCipher,
+  options: { rotate: boolean; dryRun?: boolean; log?: (msg: string) => void },
+  report: SealReport,
+): Promise<void> {
+  const table = 'PatientExportChunk';
+  const tenants = await prisma.$queryRaw<Array<{ t: string }>>`SELECT t FROM messaging.tenants_with_retained_data() AS t`;
+  for (const { t: tenantId } of tenants) {
+    let counts: { sealed: number; rotated: number } | undefined;
+    let cursor = { exportId: '', seq: -1 };
+    for (;;) {
+      const rows = await prisma.$transaction(
+        async (tx) => {
+          await tx.$queryRaw`SELECT set_config('app.tenant_id', ${tenantId}, true)`;
+          // One chunk at a time is up to 256 KiB; a small batch keeps memory bounded.
+          const batch = await tx.patientExportChunk.findMany({
+            where: {
+              OR: [{ exportId: { gt: cursor.exportId } }, { exportId: cursor.exportId, seq: { gt: cursor.seq } }],
+              ...(options.rotate ? {} : { data: { not: null } }),
+            },
+            orderBy: [{ exportId: 'asc' }, { seq: 'asc' }],
+            take: 10,
+          });
+          for (const chunk of batch) {
+            let next: string | undefined;
+            if (chunk.dataEnc === null && chunk.data !== null) {
+              next = cipher.encryptBytes(Buffer.from(chunk.data));
+              (counts ??= { sealed: 0, rotated: 0 }).sealed++;
+            } else if (chunk.dataEnc !== null && options.rotate && cipher.needsRotation(chunk.dataEnc)) {
+              try {
+                next = cipher.encryptBytes(cipher.decryptBytes(chunk.dataEnc));
+                (counts ??= { sealed: 0, rotated: 0 }).rotated++;
+              } catch {
+                report.unreadable.push({ tenantId, table, key: `${chunk.exportId}/${chunk.seq}` });
+              }
+            }
+            if (next === undefined || options.dryRun) continue;
+            // Applies only to the value read, so two runs at once do no harm.
+            await tx.patientExportChunk.updateMany({
+              where: { exportId: chunk.exportId, seq: chunk.seq, dataEnc: chunk.dataEnc },
+              data: { dataEnc: next, data: null },
+            });
+          }
+          return batch;
+        },
+        { maxWait: 60_000, timeout: 600_000 },
+      );
+      if (rows.length === 0) break;
+      const last = rows[rows.length - 1];
+      cursor = { exportId: last.exportId, seq: last.seq };
+    }
+    if (counts) {
+      (report.tenants[tenantId] ??= {})[table] = counts;
+      options.log?.(
+        `${tenantId}: ${table}: ${options.dryRun ? 'would encrypt' : 'encrypted'} ${counts.sealed} plaintext chunk(s), ${options.dryRun ? 'would re-encrypt' : 're-encrypted'} ${counts.rotated}`,
+      );
+    }
+  }
 }

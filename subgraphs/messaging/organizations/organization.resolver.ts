@@ -1,6 +1,7 @@
 import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
 import type { MessagingContext } from '../context';
 import type { OrganizationView } from './organization.service';
+import { retentionOverrides } from './settings';
 import {
   Organization,
   OrganizationActivity,
@@ -13,12 +14,14 @@ import {
   Viewer,
 } from './organization.types';
 
-/** GraphQL's settings input as the stored shape: a list of limits becomes a map by category. */
+/** GraphQL's settings input as the stored shape: lists of limits and periods become maps by category. */
 function settingsOf(input: OrganizationSettingsInput | null | undefined): unknown {
   if (!input) return undefined;
   return {
     rateLimits: Object.fromEntries((input.rateLimits ?? []).map((r) => [r.category, r.limit])),
     ...(input.supportEmail != null ? { supportEmail: input.supportEmail } : {}),
+    ...(input.reminderLeadMinutes != null ? { reminderLeadMinutes: input.reminderLeadMinutes } : {}),
+    retention: Object.fromEntries((input.retention ?? []).map((r) => [r.category, r.days])),
   };
 }
 
@@ -74,8 +77,13 @@ export class OrganizationResolver {
 
   @FieldResolver(() => OrganizationSettingsView)
   settings(@Root() organization: OrganizationView) {
-    const { rateLimits, supportEmail } = organization.settings;
-    return { rateLimits: Object.entries(rateLimits).map(([category, limit]) => ({ category, limit })), supportEmail: supportEmail ?? null };
+    const { rateLimits, supportEmail, reminderLeadMinutes } = organization.settings;
+    return {
+      rateLimits: Object.entries(rateLimits).map(([category, limit]) => ({ category, limit })),
+      supportEmail: supportEmail ?? null,
+      reminderLeadMinutes: reminderLeadMinutes ?? null,
+      retention: retentionOverrides(organization.settings),
+    };
   }
 
   @FieldResolver(() => [RateLimitInForceView], { description: 'The limit of every category for this tenant now.' })

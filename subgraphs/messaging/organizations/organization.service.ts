@@ -13,6 +13,8 @@ import { webhookHealth } from '../webhooks/webhook.service';
 import { parseSettings, type OrganizationSettings } from './settings';
 
 type OrganizationStatus = 'active' | 'suspended';
+/** The capabilities by which a tenant admin manages part of their own tenant's settings. */
+type TenantSettingCapability = 'manageReminderSettings' | 'manageRetention';
 
 export interface OrganizationView {
   id: string;
@@ -129,14 +131,45 @@ export class OrganizationService {
     return this.change(id, 'update', data, reason);
   }
 
-  private async change(id: string, action: 'suspend' | 'resume' | 'update', data: Prisma.OrganizationUpdateInput, reason?: string | null) {
+  private change(id: string, action: 'suspend' | 'resume' | 'update', data: Prisma.OrganizationUpdateInput, reason?: string | null) {
     assertCan(this.identity, 'manageTenants');
+    return this.write(id, action, () => data, reason);
+  }
+
+  /** The caller's own tenant's settings, for a tenant admin's view of the part they manage. */
+  async ownSettings(capability: TenantSettingCapability): Promise<OrganizationSettings> {
+    assertCan(this.identity, capability);
+    const row = await this.prisma.organization.findUnique({ where: { id: this.identity.tenantId } });
+    if (!row) throw notFound('Organisation', this.identity.tenantId);
+    return parseSettings(row.settings);
+  }
+
+  /**
+   * A tenant admin changes the part of their own tenant's settings they manage (reminder lead time, messaging
+   * retention): the same record, the same validation and the same change log as a platform admin's update.
+   */
+  async updateOwnSettings(
+    capability: TenantSettingCapability,
+    edit: (settings: OrganizationSettings) => OrganizationSettings,
+    reason?: string | null,
+  ): Promise<OrganizationSettings> {
+    assertCan(this.identity, capability);
+    const row = await this.write(this.identity.tenantId, 'update', (current) => ({ settings: parseSettings(edit(parseSettings(current.settings))) }), reason);
+    return row.settings;
+  }
+
+  private async write(
+    id: string,
+    action: 'suspend' | 'resume' | 'update',
+    data: (current: OrganizationRow) => Prisma.OrganizationUpdateInput,
+    reason?: string | null,
+  ) {
     const why = checkReason(reason);
     const row = await this.prisma.$transaction(async (tx) => {
       // FOR UPDATE: two admins changing one tenant at once are logged in the order they happened.
       const locked = await tx.$queryRaw<OrganizationRow[]>`SELECT * FROM "messaging"."Organization" WHERE id = ${id} FOR UPDATE`;
       if (locked.length === 0) throw notFound('Organisation', id);
-      const updated = await tx.organization.update({ where: { id }, data });
+      const updated = await tx.organization.update({ where: { id }, data: data(locked[0]) });
       await this.audit(tx, id, action, toView(locked[0]), toView(updated), why);
       return updated;
     });

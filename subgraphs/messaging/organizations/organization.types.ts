@@ -18,6 +18,24 @@ export class RateLimitSettingInput {
   limit!: number;
 }
 
+@ObjectType({ description: 'A retention period (days) of one messaging category (messages, webhook_deliveries).' })
+export class RetentionSettingView {
+  @Field(() => String)
+  category!: string;
+
+  @Field(() => Int)
+  days!: number;
+}
+
+@InputType()
+export class RetentionSettingInput {
+  @Field(() => String, { description: 'messages or webhook_deliveries.' })
+  category!: string;
+
+  @Field(() => Int, { description: 'Days, 1..36525.' })
+  days!: number;
+}
+
 @ObjectType({ description: "An organisation's settings." })
 export class OrganizationSettingsView {
   @Field(() => [RateLimitSetting], { description: "This tenant's own limits (arranged with the provider); other categories use the deployment's." })
@@ -25,15 +43,27 @@ export class OrganizationSettingsView {
 
   @Field(() => String, { nullable: true, description: "Where the provider's support desk reaches the organisation." })
   supportEmail!: string | null;
+
+  @Field(() => Int, { nullable: true, description: 'Minutes before an appointment its automatic reminder goes out; null: the default (1440).' })
+  reminderLeadMinutes!: number | null;
+
+  @Field(() => [RetentionSettingView], { description: "This tenant's own retention periods of messaging data; other categories use the default." })
+  retention!: RetentionSettingView[];
 }
 
-@InputType({ description: 'The whole settings: limits left out fall back to the deployment.' })
+@InputType({ description: 'The whole settings: limits, lead time and periods left out fall back to the defaults.' })
 export class OrganizationSettingsInput {
   @Field(() => [RateLimitSettingInput], { nullable: true })
   rateLimits?: RateLimitSettingInput[] | null;
 
   @Field(() => String, { nullable: true })
   supportEmail?: string | null;
+
+  @Field(() => Int, { nullable: true, description: 'Minutes, 0..20160.' })
+  reminderLeadMinutes?: number | null;
+
+  @Field(() => [RetentionSettingInput], { nullable: true })
+  retention?: RetentionSettingInput[] | null;
 }
 
 @ObjectType({ description: 'The limit a category is held to for this tenant now.' })

@@ -1,16 +1,34 @@
 import { z } from 'zod';
 import { RATE_LIMIT_CATEGORIES, type RateLimitCategory } from '../../../common/config';
 import { validationError, zodDetails } from '../../../common/errors';
+import { MAX_RETENTION_DAYS, type RetentionCategory } from '../../../common/retention';
 
 const CATEGORIES = Object.keys(RATE_LIMIT_CATEGORIES) as RateLimitCategory[];
 
 /** A per-minute limit arranged with the provider: a whole number, bounded so one tenant cannot be made unlimited by a typo. */
 const limit = z.number().int('must be a whole number').min(1, 'must be at least 1').max(1_000_000, 'must be at most 1000000');
 
+/** How long before an appointment its reminder goes out when the tenant has set nothing: a day. */
+export const DEFAULT_REMINDER_LEAD_MINUTES = 24 * 60;
+/** Longest lead time a tenant may set: two weeks. */
+const MAX_REMINDER_LEAD_MINUTES = 14 * 24 * 60;
+
+/** The retention categories whose data messaging holds (the clinical record keeps its own, see docs/privacy.md). */
+export const MESSAGING_RETENTION_CATEGORIES = ['messages', 'webhook_deliveries'] as const satisfies readonly RetentionCategory[];
+
+const leadMinutes = z
+  .number()
+  .int('must be a whole number')
+  .min(0, 'must be at least 0')
+  .max(MAX_REMINDER_LEAD_MINUTES, `must be at most ${MAX_REMINDER_LEAD_MINUTES}`);
+const retentionDays = z.number().int('must be a whole number').min(1, 'must be at least 1').max(MAX_RETENTION_DAYS, `must be at most ${MAX_RETENTION_DAYS}`);
+
 /**
  * The shape of an organisation's settings (the `settings` JSON column). Unknown
  * keys are refused, so a misspelt setting is an error rather than silently ignored.
- * `rateLimits` overrides the deployment's per-minute limits for this tenant only.
+ * `rateLimits` overrides the deployment's per-minute limits for this tenant only;
+ * `reminderLeadMinutes` and `retention` (days per messaging category) override
+ * the defaults of automatic reminders and of the messaging retention purge.
  */
 const organizationSettingsSchema = z
   .object({
@@ -19,6 +37,16 @@ const organizationSettingsSchema = z
       .strict()
       .default({}),
     supportEmail: z.string().email('must be an e-mail address').max(254).optional(),
+    reminderLeadMinutes: leadMinutes.optional(),
+    retention: z
+      .object(
+        Object.fromEntries(MESSAGING_RETENTION_CATEGORIES.map((category) => [category, retentionDays.optional()])) as Record<
+          (typeof MESSAGING_RETENTION_CATEGORIES)[number],
+          z.ZodOptional<typeof retentionDays>
+        >,
+      )
+      .strict()
+      .default({}),
   })
   .strict();
 
@@ -29,4 +57,9 @@ export function parseSettings(value: unknown): OrganizationSettings {
   const parsed = organizationSettingsSchema.safeParse(value ?? {});
   if (!parsed.success) throw validationError('Invalid organisation settings', zodDetails(parsed.error.issues));
   return parsed.data;
+}
+
+/** The tenant's retention overrides as `retentionDays` (common/retention.ts) takes them. */
+export function retentionOverrides(settings: OrganizationSettings): Array<{ category: string; days: number }> {
+  return Object.entries(settings.retention).flatMap(([category, days]) => (days === undefined ? [] : [{ category, days }]));
 }

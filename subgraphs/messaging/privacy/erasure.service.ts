@@ -1,12 +1,11 @@
 import type { Identity } from '../../../common/auth/principal';
 import type { FieldCipher } from '../../../common/crypto';
-import { parseRetention, RETENTION_DEFAULTS, retentionDays, type RetentionCategory } from '../../../common/retention';
+import { parseRetention, RETENTION_DEFAULTS, retentionDays } from '../../../common/retention';
 import type { MessagingPrisma } from '../db/client';
+import type { OrganizationService } from '../organizations/organization.service';
+import { MESSAGING_RETENTION_CATEGORIES, retentionOverrides } from '../organizations/settings';
 import { assertCan } from '../policy/rules';
 import { openJson, openText } from '../sealed';
-
-/** The retention categories whose data messaging holds. */
-const MESSAGING_RETENTION_CATEGORIES = ['messages', 'webhook_deliveries'] as const satisfies readonly RetentionCategory[];
 
 export interface ErasureReport {
   patientId: string;
@@ -40,13 +39,14 @@ function concerns(data: unknown, patientId: string, messageIds: ReadonlySet<stri
  * messages (bodies, variables, recipient), their status history, replies,
  * preferences and their history, and the outbox events and webhook deliveries
  * (with their attempts) about them are deleted, ciphertext included; nothing
- * of the patient stays in messaging's tables. Also the tenant's messaging retention periods.
+ * of the patient stays in messaging's tables. Also the tenant's messaging retention periods (kept in its organisation's settings).
  */
 export class MessagingPrivacyService {
   constructor(
     private readonly prisma: MessagingPrisma,
     private readonly identity: Identity,
     private readonly cipher: FieldCipher,
+    private readonly organizations: OrganizationService,
   ) {}
 
   async erasePatient(patientId: string): Promise<ErasureReport> {
@@ -103,26 +103,27 @@ export class MessagingPrivacyService {
     }
   }
 
+  /** The tenant's periods in force; its own are part of its organisation's settings (`retention`). */
   async retention(): Promise<MessagingRetentionView[]> {
-    assertCan(this.identity, 'manageRetention');
-    const overrides = await this.prisma.retentionSetting.findMany();
+    return this.periods(retentionOverrides(await this.organizations.ownSettings('manageRetention')));
+  }
+
+  /** Sets one period in the organisation's settings, logged as an organisation change. */
+  async setRetention(category: string, days: number, reason?: string | null): Promise<MessagingRetentionView[]> {
+    const settings = await this.organizations.updateOwnSettings(
+      'manageRetention',
+      (current) => ({ ...current, retention: { ...current.retention, [parseRetention(category, days, MESSAGING_RETENTION_CATEGORIES)]: days } }),
+      reason,
+    );
+    return this.periods(retentionOverrides(settings));
+  }
+
+  private periods(overrides: Array<{ category: string; days: number }>): MessagingRetentionView[] {
     return MESSAGING_RETENTION_CATEGORIES.map((category) => ({
       category,
       days: retentionDays(category, overrides),
       rule: RETENTION_DEFAULTS[category].rule,
       source: overrides.some((o) => o.category === category) ? 'tenant' : 'default',
     }));
-  }
-
-  async setRetention(category: string, days: number): Promise<MessagingRetentionView[]> {
-    assertCan(this.identity, 'manageRetention');
-    const checked = parseRetention(category, days, MESSAGING_RETENTION_CATEGORIES);
-    const key = { tenantId: this.identity.tenantId, category: checked };
-    await this.prisma.retentionSetting.upsert({
-      where: { tenantId_category: key },
-      create: { ...key, days, updatedBy: this.identity.sub },
-      update: { days, updatedBy: this.identity.sub },
-    });
-    return this.retention();
   }
 }

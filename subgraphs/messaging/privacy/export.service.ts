@@ -65,15 +65,18 @@ export class PatientExportService {
   constructor(
     private readonly prisma: MessagingPrisma,
     private readonly identity: Identity,
-    private readonly deps: { clinical: ClinicalRecord; boss: PgBoss; clock: Clock },
+    private readonly deps: { clinical: ClinicalRecord; boss: PgBoss; clock: Clock; cipher: FieldCipher },
   ) {}
 
   async request(patientId: string): Promise<PatientExportView> {
     assertMayExport(this.identity, patientId);
-    // The clinical record answers NOT_FOUND for an unknown patient, another tenant's, or one whose record is restricted.
-    const found = await this.deps.clinical.readAs<{ patient: { id: string } | null }>(this.identity, 'query($id: ID!) { patient(id: $id) { id } }', {
-      id: patientId,
-    });
+    // The clinical record answers NOT_FOUND for an unknown patient or another tenant's; a restricted record is
+    // still read for the right of access, which survives restriction.
+    const found = await this.deps.clinical.readAs<{ patient: { id: string } | null }>(
+      { ...this.identity, subjectAccess: true },
+      'query($id: ID!) { patient(id: $id) { id } }',
+      { id: patientId },
+    );
     if (!found.patient) throw notFound('Patient', patientId);
     const now = this.deps.clock.now();
     const { sub, tenantId, roles } = this.identity;
@@ -110,7 +113,7 @@ export class PatientExportService {
       await this.prisma.patientExportAudit.create({
         data: { tenantId: row.tenantId, exportId, patientId: row.patientId, actor: this.identity.sub, action: 'download' },
       });
-    return Buffer.from(chunk.data).toString('base64');
+    return openChunk(this.deps.cipher, chunk).toString('base64');
   }
 
   private async find(exportId: string): Promise<ExportRow> {
@@ -123,6 +126,11 @@ export class PatientExportService {
     }
     return row;
   }
+}
+
+/** A chunk's ZIP bytes: sealed at rest, opened only to be downloaded (a legacy chunk holds them in plaintext). */
+function openChunk(cipher: FieldCipher, chunk: { data: Uint8Array | null; dataEnc: string | null }): Buffer {
+  return chunk.dataEnc !== null ? cipher.decryptBytes(chunk.dataEnc) : Buffer.from(chunk.data ?? []);
 }
 
 /** Pages of rows as a JSON array, read lazily: the archive pulls the next page only when it has written the last. */
@@ -185,7 +193,7 @@ async function runPatientExport(deps: ExportJobDeps, tenantId: string, exportId:
   const job = await prisma.patientExport.findUnique({ where: { id: exportId } });
   if (!job || job.status === 'done') return;
   const { roles, patientId: ownPatientId } = job.requester as { roles: Role[]; patientId?: string };
-  const requester: Identity = { sub: job.requestedBy, tenantId, roles, ...(ownPatientId ? { patientId: ownPatientId } : {}) };
+  const requester: Identity = { sub: job.requestedBy, tenantId, roles, ...(ownPatientId ? { patientId: ownPatientId } : {}), subjectAccess: true };
   const { patientId } = job;
   await prisma.patientExportChunk.deleteMany({ where: { exportId } });
   await prisma.patientExport.update({ where: { id: exportId }, data: { status: 'running', progress: 0, error: null } });
@@ -273,7 +281,7 @@ async function runPatientExport(deps: ExportJobDeps, tenantId: string, exportId:
   try {
     const zip = new yazl.ZipFile();
     const writer = chunkWriter(async (seq, data) => {
-      await prisma.patientExportChunk.create({ data: { exportId, tenantId, seq, data: new Uint8Array(data) } });
+      await prisma.patientExportChunk.create({ data: { exportId, tenantId, seq, dataEnc: deps.cipher.encryptBytes(data) } });
     });
     const written = pipeline(zip.outputStream, writer);
     for (const [index, [name, open]] of parts.entries()) {

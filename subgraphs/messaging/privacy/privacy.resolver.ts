@@ -16,9 +16,16 @@ export class MessagingPrivacyResolver {
     return ctx.privacy.retention();
   }
 
-  @Mutation(() => [MessagingRetentionPeriod], { description: 'Admin: sets one retention period (days) of messaging data for the tenant.' })
-  setMessagingRetention(@Arg('category', () => String) category: string, @Arg('days', () => Int) days: number, @Ctx() ctx: MessagingContext) {
-    return ctx.privacy.setRetention(category, days);
+  @Mutation(() => [MessagingRetentionPeriod], {
+    description: "Admin: sets one retention period (days) of messaging data for the tenant, in its organisation's settings (logged as an organisation change).",
+  })
+  setMessagingRetention(
+    @Arg('category', () => String) category: string,
+    @Arg('days', () => Int) days: number,
+    @Arg('reason', () => String, { nullable: true }) reason: string | null,
+    @Ctx() ctx: MessagingContext,
+  ) {
+    return ctx.privacy.setRetention(category, days, reason);
   }
 
   @Mutation(() => PatientExport, { description: "Starts a subject access export of a patient's data (admin, or the patient for their own)." })

@@ -3,7 +3,9 @@ import { systemClock, type Clock } from '../../../common/clock';
 import { tenantClient } from '../../../common/db/tenant-session';
 import type { Logger } from '../../../common/logger';
 import { retentionCutoff, retentionDays } from '../../../common/retention';
+import type { ClinicalRecord } from '../clinical-record/client';
 import type { MessagingPrisma } from '../db/client';
+import { parseSettings, retentionOverrides } from '../organizations/settings';
 
 export const MESSAGING_PURGE_QUEUE = 'messaging-retention-purge';
 const MESSAGING_PURGE_CRON = '47 3 * * *';
@@ -14,20 +16,25 @@ const BATCH = 500;
 export interface MessagingPurgeReport {
   tenantId: string;
   messages: number;
+  /** Patients under legal hold, whose messages were kept whatever their age. */
+  heldPatients: number;
   webhookDeliveries: number;
   /** Subject access archives past their expiry (their job rows and audit stay). */
   exportArchives: number;
 }
 
 /**
- * Per-tenant retention of messaging data (docs/privacy.md): finished messages
+ * Per-tenant retention of messaging data (docs/privacy.md; the periods are part
+ * of the organisation's settings): finished messages
  * older than the tenant's `messages` period go with their status history and
- * replies; finished webhook deliveries older than its `webhook_deliveries`
+ * replies, except those of patients under legal hold (as the clinical record
+ * keeps theirs); finished webhook deliveries older than its `webhook_deliveries`
  * period go with their attempts. Runs in each tenant with that tenant set.
  */
 export class MessagingRetention {
   constructor(
     private readonly prisma: MessagingPrisma,
+    private readonly clinical: Pick<ClinicalRecord, 'legalHolds'>,
     private readonly clock: Clock = systemClock,
   ) {}
 
@@ -40,13 +47,16 @@ export class MessagingRetention {
 
   async purgeTenant(tenantId: string, now: Date): Promise<MessagingPurgeReport> {
     const prisma = tenantClient(this.prisma, tenantId);
-    const overrides = await prisma.retentionSetting.findMany();
+    const organization = await this.prisma.organization.findUnique({ where: { id: tenantId }, select: { settings: true } });
+    const overrides = organization ? retentionOverrides(parseSettings(organization.settings)) : [];
     const messagesBefore = retentionCutoff(now, retentionDays('messages', overrides));
     const deliveriesBefore = retentionCutoff(now, retentionDays('webhook_deliveries', overrides));
+    // The clinical record owns legal holds; when it cannot answer, the run fails and is retried rather than purge held data.
+    const held = await this.clinical.legalHolds(tenantId);
     let messages = 0;
     for (;;) {
       const due = await prisma.message.findMany({
-        where: { createdAt: { lt: messagesBefore }, status: { in: FINAL_STATUSES } },
+        where: { createdAt: { lt: messagesBefore }, status: { in: FINAL_STATUSES }, patientId: { notIn: held } },
         select: { id: true },
         take: BATCH,
       });
@@ -64,7 +74,7 @@ export class MessagingRetention {
     const exportIds = expired.map((e) => e.id);
     await prisma.patientExportChunk.deleteMany({ where: { exportId: { in: exportIds } } });
     const exportArchives = (await prisma.patientExport.updateMany({ where: { id: { in: exportIds } }, data: { status: 'expired' } })).count;
-    return { tenantId, messages, webhookDeliveries, exportArchives };
+    return { tenantId, messages, heldPatients: held.length, webhookDeliveries, exportArchives };
   }
 }
 

@@ -15,9 +15,14 @@ export class ReminderSettingsResolver {
   }
 
   @Mutation(() => ReminderSettings, {
-    description: 'Sets the reminder lead time, 0..20160 minutes (admin); applies to appointments booked or moved from now on.',
+    description:
+      "Sets the reminder lead time, 0..20160 minutes (admin); applies to appointments booked or moved from now on. Stored in the organisation's settings (reminderLeadMinutes) and logged as an organisation change.",
   })
-  setReminderLeadTime(@Arg('leadMinutes', () => Int) leadMinutes: number, @Ctx() ctx: MessagingContext) {
-    return ctx.reminderSettings.setLeadMinutes(leadMinutes);
+  setReminderLeadTime(
+    @Arg('leadMinutes', () => Int) leadMinutes: number,
+    @Arg('reason', () => String, { nullable: true }) reason: string | null,
+    @Ctx() ctx: MessagingContext,
+  ) {
+    return ctx.reminderSettings.setLeadMinutes(leadMinutes, reason);
   }
 }

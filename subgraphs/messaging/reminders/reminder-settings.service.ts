@@ -1,26 +1,25 @@
-import type { Identity } from '../../../common/auth/principal';
-import type { MessagingPrisma } from '../db/client';
-import { assertCan } from '../policy/rules';
-import { checkLeadMinutes, reminderLeadMinutes } from './settings';
+import type { OrganizationService } from '../organizations/organization.service';
+import { DEFAULT_REMINDER_LEAD_MINUTES } from '../organizations/settings';
 
-/** The tenant's reminder settings (admins): how long before an appointment its automatic reminder goes out. */
+/**
+ * The tenant's reminder settings (admins): how long before an appointment its automatic reminder goes out.
+ * Kept in the organisation's settings, so a change is validated and logged as an organisation change.
+ */
 export class ReminderSettingsService {
-  constructor(
-    private readonly prisma: MessagingPrisma,
-    private readonly identity: Identity,
-  ) {}
+  constructor(private readonly organizations: OrganizationService) {}
 
   async get(): Promise<{ leadMinutes: number }> {
-    assertCan(this.identity, 'manageReminderSettings');
-    return { leadMinutes: await reminderLeadMinutes(this.prisma, this.identity.tenantId) };
+    const settings = await this.organizations.ownSettings('manageReminderSettings');
+    return { leadMinutes: settings.reminderLeadMinutes ?? DEFAULT_REMINDER_LEAD_MINUTES };
   }
 
   /** Applies to reminders scheduled from now on (bookings and reschedules); already scheduled ones keep their time. */
-  async setLeadMinutes(value: number): Promise<{ leadMinutes: number }> {
-    assertCan(this.identity, 'manageReminderSettings');
-    const leadMinutes = checkLeadMinutes(value);
-    const { tenantId } = this.identity;
-    await this.prisma.reminderSetting.upsert({ where: { tenantId }, create: { tenantId, leadMinutes }, update: { leadMinutes } });
-    return { leadMinutes };
+  async setLeadMinutes(leadMinutes: number, reason?: string | null): Promise<{ leadMinutes: number }> {
+    const settings = await this.organizations.updateOwnSettings(
+      'manageReminderSettings',
+      (current) => ({ ...current, reminderLeadMinutes: leadMinutes }),
+      reason,
+    );
+    return { leadMinutes: settings.reminderLeadMinutes ?? DEFAULT_REMINDER_LEAD_MINUTES };
   }
 }

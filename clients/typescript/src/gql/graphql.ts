@@ -722,11 +722,11 @@ export type Mutation = {
   setAccessPolicy: AccessPolicyEntry;
   /** Admin: sets or lifts a legal hold on a patient record. */
   setLegalHold: RecordRestriction;
-  /** Admin: sets one retention period (days) of messaging data for the tenant. */
+  /** Admin: sets one retention period (days) of messaging data for the tenant, in its organisation's settings (logged as an organisation change). */
   setMessagingRetention: Array<MessagingRetentionPeriod>;
   /** Admin: sets one retention period (days) of clinical data for the tenant. */
   setRecordRetention: Array<RecordRetentionPeriod>;
-  /** Sets the reminder lead time, 0..20160 minutes (admin); applies to appointments booked or moved from now on. */
+  /** Sets the reminder lead time, 0..20160 minutes (admin); applies to appointments booked or moved from now on. Stored in the organisation's settings (reminderLeadMinutes) and logged as an organisation change. */
   setReminderLeadTime: ReminderSettings;
   /** Admin: injects a simulated patient reply to a message. */
   simulateReply: ReplyResult;
@@ -1010,6 +1010,7 @@ export type MutationSetLegalHoldArgs = {
 export type MutationSetMessagingRetentionArgs = {
   category: Scalars['String']['input'];
   days: Scalars['Int']['input'];
+  reason?: InputMaybe<Scalars['String']['input']>;
 };
 
 
@@ -1022,6 +1023,7 @@ export type MutationSetRecordRetentionArgs = {
 
 export type MutationSetReminderLeadTimeArgs = {
   leadMinutes: Scalars['Int']['input'];
+  reason?: InputMaybe<Scalars['String']['input']>;
 };
 
 
@@ -1180,9 +1182,12 @@ export type OrganizationList = {
   data: Array<Organization>;
 };
 
-/** The whole settings: limits left out fall back to the deployment. */
+/** The whole settings: limits, lead time and periods left out fall back to the defaults. */
 export type OrganizationSettingsInput = {
   rateLimits?: InputMaybe<Array<RateLimitSettingInput>>;
+  /** Minutes, 0..20160. */
+  reminderLeadMinutes?: InputMaybe<Scalars['Int']['input']>;
+  retention?: InputMaybe<Array<RetentionSettingInput>>;
   supportEmail?: InputMaybe<Scalars['String']['input']>;
 };
 
@@ -1191,6 +1196,10 @@ export type OrganizationSettingsView = {
   __typename?: 'OrganizationSettingsView';
   /** This tenant's own limits (arranged with the provider); other categories use the deployment's. */
   rateLimits: Array<RateLimitSetting>;
+  /** Minutes before an appointment its automatic reminder goes out; null: the default (1440). */
+  reminderLeadMinutes?: Maybe<Scalars['Int']['output']>;
+  /** This tenant's own retention periods of messaging data; other categories use the default. */
+  retention: Array<RetentionSettingView>;
   /** Where the provider's support desk reaches the organisation. */
   supportEmail?: Maybe<Scalars['String']['output']>;
 };
@@ -1419,6 +1428,8 @@ export type Query = {
   fhirRead: Scalars['JSONObject']['output'];
   /** FHIR type search: a searchset Bundle with total and next links; its URLs are relative to the FHIR service base. */
   fhirSearch: Scalars['JSONObject']['output'];
+  /** Admin and the messaging service: the ids of the tenant's patients under legal hold. */
+  legalHolds: Array<Scalars['ID']['output']>;
   /** One message; NOT_FOUND when unknown. */
   message: Message;
   /** Messages newest first; limit 1..100 (default 20), offset ≥ 0. */
@@ -1837,6 +1848,20 @@ export type RescheduleAppointmentInput = {
   /** ISO 8601 with an offset (2026-12-01T09:00+01:00), or a local time (2026-12-01T09:00) read in timeZone. */
   start: Scalars['String']['input'];
   timeZone?: InputMaybe<Scalars['String']['input']>;
+};
+
+export type RetentionSettingInput = {
+  /** messages or webhook_deliveries. */
+  category: Scalars['String']['input'];
+  /** Days, 1..36525. */
+  days: Scalars['Int']['input'];
+};
+
+/** A retention period (days) of one messaging category (messages, webhook_deliveries). */
+export type RetentionSettingView = {
+  __typename?: 'RetentionSettingView';
+  category: Scalars['String']['output'];
+  days: Scalars['Int']['output'];
 };
 
 export type SendMessageInput = {
