@@ -161,7 +161,6 @@ export async function startTestPlatform(
   };
 }
 
-/** Which database the e2e suites run on in this run, for test names. */
 /**
  * The environment of one scale-out deployment in tests (separate gateway,
  * subgraph and worker roles on PostgreSQL and Redis): its roles share one
@@ -186,4 +185,5 @@ export function scaleOutEnv(dataDir: string, databaseUrl: string, extra: Record<
   };
 }
 
+/** Which database the e2e suites run on in this run, for test names. */
 export const backendName = process.env.TEST_DATABASE_URL ? 'PostgreSQL' : 'PGlite';

@@ -14,7 +14,7 @@ const VARS = { date: '2026-12-01', time: '09:30' };
 describe(`messaging crash recovery (${backendName})`, () => {
   const { dataDir, databaseUrl, encryptionKey, api, start, kill } = crashTestServer({
     // Slow sends, so the kill finds messages in every state; a short lease and job expiry so recovery is quick.
-    SIM_SEND_DELAY_MS: '1500',
+    SIM_SEND_DELAY_MS: '600',
     SIM_DELIVER_DELAY_MS: '300',
     DELIVERY_LEASE_MS: '3000',
     DELIVERY_JOB_EXPIRY_SECONDS: '5',
@@ -25,9 +25,9 @@ describe(`messaging crash recovery (${backendName})`, () => {
   it('brings every accepted message to exactly one final status after a SIGKILL', async () => {
     await start();
     const items = [
-      ...Array.from({ length: 12 }, () => ({ patientId: 'p-1001', templateId: 'appointment-reminder', channel: 'sms', variables: VARS })),
-      ...Array.from({ length: 6 }, () => ({ patientId: 'p-1002', templateId: 'appointment-reminder', channel: 'sms', variables: VARS })),
-      ...Array.from({ length: 12 }, () => ({ patientId: 'p-1003', templateId: 'appointment-reminder', channel: 'email', variables: VARS })),
+      ...Array.from({ length: 6 }, () => ({ patientId: 'p-1001', templateId: 'appointment-reminder', channel: 'sms', variables: VARS })),
+      ...Array.from({ length: 3 }, () => ({ patientId: 'p-1002', templateId: 'appointment-reminder', channel: 'sms', variables: VARS })),
+      ...Array.from({ length: 6 }, () => ({ patientId: 'p-1003', templateId: 'appointment-reminder', channel: 'email', variables: VARS })),
     ];
     const batch = await api('POST', '/v1/messages/batch', { messages: items });
     expect(batch.body.accepted).toBe(items.length);

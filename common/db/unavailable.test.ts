@@ -13,6 +13,10 @@ describe('isDatabaseUnavailable', () => {
     ['a pool connect timeout', new Error('timeout exceeded when trying to connect')],
     ["Prisma's P1001", Object.assign(new Error("Can't reach database server at 127.0.0.1:5432"), { code: 'P1001', meta: {} })],
     ["Prisma's P1017", Object.assign(new Error('Server has closed the connection.'), { code: 'P1017' })],
+    [
+      "Prisma's P2028 for a transaction that waited its whole maxWait",
+      withCode('P2028', 'Invalid `tx.consent.findMany()` invocation:\n\nTransaction API error: Unable to start a transaction in the given time.'),
+    ],
     ["Prisma's P2024 pool timeout", Object.assign(new Error('Timed out fetching a new connection from the connection pool.'), { code: 'P2024' })],
     [
       'a driver adapter error inside a Prisma error',
@@ -30,6 +34,7 @@ describe('isDatabaseUnavailable', () => {
   it.each([
     ['a unique violation', Object.assign(new Error('Unique constraint failed'), { code: 'P2002' })],
     ['a SQL error', withCode('42P01', 'relation "x" does not exist')],
+    ["Prisma's P2028 for a transaction that ran past its timeout", withCode('P2028', 'Transaction API error: Transaction already closed: timeout.')],
     ['a plain bug', new TypeError("Cannot read properties of undefined (reading 'id')")],
     ['a non-error', 'ECONNREFUSED'],
     ['nothing', undefined],

@@ -10,6 +10,11 @@ const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE'
  * timed out, P1017 the server closed the connection, P2024 timed out waiting for a pool connection.
  */
 const PRISMA_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024']);
+/**
+ * P2028 is every interactive-transaction failure; only this one is "busy": the transaction waited its whole
+ * maxWait for a connection (on the embedded database, the one connection every request queues for).
+ */
+const TRANSACTION_NOT_STARTED = /Unable to start a transaction in the given time/;
 /** Prisma driver adapter error kinds (`meta.driverAdapterError.cause.kind`) of the same failures. */
 const ADAPTER_KINDS = new Set(['DatabaseNotReachable', 'ConnectionClosed', 'SocketTimeout', 'TooManyConnections']);
 /** SQLSTATE: 57P01 admin shutdown, 57P02 crash shutdown, 57P03 cannot connect now, 53300 too many connections; class 08 is checked apart. */
@@ -30,6 +35,7 @@ export function isDatabaseUnavailable(error: unknown, depth = 0): boolean {
   const e = error as { code?: unknown; kind?: unknown; message?: unknown; cause?: unknown; meta?: { driverAdapterError?: unknown }; errors?: unknown };
   if (typeof e.code === 'string') {
     if (SOCKET_CODES.has(e.code) || PRISMA_CODES.has(e.code) || SQLSTATES.has(e.code) || /^08[0-9A-Z]{3}$/.test(e.code)) return true;
+    if (e.code === 'P2028' && typeof e.message === 'string' && TRANSACTION_NOT_STARTED.test(e.message)) return true;
   }
   if (typeof e.kind === 'string' && ADAPTER_KINDS.has(e.kind)) return true;
   if (typeof e.message === 'string' && PG_MESSAGES.test(e.message)) return true;
