@@ -193,6 +193,20 @@ describe(`openEHR DIRECTORY (${backendName})`, () => {
     expect((await api('GET', `/ehr/${ehrId}/directory`, { token: nurse })).status).toBe(200);
     expect((await raw('PUT', `/ehr/${ehrId}/directory`, { body: folder('x'), headers: { ...json, 'if-match': v1 }, token: nurse })).status).toBe(403);
     expect((await api('GET', `/ehr/${ehrId}/directory`)).headers.get('etag')).toBe(`"${v1}"`);
+    // A receptionist files folders but reads no clinical data: an existing composition is refused exactly
+    // like an unknown uid, so a folder write cannot probe which compositions the record holds.
+    const receptionist = await t.token({ roles: ['receptionist'], sub: 'directory-receptionist' });
+    const existing = await newComposition(ehrId);
+    const probeIn = async (uid: string) => {
+      const answer = await raw('PUT', `/ehr/${ehrId}/directory`, {
+        body: folder('root', { items: [ref(uid)] }),
+        headers: { ...json, 'if-match': v1 },
+        token: receptionist,
+      });
+      return { status: answer.status, errors: answer.body?.validationErrors };
+    };
+    expect(await probeIn(existing)).toEqual(await probeIn('0b5a2c4e-bbbb-4b22-8b22-00000000bbbb'));
+    expect((await probeIn(existing)).status).toBe(400);
     // Folder names are stored encrypted.
     const rows = await t.platform.db!.query<{ contentEnc: string }>('SELECT "contentEnc" FROM ehr."DirectoryVersion" WHERE uid = $1', [v1]);
     expect(rows.rows[0].contentEnc).not.toContain('root');

@@ -5,6 +5,7 @@ import type { Directory as DirectoryRow, DirectoryVersion as VersionRow } from '
 import type { TenantStore } from '../../db/store';
 import type { EhrService, EhrView } from '../../records/ehr.service';
 import type { AccessPolicyService } from '../../policy/access-policy.service';
+import type { AccessArea } from '../../policy/rules';
 import { parseUid } from '../../compositions/composition.service';
 import { writeContribution } from '../../records/contributions';
 import type { OpenEhrResult } from './openehr.service';
@@ -221,8 +222,13 @@ export class DirectoryService {
     if (nodes > MAX_NODES) details.push({ path: '$', message: `more than ${MAX_NODES} folders and items` });
     if (!details.length && refs.length) {
       const ids = [...new Set(refs.map((r) => r.id))];
-      const found = await this.store.read((tx) => tx.composition.findMany({ where: { ehrId, id: { in: ids } }, select: { id: true, latestVersion: true } }));
-      const latest = new Map(found.map((c) => [c.id, c.latestVersion]));
+      const found = await this.store.read((tx) =>
+        tx.composition.findMany({ where: { ehrId, id: { in: ids } }, select: { id: true, latestVersion: true, area: true, patientId: true } }),
+      );
+      // A composition the caller may not read is answered like one that does not exist: a folder
+      // writer without clinical access (a receptionist) must not learn which uids are in the record.
+      const readable = await Promise.all(found.map((c) => this.policy.decide('read', c.area as AccessArea, { patientId: c.patientId })));
+      const latest = new Map(found.filter((_, i) => readable[i].allowed).map((c) => [c.id, c.latestVersion]));
       for (const ref of refs) {
         const known = latest.get(ref.id);
         if (known === undefined || (ref.version !== undefined && ref.version > known))
