@@ -8,12 +8,14 @@ import { chainKey } from '../subgraphs/ehr/audit/chain';
 import { VITALS } from './ehr-fixtures';
 
 describe(`encryption key rotation (${backendName})`, () => {
-  const oldKey = randomBytes(32);
   const newKey = randomBytes(32);
+  let oldKey: Buffer;
   let t: TestPlatform;
 
   beforeAll(async () => {
-    t = await startTestPlatform({ ENCRYPTION_KEY: oldKey.toString('base64') });
+    // The run's seeded database, encrypted with its key: the key being rotated away.
+    t = await startTestPlatform();
+    oldKey = Buffer.from(t.env.ENCRYPTION_KEY, 'base64');
   });
   afterAll(() => t?.stop());
 
