@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FieldCipher } from '../common/crypto';
 import { openDatabase } from '../common/db/database';
-import { createTestDatabase, type TestDatabase } from '../common/db/test-backends';
 import { backendName, startTestPlatform, type TestPlatform } from './harness';
 import { eventually, finalMessage } from './messaging-helpers';
+import { processDatabase, type ProcessDatabase } from './support/process-database';
 
 /**
  * A patient's C confirms an appointment in the clinical record and must
@@ -17,13 +17,14 @@ import { eventually, finalMessage } from './messaging-helpers';
  */
 describe(`appointment events across a failure between the clinical record and messaging (${backendName})`, () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'caregraph-outbox-'));
-  let database: TestDatabase;
+  let database: ProcessDatabase;
   let env: Record<string, string>;
   let t: TestPlatform | undefined;
 
   beforeAll(async () => {
-    database = process.env.TEST_DATABASE_URL ? await createTestDatabase() : { databaseUrl: '', drop: async () => {} };
-    env = { DATABASE_URL: database.databaseUrl, DATA_DIR: dataDir };
+    // A copy of the run's seeded database that outlives a stop: PGlite files in DATA_DIR, or a PostgreSQL database.
+    database = await processDatabase(dataDir);
+    env = { ...database.env, DATA_DIR: dataDir };
   });
   afterAll(async () => {
     await t?.platform.stop();
@@ -33,7 +34,7 @@ describe(`appointment events across a failure between the clinical record and me
 
   /** SQL on the platform's database while it is stopped (PGlite allows one process in its directory). */
   async function offline(sql: string): Promise<void> {
-    const db = await openDatabase({ databaseUrl: database.databaseUrl || undefined, dataDir });
+    const db = await openDatabase({ databaseUrl: env.DATABASE_URL || undefined, dataDir });
     try {
       await db.exec(sql);
     } finally {
