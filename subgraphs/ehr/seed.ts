@@ -96,7 +96,12 @@ export async function seedEhr(prisma: EhrPrisma, cipher: FieldCipher, chainKey: 
               data: { tenantId, id: t.id, name: t.name, area: t.area, definition: OPT_DEFINITION, opt: t.opt, createdBy: SEED_ACTOR },
             });
             const sha256 = createHash('sha256').update(t.opt).digest('hex');
-            await audit.record({ action: 'create', entityType: 'ClinicalTemplate', entityId: t.id, after: { name: t.name, area: t.area, format: 'OPT 1.4', sha256 } });
+            await audit.record({
+              action: 'create',
+              entityType: 'ClinicalTemplate',
+              entityId: t.id,
+              after: { name: t.name, area: t.area, format: 'OPT 1.4', sha256 },
+            });
             continue;
           }
           await tx.clinicalTemplate.create({

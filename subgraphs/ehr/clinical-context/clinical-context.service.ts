@@ -327,8 +327,7 @@ export class ClinicalContextService {
     for (const composition of compositions) {
       if (!composition.content) continue;
       const template = await this.templates.get(composition.templateId);
-      for (const resource of compositionToResources(composition, mappedTemplate(this.templates, template)))
-        result.push({ resource, uid: composition.uid });
+      for (const resource of compositionToResources(composition, mappedTemplate(this.templates, template))) result.push({ resource, uid: composition.uid });
     }
     return result;
   }

@@ -1,3 +1,4 @@
+import { findArchetype } from './archetypes';
 import type { ConstraintNode } from './constraints';
 import type { Flat } from './opt/flat';
 
@@ -24,6 +25,13 @@ export interface SimpleForm {
 }
 
 const slot = (archetypeId: string, required = true): ConstraintNode => ({ type: 'archetype', archetypeId, required });
+
+/** The text of a code in the value set of an archetype's coded element (the simple form's own constraints). */
+function textOf(archetypeId: string, element: string, code: string): string | undefined {
+  const definition = findArchetype(archetypeId)?.definition;
+  const node = definition?.type === 'object' ? definition.children[element] : undefined;
+  return node?.type === 'coded_text' ? node.valueSet.find((v) => v.code === code)?.value : undefined;
+}
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The COMPOSITION attributes the RM requires, as CareGraph writes them for API bodies (as its openEHR envelope does). */
@@ -81,7 +89,7 @@ function indexes(flat: Flat, prefix: string): number[] {
 
 // ---- vital_signs.v1 ------------------------------------------------------------
 
-const POSITIONS: Record<string, string> = { at1000: 'Standing', at1001: 'Sitting', at1002: 'Reclining', at1003: 'Lying' };
+const BLOOD_PRESSURE = 'openEHR-EHR-OBSERVATION.blood_pressure.v2';
 const REGULARITY = { regular: 'at0006', irregular: 'at1028' } as const;
 
 const vitalSigns: SimpleForm = {
@@ -89,7 +97,7 @@ const vitalSigns: SimpleForm = {
   definition: {
     type: 'object',
     children: {
-      blood_pressure: slot('openEHR-EHR-OBSERVATION.blood_pressure.v2'),
+      blood_pressure: slot(BLOOD_PRESSURE),
       pulse: slot('openEHR-EHR-OBSERVATION.pulse.v2', false),
       recorded_at: { type: 'date_time', required: true },
     },
@@ -103,7 +111,7 @@ const vitalSigns: SimpleForm = {
     putQuantity(flat, `${bp}/systolic`, c.blood_pressure.systolic);
     putQuantity(flat, `${bp}/diastolic`, c.blood_pressure.diastolic);
     const position = c.blood_pressure.position?.code as string | undefined;
-    if (position) putCoded(flat, `${bp}/position`, 'local', position, POSITIONS[position]);
+    if (position) putCoded(flat, `${bp}/position`, 'local', position, textOf(BLOOD_PRESSURE, 'position', position)!);
     flat[`${bp}/time`] = time;
     if (isObject(c.pulse)) {
       const pulse = `${root}/pulse_heart_beat/any_event:0`;
@@ -148,23 +156,17 @@ export const LAB_STATUS: Record<string, { atCode: string; text: string }> = {
   final: { atCode: 'at0038', text: 'Final' },
   amended: { atCode: 'at0040', text: 'Amended' },
 };
-const LAB_TESTS: Record<string, string> = {
-  '24323-8': 'Comprehensive metabolic panel',
-  '58410-2': 'Complete blood count',
-  '4548-4': 'Hemoglobin A1c',
-  '2345-7': 'Glucose',
-  '2160-0': 'Creatinine',
-};
+const LAB_RESULT = 'openEHR-EHR-OBSERVATION.laboratory_test_result.v1';
 
 const labResult: SimpleForm = {
   root: 'laboratory_result',
-  definition: { type: 'object', children: { lab_result: slot('openEHR-EHR-OBSERVATION.laboratory_test_result.v1') } },
+  definition: { type: 'object', children: { lab_result: slot(LAB_RESULT) } },
   toFlat(c, composer) {
     const root = 'laboratory_result';
     const lab = c.lab_result as Json;
     const event = `${root}/laboratory_test_result/any_event`;
     const flat: Flat = { ...envelope(root, composer, lab.specimen_collected_at), ...entry(`${root}/laboratory_test_result`) };
-    putCoded(flat, `${event}/test_name`, 'LOINC', lab.test_name.code, LAB_TESTS[lab.test_name.code]);
+    putCoded(flat, `${event}/test_name`, 'LOINC', lab.test_name.code, textOf(LAB_RESULT, 'test_name', lab.test_name.code)!);
     const status = LAB_STATUS[lab.status.code as string];
     putCoded(flat, `${event}/overall_test_status`, 'local', status.atCode, status.text);
     (lab.results as Json[]).forEach((r, i) => {

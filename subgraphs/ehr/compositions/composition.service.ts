@@ -122,7 +122,7 @@ export class CompositionService {
     if (form && !(root in content)) {
       const details = validateContent(form.definition, content, templateId);
       if (details.length > 0) throw new AppError('COMPOSITION_INVALID', `The content does not conform to template ${templateId}`, details);
-      return toCanonical(form.toFlat(content as Record<string, unknown>, this.store.identity.sub), 'FLAT', wt);
+      return toCanonical(form.toFlat(content, this.store.identity.sub), 'FLAT', wt);
     }
     return toCanonical(content, 'STRUCTURED', wt);
   }

@@ -210,9 +210,7 @@ export class FhirService {
   private async clinicalResources(resourceType: string, patientId: string | null): Promise<FhirResource[]> {
     const area = AREA_OF[resourceType];
     const templates = await this.templates.list(area);
-    const templateIds = templates
-      .filter((t) => resourceIds(this.mapped(t), 'x').some((r) => r.resourceType === resourceType))
-      .map((t) => t.id);
+    const templateIds = templates.filter((t) => resourceIds(this.mapped(t), 'x').some((r) => r.resourceType === resourceType)).map((t) => t.id);
     // An unknown (or hidden, or other tenant's) patient matches nothing, as a search should.
     const compositions = await this.compositions.scan({ patientId, area, templateIds }, SCAN_CAP).catch((err) => {
       if (patientId && err instanceof AppError && err.code === 'NOT_FOUND') return [];
@@ -317,10 +315,7 @@ export class FhirService {
   /** FHIR-created vital signs use the tenant's newest `vital_signs.v<n>` template. */
   private async vitalSignsTemplate(): Promise<string> {
     const candidates = (await this.templates.list('observation'))
-      .filter(
-        (t) =>
-          /^vital_signs\.v\d+$/.test(t.id) && templateSlots(this.mapped(t)).some((s) => s.archetypeId === ARCHETYPE.bloodPressure),
-      )
+      .filter((t) => /^vital_signs\.v\d+$/.test(t.id) && templateSlots(this.mapped(t)).some((s) => s.archetypeId === ARCHETYPE.bloodPressure))
       .sort((a, b) => Number(b.id.split('.v')[1]) - Number(a.id.split('.v')[1]));
     if (candidates.length === 0) throw new AppError('UNKNOWN_TEMPLATE', 'This tenant has no vital_signs template to record an Observation with');
     return candidates[0].id;

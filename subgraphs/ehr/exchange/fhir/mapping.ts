@@ -297,9 +297,7 @@ const conceptOf = (archetypeId: string) => /\.([a-z0-9_]+)\.v\d+$/.exec(archetyp
 export function templateSlots(template: MappedTemplate): Array<{ key: string; archetypeId: string }> {
   if (!template.opt) return topLevelSlots(template.definition).filter((s) => MAPPERS[s.archetypeId]);
   const content = template.opt.definition.attributes.find((a) => a.name === 'content')?.children ?? [];
-  return content
-    .filter((c) => c.kind === 'archetype_root' && RM_MAPPERS[c.nodeId])
-    .map((c) => ({ key: conceptOf(c.nodeId), archetypeId: c.nodeId }));
+  return content.filter((c) => c.kind === 'archetype_root' && RM_MAPPERS[c.nodeId]).map((c) => ({ key: conceptOf(c.nodeId), archetypeId: c.nodeId }));
 }
 
 /** The resource ids a template's compositions map to, by slot key. */
@@ -326,7 +324,7 @@ export function compositionToResources(composition: CompositionView, template: M
   const startTime = rmAt(content, '/context/start_time')?.value as string | undefined;
   return resourceIds(template, composition.id).flatMap((slot) => {
     if (slot.id.length > 64) return [];
-    let mapped: Json | null = null;
+    let mapped: Json | null;
     if (template.opt) {
       const entry = (content.content as Json[] | undefined)?.find((e) => e?.archetype_node_id === slot.archetypeId);
       if (!entry) return [];
