@@ -57,7 +57,17 @@ describe(`encryption key rotation (${backendName})`, () => {
       expect(after).toHaveLength(before.length);
       const onlyNew = new FieldCipher(newKey);
       expect(after.every((v) => v.split('.')[1] === onlyNew.keyId)).toBe(true);
-      expect(after.map((v) => onlyNew.decrypt(v))).toEqual(expect.arrayContaining(['+31612345671', JSON.stringify(VITALS)]));
+      const decrypted = after.map((v) => onlyNew.decrypt(v));
+      expect(decrypted).toContain('+31612345671');
+      // vital_signs.v1 is an operational template: the version holds the canonical COMPOSITION of the posted body.
+      const stored = decrypted.filter((d) => d.startsWith('{')).map((d) => JSON.parse(d));
+      expect(stored).toEqual([
+        expect.objectContaining({
+          _type: 'COMPOSITION',
+          archetype_details: expect.objectContaining({ template_id: { _type: 'TEMPLATE_ID', value: 'vital_signs.v1' } }),
+        }),
+      ]);
+      expect(JSON.stringify(stored[0])).toContain(`"magnitude":${VITALS.blood_pressure.systolic.magnitude}`);
 
       expect((await rotateEncryptionKeys(prisma, cipher, key)).tenants.demo).toEqual({ patients: 0, compositionVersions: 0 });
       const audit = (

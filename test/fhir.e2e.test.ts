@@ -192,8 +192,12 @@ describe(`FHIR R4 facade /fhir/R4 (${backendName})`, () => {
         ['3', 'dr-jones'],
         ['4', 'dr-jones'],
       ]);
-      const content = (await openehr('GET', `/ehr/ehr-p-1001/composition/${compositionId}`)).body.content;
-      expect(content).toMatchObject({ blood_pressure: { systolic: { magnitude: 138 } }, pulse: { rate: { magnitude: 66 } } });
+      // vital_signs.v1 is an operational template: openEHR answers its standard forms.
+      const flat = (await openehr('GET', `/ehr/ehr-p-1001/composition/${compositionId}?format=FLAT`)).body;
+      expect(flat).toMatchObject({
+        'vital_signs/blood_pressure/any_event:0/systolic|magnitude': 138,
+        'vital_signs/pulse_heart_beat/any_event:0/rate|magnitude': 66,
+      });
       const audit = await t.request('GET', `/api/ehr/audit?entityId=${compositionId}`);
       expect(audit.body.data.map((a: any) => [a.action, a.actor])).toEqual([
         ['update', 'dr-jones'],
@@ -318,11 +322,14 @@ describe(`FHIR R4 facade /fhir/R4 (${backendName})`, () => {
       );
       expect(observation.meta.versionId).toBe('1');
       const ehrId = (await t.request('GET', `/openehr/v1/ehr?subject_id=${id}&subject_namespace=caregraph`)).body.ehr_id.value;
-      const composition = await t.request('GET', `/openehr/v1/ehr/${ehrId}/composition/${observation.id.split('.')[0]}`);
-      expect(composition.body.content).toEqual({
-        blood_pressure: { systolic: { magnitude: 128, unit: 'mm[Hg]' }, diastolic: { magnitude: 84, unit: 'mm[Hg]' } },
-        recorded_at: '2026-11-21T10:15:00+01:00',
+      const composition = await t.request('GET', `/openehr/v1/ehr/${ehrId}/composition/${observation.id.split('.')[0]}?format=FLAT`);
+      expect(composition.body).toMatchObject({
+        'vital_signs/blood_pressure/any_event:0/systolic|magnitude': 128,
+        'vital_signs/blood_pressure/any_event:0/systolic|unit': 'mm[Hg]',
+        'vital_signs/blood_pressure/any_event:0/diastolic|magnitude': 84,
+        'vital_signs/blood_pressure/any_event:0/time': '2026-11-21T10:15:00+01:00',
       });
+      expect(Object.keys(composition.body).some((k) => k.startsWith('vital_signs/pulse_heart_beat/'))).toBe(false);
     });
   });
 

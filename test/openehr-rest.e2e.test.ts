@@ -270,8 +270,9 @@ describe(`openEHR REST resources (${backendName})`, () => {
       const read = await api('GET', `/ehr/${ehrId}/contribution/${secondId}`);
       expect(read.status).toBe(200);
       expect(read.body.versions.map((v: any) => v.id.value)).toEqual([a.replace(/::1$/, '::2'), b.replace(/::1$/, '::2')]);
-      const modified = await raw('GET', `/ehr/${ehrId}/composition/${a.split('::')[0]}`);
-      expect(modified.body.content.pulse.rate.magnitude).toBe(90);
+      // vital_signs.v1 is an operational template: read the change in its FLAT form.
+      const modified = await raw('GET', `/ehr/${ehrId}/composition/${a.split('::')[0]}?format=FLAT`);
+      expect(modified.body['vital_signs/pulse_heart_beat/any_event:0/rate|magnitude']).toBe(90);
       expect((await raw('GET', `/ehr/${ehrId}/composition/${b.split('::')[0]}`)).status).toBe(204);
       const v2 = await raw('GET', `/ehr/${ehrId}/versioned_composition/${a.split('::')[0]}/version/${encodeURIComponent(a.replace(/::1$/, '::2'))}`);
       expect(v2.body.contribution.id.value).toBe(secondId);

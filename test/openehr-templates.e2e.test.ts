@@ -194,6 +194,157 @@ describe(`openEHR operational templates and composition formats (${backendName})
     });
   });
 
+  describe('the demo templates (operational templates shipped with CareGraph)', () => {
+    const DEMO = ['vital_signs.v1', 'lab_result.v1'];
+    const demo = { 'x-tenant-id': 'demo' };
+
+    it.each(DEMO)('%s is an OPT with a web template; its FLAT and canonical compositions are stored and read back', async (id) => {
+      const xml = await api('GET', template(id), { headers: { accept: 'application/xml' } });
+      expect(xml.status).toBe(200);
+      expect(xml.text).toContain(`<value>${id}</value>`);
+      const list = await api('GET', '/definition/template/adl1.4');
+      expect(list.body).toEqual(expect.arrayContaining([expect.objectContaining({ template_id: id, format: 'OPT 1.4', area: 'observation' })]));
+      const web = await api('GET', template(id), { headers: { accept: 'application/openehr.wt+json' } });
+      expect(web.body).toMatchObject({ templateId: id, tree: { rmType: 'COMPOSITION' } });
+
+      const example = (await api('GET', `${template(id)}/example?format=FLAT`)).body;
+      const fromFlat = await api('POST', `/ehr/ehr-p-1003/composition?templateId=${id}&format=FLAT`, { body: example, headers: representation });
+      expect(fromFlat.status).toBe(201);
+      expect(points(withoutUid(fromFlat.body))).toEqual(points(withoutUid(example)));
+      const uid = fromFlat.headers.get('etag')!.replace(/"/g, '');
+      const flat = await api('GET', `/ehr/ehr-p-1003/composition/${uid}?format=FLAT`);
+      expect(points(withoutUid(flat.body))).toEqual(points(withoutUid(example)));
+
+      const canonical = (await api('GET', `/ehr/ehr-p-1003/composition/${uid}`)).body;
+      expect(canonical).toMatchObject({ _type: 'COMPOSITION', archetype_details: { template_id: { value: id } } });
+      const fromCanonical = await api('POST', '/ehr/ehr-p-1003/composition', { body: canonical, headers: representation });
+      expect(fromCanonical.status).toBe(201);
+      expect(fromCanonical.body.content).toEqual(canonical.content);
+      const structured = await api('GET', `/ehr/ehr-p-1003/composition/${fromCanonical.body.uid.value}?format=STRUCTURED`);
+      expect(Object.keys(structured.body)).toEqual([web.body.tree.id]);
+    });
+
+    it('stores the documented vital-signs body as RM at the archetype paths, and maps it to FHIR Observations with LOINC and UCUM', async () => {
+      const body = {
+        blood_pressure: { systolic: { magnitude: 132, unit: 'mm[Hg]' }, diastolic: { magnitude: 85, unit: 'mm[Hg]' }, position: { code: 'at1001' } },
+        pulse: { rate: { magnitude: 68, unit: '/min' }, regular: true },
+        recorded_at: '2026-11-22T09:00:00Z',
+      };
+      const created = await t.request('POST', '/api/ehr/compositions', {
+        body: { templateId: 'vital_signs.v1', ehrId: 'ehr-p-1003', content: body },
+        headers: demo,
+      });
+      expect(created.status).toBe(201);
+      expect(created.body.content).toEqual({ ...body, blood_pressure: { ...body.blood_pressure, position: { code: 'at1001', value: 'Sitting' } } });
+      const id = created.body.uid.split('::')[0];
+      const rm = (await api('GET', `/ehr/ehr-p-1003/composition/${created.body.uid}`)).body;
+      const bp = rm.content.find((e: any) => e.archetype_node_id === 'openEHR-EHR-OBSERVATION.blood_pressure.v2');
+      const event = bp.data.events.find((e: any) => e.archetype_node_id === 'at0006');
+      expect(event.data.items.find((i: any) => i.archetype_node_id === 'at0004').value).toEqual({ _type: 'DV_QUANTITY', magnitude: 132, units: 'mm[Hg]' });
+      expect(rm.composer).toMatchObject({ _type: 'PARTY_IDENTIFIED', name: 'test-user' });
+
+      const observation = await t.request('GET', `/fhir/R4/Observation/${id}.blood-pressure`, { headers: demo });
+      expect(observation.status).toBe(200);
+      expect(observation.body).toMatchObject({
+        resourceType: 'Observation',
+        status: 'final',
+        category: [{ coding: [{ code: 'vital-signs' }] }],
+        code: { coding: [{ system: 'http://loinc.org', code: '85354-9' }] },
+        subject: { reference: 'Patient/p-1003' },
+        effectiveDateTime: '2026-11-22T09:00:00Z',
+        component: [
+          {
+            code: { coding: [{ system: 'http://loinc.org', code: '8480-6' }] },
+            valueQuantity: { value: 132, unit: 'mm[Hg]', system: 'http://unitsofmeasure.org', code: 'mm[Hg]' },
+          },
+          {
+            code: { coding: [{ system: 'http://loinc.org', code: '8462-4' }] },
+            valueQuantity: { value: 85, unit: 'mm[Hg]', system: 'http://unitsofmeasure.org', code: 'mm[Hg]' },
+          },
+        ],
+        note: [{ text: 'Position: Sitting' }],
+      });
+      const pulse = await t.request('GET', `/fhir/R4/Observation/${id}.pulse`, { headers: demo });
+      expect(pulse.body).toMatchObject({
+        code: { coding: [{ code: '8867-4' }] },
+        valueQuantity: { value: 68, code: '/min' },
+        note: [{ text: 'Regular rhythm' }],
+      });
+    });
+
+    it('maps the other vital signs of a canonical composition to FHIR, and shows it canonical where the simple form cannot hold it', async () => {
+      const example = (await api('GET', `${template('vital_signs.v1')}/example?format=FLAT`)).body;
+      const flat = {
+        ...example,
+        'vital_signs/blood_pressure/any_event:0/systolic|magnitude': 118,
+        'vital_signs/blood_pressure/any_event:0/diastolic|magnitude': 76,
+        'vital_signs/body_temperature/any_event:0/temperature|magnitude': 37.4,
+        'vital_signs/body_weight/any_event:0/weight|magnitude': 71.5,
+      };
+      const created = await t.request('POST', '/api/ehr/compositions', {
+        body: { templateId: 'vital_signs.v1', ehrId: 'ehr-p-1003', content: flat },
+        headers: demo,
+      });
+      expect(created.status).toBe(201);
+      expect(created.body.content._type).toBe('COMPOSITION');
+      const id = created.body.uid.split('::')[0];
+      const temperature = await t.request('GET', `/fhir/R4/Observation/${id}.body-temperature`, { headers: demo });
+      expect(temperature.body).toMatchObject({
+        code: { coding: [{ system: 'http://loinc.org', code: '8310-5' }] },
+        valueQuantity: { value: 37.4, unit: 'Cel', system: 'http://unitsofmeasure.org', code: 'Cel' },
+      });
+      const weight = await t.request('GET', `/fhir/R4/Observation/${id}.body-weight`, { headers: demo });
+      expect(weight.body).toMatchObject({ code: { coding: [{ code: '29463-7' }] }, valueQuantity: { value: 71.5, code: 'kg' } });
+    });
+
+    it('maps a lab result composition to a laboratory Observation read from its archetype paths', async () => {
+      const lab = {
+        lab_result: {
+          test_name: { code: '2160-0' },
+          status: { code: 'preliminary' },
+          specimen_collected_at: '2026-11-22T07:30:00Z',
+          results: [{ analyte: 'Creatinine', value: { magnitude: 140, unit: 'umol/L' }, interpretation: { code: 'H' }, reference_range: '60-110 umol/L' }],
+          conclusion: 'Raised creatinine.',
+        },
+      };
+      const created = await t.request('POST', '/api/ehr/compositions', {
+        body: { templateId: 'lab_result.v1', ehrId: 'ehr-p-1003', content: lab },
+        headers: demo,
+      });
+      expect(created.status).toBe(201);
+      const flat = (await api('GET', `/ehr/ehr-p-1003/composition/${created.body.uid}?format=FLAT`)).body;
+      expect(flat).toMatchObject({
+        'laboratory_result/laboratory_test_result/any_event/overall_test_status|code': 'at0120',
+        'laboratory_result/laboratory_test_result/any_event/laboratory_analyte_result:0/analyte_result|normal_status': 'H',
+        'laboratory_result/laboratory_test_result/any_event/time': '2026-11-22T07:30:00Z',
+      });
+      const observation = await t.request('GET', `/fhir/R4/Observation/${created.body.uid.split('::')[0]}`, { headers: demo });
+      expect(observation.body).toMatchObject({
+        status: 'preliminary',
+        category: [{ coding: [{ code: 'laboratory' }] }],
+        code: { coding: [{ system: 'http://loinc.org', code: '2160-0', display: 'Creatinine' }] },
+        effectiveDateTime: '2026-11-22T07:30:00Z',
+        valueQuantity: { value: 140, unit: 'umol/L', system: 'http://unitsofmeasure.org' },
+        interpretation: [{ coding: [{ code: 'H' }] }],
+        referenceRange: [{ text: '60-110 umol/L' }],
+        note: [{ text: 'Raised creatinine.' }],
+      });
+    });
+
+    it('answers simple bodies that break the template with the simple paths', async () => {
+      const broken = {
+        blood_pressure: { systolic: { magnitude: 1200, unit: 'mm[Hg]' }, diastolic: { magnitude: 80, unit: 'mm[Hg]' } },
+        recorded_at: '2026-11-22T09:00:00Z',
+      };
+      const res = await t.request('POST', '/api/ehr/compositions', {
+        body: { templateId: 'vital_signs.v1', ehrId: 'ehr-p-1003', content: broken },
+        headers: demo,
+      });
+      expect(res.status).toBe(422);
+      expect(res.body.error.details).toEqual([{ path: 'blood_pressure.systolic.magnitude', message: expect.stringContaining('maximum 1000') }]);
+    });
+  });
+
   describe('beside the other APIs', () => {
     it('POST /api/ehr/compositions takes a canonical or STRUCTURED composition of an OPT, and the demo vital-signs body still', async () => {
       const post = (templateId: string, content: unknown) =>

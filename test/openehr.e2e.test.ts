@@ -9,6 +9,11 @@ describe(`openEHR REST API /openehr/v1 (${backendName})`, () => {
   let t: TestPlatform;
   let acme: string;
   const api = (method: string, path: string, options: Parameters<TestPlatform['request']>[2] = {}) => t.request(method, `/openehr/v1${path}`, options);
+  /** vital_signs.v1 is an operational template: its compositions come back as canonical RM. */
+  const systolic = (composition: any) =>
+    composition.content
+      .find((e: any) => e.archetype_node_id === 'openEHR-EHR-OBSERVATION.blood_pressure.v2')
+      .data.events[0].data.items.find((i: any) => i.archetype_node_id === 'at0004').value.magnitude;
   const envelope = (content: unknown, templateId = 'vital_signs.v1') => ({
     _type: 'COMPOSITION',
     archetype_details: { template_id: { value: templateId } },
@@ -105,8 +110,12 @@ describe(`openEHR REST API /openehr/v1 (${backendName})`, () => {
         archetype_details: { template_id: { value: 'vital_signs.v1' } },
         composer: { name: 'test-user' },
         context: { start_time: { value: VITALS.recorded_at } },
-        content: VITALS,
+        content: [
+          expect.objectContaining({ archetype_node_id: 'openEHR-EHR-OBSERVATION.blood_pressure.v2' }),
+          expect.objectContaining({ archetype_node_id: 'openEHR-EHR-OBSERVATION.pulse.v2' }),
+        ],
       });
+      expect(systolic(res.body)).toBe(VITALS.blood_pressure.systolic.magnitude);
       const audit = await t.request('GET', `/api/ehr/audit?entityId=${id}`);
       expect(audit.body.data[0]).toMatchObject({
         action: 'create',
@@ -128,7 +137,8 @@ describe(`openEHR REST API /openehr/v1 (${backendName})`, () => {
       expect(latest.status).toBe(200);
       expect(latest.body.uid.value).toBe(uid);
       const version = await api('GET', `/ehr/ehr-p-1001/composition/${uid}`);
-      expect(version.body.content).toEqual(VITALS);
+      expect(version.body.content).toEqual(latest.body.content);
+      expect(systolic(version.body)).toBe(VITALS.blood_pressure.systolic.magnitude);
       expect((await api('GET', `/ehr/ehr-p-1002/composition/${uid}`)).status).toBe(404);
     });
 
@@ -139,7 +149,7 @@ describe(`openEHR REST API /openehr/v1 (${backendName})`, () => {
       expect(ok.status).toBe(200);
       const v2 = ok.body.uid.value;
       expect(v2).toBe(`${id}::caregraph.local::2`);
-      expect(ok.body.content.blood_pressure.systolic.magnitude).toBe(135);
+      expect(systolic(ok.body)).toBe(135);
       const stale = await api('PUT', `/ehr/ehr-p-1001/composition/${id}`, { body: envelope(changed), headers: { 'if-match': `"${uid}"` } });
       expect(stale.status).toBe(412);
       expect(stale.headers.get('etag')).toBe(`"${v2}"`);
@@ -166,8 +176,8 @@ describe(`openEHR REST API /openehr/v1 (${backendName})`, () => {
         _type: 'ORIGINAL_VERSION',
         preceding_version_uid: { value: uid },
         lifecycle_state: { value: 'complete' },
-        data: { content: { blood_pressure: { systolic: { magnitude: 135 } } } },
       });
+      expect(systolic(v2.body.data)).toBe(135);
       const atTime = await api('GET', `/ehr/ehr-p-1001/versioned_composition/${id}/version?version_at_time=${encodeURIComponent(new Date().toISOString())}`);
       expect(atTime.body.uid.value).toBe(`${id}::caregraph.local::3`);
     });
@@ -237,12 +247,20 @@ describe(`openEHR REST API /openehr/v1 (${backendName})`, () => {
       expect(list.body.map((x: any) => x.template_id)).toEqual(expect.arrayContaining(['vital_signs.v1', 'weight.v1']));
       const one = await api('GET', '/definition/template/adl1.4/weight.v1');
       expect(one.body).toMatchObject({ template_id: 'weight.v1', area: 'observation', definition: weight.definition });
+      const jsonWeb = await api('GET', '/definition/template/adl1.4/weight.v1', { headers: { accept: 'application/openehr.wt+json' } });
+      expect(jsonWeb.status).toBe(200);
+      expect(jsonWeb.body).toMatchObject({ templateId: 'weight.v1', tree: { rmType: 'COMPOSITION' } });
+      expect(jsonWeb.body.tree.children[0].children.find((c: any) => c.id === 'weight')).toMatchObject({ rmType: 'DV_QUANTITY', aqlPath: '/content/weight' });
+      // The demo vital signs are an operational template: its web template has the archetype paths.
       const web = await api('GET', '/definition/template/adl1.4/vital_signs.v1', { headers: { accept: 'application/openehr.wt+json' } });
       expect(web.status).toBe(200);
-      expect(web.body).toMatchObject({ templateId: 'vital_signs.v1', tree: { rmType: 'COMPOSITION' } });
-      const bp = web.body.tree.children[0].children.find((c: any) => c.id === 'blood_pressure');
+      expect(web.body).toMatchObject({ templateId: 'vital_signs.v1', tree: { id: 'vital_signs', rmType: 'COMPOSITION' } });
+      const bp = web.body.tree.children.find((c: any) => c.id === 'blood_pressure');
       expect(bp).toMatchObject({ rmType: 'OBSERVATION', nodeId: 'openEHR-EHR-OBSERVATION.blood_pressure.v2', min: 1 });
-      expect(bp.children.find((c: any) => c.id === 'systolic')).toMatchObject({ rmType: 'DV_QUANTITY', aqlPath: '/content/blood_pressure/systolic' });
+      expect(bp.children.find((c: any) => c.id === 'any_event').children.find((c: any) => c.id === 'systolic')).toMatchObject({
+        rmType: 'DV_QUANTITY',
+        aqlPath: '/content[openEHR-EHR-OBSERVATION.blood_pressure.v2]/data[at0001]/events[at0006]/data[at0003]/items[at0004]/value',
+      });
       const xml = await api('POST', '/definition/template/adl1.4', { rawBody: '<template/>', headers: { 'content-type': 'application/xml' } });
       expect(xml.status).toBe(400);
       expect((await api('GET', '/definition/template/adl1.4/missing.v1')).status).toBe(404);

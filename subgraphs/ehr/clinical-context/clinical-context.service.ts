@@ -7,8 +7,7 @@ import type { ConsentService } from '../consents/consent.service';
 import type { ClinicalTemplateService } from '../templates/clinical-template.service';
 import type { AccessPolicyService } from '../policy/access-policy.service';
 import { assertAgentConsent, disclosure, type DataArea, type Disclosure } from '../policy/rules';
-import type { ConstraintNode } from '../clinical/constraints';
-import { compositionToResources, type FhirResource } from '../exchange/fhir/mapping';
+import { compositionToResources, mappedTemplate, type FhirResource } from '../exchange/fhir/mapping';
 import { parseBound } from '../common/dates';
 import { systemClock, type Clock } from '../../../common/clock';
 import { initialsOf } from '../../../common/initials';
@@ -328,8 +327,7 @@ export class ClinicalContextService {
     for (const composition of compositions) {
       if (!composition.content) continue;
       const template = await this.templates.get(composition.templateId);
-      for (const resource of compositionToResources(composition, template.definition as unknown as ConstraintNode))
-        result.push({ resource, uid: composition.uid });
+      for (const resource of compositionToResources(composition, mappedTemplate(this.templates, template))) result.push({ resource, uid: composition.uid });
     }
     return result;
   }

@@ -29,7 +29,7 @@ export const ARCHETYPES: Archetype[] = [
       children: {
         systolic: { type: 'quantity', required: true, units: [{ unit: 'mm[Hg]', min: 0, max: 1000 }] },
         diastolic: { type: 'quantity', required: true, units: [{ unit: 'mm[Hg]', min: 0, max: 1000 }] },
-        position: coded('local', { at1000: 'Standing', at1001: 'Sitting', at1003: 'Reclining', at1002: 'Lying' }),
+        position: coded('local', { at1000: 'Standing', at1001: 'Sitting', at1002: 'Reclining', at1003: 'Lying' }),
       },
     },
   },
@@ -62,7 +62,6 @@ export const ARCHETYPES: Archetype[] = [
           H: 'High',
           LL: 'Critically low',
           HH: 'Critically high',
-          A: 'Abnormal',
         }),
         reference_range: { type: 'text', maxLength: 200 },
       },

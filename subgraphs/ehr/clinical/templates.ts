@@ -1,12 +1,11 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { projectRoot } from '../../../common/paths';
 import type { DataArea } from '../policy/rules';
 import type { ConstraintNode } from './constraints';
 
-export interface TemplateSeed {
-  id: string;
-  name: string;
-  area: DataArea;
-  definition: ConstraintNode;
-}
+/** A demo template: an operational template (OPT 1.4 XML shipped in `opt/demo/`), or a CareGraph JSON definition. */
+export type TemplateSeed = { id: string; name: string; area: DataArea } & ({ opt: string } | { definition: ConstraintNode });
 
 const slot = (archetypeId: string, required = true): ConstraintNode => ({ type: 'archetype', archetypeId, required });
 
@@ -18,23 +17,15 @@ const singleSlot = (id: string, name: string, area: DataArea, key: string, arche
   definition: { type: 'object', children: { [key]: slot(archetypeId) } },
 });
 
+/** The XML of a demo OPT; its template_id is the file name. */
+export const demoOpt = (templateId: string): string =>
+  readFileSync(join(projectRoot(), 'subgraphs', 'ehr', 'clinical', 'opt', 'demo', `${templateId}.opt`), 'utf8');
+
 /** Templates every demo tenant starts with; `vital_signs.v1` is docs/api.md §10's. */
 export const SEED_TEMPLATES: TemplateSeed[] = [
-  {
-    id: 'vital_signs.v1',
-    name: 'Vital signs',
-    area: 'observation',
-    definition: {
-      type: 'object',
-      children: {
-        blood_pressure: slot('openEHR-EHR-OBSERVATION.blood_pressure.v2'),
-        pulse: slot('openEHR-EHR-OBSERVATION.pulse.v2', false),
-        recorded_at: { type: 'date_time', required: true },
-      },
-    },
-  },
+  { id: 'vital_signs.v1', name: 'Vital signs', area: 'observation', opt: demoOpt('vital_signs.v1') },
   singleSlot('encounter.v1', 'Encounter', 'encounter', 'encounter', 'openEHR-EHR-COMPOSITION.encounter.v1'),
-  singleSlot('lab_result.v1', 'Laboratory result', 'observation', 'lab_result', 'openEHR-EHR-OBSERVATION.laboratory_test_result.v1'),
+  { id: 'lab_result.v1', name: 'Laboratory result', area: 'observation', opt: demoOpt('lab_result.v1') },
   singleSlot('medication_order.v1', 'Medication order', 'order', 'medication_order', 'openEHR-EHR-INSTRUCTION.medication_order.v3'),
   singleSlot('clinical_note.v1', 'Clinical note', 'document', 'note', 'openEHR-EHR-EVALUATION.clinical_note.v1'),
 ];

@@ -1,8 +1,11 @@
 import { ARCHETYPES } from './archetypes';
+import type { ConstraintNode } from './constraints';
 import { SEED_TEMPLATES } from './templates';
+import { simpleFormOf } from './simple-forms';
 import { validateContent, validateDefinition } from './validate';
 
-const vitals = SEED_TEMPLATES.find((t) => t.id === 'vital_signs.v1')!.definition;
+/** The demo templates that are OPTs are validated in their simple form; the others are CareGraph JSON templates. */
+const vitals = simpleFormOf('vital_signs.v1', 'vital_signs')!.definition;
 const valid = {
   blood_pressure: { systolic: { magnitude: 120, unit: 'mm[Hg]' }, diastolic: { magnitude: 80, unit: 'mm[Hg]' } },
   pulse: { rate: { magnitude: 72, unit: '/min' } },
@@ -47,14 +50,14 @@ describe('composition validation', () => {
   });
 
   it('checks list cardinality, counts, text length and dates', () => {
-    const lab = SEED_TEMPLATES.find((t) => t.id === 'lab_result.v1')!.definition;
+    const lab = simpleFormOf('lab_result.v1', 'laboratory_result')!.definition;
     const details = validateContent(
       lab,
       { lab_result: { test_name: { code: '2345-7' }, status: { code: 'final' }, specimen_collected_at: '2026-11-22T08:00:00Z', results: [] } },
       'lab_result.v1',
     );
     expect(details).toEqual([{ path: 'lab_result.results', message: 'needs at least 1 item(s), got 0' }]);
-    const order = SEED_TEMPLATES.find((t) => t.id === 'medication_order.v1')!.definition;
+    const order = (SEED_TEMPLATES.find((t) => t.id === 'medication_order.v1') as { definition: ConstraintNode }).definition;
     const bad = validateContent(
       order,
       { medication_order: { medication: '', route: { code: '20053000' }, dose: { magnitude: 500, unit: 'mg' }, doses_per_day: 30, start_date: '2026-13-01' } },

@@ -3,6 +3,7 @@ import { GraphQLJSONObject } from 'graphql-scalars';
 import type { EhrContext } from '../context';
 import { Patient } from '../patients/patient.types';
 import { DataAreaEnum } from '../common/types';
+import type { CompositionView } from './composition.service';
 import { Composition, CompositionFilter, CompositionPage, CreateCompositionInput } from './composition.types';
 
 @Resolver(() => Composition)
@@ -45,6 +46,12 @@ export class CompositionResolver {
     @Ctx() ctx: EhrContext,
   ) {
     return ctx.compositions.update(id, ifMatch, content, reason);
+  }
+
+  /** A demo template's composition in its simple form when that holds all of it (docs/clinical-record.md). */
+  @FieldResolver(() => GraphQLJSONObject, { nullable: true, description: 'null for the deletion version.' })
+  content(@Root() composition: CompositionView, @Ctx() ctx: EhrContext) {
+    return ctx.compositions.presentedContent(composition);
   }
 
   @Mutation(() => Composition, { description: 'Logical delete: commits a final version without content. Returns that version.' })

@@ -9,6 +9,8 @@ import type { ConstraintNode } from '../clinical/constraints';
 import { validateContent } from '../clinical/validate';
 import { validateComposition } from '../clinical/opt/validate';
 import { toCanonical } from '../clinical/opt/formats';
+import { canonicalToFlat } from '../clinical/opt/flat';
+import { simpleView } from '../clinical/simple-forms';
 import type { AccessPolicyService } from '../policy/access-policy.service';
 import type { ConsentService } from '../consents/consent.service';
 import type { ClinicalTemplateService } from '../templates/clinical-template.service';
@@ -104,14 +106,39 @@ export class CompositionService {
 
   /**
    * The content to validate and store: for an operational template the
-   * canonical COMPOSITION, given as such or in the template's STRUCTURED form,
-   * without a client's `uid` (versions are the server's); other templates' content as given.
+   * canonical COMPOSITION, given as such, as FLAT or STRUCTURED, or in the
+   * template's simple form (demo templates), without a client's `uid`
+   * (versions are the server's); other templates' content as given.
    */
   private async storedContent(templateId: string, content: unknown): Promise<unknown> {
-    const operational = this.templates.operational(await this.template(templateId));
+    const template = await this.template(templateId);
+    const operational = this.templates.operational(template);
     if (!operational || typeof content !== 'object' || content === null || Array.isArray(content)) return content;
-    const composition = toCanonical(content, '_type' in content ? 'JSON' : 'STRUCTURED', operational.webTemplate);
-    return composition;
+    const wt = operational.webTemplate;
+    const root = wt.tree.id;
+    if ('_type' in content) return toCanonical(content, 'JSON', wt);
+    if (Object.keys(content).some((key) => key.startsWith(`${root}/`))) return toCanonical(content, 'FLAT', wt);
+    const form = this.templates.simpleForm(template);
+    if (form && !(root in content)) {
+      const details = validateContent(form.definition, content, templateId);
+      if (details.length > 0) throw new AppError('COMPOSITION_INVALID', `The content does not conform to template ${templateId}`, details);
+      return toCanonical(form.toFlat(content, this.store.identity.sub), 'FLAT', wt);
+    }
+    return toCanonical(content, 'STRUCTURED', wt);
+  }
+
+  /**
+   * A composition's content as the CareGraph API shows it: a demo template's
+   * simple form when that form holds all of the composition, else as stored
+   * (canonical for operational templates).
+   */
+  async presentedContent(composition: CompositionView): Promise<Record<string, unknown> | null> {
+    if (!composition.content) return null;
+    const template = await this.templates.find(composition.templateId);
+    const form = template ? this.templates.simpleForm(template) : undefined;
+    if (!template || !form) return composition.content;
+    const flat = canonicalToFlat(composition.content, this.templates.operational(template)!.webTemplate);
+    return simpleView(form, flat) ?? composition.content;
   }
 
   private async validate(templateId: string, content: unknown): Promise<void> {

@@ -96,3 +96,29 @@ export function valueAt(value: unknown, path: string[]): unknown {
   }
   return current;
 }
+
+/**
+ * The RM objects at an archetype path below a canonical RM object
+ * (`/data[at0001]/events[at0006]/data[at0003]/items[at0004]/value`): each step
+ * an attribute, optionally narrowed to one archetype node id; lists fan out.
+ */
+export function rmAll(rm: unknown, path: string): Array<Record<string, any>> {
+  let current: unknown[] = [rm];
+  for (const segment of path.split('/').filter(Boolean)) {
+    const match = /^([a-z_]+)(?:\[([^\]]+)\])?$/.exec(segment);
+    if (!match) return [];
+    current = current.flatMap((object) => {
+      if (!isObject(object)) return [];
+      const value = object[match[1]];
+      return (Array.isArray(value) ? value : value === undefined || value === null ? [] : [value]).filter(
+        (x) => !match[2] || (isObject(x) && x.archetype_node_id === match[2]),
+      );
+    });
+  }
+  return current.filter(isObject);
+}
+
+/** The first RM object at an archetype path, or undefined. */
+export function rmAt(rm: unknown, path: string): Record<string, any> | undefined {
+  return rmAll(rm, path)[0];
+}

@@ -1,4 +1,6 @@
-import { Arg, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
+import { Arg, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
+import { GraphQLJSONObject } from 'graphql-scalars';
+import type { ClinicalTemplate as TemplateRow } from '../db/generated/client';
 import type { EhrContext } from '../context';
 import { ARCHETYPES } from '../clinical/archetypes';
 import { DataAreaEnum } from '../common/types';
@@ -19,6 +21,12 @@ export class ClinicalTemplateResolver {
   @Query(() => [ClinicalArchetype], { description: 'The archetype library templates build on.' })
   clinicalArchetypes() {
     return ARCHETYPES;
+  }
+
+  /** A demo OPT shows the constraint tree of its simple form: the JSON bodies the CareGraph API takes for it. */
+  @FieldResolver(() => GraphQLJSONObject, { description: 'Constraint tree (see docs/clinical-record.md).' })
+  definition(@Root() template: TemplateRow, @Ctx() ctx: EhrContext) {
+    return ctx.templates.simpleForm(template)?.definition ?? template.definition;
   }
 
   @Mutation(() => ClinicalTemplate, { description: 'Admin: adds a template version. Existing ids are immutable (CONFLICT unless identical).' })

@@ -8,11 +8,12 @@ import type { ConstraintNode } from '../clinical/constraints';
 import { validateDefinition } from '../clinical/validate';
 import { conflictOnDuplicate } from '../../../common/db/unique-violation';
 import { areaOf, operational, type Operational } from '../clinical/opt/operational';
+import { simpleFormOf, type SimpleForm } from '../clinical/simple-forms';
 
 /** openEHR template ids are free text (`IDCR - Problem List.v1`); CareGraph bounds their length and characters. */
 const OPT_TEMPLATE_ID = /^[^\p{Cc}/\\?#%]{1,250}$/u;
 /** What marks a row's `definition` when the template is an OPT. */
-const OPT_DEFINITION = { type: 'opt' } as const;
+export const OPT_DEFINITION = { type: 'opt' } as const;
 
 /** `<concept>.v<n>`: the version is part of the id, so a new version never replaces an old one. */
 const TEMPLATE_ID = /^[a-z][a-z0-9_]{0,63}\.v[1-9][0-9]{0,3}$/;
@@ -52,6 +53,12 @@ export class ClinicalTemplateService {
   /** The parsed OPT and web template of an operational template row; undefined for a CareGraph JSON template. */
   operational(row: TemplateRow): Operational | undefined {
     return row.opt ? operational(row.opt) : undefined;
+  }
+
+  /** The simple content form of a demo operational template (docs/clinical-record.md), if the row is one. */
+  simpleForm(row: TemplateRow): SimpleForm | undefined {
+    const operational = this.operational(row);
+    return operational ? simpleFormOf(row.id, operational.webTemplate.tree.id) : undefined;
   }
 
   /**

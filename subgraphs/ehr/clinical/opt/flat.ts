@@ -77,6 +77,7 @@ function emitValue(rmType: string, v: Rm, path: string, out: Flat) {
       put('magnitude', v.magnitude);
       put('unit', v.units);
       put('precision', v.precision);
+      put('normal_status', v.normal_status?.code_string);
       return;
     case 'DV_CODED_TEXT':
       put('code', v.defining_code?.code_string);
@@ -214,6 +215,7 @@ function buildValue(rmType: string, f: Map<string, unknown>, node?: WebNode): Rm
         magnitude: num(g('magnitude')),
         units: g('unit'),
         ...(g('precision') !== undefined ? { precision: num(g('precision')) } : {}),
+        ...(g('normal_status') !== undefined ? { normal_status: code('openehr_normal_statuses', String(g('normal_status'))) } : {}),
       };
     case 'DV_CODED_TEXT': {
       if (f.has('other')) return dvText(String(g('other')));

@@ -16,6 +16,8 @@ const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}(:\d{2}(:\d{2}([.,]\d+)?)?)?(Z|[+-]\d
 const DATE = /^\d{4}(-\d{2}(-\d{2})?)?$/;
 const TIME = /^\d{2}(:\d{2}(:\d{2}([.,]\d+)?)?)?(Z|[+-]\d{2}(:?\d{2})?)?$/;
 const DURATION = /^-?P(?!$)(\d+(\.\d+)?Y)?(\d+(\.\d+)?M)?(\d+(\.\d+)?W)?(\d+(\.\d+)?D)?(T(?!$)(\d+(\.\d+)?H)?(\d+(\.\d+)?M)?(\d+(\.\d+)?S)?)?$/;
+/** The openEHR normal statuses of an ordered value (DV_QUANTITY.normal_status). */
+const NORMAL_STATUSES = ['HHH', 'HH', 'H', 'N', 'L', 'LL', 'LLL'];
 /** RM subtypes an instance may have where the template names the supertype. */
 const SUBTYPES: Record<string, string[]> = {
   EVENT: ['EVENT', 'POINT_EVENT', 'INTERVAL_EVENT'],
@@ -88,6 +90,8 @@ class Checker {
       case 'DV_QUANTITY': {
         if (typeof v.magnitude !== 'number') return fail('magnitude must be a number', '/magnitude');
         if (typeof v.units !== 'string') return fail('units must be a string', '/units');
+        if (v.normal_status !== undefined && !NORMAL_STATUSES.includes(v.normal_status?.code_string))
+          fail(`normal_status must be one of ${NORMAL_STATUSES.join(', ')} (openehr_normal_statuses)`, '/normal_status');
         const items = c?.quantities ?? [];
         if (!items.length) return;
         const item = items.find((q) => q.unit === v.units);

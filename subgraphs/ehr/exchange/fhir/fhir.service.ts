@@ -1,11 +1,10 @@
 import { AppError, notFound, validationError } from '../../../../common/errors';
-import type { ConstraintNode } from '../../clinical/constraints';
 import type { CompositionService, CompositionView } from '../../compositions/composition.service';
 import type { PatientService } from '../../patients/patient.service';
 import type { AppointmentService } from '../../appointments/appointment.service';
 import type { ClinicalTemplateService } from '../../templates/clinical-template.service';
 import type { DataArea } from '../../policy/rules';
-import type { Prisma } from '../../db/generated/client';
+import type { ClinicalTemplate as TemplateRow, Prisma } from '../../db/generated/client';
 import { capabilityStatement, FHIR_RESOURCE_TYPES, WRITABLE_TYPES } from './capability';
 import {
   appointmentToResource,
@@ -16,7 +15,10 @@ import {
   PATIENT_ID_SYSTEM,
   patientToResource,
   resourceIds,
+  mappedTemplate,
+  templateSlots,
   type FhirResource,
+  type MappedTemplate,
 } from './mapping';
 import { appointmentInput, patientInput, vitalSignsInput, type AppointmentInput } from './inbound';
 import {
@@ -30,7 +32,6 @@ import {
   type RawParam,
   type SearchCriterion,
 } from './search';
-import { topLevelSlots } from '../content';
 import { ARCHETYPE } from './mapping';
 
 /** The data area each composition-backed resource type lives in. */
@@ -82,9 +83,12 @@ export class FhirService {
     }
   }
 
-  private async definition(templateId: string): Promise<ConstraintNode> {
-    const template = await this.templates.get(templateId);
-    return template.definition as unknown as ConstraintNode;
+  private async definition(templateId: string): Promise<MappedTemplate> {
+    return this.mapped(await this.templates.get(templateId));
+  }
+
+  private mapped(template: TemplateRow): MappedTemplate {
+    return mappedTemplate(this.templates, template);
   }
 
   private async compositionResource(resourceType: string, id: string, composition: CompositionView): Promise<FhirResource | undefined> {
@@ -206,15 +210,13 @@ export class FhirService {
   private async clinicalResources(resourceType: string, patientId: string | null): Promise<FhirResource[]> {
     const area = AREA_OF[resourceType];
     const templates = await this.templates.list(area);
-    const templateIds = templates
-      .filter((t) => resourceIds(t.definition as unknown as ConstraintNode, 'x').some((r) => r.resourceType === resourceType))
-      .map((t) => t.id);
+    const templateIds = templates.filter((t) => resourceIds(this.mapped(t), 'x').some((r) => r.resourceType === resourceType)).map((t) => t.id);
     // An unknown (or hidden, or other tenant's) patient matches nothing, as a search should.
     const compositions = await this.compositions.scan({ patientId, area, templateIds }, SCAN_CAP).catch((err) => {
       if (patientId && err instanceof AppError && err.code === 'NOT_FOUND') return [];
       throw err;
     });
-    const definitions = new Map(templates.map((t) => [t.id, t.definition as unknown as ConstraintNode]));
+    const definitions = new Map(templates.map((t) => [t.id, this.mapped(t)]));
     return compositions.flatMap((c) => compositionToResources(c, definitions.get(c.templateId)!).filter((r) => r.resourceType === resourceType));
   }
 
@@ -264,7 +266,7 @@ export class FhirService {
     const search = parseSearch('Everything', params);
     const patient = await this.read('Patient', patientId);
     const clinical = (await this.compositions.scan({ patientId }, SCAN_CAP)).filter((c) => c.content);
-    const definitions = new Map<string, ConstraintNode>();
+    const definitions = new Map<string, MappedTemplate>();
     for (const id of new Set(clinical.map((c) => c.templateId))) definitions.set(id, await this.definition(id));
     const resources = clinical.flatMap((c) => compositionToResources(c, definitions.get(c.templateId)!)).sort(byDateDesc);
     const appointments = await this.searchAppointments({ criteria: [{ name: 'patient', kind: 'reference', values: [patientId] }], count: SCAN_CAP, offset: 0 });
@@ -313,10 +315,7 @@ export class FhirService {
   /** FHIR-created vital signs use the tenant's newest `vital_signs.v<n>` template. */
   private async vitalSignsTemplate(): Promise<string> {
     const candidates = (await this.templates.list('observation'))
-      .filter(
-        (t) =>
-          /^vital_signs\.v\d+$/.test(t.id) && topLevelSlots(t.definition as unknown as ConstraintNode).some((s) => s.archetypeId === ARCHETYPE.bloodPressure),
-      )
+      .filter((t) => /^vital_signs\.v\d+$/.test(t.id) && templateSlots(this.mapped(t)).some((s) => s.archetypeId === ARCHETYPE.bloodPressure))
       .sort((a, b) => Number(b.id.split('.v')[1]) - Number(a.id.split('.v')[1]));
     if (candidates.length === 0) throw new AppError('UNKNOWN_TEMPLATE', 'This tenant has no vital_signs template to record an Observation with');
     return candidates[0].id;
@@ -376,7 +375,10 @@ export class FhirService {
         `Only the blood pressure and heart rate Observations of vital-signs records can be updated; ${id} is not one that takes code ${resource.code?.coding?.[0]?.code}`,
       );
     }
-    const content: Record<string, any> = structuredClone(current.content ?? {});
+    // Operational templates are updated through their simple form, which must hold the whole composition.
+    const content: Record<string, any> = structuredClone((await this.compositions.presentedContent(current)) ?? {});
+    if (content._type === 'COMPOSITION')
+      throw new AppError('NOT_IMPLEMENTED', `${id} belongs to a composition with elements this update cannot keep; update it through the openEHR API`);
     if (vitals.kind === 'blood_pressure') content[slot.key] = { ...(content[slot.key] ?? {}), systolic: vitals.systolic, diastolic: vitals.diastolic };
     else content[slot.key] = { ...(content[slot.key] ?? {}), rate: vitals.rate };
     if ('recorded_at' in content) content.recorded_at = vitals.recordedAt;

@@ -1,11 +1,17 @@
 import type { ConstraintNode } from '../../clinical/constraints';
+import type { OperationalTemplate } from '../../clinical/opt/parse';
+import { LAB_STATUS } from '../../clinical/simple-forms';
 import type { CompositionView } from '../../compositions/composition.service';
 import type { PatientView } from '../../patients/patient.service';
-import { clinicalTime, topLevelSlots } from '../content';
+import type { ClinicalTemplateService } from '../../templates/clinical-template.service';
+import type { ClinicalTemplate as TemplateRow } from '../../db/generated/client';
+import { clinicalTime, rmAll, rmAt, topLevelSlots } from '../content';
 
 /**
  * openEHR → FHIR R4 mapping (the table in docs/exchange.md). A composition
- * yields one resource per mapped top-level archetype slot; the resource id is
+ * yields one resource per mapped top-level archetype slot (for an operational
+ * template: per top-level content entry, read at its archetype paths, keyed by
+ * the archetype's concept: `blood_pressure`); the resource id is
  * the composition's uuid when its template has one mapped slot, else
  * `<uuid>.<slot>` (e.g. `<uuid>.blood-pressure`); versionId is the composition version, so vread and
  * _history follow the composition's versions.
@@ -26,10 +32,20 @@ export const LOINC_BP_PANEL = { code: '85354-9', display: 'Blood pressure panel 
 export const LOINC_SYSTOLIC = { code: '8480-6', display: 'Systolic blood pressure' };
 export const LOINC_DIASTOLIC = { code: '8462-4', display: 'Diastolic blood pressure' };
 export const LOINC_HEART_RATE = { code: '8867-4', display: 'Heart rate' };
+const LOINC_BODY_TEMPERATURE = { code: '8310-5', display: 'Body temperature' };
+const LOINC_RESPIRATORY_RATE = { code: '9279-1', display: 'Respiratory rate' };
+const LOINC_SPO2 = { code: '59408-5', display: 'Oxygen saturation in Arterial blood by Pulse oximetry' };
+const LOINC_BODY_WEIGHT = { code: '29463-7', display: 'Body weight' };
+const LOINC_BODY_HEIGHT = { code: '8302-2', display: 'Body height' };
 
 export const ARCHETYPE = {
   bloodPressure: 'openEHR-EHR-OBSERVATION.blood_pressure.v2',
   pulse: 'openEHR-EHR-OBSERVATION.pulse.v2',
+  bodyTemperature: 'openEHR-EHR-OBSERVATION.body_temperature.v2',
+  respiration: 'openEHR-EHR-OBSERVATION.respiration.v2',
+  pulseOximetry: 'openEHR-EHR-OBSERVATION.pulse_oximetry.v1',
+  bodyWeight: 'openEHR-EHR-OBSERVATION.body_weight.v2',
+  height: 'openEHR-EHR-OBSERVATION.height.v2',
   lab: 'openEHR-EHR-OBSERVATION.laboratory_test_result.v1',
   encounter: 'openEHR-EHR-COMPOSITION.encounter.v1',
   medication: 'openEHR-EHR-INSTRUCTION.medication_order.v3',
@@ -40,6 +56,11 @@ export const ARCHETYPE = {
 const RESOURCE_OF_ARCHETYPE: Record<string, string> = {
   [ARCHETYPE.bloodPressure]: 'Observation',
   [ARCHETYPE.pulse]: 'Observation',
+  [ARCHETYPE.bodyTemperature]: 'Observation',
+  [ARCHETYPE.respiration]: 'Observation',
+  [ARCHETYPE.pulseOximetry]: 'Observation',
+  [ARCHETYPE.bodyWeight]: 'Observation',
+  [ARCHETYPE.height]: 'Observation',
   [ARCHETYPE.lab]: 'Observation',
   [ARCHETYPE.encounter]: 'Encounter',
   [ARCHETYPE.medication]: 'MedicationRequest',
@@ -163,9 +184,125 @@ const MAPPERS: Record<string, (value: Json, ctx: Context) => Json | null> = {
   }),
 };
 
+/** A DV_QUANTITY as a FHIR Quantity (UCUM). */
+const rmQuantity = (q: Json) => ({ value: q.magnitude, unit: q.units, system: UCUM, code: q.units });
+
+/** A vital sign with one quantity at an archetype path: a FHIR vital-signs Observation. */
+function vitalSign(path: string, loinc: { code: string; display: string }, text: string) {
+  return (entry: Json, ctx: Context): Json | null => {
+    const value = rmAt(entry, path);
+    if (!value) return null;
+    const quantity = value._type === 'DV_PROPORTION' ? { value: value.numerator, unit: '%', system: UCUM, code: '%' } : rmQuantity(value);
+    return {
+      resourceType: 'Observation',
+      status: 'final',
+      category: [concept(OBSERVATION_CATEGORY, 'vital-signs', 'Vital Signs')],
+      code: concept(LOINC, loinc.code, loinc.display, text),
+      subject: ctx.subject,
+      effectiveDateTime: fhirDateTime(ctx.effective),
+      issued: ctx.composition.committedAt.toISOString(),
+      valueQuantity: quantity,
+    };
+  };
+}
+
+const INTERPRETATION_DISPLAY: Record<string, string> = { N: 'Normal', L: 'Low', H: 'High', LL: 'Critical low', HH: 'Critical high' };
+const LAB_STATUS_OF_CODE = Object.fromEntries(Object.entries(LAB_STATUS).map(([status, s]) => [s.atCode, status]));
+const ANALYTE = 'openEHR-EHR-CLUSTER.laboratory_test_analyte.v1';
+
+/** Mappers of canonical RM entries (operational templates), by archetype, at the archetypes' paths. */
+const RM_MAPPERS: Record<string, (entry: Json, ctx: Context) => Json | null> = {
+  [ARCHETYPE.bloodPressure]: (bp, ctx) => {
+    const event = '/data[at0001]/events[at0006]';
+    const systolic = rmAt(bp, `${event}/data[at0003]/items[at0004]/value`);
+    const diastolic = rmAt(bp, `${event}/data[at0003]/items[at0005]/value`);
+    const position = rmAt(bp, `${event}/state[at0007]/items[at0008]/value`);
+    return {
+      resourceType: 'Observation',
+      status: 'final',
+      category: [concept(OBSERVATION_CATEGORY, 'vital-signs', 'Vital Signs')],
+      code: concept(LOINC, LOINC_BP_PANEL.code, LOINC_BP_PANEL.display, 'Blood pressure'),
+      subject: ctx.subject,
+      effectiveDateTime: fhirDateTime(ctx.effective),
+      issued: ctx.composition.committedAt.toISOString(),
+      component: [
+        ...(systolic ? [{ code: concept(LOINC, LOINC_SYSTOLIC.code, LOINC_SYSTOLIC.display), valueQuantity: rmQuantity(systolic) }] : []),
+        ...(diastolic ? [{ code: concept(LOINC, LOINC_DIASTOLIC.code, LOINC_DIASTOLIC.display), valueQuantity: rmQuantity(diastolic) }] : []),
+      ],
+      ...(position ? { note: [{ text: `Position: ${position.value ?? position.defining_code?.code_string}` }] } : {}),
+    };
+  },
+  [ARCHETYPE.pulse]: (pulse, ctx) => {
+    const event = '/data[at0002]/events[at0003]/data[at0001]';
+    const rate = vitalSign(`${event}/items[at0004]/value`, LOINC_HEART_RATE, 'Heart rate')(pulse, ctx);
+    const regularity = rmAt(pulse, `${event}/items[at0005]/value`)?.defining_code?.code_string;
+    if (!rate) return null;
+    return { ...rate, ...(regularity ? { note: [{ text: regularity === 'at0006' ? 'Regular rhythm' : 'Irregular rhythm' }] } : {}) };
+  },
+  [ARCHETYPE.bodyTemperature]: vitalSign('/data[at0002]/events[at0003]/data[at0001]/items[at0004]/value', LOINC_BODY_TEMPERATURE, 'Body temperature'),
+  [ARCHETYPE.respiration]: vitalSign('/data[at0001]/events[at0002]/data[at0003]/items[at0004]/value', LOINC_RESPIRATORY_RATE, 'Respiratory rate'),
+  [ARCHETYPE.pulseOximetry]: vitalSign('/data[at0001]/events[at0002]/data[at0003]/items[at0006]/value', LOINC_SPO2, 'SpO2'),
+  [ARCHETYPE.bodyWeight]: vitalSign('/data[at0002]/events[at0003]/data[at0001]/items[at0004]/value', LOINC_BODY_WEIGHT, 'Body weight'),
+  [ARCHETYPE.height]: vitalSign('/data[at0001]/events[at0002]/data[at0003]/items[at0004]/value', LOINC_BODY_HEIGHT, 'Body height'),
+  [ARCHETYPE.lab]: (lab, ctx) => {
+    const tree = '/data[at0001]/events[at0002]/data[at0003]';
+    const testName = rmAt(lab, `${tree}/items[at0005]/value`);
+    const status = rmAt(lab, `${tree}/items[at0073]/value`)?.defining_code?.code_string as string | undefined;
+    const conclusion = rmAt(lab, `${tree}/items[at0057]/value`)?.value as string | undefined;
+    const results = rmAll(lab, `${tree}/items[${ANALYTE}]`).map((analyte) => {
+      const value = rmAt(analyte, '/items[at0001]/value');
+      const flag = value?.normal_status?.code_string as string | undefined;
+      const range = rmAt(analyte, '/items[at0004]/value')?.value as string | undefined;
+      return {
+        name: rmAt(analyte, '/items[at0024]/value')?.value as string | undefined,
+        fields: {
+          ...(value ? { valueQuantity: rmQuantity(value) } : {}),
+          ...(flag ? { interpretation: [concept(INTERPRETATION, flag, INTERPRETATION_DISPLAY[flag])] } : {}),
+          ...(range ? { referenceRange: [{ text: range }] } : {}),
+        },
+      };
+    });
+    return {
+      resourceType: 'Observation',
+      status: (status && LAB_STATUS_OF_CODE[status]) ?? 'unknown',
+      category: [concept(OBSERVATION_CATEGORY, 'laboratory', 'Laboratory')],
+      code: concept(LOINC, testName?.defining_code?.code_string, testName?.value),
+      subject: ctx.subject,
+      effectiveDateTime: fhirDateTime(ctx.effective),
+      issued: ctx.composition.committedAt.toISOString(),
+      ...(results.length === 1 ? results[0].fields : { component: results.map((r) => ({ code: { text: r.name }, ...r.fields })) }),
+      ...(conclusion ? { note: [{ text: conclusion }] } : {}),
+    };
+  },
+};
+
+/**
+ * A template as the mapping reads it: a CareGraph JSON definition (content
+ * keyed by slot), or an operational template (canonical RM content).
+ */
+export interface MappedTemplate {
+  definition: ConstraintNode;
+  opt?: OperationalTemplate;
+}
+
+/** A stored template row as the mapping reads it. */
+export function mappedTemplate(templates: ClinicalTemplateService, row: TemplateRow): MappedTemplate {
+  return { definition: row.definition as unknown as ConstraintNode, opt: templates.operational(row)?.opt };
+}
+
+/** `openEHR-EHR-OBSERVATION.blood_pressure.v2` → `blood_pressure`. */
+const conceptOf = (archetypeId: string) => /\.([a-z0-9_]+)\.v\d+$/.exec(archetypeId)?.[1] ?? archetypeId;
+
+/** The top-level archetype slots of a template that map to FHIR, in template order. */
+export function templateSlots(template: MappedTemplate): Array<{ key: string; archetypeId: string }> {
+  if (!template.opt) return topLevelSlots(template.definition).filter((s) => MAPPERS[s.archetypeId]);
+  const content = template.opt.definition.attributes.find((a) => a.name === 'content')?.children ?? [];
+  return content.filter((c) => c.kind === 'archetype_root' && RM_MAPPERS[c.nodeId]).map((c) => ({ key: conceptOf(c.nodeId), archetypeId: c.nodeId }));
+}
+
 /** The resource ids a template's compositions map to, by slot key. */
-export function resourceIds(definition: ConstraintNode, compositionId: string): Array<{ key: string; archetypeId: string; id: string; resourceType: string }> {
-  const slots = topLevelSlots(definition).filter((s) => MAPPERS[s.archetypeId]);
+export function resourceIds(template: MappedTemplate, compositionId: string): Array<{ key: string; archetypeId: string; id: string; resourceType: string }> {
+  const slots = templateSlots(template);
   return slots.map((s) => ({
     ...s,
     resourceType: RESOURCE_OF_ARCHETYPE[s.archetypeId],
@@ -180,18 +317,26 @@ export function parseResourceId(id: string): { compositionId: string; key?: stri
 }
 
 /** The FHIR resources of one composition version (none for a deletion version or unmapped templates). */
-export function compositionToResources(composition: CompositionView, definition: ConstraintNode): FhirResource[] {
+export function compositionToResources(composition: CompositionView, template: MappedTemplate): FhirResource[] {
   const content = composition.content;
   if (!content) return [];
-  const ctx: Context = {
-    composition,
-    subject: { reference: `Patient/${composition.patientId}` },
-    effective: clinicalTime(definition, content) ?? composition.committedAt.toISOString(),
-  };
-  return resourceIds(definition, composition.id).flatMap((slot) => {
-    const value = content[slot.key];
-    if (!value || slot.id.length > 64) return [];
-    const mapped = MAPPERS[slot.archetypeId](value, ctx);
+  const subject = { reference: `Patient/${composition.patientId}` };
+  const startTime = rmAt(content, '/context/start_time')?.value as string | undefined;
+  return resourceIds(template, composition.id).flatMap((slot) => {
+    if (slot.id.length > 64) return [];
+    let mapped: Json | null;
+    if (template.opt) {
+      const entry = (content.content as Json[] | undefined)?.find((e) => e?.archetype_node_id === slot.archetypeId);
+      if (!entry) return [];
+      // An entry's clinical time is its first event's; the composition's start time otherwise.
+      const effective = (rmAt(entry, '/data/events/time')?.value as string | undefined) ?? startTime ?? composition.committedAt.toISOString();
+      mapped = RM_MAPPERS[slot.archetypeId](entry, { composition, subject, effective });
+    } else {
+      const value = content[slot.key];
+      if (!value) return [];
+      const effective = clinicalTime(template.definition, content) ?? composition.committedAt.toISOString();
+      mapped = MAPPERS[slot.archetypeId](value, { composition, subject, effective });
+    }
     if (!mapped) return [];
     return [
       {

@@ -306,6 +306,8 @@ export class OpenEhrService {
     if (operational) {
       if (templateId && templateId !== declared)
         throw validationError("templateId differs from the composition's template_id", [{ path: 'templateId', message: 'mismatch' }]);
+      // CareGraph's envelope around a demo template's simple form (its content an object, not RM content items).
+      if (isObject(body.content) && this.templates.simpleForm(await this.template(declared))) return { templateId: declared, content: body.content };
       return { templateId: declared, content: toCanonical(body, 'JSON', operational.webTemplate) };
     }
     if (body._type === 'COMPOSITION') {
@@ -537,13 +539,19 @@ export class OpenEhrService {
       throw validationError('offset must be ≥ 0 and fetch ≥ 1', [{ path: 'fetch', message: 'invalid paging' }]);
     }
     const ehrId = query.ehr?.ehrId ? String(parameterValue(query.ehr.ehrId, parameters)) : null;
-    const templates: TemplateInfo[] = (await this.templates.list()).map((t) => ({
+    // AQL paths are content paths (docs/exchange.md): a demo OPT's compositions are queried in their simple form.
+    const templateRows = await this.templates.list();
+    const simple = new Set(templateRows.filter((t) => this.templates.simpleForm(t)).map((t) => t.id));
+    const templates: TemplateInfo[] = templateRows.map((t) => ({
       id: t.id,
       name: t.name,
-      definition: t.definition as unknown as ConstraintNode,
+      definition: (this.templates.simpleForm(t)?.definition ?? t.definition) as unknown as ConstraintNode,
     }));
     const matching = candidateTemplates(query, parameters, templates);
-    const compositions = await this.compositions.scan({ ehrId, templateIds: matching.map((t) => t.id) }, AQL_CAP);
+    const scanned = await this.compositions.scan({ ehrId, templateIds: matching.map((t) => t.id) }, AQL_CAP);
+    const compositions = await Promise.all(
+      scanned.map(async (c) => (simple.has(c.templateId) ? { ...c, content: await this.compositions.presentedContent(c) } : c)),
+    );
     const result = evaluate(query, parameters, compositions, new Map(matching.map((t) => [t.id, t])));
     const start = offset ?? 0;
     const rows = result.rows.slice(start, fetch ? start + fetch : undefined);

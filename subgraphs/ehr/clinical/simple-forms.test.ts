@@ -1,0 +1,77 @@
+import { parseOpt } from './opt/parse';
+import { buildWebTemplate } from './opt/web-template';
+import { exampleFlat } from './opt/example';
+import { canonicalToFlat, flatToCanonical } from './opt/flat';
+import { validateComposition } from './opt/validate';
+import { SEED_TEMPLATES, demoOpt } from './templates';
+import { simpleFormOf, simpleView } from './simple-forms';
+
+const VITALS = {
+  blood_pressure: {
+    systolic: { magnitude: 120, unit: 'mm[Hg]' },
+    diastolic: { magnitude: 80, unit: 'mm[Hg]' },
+    position: { code: 'at1001', value: 'Sitting' },
+  },
+  pulse: { rate: { magnitude: 72, unit: '/min' }, regular: false },
+  recorded_at: '2026-11-22T09:00:00Z',
+};
+const LAB = {
+  lab_result: {
+    test_name: { code: '2345-7', value: 'Glucose' },
+    status: { code: 'final' },
+    specimen_collected_at: '2026-11-22T08:00:00Z',
+    results: [
+      { analyte: 'Glucose', value: { magnitude: 5.4, unit: 'mmol/L' }, interpretation: { code: 'N' }, reference_range: '3.9-5.5 mmol/L' },
+      { analyte: 'Creatinine', value: { magnitude: 140, unit: 'umol/L' }, interpretation: { code: 'H' } },
+    ],
+    conclusion: 'Raised creatinine.',
+  },
+};
+
+describe.each(SEED_TEMPLATES.filter((t) => 'opt' in t).map((t) => t.id))('demo OPT %s', (templateId) => {
+  const opt = parseOpt(demoOpt(templateId));
+  const wt = buildWebTemplate(opt);
+
+  it('is an OPT 1.4 whose template_id is the contract id, with a valid example composition', () => {
+    expect(opt.templateId).toBe(templateId);
+    expect(opt.definition.rmType).toBe('COMPOSITION');
+    const example = flatToCanonical(exampleFlat(wt, new Date('2026-11-22T09:00:00Z')), wt);
+    expect(validateComposition(example, wt)).toEqual([]);
+  });
+
+  it('has a simple form that maps onto a valid composition and back', () => {
+    const form = simpleFormOf(templateId, wt.tree.id)!;
+    expect(form).toBeDefined();
+    const body = templateId === 'vital_signs.v1' ? VITALS : LAB;
+    const canonical = flatToCanonical(form.toFlat(body, 'dr-jones'), wt);
+    expect(validateComposition(canonical, wt)).toEqual([]);
+    expect(canonical.composer).toEqual({ _type: 'PARTY_IDENTIFIED', name: 'dr-jones' });
+    expect(simpleView(form, canonicalToFlat(canonical, wt))).toEqual(body);
+  });
+});
+
+describe('the vital-signs simple form', () => {
+  const wt = buildWebTemplate(parseOpt(demoOpt('vital_signs.v1')));
+  const form = simpleFormOf('vital_signs.v1', wt.tree.id)!;
+
+  it('puts the values at the archetype paths of the CKM archetypes', () => {
+    const canonical = flatToCanonical(form.toFlat(VITALS, 'nurse-ann'), wt);
+    const bp = canonical.content.find((e: any) => e.archetype_node_id === 'openEHR-EHR-OBSERVATION.blood_pressure.v2');
+    const event = bp.data.events.find((e: any) => e.archetype_node_id === 'at0006');
+    expect(event.time.value).toBe('2026-11-22T09:00:00Z');
+    const systolic = event.data.items.find((i: any) => i.archetype_node_id === 'at0004');
+    expect(systolic.value).toEqual({ _type: 'DV_QUANTITY', magnitude: 120, units: 'mm[Hg]' });
+    const position = event.state.items.find((i: any) => i.archetype_node_id === 'at0008');
+    expect(position.value.defining_code).toMatchObject({ code_string: 'at1001', terminology_id: { value: 'local' } });
+  });
+
+  it('does not claim a composition that holds more than the form can show', () => {
+    const flat = { ...form.toFlat(VITALS, 'nurse-ann'), 'vital_signs/body_temperature/any_event:0/temperature|magnitude': 37.2 };
+    expect(simpleView(form, flat)).toBeUndefined();
+  });
+
+  it('belongs to the demo OPT only, not to another template uploaded under the same id', () => {
+    expect(simpleFormOf('vital_signs.v1', 'encounter')).toBeUndefined();
+    expect(simpleFormOf('weight.v1', 'vital_signs')).toBeUndefined();
+  });
+});

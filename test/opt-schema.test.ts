@@ -1,0 +1,24 @@
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { SEED_TEMPLATES } from '../subgraphs/ehr/clinical/templates';
+
+/** The demo OPTs CareGraph ships, checked against the OPT 1.4 XML schema (vendored, see test/fixtures/openehr/README.md). */
+const SCHEMA = join(__dirname, 'fixtures/openehr/ehrbase-sdk-opt-xsd/Template.xsd');
+const DEMO = join(__dirname, '../subgraphs/ehr/clinical/opt/demo');
+
+describe('demo operational templates against the OPT 1.4 schema', () => {
+  it.each(SEED_TEMPLATES.filter((t) => 'opt' in t).map((t) => t.id))('%s validates', (id) => {
+    const file = join(DEMO, `${id}.opt`);
+    const output = execFileSync('xmllint', ['--noout', '--schema', SCHEMA, file], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    expect(output).toBe('');
+  });
+
+  it('refuses an OPT that breaks the schema (the check can fail)', () => {
+    expect(() =>
+      execFileSync('xmllint', ['--noout', '--schema', SCHEMA, '-'], {
+        input: '<template xmlns="http://schemas.openehr.org/v1"><bogus/></template>',
+        stdio: ['pipe', 'pipe', 'pipe'],
+      }),
+    ).toThrow();
+  });
+});
