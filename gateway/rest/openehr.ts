@@ -11,6 +11,8 @@ import { verifyUtf8 } from '../security/text';
 
 /** Paths below /openehr/v1 whose bodies may be XML (the body guard admits XML there). */
 export const OPENEHR_XML_PATHS = ['/definition/template/adl1.4'];
+/** Paths below /openehr/v1 whose bodies may be plain text: stored query definitions (AQL). */
+export const OPENEHR_TEXT_PATHS = [/^\/definition\/query\/[^/]+(\/[^/]+)?$/];
 const XML = ['application/xml', 'text/xml'];
 const xmlBody = express.text({ type: XML, limit: BODY_LIMIT_BYTES, verify: verifyUtf8 });
 /** `?format=` of composition and example interactions: JSON (canonical), FLAT, STRUCTURED. */
@@ -136,6 +138,31 @@ function written(req: Request, res: Response, status: 200 | 201, result: OpenEhr
   if (prefer === 'representation' && result.body !== undefined) sendJson(res, status, result.body);
   else if (prefer === 'identifier' && result.uid) sendJson(res, status, { uid: result.uid });
   else res.status(status === 200 ? 204 : 201).end();
+}
+
+/**
+ * The AQL parameters of a query string: every parameter but paging and
+ * `reserved` ones; `query_parameters` may also carry them as a JSON object.
+ */
+function urlQueryParameters(search: URLSearchParams, reserved: string[]): Record<string, unknown> {
+  let parameters: Record<string, unknown> = {};
+  for (const [name, value] of search) if (![...reserved, 'offset', 'fetch', 'query_parameters'].includes(name)) parameters[name] = value;
+  const json = search.get('query_parameters');
+  if (json) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(json);
+    } catch {
+      throw validationError('query_parameters must be a JSON object', [{ path: 'query_parameters', message: 'invalid JSON' }]);
+    }
+    if (nestsDeeperThan(parsed, MAX_JSON_DEPTH)) {
+      throw validationError(`query_parameters nests deeper than ${MAX_JSON_DEPTH} levels`, [
+        { path: 'query_parameters', message: `nests deeper than ${MAX_JSON_DEPTH} levels` },
+      ]);
+    }
+    parameters = { ...parameters, ...(parsed as Record<string, unknown>) };
+  }
+  return parameters;
 }
 
 function intParam(value: unknown, name: string): number | undefined {
@@ -338,37 +365,92 @@ export function openEhrRoutes(run: GraphQLRunner, publicBase: PublicBase): Route
     const search = new URL(req.originalUrl, 'http://localhost').searchParams;
     const q = search.get('q');
     if (!q) throw validationError('q (the AQL query) is required', [{ path: 'q', message: 'required' }]);
-    // Every other parameter is a query parameter; query_parameters may also carry them as JSON.
-    let parameters: Record<string, unknown> = {};
-    for (const [name, value] of search) if (!['q', 'offset', 'fetch', 'query_parameters'].includes(name)) parameters[name] = value;
-    const json = search.get('query_parameters');
-    if (json) {
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(json);
-      } catch {
-        throw validationError('query_parameters must be a JSON object', [{ path: 'query_parameters', message: 'invalid JSON' }]);
-      }
-      if (nestsDeeperThan(parsed, MAX_JSON_DEPTH)) {
-        throw validationError(`query_parameters nests deeper than ${MAX_JSON_DEPTH} levels`, [
-          { path: 'query_parameters', message: `nests deeper than ${MAX_JSON_DEPTH} levels` },
-        ]);
-      }
-      parameters = { ...parameters, ...(parsed as Record<string, unknown>) };
-    }
+    const parameters = urlQueryParameters(search, ['q']);
     const data = await run(req, AQL, { q, parameters, offset: intParam(search.get('offset'), 'offset'), fetch: intParam(search.get('fetch'), 'fetch') });
     sendJson(res, 200, data.aqlQuery);
   });
 
-  // The rest of the openEHR REST API (DIRECTORY, stored queries, ADL2, tags, …) is not implemented.
+  storedQueryRoutes(router, run, call);
+
+  // The rest of the openEHR REST API (DIRECTORY, ADL2, tags, …) is not implemented.
   router.all('/{*rest}', (req) => {
     throw new AppError('NOT_IMPLEMENTED', `${req.method} ${req.baseUrl}${req.path} is not implemented (see docs/exchange.md)`);
   });
   return router;
 }
 
+// ---- Stored queries: DEFINITION /definition/query and QUERY /query/{qualified_query_name} ----
+
+const plainText = express.text({ type: 'text/plain', limit: BODY_LIMIT_BYTES, verify: verifyUtf8 });
+const RUN_STORED =
+  'query($name: String!, $version: String, $parameters: JSONObject, $offset: Int, $fetch: Int, $ehrId: String) { openehrRunStoredQuery(name: $name, version: $version, parameters: $parameters, offset: $offset, fetch: $fetch, ehrId: $ehrId) }';
+
+type Call = (req: Request, field: string, vars: Record<string, unknown>, kind?: 'query' | 'mutation') => Promise<OpenEhrResult>;
+
+/** `openehr-ehr-id` header or `ehr_id` parameter: the EHR a query runs in. */
+function queryEhrId(req: Request, search: URLSearchParams): string | null {
+  const header = req.headers['openehr-ehr-id'];
+  const value = typeof header === 'string' && header.trim() ? header.trim() : search.get('ehr_id');
+  return value || null;
+}
+
+function storedQueryRoutes(router: Router, run: GraphQLRunner, call: Call) {
+  const location = (body: unknown) => {
+    const stored = body as { name: string; version: string };
+    return `/definition/query/${stored.name}/${stored.version}`;
+  };
+  // The AQL text is the body; the version is the path's, or the next one.
+  const store = async (req: Request, res: Response) => {
+    if (!hasBody(req)) throw validationError('The body must be the AQL query', [{ path: 'q', message: 'required' }]);
+    if (!req.is('text/plain') || typeof req.body !== 'string')
+      throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send the AQL query as the body, Content-Type: text/plain');
+    const queryType = typeof req.query.query_type === 'string' ? req.query.query_type : null;
+    const vars = { name: req.params.name, version: req.params.version ?? null, q: req.body, type: queryType, reason: auditReason(req) ?? null };
+    const result = await call(req, 'openehrStoreQuery', vars, 'mutation');
+    res.location(`${res.locals.openEhrBase as string}${location(result.body)}`);
+    res.status(200).end();
+  };
+  router.put('/definition/query/:name', plainText, store);
+  router.put('/definition/query/:name/:version', plainText, store);
+  router.get('/definition/query', async (req, res) => read(res, await call(req, 'openehrStoredQueries', {})));
+  router.get('/definition/query/:name', async (req, res) => read(res, await call(req, 'openehrStoredQueries', { name: req.params.name })));
+  router.get('/definition/query/:name/:version', async (req, res) =>
+    read(res, await call(req, 'openehrStoredQuery', { name: req.params.name, version: req.params.version })),
+  );
+
+  const execute = async (req: Request, res: Response, body: { parameters: Record<string, unknown>; offset?: number; fetch?: number }, ehrId: string | null) => {
+    // The EHR a query runs in also answers its $ehr_id.
+    const parameters = ehrId && !('ehr_id' in body.parameters) ? { ...body.parameters, ehr_id: ehrId } : body.parameters;
+    const vars = { name: req.params.name, version: req.params.version ?? null, parameters, offset: body.offset, fetch: body.fetch, ehrId };
+    const data = await run(req, RUN_STORED, vars);
+    sendJson(res, 200, data.openehrRunStoredQuery);
+  };
+  const viaGet = async (req: Request, res: Response) => {
+    const search = new URL(req.originalUrl, 'http://localhost').searchParams;
+    const offset = intParam(search.get('offset'), 'offset');
+    const fetch = intParam(search.get('fetch'), 'fetch');
+    await execute(req, res, { parameters: urlQueryParameters(search, []), offset, fetch }, queryEhrId(req, search));
+  };
+  const viaPost = async (req: Request, res: Response) => {
+    const body = jsonBody(req, true) ?? {};
+    const parameters = body.query_parameters ?? {};
+    if (typeof parameters !== 'object' || parameters === null || Array.isArray(parameters))
+      throw validationError('query_parameters must be an object', [{ path: 'query_parameters', message: 'object' }]);
+    const search = new URL(req.originalUrl, 'http://localhost').searchParams;
+    const paging = { offset: intParam(body.offset, 'offset'), fetch: intParam(body.fetch, 'fetch') };
+    await execute(req, res, { parameters: parameters as Record<string, unknown>, ...paging }, queryEhrId(req, search));
+  };
+  router.get('/query/:name', viaGet);
+  router.get('/query/:name/:version', viaGet);
+  router.post('/query/:name', viaPost);
+  router.post('/query/:name/:version', viaPost);
+}
+
 /** The arguments of each ehr-subgraph field the routes call, with their GraphQL types. */
 const FIELDS: Record<string, Record<string, string>> = {
+  openehrStoreQuery: { name: 'String!', version: 'String', q: 'String!', type: 'String', reason: 'String' },
+  openehrStoredQueries: { name: 'String' },
+  openehrStoredQuery: { name: 'String!', version: 'String' },
   openehrEhr: { ehrId: 'ID', subjectId: 'String', subjectNamespace: 'String' },
   openehrCreateEhr: { ehrId: 'ID', ehrStatus: 'JSON', reason: 'String' },
   openehrVersionedEhrStatus: { ehrId: 'ID!' },

@@ -9,6 +9,7 @@ export const BODY_LIMIT_BYTES = 1024 * 1024;
 const JSON_TYPES = ['application/json', 'application/*+json'];
 const FORM_TYPES = ['application/x-www-form-urlencoded'];
 const XML_TYPES = ['application/xml', 'text/xml'];
+const TEXT_TYPES = ['text/plain'];
 
 /**
  * Runs before a mount's parsers: a declared length over the limit is refused
@@ -18,9 +19,10 @@ const XML_TYPES = ['application/xml', 'text/xml'];
  * FHIR's POST _search) or on the listed full paths (provider webhooks).
  * Mounted per API so refusals reach that API's own error handler (FHIR
  * answers OperationOutcome). `xml` admits XML on the listed paths below the
- * mount (openEHR's operational template upload).
+ * mount (openEHR's operational template upload), `text` plain text on the
+ * paths below the mount that match (openEHR's stored query definitions).
  */
-export function bodyGuard(options: { forms: boolean | string[]; xml?: string[] }) {
+export function bodyGuard(options: { forms: boolean | string[]; xml?: string[]; text?: RegExp[] }) {
   const formPaths = new Set(Array.isArray(options.forms) ? options.forms : []);
   const xmlPaths = new Set(options.xml ?? []);
   return (req: Request, _res: Response, next: NextFunction) => {
@@ -33,12 +35,13 @@ export function bodyGuard(options: { forms: boolean | string[]; xml?: string[] }
     if (!hasBody) return next();
     const forms = options.forms === true || formPaths.has(req.baseUrl + req.path);
     const xml = xmlPaths.has(req.path.replace(/\/$/, ''));
-    if (!req.is([...JSON_TYPES, ...(forms ? FORM_TYPES : []), ...(xml ? XML_TYPES : [])])) {
-      const kinds = forms ? 'JSON or a form' : xml ? 'JSON or XML' : 'JSON';
+    const text = (options.text ?? []).some((pattern) => pattern.test(req.path.replace(/\/$/, '')));
+    if (!req.is([...JSON_TYPES, ...(forms ? FORM_TYPES : []), ...(xml ? XML_TYPES : []), ...(text ? TEXT_TYPES : [])])) {
+      const kinds = forms ? 'JSON or a form' : xml ? 'JSON or XML' : text ? 'JSON or plain text' : 'JSON';
       return next(
         new AppError(
           'UNSUPPORTED_MEDIA_TYPE',
-          `Request bodies must be ${kinds} (Content-Type: application/json${xml ? ' or application/xml' : ''}), got '${req.headers['content-type'] ?? 'none'}'`,
+          `Request bodies must be ${kinds} (Content-Type: application/json${xml ? ' or application/xml' : text ? ' or text/plain' : ''}), got '${req.headers['content-type'] ?? 'none'}'`,
         ),
       );
     }

@@ -12,6 +12,7 @@ import type { OpenEhrService } from './exchange/openehr/openehr.service';
 import type { RecordPrivacyService } from './privacy/privacy.service';
 import type { ClinicalContextService } from './clinical-context/clinical-context.service';
 import type { ContributionService } from './exchange/openehr/contribution.service';
+import type { StoredQueryService } from './exchange/openehr/stored-query.service';
 
 export interface EhrContext extends BaseContext {
   patients: PatientService;
@@ -27,4 +28,5 @@ export interface EhrContext extends BaseContext {
   privacy: RecordPrivacyService;
   clinicalContext: ClinicalContextService;
   contributions: ContributionService;
+  storedQueries: StoredQueryService;
 }

@@ -27,6 +27,8 @@ import { OpenEhrResolver } from './exchange/openehr/openehr.resolver';
 import { OpenEhrRecordResolver } from './exchange/openehr/openehr-record.resolver';
 import { ContributionService } from './exchange/openehr/contribution.service';
 import { OpenEhrService } from './exchange/openehr/openehr.service';
+import { StoredQueryResolver } from './exchange/openehr/stored-query.resolver';
+import { StoredQueryService } from './exchange/openehr/stored-query.service';
 import { RecordPrivacyResolver } from './privacy/privacy.resolver';
 import { RecordPrivacyService } from './privacy/privacy.service';
 import { systemClock, type Clock } from '../../common/clock';
@@ -55,6 +57,7 @@ export function buildEhrSchema(): Promise<FederatedSchema> {
       RecordPrivacyResolver,
       ClinicalContextResolver,
       OpenEhrRecordResolver,
+      StoredQueryResolver,
     ],
     referenceResolvers: { ...patientReference, ...appointmentReference },
   });
@@ -103,6 +106,7 @@ export function createEhrContext(deps: EhrDeps) {
       fhir: new FhirService(patients, appointments, compositions, templates, deps.systemId),
       openehr,
       contributions: new ContributionService(store, ehrs, compositions, openehr, deps.systemId),
+      storedQueries: new StoredQueryService(store, openehr),
       privacy: new RecordPrivacyService(store, accessPolicy, deps.clock ?? systemClock),
       clinicalContext: new ClinicalContextService(store, patients, appointments, compositions, consents, templates, accessPolicy),
     };

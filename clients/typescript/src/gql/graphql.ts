@@ -687,6 +687,8 @@ export type Mutation = {
   /** A new EHR (id given or a new UUID) with an optional EHR_STATUS. */
   openehrCreateEhr: OpenEhrResult;
   openehrDeleteComposition: OpenEhrResult;
+  /** Stores an AQL query under a name and version (1.0.0, or the next patch version, when none is given). */
+  openehrStoreQuery: OpenEhrResult;
   openehrUpdateComposition: OpenEhrResult;
   openehrUpdateEhrStatus: OpenEhrResult;
   openehrUploadTemplate: OpenEhrResult;
@@ -859,6 +861,15 @@ export type MutationOpenehrDeleteCompositionArgs = {
   ehrId: Scalars['ID']['input'];
   precedingVersionUid: Scalars['ID']['input'];
   reason?: InputMaybe<Scalars['String']['input']>;
+};
+
+
+export type MutationOpenehrStoreQueryArgs = {
+  name: Scalars['String']['input'];
+  q: Scalars['String']['input'];
+  reason?: InputMaybe<Scalars['String']['input']>;
+  type?: InputMaybe<Scalars['String']['input']>;
+  version?: InputMaybe<Scalars['String']['input']>;
 };
 
 
@@ -1405,6 +1416,12 @@ export type Query = {
   /** An EHR_STATUS version (ORIGINAL_VERSION) by uid, at a time, or the latest. */
   openehrEhrStatusVersion: OpenEhrResult;
   openehrRevisionHistory: OpenEhrResult;
+  /** Runs a stored query like aqlQuery: {meta, name, q, columns, rows}. */
+  openehrRunStoredQuery: Scalars['JSONObject']['output'];
+  /** Every version of the stored queries whose name starts with `name` (all of them without). */
+  openehrStoredQueries: OpenEhrResult;
+  /** One stored query definition: {name, type, version, saved, q}. */
+  openehrStoredQuery: OpenEhrResult;
   /** A template: an OPT as its XML (a string) or a CareGraph JSON template, or either as a web template (webTemplate: true). */
   openehrTemplate: OpenEhrResult;
   /** An example composition of an operational template. */
@@ -1617,6 +1634,27 @@ export type QueryOpenehrEhrStatusVersionArgs = {
 export type QueryOpenehrRevisionHistoryArgs = {
   ehrId: Scalars['ID']['input'];
   versionedObjectUid: Scalars['ID']['input'];
+};
+
+
+export type QueryOpenehrRunStoredQueryArgs = {
+  ehrId?: InputMaybe<Scalars['String']['input']>;
+  fetch?: InputMaybe<Scalars['Int']['input']>;
+  name: Scalars['String']['input'];
+  offset?: InputMaybe<Scalars['Int']['input']>;
+  parameters?: InputMaybe<Scalars['JSONObject']['input']>;
+  version?: InputMaybe<Scalars['String']['input']>;
+};
+
+
+export type QueryOpenehrStoredQueriesArgs = {
+  name?: InputMaybe<Scalars['String']['input']>;
+};
+
+
+export type QueryOpenehrStoredQueryArgs = {
+  name: Scalars['String']['input'];
+  version?: InputMaybe<Scalars['String']['input']>;
 };
 
 

@@ -518,19 +518,22 @@ export class OpenEhrService {
 
   // ---- AQL -------------------------------------------------------------------
 
-  async query(q: string, parameters: Parameters, offset: number | null, fetch: number | null) {
+  /** `context`: the EHR the caller runs the query in (openEHR's `ehr_id`), besides any the query names itself. */
+  async query(q: string, parameters: Parameters, offset: number | null, fetch: number | null, context: string | null = null) {
     const query = parseAql(q);
     if ((offset != null && (!Number.isInteger(offset) || offset < 0)) || (fetch != null && (!Number.isInteger(fetch) || fetch < 1))) {
       throw validationError('offset must be ≥ 0 and fetch ≥ 1', [{ path: 'fetch', message: 'invalid paging' }]);
     }
-    const ehrId = query.ehr?.ehrId ? String(parameterValue(query.ehr.ehrId, parameters)) : null;
+    const named = query.ehr?.ehrId ? String(parameterValue(query.ehr.ehrId, parameters)) : null;
     const templates: TemplateInfo[] = (await this.templates.list()).map((t) => ({
       id: t.id,
       name: t.name,
       definition: t.definition as unknown as ConstraintNode,
     }));
     const matching = candidateTemplates(query, parameters, templates);
-    const compositions = await this.compositions.scan({ ehrId, templateIds: matching.map((t) => t.id) }, AQL_CAP);
+    // A query naming another EHR than its context matches nothing.
+    const compositions =
+      context && named && context !== named ? [] : await this.compositions.scan({ ehrId: context ?? named, templateIds: matching.map((t) => t.id) }, AQL_CAP);
     const result = evaluate(query, parameters, compositions, new Map(matching.map((t) => [t.id, t])));
     const start = offset ?? 0;
     const rows = result.rows.slice(start, fetch ? start + fetch : undefined);
