@@ -9,8 +9,8 @@ import { hasBody, ifMatch, pathId } from './params';
 import { BODY_LIMIT_BYTES } from '../security/body';
 import { verifyUtf8 } from '../security/text';
 
-/** Paths below /openehr/v1 whose bodies may be XML (the body guard admits XML there). */
-export const OPENEHR_XML_PATHS = ['/definition/template/adl1.4'];
+/** Paths below /openehr/v1 whose bodies may be XML (the body guard admits XML there): OPT upload, canonical XML compositions. */
+export const OPENEHR_XML_PATHS: Array<string | RegExp> = ['/definition/template/adl1.4', /^\/ehr\/[^/]+\/composition(\/[^/]+)?$/];
 /** Paths below /openehr/v1 whose bodies may be plain text: stored query definitions (AQL). */
 export const OPENEHR_TEXT_PATHS = [/^\/definition\/query\/[^/]+(\/[^/]+)?$/];
 const XML = ['application/xml', 'text/xml'];
@@ -128,14 +128,20 @@ function sendJson(res: Response, status: number, body: unknown) {
 function read(res: Response, result: OpenEhrResult, location?: string) {
   headers(res, result, location);
   if (result.deleted) res.status(204).end();
-  else sendJson(res, 200, result.body);
+  else send(res, 200, result.body);
+}
+
+/** A body as JSON, or as XML when it is a string (a canonical XML composition). */
+function send(res: Response, status: number, body: unknown) {
+  if (typeof body === 'string') res.status(status).type('application/xml').send(body);
+  else sendJson(res, status, body);
 }
 
 /** Writes: `Prefer: return=representation` gives the body, `return=identifier` `{uid}`, the default (minimal) none. */
 function written(req: Request, res: Response, status: 200 | 201, result: OpenEhrResult, location: string) {
   headers(res, result, location);
   const prefer = preference(req);
-  if (prefer === 'representation' && result.body !== undefined) sendJson(res, status, result.body);
+  if (prefer === 'representation' && result.body !== undefined) send(res, status, result.body);
   else if (prefer === 'identifier' && result.uid) sendJson(res, status, { uid: result.uid });
   else res.status(status === 200 ? 204 : 201).end();
 }
@@ -248,14 +254,13 @@ export function openEhrRoutes(run: GraphQLRunner, publicBase: PublicBase): Route
   });
 
   // COMPOSITION
-  router.post('/ehr/:ehrId/composition', async (req, res) => {
+  router.post('/ehr/:ehrId/composition', xmlBody, async (req, res) => {
     const templateId = typeof req.query.templateId === 'string' ? req.query.templateId : null;
     const vars = {
       ehrId: pathId(req, 'ehrId'),
       templateId,
-      composition: jsonBody(req),
+      ...compositionInput(req),
       reason: auditReason(req) ?? null,
-      format: formatParam(req),
       audit: commitAudit(req),
     };
     const result = await call(req, 'openehrCreateComposition', vars, 'mutation');
@@ -263,19 +268,18 @@ export function openEhrRoutes(run: GraphQLRunner, publicBase: PublicBase): Route
   });
   router.get('/ehr/:ehrId/composition/:uid', async (req, res) => {
     const ehrId = pathId(req, 'ehrId');
-    const result = await call(req, 'openehrComposition', { ehrId, uid: pathId(req, 'uid'), format: formatParam(req) });
+    const result = await call(req, 'openehrComposition', { ehrId, uid: pathId(req, 'uid'), format: compositionOutputFormat(req) });
     read(res, result, at.composition(ehrId, result));
   });
-  router.put('/ehr/:ehrId/composition/:uid', async (req, res) => {
+  router.put('/ehr/:ehrId/composition/:uid', xmlBody, async (req, res) => {
     const templateId = typeof req.query.templateId === 'string' ? req.query.templateId : null;
     const vars = {
       ehrId: pathId(req, 'ehrId'),
       versionedObjectUid: pathId(req, 'uid'),
       ifMatch: requiredIfMatch(req),
       templateId,
-      composition: jsonBody(req),
+      ...compositionInput(req),
       reason: auditReason(req) ?? null,
-      format: formatParam(req),
       audit: commitAudit(req),
     };
     const result = await call(req, 'openehrUpdateComposition', vars, 'mutation');
@@ -379,6 +383,23 @@ export function openEhrRoutes(run: GraphQLRunner, publicBase: PublicBase): Route
   return router;
 }
 
+// ---- Canonical XML compositions: Content-Type and Accept application/xml ----
+
+/** The composition of a POST/PUT and its format: canonical XML for an XML body, else JSON in `?format=`. */
+function compositionInput(req: Request): { composition: unknown; format: string | null } {
+  if (!hasBody(req) || !req.is(XML)) return { composition: jsonBody(req), format: formatParam(req) };
+  const format = formatParam(req);
+  if (format && format.toUpperCase() !== 'XML')
+    throw validationError(`An XML body is a canonical XML composition; format=${format} is JSON`, [{ path: 'format', message: 'conflicts with the XML body' }]);
+  if (typeof req.body !== 'string' || !req.body.trim()) throw validationError('The body must be a canonical XML composition');
+  return { composition: req.body, format: 'XML' };
+}
+
+/** `?format=`, else canonical XML when the client accepts XML rather than JSON. */
+function compositionOutputFormat(req: Request): string | null {
+  return formatParam(req) ?? (req.accepts(['application/json', 'application/xml']) === 'application/xml' ? 'XML' : null);
+}
+
 // ---- Stored queries: DEFINITION /definition/query and QUERY /query/{qualified_query_name} ----
 
 const plainText = express.text({ type: 'text/plain', limit: BODY_LIMIT_BYTES, verify: verifyUtf8 });
@@ -458,14 +479,14 @@ const FIELDS: Record<string, Record<string, string>> = {
   openehrEhrStatusVersion: { ehrId: 'ID!', versionUid: 'String', versionAtTime: 'String' },
   openehrEhrStatus: { ehrId: 'ID!', versionUid: 'String', versionAtTime: 'String' },
   openehrUpdateEhrStatus: { ehrId: 'ID!', ifMatch: 'String!', ehrStatus: 'JSON', reason: 'String' },
-  openehrCreateComposition: { ehrId: 'ID!', templateId: 'String', composition: 'JSONObject!', reason: 'String', format: 'String', audit: 'JSONObject' },
+  openehrCreateComposition: { ehrId: 'ID!', templateId: 'String', composition: 'JSON!', reason: 'String', format: 'String', audit: 'JSONObject' },
   openehrComposition: { ehrId: 'ID!', uid: 'ID!', format: 'String' },
   openehrUpdateComposition: {
     ehrId: 'ID!',
     versionedObjectUid: 'ID!',
     ifMatch: 'String!',
     templateId: 'String',
-    composition: 'JSONObject!',
+    composition: 'JSON!',
     reason: 'String',
     format: 'String',
     audit: 'JSONObject',

@@ -18,13 +18,12 @@ const TEXT_TYPES = ['text/plain'];
  * application/x-www-form-urlencoded too: on every path of the mount (`true`,
  * FHIR's POST _search) or on the listed full paths (provider webhooks).
  * Mounted per API so refusals reach that API's own error handler (FHIR
- * answers OperationOutcome). `xml` admits XML on the listed paths below the
- * mount (openEHR's operational template upload), `text` plain text on the
+ * answers OperationOutcome). `xml` admits XML on the listed (or matching) paths
+ * below the mount (openEHR's operational template upload and compositions), `text` plain text on the
  * paths below the mount that match (openEHR's stored query definitions).
  */
-export function bodyGuard(options: { forms: boolean | string[]; xml?: string[]; text?: RegExp[] }) {
+export function bodyGuard(options: { forms: boolean | string[]; xml?: Array<string | RegExp>; text?: RegExp[] }) {
   const formPaths = new Set(Array.isArray(options.forms) ? options.forms : []);
-  const xmlPaths = new Set(options.xml ?? []);
   return (req: Request, _res: Response, next: NextFunction) => {
     const length = req.headers['content-length'];
     if (length !== undefined && Number(length) > BODY_LIMIT_BYTES) {
@@ -34,8 +33,9 @@ export function bodyGuard(options: { forms: boolean | string[]; xml?: string[]; 
     const hasBody = req.headers['transfer-encoding'] !== undefined || (length !== undefined && Number(length) > 0);
     if (!hasBody) return next();
     const forms = options.forms === true || formPaths.has(req.baseUrl + req.path);
-    const xml = xmlPaths.has(req.path.replace(/\/$/, ''));
-    const text = (options.text ?? []).some((pattern) => pattern.test(req.path.replace(/\/$/, '')));
+    const path = req.path.replace(/\/$/, '');
+    const xml = (options.xml ?? []).some((p) => (typeof p === 'string' ? p === path : p.test(path)));
+    const text = (options.text ?? []).some((pattern) => pattern.test(path));
     if (!req.is([...JSON_TYPES, ...(forms ? FORM_TYPES : []), ...(xml ? XML_TYPES : []), ...(text ? TEXT_TYPES : [])])) {
       const kinds = forms ? 'JSON or a form' : xml ? 'JSON or XML' : text ? 'JSON or plain text' : 'JSON';
       return next(

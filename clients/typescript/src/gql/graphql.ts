@@ -841,7 +841,7 @@ export type MutationOpenehrCommitContributionArgs = {
 
 export type MutationOpenehrCreateCompositionArgs = {
   audit?: InputMaybe<Scalars['JSONObject']['input']>;
-  composition: Scalars['JSONObject']['input'];
+  composition: Scalars['JSON']['input'];
   ehrId: Scalars['ID']['input'];
   format?: InputMaybe<Scalars['String']['input']>;
   reason?: InputMaybe<Scalars['String']['input']>;
@@ -875,7 +875,7 @@ export type MutationOpenehrStoreQueryArgs = {
 
 export type MutationOpenehrUpdateCompositionArgs = {
   audit?: InputMaybe<Scalars['JSONObject']['input']>;
-  composition: Scalars['JSONObject']['input'];
+  composition: Scalars['JSON']['input'];
   ehrId: Scalars['ID']['input'];
   format?: InputMaybe<Scalars['String']['input']>;
   ifMatch: Scalars['String']['input'];

@@ -72,9 +72,9 @@ export class OpenEhrResolver {
   openehrCreateComposition(
     @Arg('ehrId', () => ID) ehrId: string,
     @Arg('templateId', () => String, { nullable: true }) templateId: string | null,
-    @Arg('composition', () => GraphQLJSONObject) composition: Record<string, unknown>,
+    @Arg('composition', () => GraphQLJSON, { description: 'The composition in `format`: JSON, or the XML document (a string) for XML.' }) composition: unknown,
     @Arg('reason', () => String, { nullable: true }) reason: string | null,
-    @Arg('format', () => String, { nullable: true, description: 'JSON (canonical, default), FLAT or STRUCTURED' }) format: string | null,
+    @Arg('format', () => String, { nullable: true, description: 'JSON (canonical, default), FLAT, STRUCTURED or XML (canonical)' }) format: string | null,
     @Arg('audit', () => GraphQLJSONObject, { nullable: true, description: 'Commit audit: {committer, description, lifecycleState}.' })
     audit: Record<string, unknown> | null,
     @Ctx() ctx: EhrContext,
@@ -86,7 +86,8 @@ export class OpenEhrResolver {
   openehrComposition(
     @Arg('ehrId', () => ID) ehrId: string,
     @Arg('uid', () => ID) uid: string,
-    @Arg('format', () => String, { nullable: true, description: 'JSON (canonical, default), FLAT or STRUCTURED' }) format: string | null,
+    @Arg('format', () => String, { nullable: true, description: 'JSON (canonical, default), FLAT, STRUCTURED or XML (canonical, a string)' })
+    format: string | null,
     @Ctx() ctx: EhrContext,
   ) {
     return ctx.openehr.getComposition(ehrId, uid, format);
@@ -98,9 +99,9 @@ export class OpenEhrResolver {
     @Arg('versionedObjectUid', () => ID) versionedObjectUid: string,
     @Arg('ifMatch', () => String) ifMatch: string,
     @Arg('templateId', () => String, { nullable: true }) templateId: string | null,
-    @Arg('composition', () => GraphQLJSONObject) composition: Record<string, unknown>,
+    @Arg('composition', () => GraphQLJSON, { description: 'The composition in `format`: JSON, or the XML document (a string) for XML.' }) composition: unknown,
     @Arg('reason', () => String, { nullable: true }) reason: string | null,
-    @Arg('format', () => String, { nullable: true, description: 'JSON (canonical, default), FLAT or STRUCTURED' }) format: string | null,
+    @Arg('format', () => String, { nullable: true, description: 'JSON (canonical, default), FLAT, STRUCTURED or XML (canonical)' }) format: string | null,
     @Arg('audit', () => GraphQLJSONObject, { nullable: true, description: 'Commit audit: {committer, description, lifecycleState}.' })
     audit: Record<string, unknown> | null,
     @Ctx() ctx: EhrContext,
@@ -149,7 +150,8 @@ export class OpenEhrResolver {
   @Query(() => OpenEhrResult, { description: 'An example composition of an operational template.' })
   openehrTemplateExample(
     @Arg('templateId', () => ID) templateId: string,
-    @Arg('format', () => String, { nullable: true, description: 'JSON (canonical, default), FLAT or STRUCTURED' }) format: string | null,
+    @Arg('format', () => String, { nullable: true, description: 'JSON (canonical, default), FLAT, STRUCTURED or XML (canonical, a string)' })
+    format: string | null,
     @Ctx() ctx: EhrContext,
   ) {
     return ctx.openehr.templateExample(templateId, format);

@@ -9,6 +9,7 @@ import { clinicalTime } from '../content';
 import { parseAql } from './aql/parser';
 import { candidateTemplates, evaluate, parameterValue, type Parameters, type TemplateInfo } from './aql/evaluate';
 import { webTemplate } from './web-template';
+import { compositionFromXml, compositionToXml } from '../../clinical/opt/rm-xml';
 import { compositionFormat, fromCanonical, toCanonical, type CompositionFormat } from '../../clinical/opt/formats';
 import { exampleFlat } from '../../clinical/opt/example';
 import { flatToCanonical, flatToStructured } from '../../clinical/opt/flat';
@@ -278,6 +279,11 @@ export class OpenEhrService {
     templateId: string | null,
     format: CompositionFormat = 'JSON',
   ): Promise<{ templateId: string; content: Record<string, unknown> }> {
+    // Canonical XML names its template like canonical JSON does.
+    if (format === 'XML') {
+      if (typeof body !== 'string') throw validationError('An XML composition is the XML document, sent as application/xml');
+      return this.inbound(compositionFromXml(body), templateId);
+    }
     if (!isObject(body)) throw validationError('The body must be a JSON object');
     if (format !== 'JSON') {
       if (!templateId) throw validationError(`${format} compositions need the templateId query parameter`, [{ path: 'templateId', message: 'required' }]);
@@ -493,7 +499,7 @@ export class OpenEhrService {
     if (!operational) throw validationError(`Examples are generated for operational templates; ${templateId} is a CareGraph JSON template`);
     const flat = exampleFlat(operational.webTemplate, new Date());
     const { uid: _uid, ...composition } = flatToCanonical(flat, operational.webTemplate);
-    const body = chosen === 'FLAT' ? flat : chosen === 'STRUCTURED' ? flatToStructured(flat) : composition;
+    const body = chosen === 'FLAT' ? flat : chosen === 'STRUCTURED' ? flatToStructured(flat) : chosen === 'XML' ? compositionToXml(composition) : composition;
     return { body };
   }
 
