@@ -385,14 +385,11 @@ export function openEhrRoutes(run: GraphQLRunner, publicBase: PublicBase): Route
 
 // ---- Canonical XML compositions: Content-Type and Accept application/xml ----
 
-/** The composition of a POST/PUT and its format: canonical XML for an XML body, else JSON in `?format=`. */
-function compositionInput(req: Request): { composition: unknown; format: string | null } {
-  if (!hasBody(req) || !req.is(XML)) return { composition: jsonBody(req), format: formatParam(req) };
-  const format = formatParam(req);
-  if (format && format.toUpperCase() !== 'XML')
-    throw validationError(`An XML body is a canonical XML composition; format=${format} is JSON`, [{ path: 'format', message: 'conflicts with the XML body' }]);
+/** The composition of a POST/PUT: canonical XML for an XML body (the ehr subgraph checks it against `?format=`), else JSON. */
+function compositionInput(req: Request): { composition: Record<string, unknown> | null; xml: string | null; format: string | null } {
+  if (!hasBody(req) || !req.is(XML)) return { composition: jsonBody(req)!, xml: null, format: formatParam(req) };
   if (typeof req.body !== 'string' || !req.body.trim()) throw validationError('The body must be a canonical XML composition');
-  return { composition: req.body, format: 'XML' };
+  return { composition: null, xml: req.body, format: formatParam(req) };
 }
 
 /** `?format=`, else canonical XML when the client accepts XML rather than JSON. */
@@ -479,14 +476,23 @@ const FIELDS: Record<string, Record<string, string>> = {
   openehrEhrStatusVersion: { ehrId: 'ID!', versionUid: 'String', versionAtTime: 'String' },
   openehrEhrStatus: { ehrId: 'ID!', versionUid: 'String', versionAtTime: 'String' },
   openehrUpdateEhrStatus: { ehrId: 'ID!', ifMatch: 'String!', ehrStatus: 'JSON', reason: 'String' },
-  openehrCreateComposition: { ehrId: 'ID!', templateId: 'String', composition: 'JSON!', reason: 'String', format: 'String', audit: 'JSONObject' },
+  openehrCreateComposition: {
+    ehrId: 'ID!',
+    templateId: 'String',
+    composition: 'JSONObject',
+    xml: 'String',
+    reason: 'String',
+    format: 'String',
+    audit: 'JSONObject',
+  },
   openehrComposition: { ehrId: 'ID!', uid: 'ID!', format: 'String' },
   openehrUpdateComposition: {
     ehrId: 'ID!',
     versionedObjectUid: 'ID!',
     ifMatch: 'String!',
     templateId: 'String',
-    composition: 'JSON!',
+    composition: 'JSONObject',
+    xml: 'String',
     reason: 'String',
     format: 'String',
     audit: 'JSONObject',

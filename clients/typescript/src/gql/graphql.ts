@@ -841,11 +841,12 @@ export type MutationOpenehrCommitContributionArgs = {
 
 export type MutationOpenehrCreateCompositionArgs = {
   audit?: InputMaybe<Scalars['JSONObject']['input']>;
-  composition: Scalars['JSON']['input'];
+  composition?: InputMaybe<Scalars['JSONObject']['input']>;
   ehrId: Scalars['ID']['input'];
   format?: InputMaybe<Scalars['String']['input']>;
   reason?: InputMaybe<Scalars['String']['input']>;
   templateId?: InputMaybe<Scalars['String']['input']>;
+  xml?: InputMaybe<Scalars['String']['input']>;
 };
 
 
@@ -875,13 +876,14 @@ export type MutationOpenehrStoreQueryArgs = {
 
 export type MutationOpenehrUpdateCompositionArgs = {
   audit?: InputMaybe<Scalars['JSONObject']['input']>;
-  composition: Scalars['JSON']['input'];
+  composition?: InputMaybe<Scalars['JSONObject']['input']>;
   ehrId: Scalars['ID']['input'];
   format?: InputMaybe<Scalars['String']['input']>;
   ifMatch: Scalars['String']['input'];
   reason?: InputMaybe<Scalars['String']['input']>;
   templateId?: InputMaybe<Scalars['String']['input']>;
   versionedObjectUid: Scalars['ID']['input'];
+  xml?: InputMaybe<Scalars['String']['input']>;
 };
 
 
