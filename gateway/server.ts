@@ -29,7 +29,7 @@ import { webhookRoutes } from './rest/webhooks';
 import { messagingRoutes, SMS_PROVIDER_PATHS, smsProviderRoutes } from './rest/messaging';
 import { ehrRoutes } from './rest/ehr';
 import { fhirErrorHandler, fhirRoutes } from './rest/fhir';
-import { OPENEHR_XML_PATHS, openEhrErrorHandler, openEhrRoutes } from './rest/openehr';
+import { OPENEHR_TEXT_PATHS, OPENEHR_XML_PATHS, openEhrErrorHandler, openEhrRoutes } from './rest/openehr';
 import { adminRoutes } from './admin-static';
 import { explorerRoutes } from './explorer-static';
 import { openApiRoutes } from './openapi/routes';
@@ -247,7 +247,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     '/openehr/v1',
     authenticate(verifyToken),
     spendCategory('EHR'),
-    bodyGuard({ forms: false, xml: OPENEHR_XML_PATHS }),
+    bodyGuard({ forms: false, xml: OPENEHR_XML_PATHS, text: OPENEHR_TEXT_PATHS }),
     json,
     openEhrRoutes(run, publicBase),
     reportBudget,

@@ -168,6 +168,10 @@ describe(`clinical record audit, encryption and isolation at the database (${bac
           definition: { type: 'object', children: { height: { type: 'quantity', required: true, units: [{ unit: 'cm' }] } } },
         },
       }),
+    openehrStoreQuery: () =>
+      gql('mutation($q: String!) { openehrStoreQuery(name: "org.example::notes", version: "1.0.0", q: $q) { uid } }', {
+        q: 'SELECT c/uid/value FROM EHR e CONTAINS COMPOSITION c',
+      }),
     // Data subject rights (docs/privacy.md), last: the restriction ends the processing of p-1002.
     setRecordRetention: () => gql('mutation { setRecordRetention(category: "access_log", days: 2000) { days } }'),
     setLegalHold: () => gql('mutation { setLegalHold(patientId: "p-1002", hold: true, reason: "court order") { legalHold } }'),

@@ -210,9 +210,11 @@ describe(`openEHR REST API /openehr/v1 (${backendName})`, () => {
       });
       expect((await api('POST', '/ehr/ehr-p-1001/composition', { body: envelope(VITALS, 'nope.v1') })).status).toBe(422);
       expect((await api('POST', '/ehr/ehr-p-1001/composition', { body: VITALS })).status).toBe(400);
+      // XML is canonical XML (test/openehr-xml.e2e.test.ts): an empty composition is invalid; plain text is no composition type.
       expect((await api('POST', '/ehr/ehr-p-1001/composition', { rawBody: '<composition/>', headers: { 'content-type': 'application/xml' } })).status).toBe(
-        415,
+        400,
       );
+      expect((await api('POST', '/ehr/ehr-p-1001/composition', { rawBody: 'composition', headers: { 'content-type': 'text/plain' } })).status).toBe(415);
     });
 
     it('keeps tenants apart: other-tenant EHRs and compositions answer 404', async () => {

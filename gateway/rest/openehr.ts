@@ -9,8 +9,10 @@ import { hasBody, ifMatch, pathId } from './params';
 import { BODY_LIMIT_BYTES } from '../security/body';
 import { verifyUtf8 } from '../security/text';
 
-/** Paths below /openehr/v1 whose bodies may be XML (the body guard admits XML there). */
-export const OPENEHR_XML_PATHS = ['/definition/template/adl1.4'];
+/** Paths below /openehr/v1 whose bodies may be XML (the body guard admits XML there): OPT upload, canonical XML compositions. */
+export const OPENEHR_XML_PATHS: Array<string | RegExp> = ['/definition/template/adl1.4', /^\/ehr\/[^/]+\/composition(\/[^/]+)?$/];
+/** Paths below /openehr/v1 whose bodies may be plain text: stored query definitions (AQL). */
+export const OPENEHR_TEXT_PATHS = [/^\/definition\/query\/[^/]+(\/[^/]+)?$/];
 const XML = ['application/xml', 'text/xml'];
 const xmlBody = express.text({ type: XML, limit: BODY_LIMIT_BYTES, verify: verifyUtf8 });
 /** `?format=` of composition and example interactions: JSON (canonical), FLAT, STRUCTURED. */
@@ -126,16 +128,47 @@ function sendJson(res: Response, status: number, body: unknown) {
 function read(res: Response, result: OpenEhrResult, location?: string) {
   headers(res, result, location);
   if (result.deleted) res.status(204).end();
-  else sendJson(res, 200, result.body);
+  else send(res, 200, result.body);
+}
+
+/** A body as JSON, or as XML when it is a string (a canonical XML composition). */
+function send(res: Response, status: number, body: unknown) {
+  if (typeof body === 'string') res.status(status).type('application/xml').send(body);
+  else sendJson(res, status, body);
 }
 
 /** Writes: `Prefer: return=representation` gives the body, `return=identifier` `{uid}`, the default (minimal) none. */
 function written(req: Request, res: Response, status: 200 | 201, result: OpenEhrResult, location: string) {
   headers(res, result, location);
   const prefer = preference(req);
-  if (prefer === 'representation' && result.body !== undefined) sendJson(res, status, result.body);
+  if (prefer === 'representation' && result.body !== undefined) send(res, status, result.body);
   else if (prefer === 'identifier' && result.uid) sendJson(res, status, { uid: result.uid });
   else res.status(status === 200 ? 204 : 201).end();
+}
+
+/**
+ * The AQL parameters of a query string: every parameter but paging and
+ * `reserved` ones; `query_parameters` may also carry them as a JSON object.
+ */
+function urlQueryParameters(search: URLSearchParams, reserved: string[]): Record<string, unknown> {
+  let parameters: Record<string, unknown> = {};
+  for (const [name, value] of search) if (![...reserved, 'offset', 'fetch', 'query_parameters'].includes(name)) parameters[name] = value;
+  const json = search.get('query_parameters');
+  if (json) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(json);
+    } catch {
+      throw validationError('query_parameters must be a JSON object', [{ path: 'query_parameters', message: 'invalid JSON' }]);
+    }
+    if (nestsDeeperThan(parsed, MAX_JSON_DEPTH)) {
+      throw validationError(`query_parameters nests deeper than ${MAX_JSON_DEPTH} levels`, [
+        { path: 'query_parameters', message: `nests deeper than ${MAX_JSON_DEPTH} levels` },
+      ]);
+    }
+    parameters = { ...parameters, ...(parsed as Record<string, unknown>) };
+  }
+  return parameters;
 }
 
 function intParam(value: unknown, name: string): number | undefined {
@@ -221,14 +254,13 @@ export function openEhrRoutes(run: GraphQLRunner, publicBase: PublicBase): Route
   });
 
   // COMPOSITION
-  router.post('/ehr/:ehrId/composition', async (req, res) => {
+  router.post('/ehr/:ehrId/composition', xmlBody, async (req, res) => {
     const templateId = typeof req.query.templateId === 'string' ? req.query.templateId : null;
     const vars = {
       ehrId: pathId(req, 'ehrId'),
       templateId,
-      composition: jsonBody(req),
+      ...compositionInput(req),
       reason: auditReason(req) ?? null,
-      format: formatParam(req),
       audit: commitAudit(req),
     };
     const result = await call(req, 'openehrCreateComposition', vars, 'mutation');
@@ -236,19 +268,18 @@ export function openEhrRoutes(run: GraphQLRunner, publicBase: PublicBase): Route
   });
   router.get('/ehr/:ehrId/composition/:uid', async (req, res) => {
     const ehrId = pathId(req, 'ehrId');
-    const result = await call(req, 'openehrComposition', { ehrId, uid: pathId(req, 'uid'), format: formatParam(req) });
+    const result = await call(req, 'openehrComposition', { ehrId, uid: pathId(req, 'uid'), format: compositionOutputFormat(req) });
     read(res, result, at.composition(ehrId, result));
   });
-  router.put('/ehr/:ehrId/composition/:uid', async (req, res) => {
+  router.put('/ehr/:ehrId/composition/:uid', xmlBody, async (req, res) => {
     const templateId = typeof req.query.templateId === 'string' ? req.query.templateId : null;
     const vars = {
       ehrId: pathId(req, 'ehrId'),
       versionedObjectUid: pathId(req, 'uid'),
       ifMatch: requiredIfMatch(req),
       templateId,
-      composition: jsonBody(req),
+      ...compositionInput(req),
       reason: auditReason(req) ?? null,
-      format: formatParam(req),
       audit: commitAudit(req),
     };
     const result = await call(req, 'openehrUpdateComposition', vars, 'mutation');
@@ -338,31 +369,15 @@ export function openEhrRoutes(run: GraphQLRunner, publicBase: PublicBase): Route
     const search = new URL(req.originalUrl, 'http://localhost').searchParams;
     const q = search.get('q');
     if (!q) throw validationError('q (the AQL query) is required', [{ path: 'q', message: 'required' }]);
-    // Every other parameter is a query parameter; query_parameters may also carry them as JSON.
-    let parameters: Record<string, unknown> = {};
-    for (const [name, value] of search) if (!['q', 'offset', 'fetch', 'query_parameters'].includes(name)) parameters[name] = value;
-    const json = search.get('query_parameters');
-    if (json) {
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(json);
-      } catch {
-        throw validationError('query_parameters must be a JSON object', [{ path: 'query_parameters', message: 'invalid JSON' }]);
-      }
-      if (nestsDeeperThan(parsed, MAX_JSON_DEPTH)) {
-        throw validationError(`query_parameters nests deeper than ${MAX_JSON_DEPTH} levels`, [
-          { path: 'query_parameters', message: `nests deeper than ${MAX_JSON_DEPTH} levels` },
-        ]);
-      }
-      parameters = { ...parameters, ...(parsed as Record<string, unknown>) };
-    }
+    const parameters = urlQueryParameters(search, ['q']);
     const data = await run(req, AQL, { q, parameters, offset: intParam(search.get('offset'), 'offset'), fetch: intParam(search.get('fetch'), 'fetch') });
     sendJson(res, 200, data.aqlQuery);
   });
 
   directoryRoutes(router, call);
+  storedQueryRoutes(router, run, call);
 
-  // The rest of the openEHR REST API (stored queries, ADL2, tags, …) is not implemented.
+  // The rest of the openEHR REST API (ADL2, tags, …) is not implemented.
   router.all('/{*rest}', (req) => {
     throw new AppError('NOT_IMPLEMENTED', `${req.method} ${req.baseUrl}${req.path} is not implemented (see docs/exchange.md)`);
   });
@@ -419,10 +434,90 @@ function directoryRoutes(router: Router, call: Call) {
     const result = await call(req, 'openehrDirectory', { ehrId, versionUid: pathId(req, 'versionUid'), path: queryString(req, 'path') });
     read(res, result, directoryAt(ehrId, result));
   });
+// ---- Canonical XML compositions: Content-Type and Accept application/xml ----
+
+/** The composition of a POST/PUT: canonical XML for an XML body (the ehr subgraph checks it against `?format=`), else JSON. */
+function compositionInput(req: Request): { composition: Record<string, unknown> | null; xml: string | null; format: string | null } {
+  if (!hasBody(req) || !req.is(XML)) return { composition: jsonBody(req)!, xml: null, format: formatParam(req) };
+  if (typeof req.body !== 'string' || !req.body.trim()) throw validationError('The body must be a canonical XML composition');
+  return { composition: null, xml: req.body, format: formatParam(req) };
+}
+
+/** `?format=`, else canonical XML when the client accepts XML rather than JSON. */
+function compositionOutputFormat(req: Request): string | null {
+  return formatParam(req) ?? (req.accepts(['application/json', 'application/xml']) === 'application/xml' ? 'XML' : null);
+}
+
+// ---- Stored queries: DEFINITION /definition/query and QUERY /query/{qualified_query_name} ----
+
+const plainText = express.text({ type: 'text/plain', limit: BODY_LIMIT_BYTES, verify: verifyUtf8 });
+const RUN_STORED =
+  'query($name: String!, $version: String, $parameters: JSONObject, $offset: Int, $fetch: Int, $ehrId: String) { openehrRunStoredQuery(name: $name, version: $version, parameters: $parameters, offset: $offset, fetch: $fetch, ehrId: $ehrId) }';
+
+/** `openehr-ehr-id` header or `ehr_id` parameter: the EHR a query runs in. */
+function queryEhrId(req: Request, search: URLSearchParams): string | null {
+  const header = req.headers['openehr-ehr-id'];
+  const value = typeof header === 'string' && header.trim() ? header.trim() : search.get('ehr_id');
+  return value || null;
+}
+
+function storedQueryRoutes(router: Router, run: GraphQLRunner, call: Call) {
+  const location = (body: unknown) => {
+    const stored = body as { name: string; version: string };
+    return `/definition/query/${stored.name}/${stored.version}`;
+  };
+  // The AQL text is the body; the version is the path's, or the next one.
+  const store = async (req: Request, res: Response) => {
+    if (!hasBody(req)) throw validationError('The body must be the AQL query', [{ path: 'q', message: 'required' }]);
+    if (!req.is('text/plain') || typeof req.body !== 'string')
+      throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send the AQL query as the body, Content-Type: text/plain');
+    const queryType = typeof req.query.query_type === 'string' ? req.query.query_type : null;
+    const vars = { name: req.params.name, version: req.params.version ?? null, q: req.body, type: queryType, reason: auditReason(req) ?? null };
+    const result = await call(req, 'openehrStoreQuery', vars, 'mutation');
+    res.location(`${res.locals.openEhrBase as string}${location(result.body)}`);
+    res.status(200).end();
+  };
+  router.put('/definition/query/:name', plainText, store);
+  router.put('/definition/query/:name/:version', plainText, store);
+  router.get('/definition/query', async (req, res) => read(res, await call(req, 'openehrStoredQueries', {})));
+  router.get('/definition/query/:name', async (req, res) => read(res, await call(req, 'openehrStoredQueries', { name: req.params.name })));
+  router.get('/definition/query/:name/:version', async (req, res) =>
+    read(res, await call(req, 'openehrStoredQuery', { name: req.params.name, version: req.params.version })),
+  );
+
+  const execute = async (req: Request, res: Response, body: { parameters: Record<string, unknown>; offset?: number; fetch?: number }, ehrId: string | null) => {
+    // The EHR a query runs in also answers its $ehr_id.
+    const parameters = ehrId && !('ehr_id' in body.parameters) ? { ...body.parameters, ehr_id: ehrId } : body.parameters;
+    const vars = { name: req.params.name, version: req.params.version ?? null, parameters, offset: body.offset, fetch: body.fetch, ehrId };
+    const data = await run(req, RUN_STORED, vars);
+    sendJson(res, 200, data.openehrRunStoredQuery);
+  };
+  const viaGet = async (req: Request, res: Response) => {
+    const search = new URL(req.originalUrl, 'http://localhost').searchParams;
+    const offset = intParam(search.get('offset'), 'offset');
+    const fetch = intParam(search.get('fetch'), 'fetch');
+    await execute(req, res, { parameters: urlQueryParameters(search, []), offset, fetch }, queryEhrId(req, search));
+  };
+  const viaPost = async (req: Request, res: Response) => {
+    const body = jsonBody(req, true) ?? {};
+    const parameters = body.query_parameters ?? {};
+    if (typeof parameters !== 'object' || parameters === null || Array.isArray(parameters))
+      throw validationError('query_parameters must be an object', [{ path: 'query_parameters', message: 'object' }]);
+    const search = new URL(req.originalUrl, 'http://localhost').searchParams;
+    const paging = { offset: intParam(body.offset, 'offset'), fetch: intParam(body.fetch, 'fetch') };
+    await execute(req, res, { parameters: parameters as Record<string, unknown>, ...paging }, queryEhrId(req, search));
+  };
+  router.get('/query/:name', viaGet);
+  router.get('/query/:name/:version', viaGet);
+  router.post('/query/:name', viaPost);
+  router.post('/query/:name/:version', viaPost);
 }
 
 /** The arguments of each ehr-subgraph field the routes call, with their GraphQL types. */
 const FIELDS: Record<string, Record<string, string>> = {
+  openehrStoreQuery: { name: 'String!', version: 'String', q: 'String!', type: 'String', reason: 'String' },
+  openehrStoredQueries: { name: 'String' },
+  openehrStoredQuery: { name: 'String!', version: 'String' },
   openehrEhr: { ehrId: 'ID', subjectId: 'String', subjectNamespace: 'String' },
   openehrCreateEhr: { ehrId: 'ID', ehrStatus: 'JSON', reason: 'String' },
   openehrVersionedEhrStatus: { ehrId: 'ID!' },
@@ -430,14 +525,23 @@ const FIELDS: Record<string, Record<string, string>> = {
   openehrEhrStatusVersion: { ehrId: 'ID!', versionUid: 'String', versionAtTime: 'String' },
   openehrEhrStatus: { ehrId: 'ID!', versionUid: 'String', versionAtTime: 'String' },
   openehrUpdateEhrStatus: { ehrId: 'ID!', ifMatch: 'String!', ehrStatus: 'JSON', reason: 'String' },
-  openehrCreateComposition: { ehrId: 'ID!', templateId: 'String', composition: 'JSONObject!', reason: 'String', format: 'String', audit: 'JSONObject' },
+  openehrCreateComposition: {
+    ehrId: 'ID!',
+    templateId: 'String',
+    composition: 'JSONObject',
+    xml: 'String',
+    reason: 'String',
+    format: 'String',
+    audit: 'JSONObject',
+  },
   openehrComposition: { ehrId: 'ID!', uid: 'ID!', format: 'String' },
   openehrUpdateComposition: {
     ehrId: 'ID!',
     versionedObjectUid: 'ID!',
     ifMatch: 'String!',
     templateId: 'String',
-    composition: 'JSONObject!',
+    composition: 'JSONObject',
+    xml: 'String',
     reason: 'String',
     format: 'String',
     audit: 'JSONObject',

@@ -9,6 +9,7 @@ export const BODY_LIMIT_BYTES = 1024 * 1024;
 const JSON_TYPES = ['application/json', 'application/*+json'];
 const FORM_TYPES = ['application/x-www-form-urlencoded'];
 const XML_TYPES = ['application/xml', 'text/xml'];
+const TEXT_TYPES = ['text/plain'];
 
 /**
  * Runs before a mount's parsers: a declared length over the limit is refused
@@ -17,12 +18,12 @@ const XML_TYPES = ['application/xml', 'text/xml'];
  * application/x-www-form-urlencoded too: on every path of the mount (`true`,
  * FHIR's POST _search) or on the listed full paths (provider webhooks).
  * Mounted per API so refusals reach that API's own error handler (FHIR
- * answers OperationOutcome). `xml` admits XML on the listed paths below the
- * mount (openEHR's operational template upload).
+ * answers OperationOutcome). `xml` admits XML on the listed (or matching) paths
+ * below the mount (openEHR's operational template upload and compositions), `text` plain text on the
+ * paths below the mount that match (openEHR's stored query definitions).
  */
-export function bodyGuard(options: { forms: boolean | string[]; xml?: string[] }) {
+export function bodyGuard(options: { forms: boolean | string[]; xml?: Array<string | RegExp>; text?: RegExp[] }) {
   const formPaths = new Set(Array.isArray(options.forms) ? options.forms : []);
-  const xmlPaths = new Set(options.xml ?? []);
   return (req: Request, _res: Response, next: NextFunction) => {
     const length = req.headers['content-length'];
     if (length !== undefined && Number(length) > BODY_LIMIT_BYTES) {
@@ -32,13 +33,15 @@ export function bodyGuard(options: { forms: boolean | string[]; xml?: string[] }
     const hasBody = req.headers['transfer-encoding'] !== undefined || (length !== undefined && Number(length) > 0);
     if (!hasBody) return next();
     const forms = options.forms === true || formPaths.has(req.baseUrl + req.path);
-    const xml = xmlPaths.has(req.path.replace(/\/$/, ''));
-    if (!req.is([...JSON_TYPES, ...(forms ? FORM_TYPES : []), ...(xml ? XML_TYPES : [])])) {
-      const kinds = forms ? 'JSON or a form' : xml ? 'JSON or XML' : 'JSON';
+    const path = req.path.replace(/\/$/, '');
+    const xml = (options.xml ?? []).some((p) => (typeof p === 'string' ? p === path : p.test(path)));
+    const text = (options.text ?? []).some((pattern) => pattern.test(path));
+    if (!req.is([...JSON_TYPES, ...(forms ? FORM_TYPES : []), ...(xml ? XML_TYPES : []), ...(text ? TEXT_TYPES : [])])) {
+      const kinds = forms ? 'JSON or a form' : xml ? 'JSON or XML' : text ? 'JSON or plain text' : 'JSON';
       return next(
         new AppError(
           'UNSUPPORTED_MEDIA_TYPE',
-          `Request bodies must be ${kinds} (Content-Type: application/json${xml ? ' or application/xml' : ''}), got '${req.headers['content-type'] ?? 'none'}'`,
+          `Request bodies must be ${kinds} (Content-Type: application/json${xml ? ' or application/xml' : text ? ' or text/plain' : ''}), got '${req.headers['content-type'] ?? 'none'}'`,
         ),
       );
     }

@@ -28,6 +28,8 @@ import { OpenEhrRecordResolver } from './exchange/openehr/openehr-record.resolve
 import { ContributionService } from './exchange/openehr/contribution.service';
 import { DirectoryService } from './exchange/openehr/directory.service';
 import { OpenEhrService } from './exchange/openehr/openehr.service';
+import { StoredQueryResolver } from './exchange/openehr/stored-query.resolver';
+import { StoredQueryService } from './exchange/openehr/stored-query.service';
 import { RecordPrivacyResolver } from './privacy/privacy.resolver';
 import { RecordPrivacyService } from './privacy/privacy.service';
 import { systemClock, type Clock } from '../../common/clock';
@@ -56,6 +58,7 @@ export function buildEhrSchema(): Promise<FederatedSchema> {
       RecordPrivacyResolver,
       ClinicalContextResolver,
       OpenEhrRecordResolver,
+      StoredQueryResolver,
     ],
     referenceResolvers: { ...patientReference, ...appointmentReference },
   });
@@ -104,7 +107,11 @@ export function createEhrContext(deps: EhrDeps) {
       fhir: new FhirService(patients, appointments, compositions, templates, deps.systemId),
       openehr,
       contributions: new ContributionService(store, ehrs, compositions, openehr, deps.systemId),
+<<<<<<< HEAD
       directories: new DirectoryService(store, deps.cipher, ehrs, accessPolicy, deps.systemId),
+=======
+      storedQueries: new StoredQueryService(store, openehr),
+>>>>>>> t-storedq
       privacy: new RecordPrivacyService(store, accessPolicy, deps.clock ?? systemClock),
       clinicalContext: new ClinicalContextService(store, patients, appointments, compositions, consents, templates, accessPolicy),
     };

@@ -94,6 +94,7 @@ const CAPABILITIES = {
   readAudit: { roles: ['admin'], what: 'read and verify the audit trail' },
   readAccessLog: { roles: ['admin'], ownRecord: true, what: "read who accessed a patient's record" },
   manageTemplates: { roles: ['admin'], what: 'upload clinical templates' },
+  manageStoredQueries: { roles: ['admin'], what: 'store (register) AQL queries for the tenant' },
   changeEhrStatus: { roles: ['admin', 'clinician'], what: 'change an EHR status' },
   listPatients: { roles: TENANT_ROLES, what: 'list and search patients and schedules across the tenant' },
   registerPatients: { roles: TENANT_ROLES, what: 'register patients' },

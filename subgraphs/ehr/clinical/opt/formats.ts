@@ -1,14 +1,16 @@
 import { validationError } from '../../../../common/errors';
 import { canonicalToFlat, flatToCanonical, flatToStructured, structuredToFlat } from './flat';
+import { compositionToXml } from './rm-xml';
 import type { WebTemplate } from './web-template';
 
 /**
  * The composition formats of openEHR REST for operational templates:
  * canonical JSON (the RM COMPOSITION), FLAT and STRUCTURED (web-template
- * based, as the openEHR SDK and EHRbase write them). Chosen by the `format`
- * query parameter; canonical when absent.
+ * based, as the openEHR SDK and EHRbase write them), and canonical XML (the
+ * RM COMPOSITION as the openEHR XML schema writes it, a string). Chosen by the
+ * `format` query parameter (XML by the REST media type); canonical when absent.
  */
-const COMPOSITION_FORMATS = ['JSON', 'FLAT', 'STRUCTURED'] as const;
+const COMPOSITION_FORMATS = ['JSON', 'FLAT', 'STRUCTURED', 'XML'] as const;
 export type CompositionFormat = (typeof COMPOSITION_FORMATS)[number];
 
 const isObject = (v: unknown): v is Record<string, any> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -38,6 +40,7 @@ export function fromCanonical(content: Record<string, unknown>, versionUid: stri
   const { _type, name, uid: _uid, ...rest } = content;
   const composition = { _type, name, uid: { _type: 'OBJECT_VERSION_ID', value: versionUid }, ...rest };
   if (format === 'JSON') return composition;
+  if (format === 'XML') return compositionToXml(composition);
   const flat = canonicalToFlat(composition, wt);
   return format === 'FLAT' ? flat : flatToStructured(flat);
 }

@@ -2,7 +2,7 @@ import { Arg, Ctx, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
 import { GraphQLJSON, GraphQLJSONObject } from 'graphql-scalars';
 import type { EhrContext } from '../../context';
 import { OpenEhrResult } from './openehr.types';
-import { commitAuditInput } from './versioning';
+import { commitAuditInput, compositionArgument } from './versioning';
 
 /** openEHR REST interactions as GraphQL fields, served on REST by the gateway's openEHR adapter. */
 @Resolver()
@@ -72,21 +72,26 @@ export class OpenEhrResolver {
   openehrCreateComposition(
     @Arg('ehrId', () => ID) ehrId: string,
     @Arg('templateId', () => String, { nullable: true }) templateId: string | null,
-    @Arg('composition', () => GraphQLJSONObject) composition: Record<string, unknown>,
+    @Arg('composition', () => GraphQLJSONObject, { nullable: true, description: 'The composition in `format` (JSON, FLAT, STRUCTURED); or give xml.' })
+    composition: Record<string, unknown> | null,
+    @Arg('xml', () => String, { nullable: true, description: 'The composition as a canonical XML document (format XML).' }) xml: string | null,
     @Arg('reason', () => String, { nullable: true }) reason: string | null,
-    @Arg('format', () => String, { nullable: true, description: 'JSON (canonical, default), FLAT or STRUCTURED' }) format: string | null,
+    @Arg('format', () => String, { nullable: true, description: 'JSON (canonical, default), FLAT, STRUCTURED or XML (canonical, with xml)' })
+    format: string | null,
     @Arg('audit', () => GraphQLJSONObject, { nullable: true, description: 'Commit audit: {committer, description, lifecycleState}.' })
     audit: Record<string, unknown> | null,
     @Ctx() ctx: EhrContext,
   ) {
-    return ctx.openehr.createComposition(ehrId, templateId, composition, reason, format, commitAuditInput(audit));
+    const input = compositionArgument(composition, xml, format);
+    return ctx.openehr.createComposition(ehrId, templateId, input.body, reason, input.format, commitAuditInput(audit));
   }
 
   @Query(() => OpenEhrResult, { description: 'A composition by versioned object uid (latest) or version uid.' })
   openehrComposition(
     @Arg('ehrId', () => ID) ehrId: string,
     @Arg('uid', () => ID) uid: string,
-    @Arg('format', () => String, { nullable: true, description: 'JSON (canonical, default), FLAT or STRUCTURED' }) format: string | null,
+    @Arg('format', () => String, { nullable: true, description: 'JSON (canonical, default), FLAT, STRUCTURED or XML (canonical, a string)' })
+    format: string | null,
     @Ctx() ctx: EhrContext,
   ) {
     return ctx.openehr.getComposition(ehrId, uid, format);
@@ -98,14 +103,18 @@ export class OpenEhrResolver {
     @Arg('versionedObjectUid', () => ID) versionedObjectUid: string,
     @Arg('ifMatch', () => String) ifMatch: string,
     @Arg('templateId', () => String, { nullable: true }) templateId: string | null,
-    @Arg('composition', () => GraphQLJSONObject) composition: Record<string, unknown>,
+    @Arg('composition', () => GraphQLJSONObject, { nullable: true, description: 'The composition in `format` (JSON, FLAT, STRUCTURED); or give xml.' })
+    composition: Record<string, unknown> | null,
+    @Arg('xml', () => String, { nullable: true, description: 'The composition as a canonical XML document (format XML).' }) xml: string | null,
     @Arg('reason', () => String, { nullable: true }) reason: string | null,
-    @Arg('format', () => String, { nullable: true, description: 'JSON (canonical, default), FLAT or STRUCTURED' }) format: string | null,
+    @Arg('format', () => String, { nullable: true, description: 'JSON (canonical, default), FLAT, STRUCTURED or XML (canonical, with xml)' })
+    format: string | null,
     @Arg('audit', () => GraphQLJSONObject, { nullable: true, description: 'Commit audit: {committer, description, lifecycleState}.' })
     audit: Record<string, unknown> | null,
     @Ctx() ctx: EhrContext,
   ) {
-    return ctx.openehr.updateComposition(ehrId, versionedObjectUid, ifMatch, templateId, composition, reason, format, commitAuditInput(audit));
+    const input = compositionArgument(composition, xml, format);
+    return ctx.openehr.updateComposition(ehrId, versionedObjectUid, ifMatch, templateId, input.body, reason, input.format, commitAuditInput(audit));
   }
 
   @Mutation(() => OpenEhrResult)
@@ -149,7 +158,8 @@ export class OpenEhrResolver {
   @Query(() => OpenEhrResult, { description: 'An example composition of an operational template.' })
   openehrTemplateExample(
     @Arg('templateId', () => ID) templateId: string,
-    @Arg('format', () => String, { nullable: true, description: 'JSON (canonical, default), FLAT or STRUCTURED' }) format: string | null,
+    @Arg('format', () => String, { nullable: true, description: 'JSON (canonical, default), FLAT, STRUCTURED or XML (canonical, a string)' })
+    format: string | null,
     @Ctx() ctx: EhrContext,
   ) {
     return ctx.openehr.templateExample(templateId, format);

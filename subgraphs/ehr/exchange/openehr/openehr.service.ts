@@ -9,6 +9,7 @@ import { clinicalTime } from '../content';
 import { parseAql } from './aql/parser';
 import { candidateTemplates, evaluate, parameterValue, type Parameters, type TemplateInfo } from './aql/evaluate';
 import { webTemplate } from './web-template';
+import { compositionFromXml, compositionToXml } from '../../clinical/opt/rm-xml';
 import { compositionFormat, fromCanonical, toCanonical, type CompositionFormat } from '../../clinical/opt/formats';
 import { exampleFlat } from '../../clinical/opt/example';
 import { flatToCanonical, flatToStructured } from '../../clinical/opt/flat';
@@ -291,6 +292,11 @@ export class OpenEhrService {
     templateId: string | null,
     format: CompositionFormat = 'JSON',
   ): Promise<{ templateId: string; content: Record<string, unknown> }> {
+    // Canonical XML names its template like canonical JSON does.
+    if (format === 'XML') {
+      if (typeof body !== 'string') throw validationError('An XML composition is the XML document, sent as application/xml');
+      return this.inbound(compositionFromXml(body), templateId);
+    }
     if (!isObject(body)) throw validationError('The body must be a JSON object');
     if (format !== 'JSON') {
       if (!templateId) throw validationError(`${format} compositions need the templateId query parameter`, [{ path: 'templateId', message: 'required' }]);
@@ -508,7 +514,7 @@ export class OpenEhrService {
     if (!operational) throw validationError(`Examples are generated for operational templates; ${templateId} is a CareGraph JSON template`);
     const flat = exampleFlat(operational.webTemplate, new Date());
     const { uid: _uid, ...composition } = flatToCanonical(flat, operational.webTemplate);
-    const body = chosen === 'FLAT' ? flat : chosen === 'STRUCTURED' ? flatToStructured(flat) : composition;
+    const body = chosen === 'FLAT' ? flat : chosen === 'STRUCTURED' ? flatToStructured(flat) : chosen === 'XML' ? compositionToXml(composition) : composition;
     return { body };
   }
 
@@ -533,25 +539,37 @@ export class OpenEhrService {
 
   // ---- AQL -------------------------------------------------------------------
 
-  async query(q: string, parameters: Parameters, offset: number | null, fetch: number | null) {
+  /** `context`: the EHR the caller runs the query in (openEHR's `ehr_id`), besides any the query names itself. */
+  async query(q: string, parameters: Parameters, offset: number | null, fetch: number | null, context: string | null = null) {
     const query = parseAql(q);
     if ((offset != null && (!Number.isInteger(offset) || offset < 0)) || (fetch != null && (!Number.isInteger(fetch) || fetch < 1))) {
       throw validationError('offset must be ≥ 0 and fetch ≥ 1', [{ path: 'fetch', message: 'invalid paging' }]);
     }
+<<<<<<< HEAD
     const ehrId = query.ehr?.ehrId ? String(parameterValue(query.ehr.ehrId, parameters)) : null;
     // AQL paths are content paths (docs/exchange.md): a demo OPT's compositions are queried in their simple form.
     const templateRows = await this.templates.list();
     const simple = new Set(templateRows.filter((t) => this.templates.simpleForm(t)).map((t) => t.id));
     const templates: TemplateInfo[] = templateRows.map((t) => ({
+=======
+    const named = query.ehr?.ehrId ? String(parameterValue(query.ehr.ehrId, parameters)) : null;
+    const templates: TemplateInfo[] = (await this.templates.list()).map((t) => ({
+>>>>>>> t-storedq
       id: t.id,
       name: t.name,
       definition: (this.templates.simpleForm(t)?.definition ?? t.definition) as unknown as ConstraintNode,
     }));
     const matching = candidateTemplates(query, parameters, templates);
+<<<<<<< HEAD
     const scanned = await this.compositions.scan({ ehrId, templateIds: matching.map((t) => t.id) }, AQL_CAP);
     const compositions = await Promise.all(
       scanned.map(async (c) => (simple.has(c.templateId) ? { ...c, content: await this.compositions.presentedContent(c) } : c)),
     );
+=======
+    // A query naming another EHR than its context matches nothing.
+    const compositions =
+      context && named && context !== named ? [] : await this.compositions.scan({ ehrId: context ?? named, templateIds: matching.map((t) => t.id) }, AQL_CAP);
+>>>>>>> t-storedq
     const result = evaluate(query, parameters, compositions, new Map(matching.map((t) => [t.id, t])));
     const start = offset ?? 0;
     const rows = result.rows.slice(start, fetch ? start + fetch : undefined);

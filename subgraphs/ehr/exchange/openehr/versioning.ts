@@ -89,3 +89,19 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export function objectId(value: string) {
   return UUID.test(value) ? { _type: 'HIER_OBJECT_ID', value } : { _type: 'GENERIC_ID', value, scheme: 'id' };
 }
+
+/** A composition write's body: the JSON `composition` in its format, or the canonical `xml` document (format XML); exactly one. */
+export function compositionArgument(
+  composition: Record<string, unknown> | null | undefined,
+  xml: string | null | undefined,
+  format: string | null | undefined,
+): { body: unknown; format: string | null } {
+  if ((composition == null) === (xml == null))
+    throw validationError('Give the composition either as JSON (composition) or as canonical XML (xml)', [
+      { path: 'composition', message: 'exactly one of composition, xml' },
+    ]);
+  if (xml == null) return { body: composition, format: format ?? null };
+  if (format && format.toUpperCase() !== 'XML')
+    throw validationError(`xml is a canonical XML composition; format ${format} is JSON`, [{ path: 'format', message: 'conflicts with xml' }]);
+  return { body: xml, format: 'XML' };
+}
