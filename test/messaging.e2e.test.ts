@@ -215,9 +215,16 @@ describe(`messaging service (${backendName})`, () => {
     // Exactly the two new messages were stored, each with one queued history row, one delivery job and one queued event.
     expect(await countRows(t, 'Message')).toBe(messagesBefore + 2);
     expect(await countRows(t, 'MessageStatusChange')).toBe(historyBefore + 2);
-    for (const id of created) {
+    for (const [n, id] of created.entries()) {
       const message = (await t.request('GET', `/v1/messages/${id}`)).body;
-      expect(message).toMatchObject({ status: 'queued', patientId: 'p-1001' });
+      // What was stored reads back as the batch answered it (the timestamps included).
+      expect(message).toMatchObject({
+        status: 'queued',
+        patientId: 'p-1001',
+        channel: n === 0 ? 'sms' : 'email',
+        createdAt: results[n === 0 ? 2 : 6].createdAt,
+      });
+      expect(message.body).toContain(n === 0 ? '10:15' : '11:45');
       expect(message.statusHistory.map((s: any) => s.status)).toEqual(['queued']);
       expect(bus.filter((e) => e.type === 'message.status' && e.data.messageId === id).map((e) => e.data.status)).toEqual(['queued']);
     }

@@ -1,4 +1,5 @@
 import { createHmac, randomUUID } from 'node:crypto';
+import { isUniqueViolation } from '../../../common/db/unique-violation';
 import DataLoader from 'dataloader';
 import type PgBoss from 'pg-boss';
 import type { Identity } from '../../../common/auth/principal';
@@ -8,9 +9,9 @@ import { AppError, notFound, validationError } from '../../../common/errors';
 import { wallClockMs } from '../../../common/dates';
 import type { EventBus } from '../../../common/events/bus';
 import type { MessagingPrisma } from '../db/client';
-import type { Message as MessageRow, MessageStatusChange, MessageTemplate as TemplateRow, Prisma } from '../db/generated/client';
+import type { Message as MessageRow, MessageStatusChange, MessageTemplate as TemplateRow } from '../db/generated/client';
 import type { ClinicalPatient, ClinicalRecord } from '../clinical-record/client';
-import { DELIVER_QUEUE, enqueueManyInTransaction, type DeliverJob } from '../delivery/jobs';
+import { DELIVER_QUEUE, enqueueInTransaction, enqueueManyInTransaction, type DeliverJob } from '../delivery/jobs';
 import { statusEvent } from '../delivery/transitions';
 import { publishCommitted } from '../events/outbox';
 import { toPreferencesView, type PreferencesView } from '../preferences/preference.service';
@@ -91,7 +92,27 @@ function wallClock(iso: string, zone: string): { date: string; time: string } {
 }
 
 /** A validated, rendered send: the row to store, its id chosen here so a batch can tell its written rows apart. */
-type PreparedMessage = Prisma.MessageCreateManyInput & { id: string; createdAt: Date };
+type PreparedMessage = Pick<
+  MessageRow,
+  | 'id'
+  | 'tenantId'
+  | 'patientId'
+  | 'templateId'
+  | 'templateVersion'
+  | 'language'
+  | 'channel'
+  | 'variablesEnc'
+  | 'subjectEnc'
+  | 'bodyEnc'
+  | 'status'
+  | 'recipientEnc'
+  | 'recipientHash'
+  | 'appointmentId'
+  | 'idempotencyKey'
+  | 'requestHash'
+  | 'dueAt'
+  | 'createdAt'
+>;
 
 const STATUS_ORDER = ['queued', 'sending', 'sent', 'delivered', 'failed'];
 
@@ -214,8 +235,7 @@ export class MessageService {
       }
     });
     if (pending.length > 0) {
-      const written = await this.store(pending.map((p) => p.row));
-      const stored = new Set(written.map((m) => m.id));
+      const stored = await this.storeBatch(pending.map((p) => p.row));
       // An item whose key a concurrent request stored first answers with that request's message.
       const raced = pending.filter((p) => !stored.has(p.row.id));
       const winners = await this.findIdempotentMany(raced.map((p) => p.row.idempotencyKey ?? undefined));
@@ -227,7 +247,10 @@ export class MessageService {
           refuse(index, err);
         }
       }
-      await this.announceQueued(written, now);
+      await this.announceQueued(
+        pending.filter((p) => stored.has(p.row.id)).map((p) => p.row),
+        now,
+      );
     }
     const accepted = results.filter((r) => 'id' in r).length;
     return { results, accepted, rejected: results.length - accepted };
@@ -348,29 +371,55 @@ export class MessageService {
       requestHash: options.hash,
       dueAt: releaseTime(preferences.quietHours, now),
       createdAt: now,
-      updatedAt: now,
     };
   }
 
   /**
-   * Writes prepared messages in one transaction: the messages, their `queued`
-   * history rows and their delivery jobs, one statement each. A message whose
-   * idempotency key another request stored first is skipped (with no history
-   * row or job). Returns the messages written. Past the deadline nothing is
-   * stored (a retry is safe); once begun, the write completes and is answered.
+   * Writes a batch's prepared messages in one transaction: the messages with
+   * their `queued` history rows in one statement, then their delivery jobs in
+   * one more, so the batch is stored whole or not at all and no message is
+   * queued without its job. Arrays bound as parameters and unnested keep it one
+   * statement whatever the batch size (Prisma's createMany costs far more per
+   * row). A message whose idempotency key another request stored first is
+   * skipped, with no history row or job. Returns the ids written. Past the
+   * deadline nothing is stored (a retry is safe); once begun, the write
+   * completes and is answered.
    */
-  private async store(rows: PreparedMessage[]): Promise<MessageRow[]> {
+  private async storeBatch(rows: PreparedMessage[]): Promise<Set<string>> {
+    const column = <K extends keyof PreparedMessage>(key: K) => rows.map((row) => row[key]);
+    const instants = (key: 'dueAt' | 'createdAt') => rows.map((row) => row[key].toISOString());
     this.deadline?.beginWrite();
     return this.prisma.$transaction(async (tx) => {
-      const written = await tx.message.createManyAndReturn({ data: rows, skipDuplicates: true });
-      await tx.messageStatusChange.createMany({ data: written.map((m) => ({ tenantId: m.tenantId, messageId: m.id, status: 'queued', at: m.createdAt })) });
+      // The timestamp columns hold UTC without a zone, as Prisma writes them: an ISO string cast to timestamp keeps its UTC digits.
+      const written = await tx.$queryRaw<{ id: string }[]>`
+        WITH written AS (
+          INSERT INTO messaging."Message" ("id", "tenantId", "patientId", "templateId", "templateVersion", "language", "channel",
+            "variablesEnc", "subjectEnc", "bodyEnc", "status", "recipientEnc", "recipientHash", "appointmentId", "idempotencyKey",
+            "requestHash", "dueAt", "createdAt", "updatedAt")
+          SELECT m.*, m."createdAt" FROM unnest(
+            ${column('id')}::text[], ${column('tenantId')}::text[], ${column('patientId')}::text[], ${column('templateId')}::text[],
+            ${column('templateVersion')}::int[], ${column('language')}::text[], ${column('channel')}::text[], ${column('variablesEnc')}::text[],
+            ${column('subjectEnc')}::text[], ${column('bodyEnc')}::text[], ${column('status')}::text[], ${column('recipientEnc')}::text[],
+            ${column('recipientHash')}::text[], ${column('appointmentId')}::text[], ${column('idempotencyKey')}::text[],
+            ${column('requestHash')}::text[], ${instants('dueAt')}::timestamp(3)[], ${instants('createdAt')}::timestamp(3)[]
+          ) AS m ("id", "tenantId", "patientId", "templateId", "templateVersion", "language", "channel", "variablesEnc", "subjectEnc",
+            "bodyEnc", "status", "recipientEnc", "recipientHash", "appointmentId", "idempotencyKey", "requestHash", "dueAt", "createdAt")
+          ON CONFLICT DO NOTHING
+          RETURNING "id", "tenantId", "status", "createdAt"
+        ), history AS (
+          INSERT INTO messaging."MessageStatusChange" ("tenantId", "messageId", "status", "at")
+          SELECT "tenantId", "id", "status", "createdAt" FROM written
+        )
+        SELECT "id" FROM written`;
+      const ids = new Set(written.map((row) => row.id));
+      const queued = rows.filter((row) => ids.has(row.id));
       await enqueueManyInTransaction(
         this.deps.boss,
         tx,
         DELIVER_QUEUE,
-        written.map((m) => ({ data: { tenantId: m.tenantId, messageId: m.id } satisfies DeliverJob, startAfter: m.dueAt })),
+        queued.map((row) => ({ data: { tenantId: row.tenantId, messageId: row.id } satisfies DeliverJob, startAfter: row.dueAt })),
       );
-      return written;
+      return ids;
     });
   }
 
@@ -379,7 +428,7 @@ export class MessageService {
     for (const row of rows) this.deps.metrics.statusChanged('none', 'queued', row.channel);
     await publishCommitted(
       this.deps.events,
-      rows.map((row) => statusEvent({ id: row.id, tenantId: row.tenantId, patientId: row.patientId, channel: row.channel }, 'queued', null, at)),
+      rows.map((row) => statusEvent(row, 'queued', null, at)),
     );
   }
 
@@ -394,11 +443,30 @@ export class MessageService {
       if (earlier) return openMessage(this.deps.cipher, earlier);
     }
     const now = new Date();
-    const [created] = await this.store([this.prepare(input, context, { ...options, hash }, now)]);
-    if (!created) {
+    const data = this.prepare(input, context, { ...options, hash }, now);
+    let created: MessageRow;
+    // Past the deadline nothing is stored (a retry is safe); once begun, the write completes and is answered.
+    this.deadline?.beginWrite();
+    try {
+      created = await this.prisma.$transaction(async (tx) => {
+        const message = await tx.message.create({ data });
+        await tx.messageStatusChange.create({ data: { tenantId: message.tenantId, messageId: message.id, status: 'queued', at: now } });
+        await enqueueInTransaction(
+          this.deps.boss,
+          tx,
+          DELIVER_QUEUE,
+          { tenantId: message.tenantId, messageId: message.id } satisfies DeliverJob,
+          message.dueAt,
+        );
+        return message;
+      });
+    } catch (err) {
       // Two concurrent requests with one key: the loser answers with the winner's message.
-      const winners = await this.findIdempotentMany([options.idempotencyKey]);
-      return openMessage(this.deps.cipher, sameRequest(winners.get(options.idempotencyKey!), hash));
+      if (options.idempotencyKey && isUniqueViolation(err)) {
+        const earlier = await this.findIdempotent(options.idempotencyKey, hash);
+        if (earlier) return openMessage(this.deps.cipher, earlier);
+      }
+      throw err;
     }
     await this.announceQueued([created], now);
     return openMessage(this.deps.cipher, created);
