@@ -68,4 +68,45 @@ describe(`messaging crash recovery (${backendName})`, () => {
       await db.close();
     }
   }, 240_000);
+
+  it('stores a batch whole or not at all when the process is killed during its intake', async () => {
+    // The batch's messages (p-1003, email, from now on) are held by quiet hours: nothing sends them while the rounds run.
+    const since = new Date().toISOString();
+    await start();
+    const hhmm = (offsetMin: number) => new Date(Date.now() + offsetMin * 60_000).toISOString().slice(11, 16);
+    await api('PATCH', '/v1/patients/p-1003/preferences', { quietHours: { start: hhmm(-60), end: hhmm(180), timezone: 'UTC' } });
+    await kill();
+    const items = Array.from({ length: 1000 }, () => ({ patientId: 'p-1003', templateId: 'appointment-reminder', channel: 'email', variables: VARS }));
+    // What the batch left behind: its messages, their queued history rows and their delivery jobs.
+    const stored = async () => {
+      const db = await openDatabase({ databaseUrl: databaseUrl(), dataDir });
+      try {
+        const { rows } = await db.query<{ messages: number; history: number; jobs: number }>(
+          `SELECT (SELECT count(*)::int FROM messaging."Message" m WHERE m."patientId" = 'p-1003' AND m.channel = 'email' AND m."createdAt" >= $1::timestamp) AS messages,
+                  (SELECT count(*)::int FROM messaging."MessageStatusChange" h JOIN messaging."Message" m ON m.id = h."messageId"
+                    WHERE m."patientId" = 'p-1003' AND m.channel = 'email' AND m."createdAt" >= $1::timestamp AND h.status = 'queued') AS history,
+                  (SELECT count(*)::int FROM pgboss.job j JOIN messaging."Message" m ON m.id = j.data->>'messageId'
+                    WHERE j.name = 'messaging-deliver' AND m."patientId" = 'p-1003' AND m.channel = 'email' AND m."createdAt" >= $1::timestamp) AS jobs`,
+          [since],
+        );
+        return rows[0];
+      } finally {
+        await db.close();
+      }
+    };
+    // Killed at different moments of the intake: each time, all 1,000 or none, and every one stored has its row and job.
+    for (const delayMs of [150, 500, 1000]) {
+      const before = await stored();
+      await start();
+      const request = api('POST', '/v1/messages/batch', { messages: items }).catch(() => undefined);
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
+      await kill();
+      await request;
+      const after = await stored();
+      const added = after.messages - before.messages;
+      expect([0, 1000]).toContain(added);
+      expect(after.history - before.history).toBe(added);
+      expect(after.jobs - before.jobs).toBe(added);
+    }
+  }, 240_000);
 });
