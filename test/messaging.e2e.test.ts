@@ -161,9 +161,9 @@ describe(`messaging service (${backendName})`, () => {
   });
 
   it('queues exactly the accepted items of a mixed batch, each with its job and queued event', async () => {
-    // Held by quiet hours, so the jobs are still waiting when they are counted.
+    // p-1003 (email on, sms off) is held by quiet hours, so the jobs are still waiting when they are counted.
     const hhmm = (offsetMin: number) => new Date(Date.now() + offsetMin * 60_000).toISOString().slice(11, 16);
-    await t.request('PATCH', '/v1/patients/p-1001/preferences', { body: { quietHours: { start: hhmm(-60), end: hhmm(180), timezone: 'UTC' } } });
+    await t.request('PATCH', '/v1/patients/p-1003/preferences', { body: { quietHours: { start: hhmm(-60), end: hhmm(180), timezone: 'UTC' } } });
     const item = (patientId: string, channel: string, variables: Record<string, string> = VARS) => ({
       patientId,
       templateId: 'appointment-reminder',
@@ -171,7 +171,7 @@ describe(`messaging service (${backendName})`, () => {
       variables,
     });
     const headers = { 'Idempotency-Key': 'mixed-batch' };
-    const first = await t.request('POST', '/v1/messages/batch', { body: { messages: [item('p-1001', 'sms'), item('p-1001', 'email')] }, headers });
+    const first = await t.request('POST', '/v1/messages/batch', { body: { messages: [item('p-1003', 'email'), item('p-1003', 'email')] }, headers });
     expect(first.body.accepted).toBe(2);
     const [repeatId, conflictingId] = first.body.results.map((r: any) => r.id);
     const messagesBefore = await countRows(t, 'Message');
@@ -180,14 +180,14 @@ describe(`messaging service (${backendName})`, () => {
     const res = await t.request('POST', '/v1/messages/batch', {
       body: {
         messages: [
-          item('p-1001', 'sms'), // #0 repeats the first batch's item 0: its message, nothing new
-          item('p-1001', 'email', { ...VARS, location: 'Room 9' }), // #1 another request under a used key
-          item('p-1001', 'sms', { ...VARS, time: '10:15' }),
+          item('p-1003', 'email'), // #0 repeats the first batch's item 0: its message, nothing new
+          item('p-1003', 'email', { ...VARS, location: 'Room 9' }), // #1 another request under a used key
+          item('p-1003', 'email', { ...VARS, time: '10:15' }),
           item('p-1003', 'sms'), // sms off in p-1003's preferences
-          item('p-9999', 'sms'),
-          item('p-1001', 'sms', { date: 'tomorrow', time: '09:30' }),
-          item('p-1001', 'email', { ...VARS, time: '11:45' }),
-          { ...item('p-1001', 'sms'), channel: 'fax' },
+          item('p-9999', 'email'),
+          item('p-1003', 'email', { date: 'tomorrow', time: '09:30' }),
+          item('p-1003', 'email', { ...VARS, time: '11:45' }),
+          { ...item('p-1003', 'email'), channel: 'fax' },
         ],
       },
       headers,
@@ -220,8 +220,8 @@ describe(`messaging service (${backendName})`, () => {
       // What was stored reads back as the batch answered it (the timestamps included).
       expect(message).toMatchObject({
         status: 'queued',
-        patientId: 'p-1001',
-        channel: n === 0 ? 'sms' : 'email',
+        patientId: 'p-1003',
+        channel: 'email',
         createdAt: results[n === 0 ? 2 : 6].createdAt,
       });
       expect(message.body).toContain(n === 0 ? '10:15' : '11:45');
@@ -235,7 +235,7 @@ describe(`messaging service (${backendName})`, () => {
     // The new messages have a job each (held until quiet hours end); the repeated items added none.
     expect(jobs.filter((j) => created.includes(j.messageId)).map((j) => j.held)).toEqual([true, true]);
     expect(jobs.filter((j) => j.messageId === repeatId || j.messageId === conflictingId)).toHaveLength(2);
-    await t.request('PATCH', '/v1/patients/p-1001/preferences', { body: { quietHours: null } });
+    await t.request('PATCH', '/v1/patients/p-1003/preferences', { body: { quietHours: null } });
   });
 
   it('refuses bad input of every kind with 4xx and stores nothing', async () => {
