@@ -76,7 +76,7 @@ function parseArgs(argv: string[]): { settings: Settings; soak?: number; only: S
       statusChanges: quick ? 4 : 10,
       webhookSubscriptions: 4,
       webhookMessages: quick ? 60 : 200,
-      batches: 2,
+      batches: quick ? 3 : 5,
     },
   };
 }
