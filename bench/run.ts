@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
 import { loadConfig } from '../common/config';
 import { resolveSecrets } from '../common/secrets';
+import { redactUrl, withClient } from '../common/db/database';
 import { issueAccessToken, signIdentity, IDENTITY_HEADER } from '../common/auth/tokens';
 import { freePort, Monitor, sample, startChild, type Child } from './lib/proc';
 import { measure, measureInterleaved, percentile, preflight, round, type Measurement, type Target } from './lib/load';
@@ -16,7 +17,8 @@ import { connectSubscribers } from './lib/subscribers';
  * `npm run bench`: CareGraph against direct subgraph calls and peer gateways,
  * all on loopback, every comparison inside one run (the machine may be shared:
  * compare ratios, not absolute numbers across runs). `--quick` for a short
- * run, `--only 1,2` for some scenarios, `--soak <seconds>` for the memory soak only.
+ * run, `--only 1,2` for some scenarios, `--soak <seconds>` for the memory soak only,
+ * `--db postgres` (scenarios 3 and 4) on PostgreSQL and Redis instead of PGlite.
  */
 
 interface Settings {
@@ -37,19 +39,30 @@ interface Settings {
   batches: number;
 }
 
-function parseArgs(argv: string[]): { settings: Settings; soak?: number; only: Set<number> } {
+/** `--db postgres`: a fresh database on this server (DATABASE_URL, else the local one), dropped afterwards; Redis from REDIS_URL, else the local one. */
+const POSTGRES_SERVER = process.env.DATABASE_URL?.trim() || 'postgres://postgres@127.0.0.1:5432/postgres';
+const REDIS = process.env.REDIS_URL?.trim() || 'redis://127.0.0.1:6379';
+
+function parseArgs(argv: string[]): { settings: Settings; soak?: number; only: Set<number>; postgres: boolean } {
   const quick = argv.includes('--quick');
   const onlyAt = argv.indexOf('--only');
   const only = new Set((onlyAt >= 0 ? (argv[onlyAt + 1] ?? '') : '1,2,3,4,5').split(',').map(Number));
   if (only.size === 0 || [...only].some((n) => !Number.isInteger(n) || n < 1 || n > 5))
     throw new Error('--only takes scenario numbers 1..5, comma-separated (e.g. --only 1,2)');
+  const dbAt = argv.indexOf('--db');
+  const db = dbAt >= 0 ? argv[dbAt + 1] : 'pglite';
+  if (db !== 'pglite' && db !== 'postgres') throw new Error('--db takes pglite (default) or postgres');
+  // Scenarios 1, 2 and 5 run second platforms on copies of the embedded data folder.
+  if (db === 'postgres' && [...only].some((n) => n !== 3 && n !== 4)) throw new Error('--db postgres runs scenarios 3 and 4 only (e.g. --only 4)');
   const soakAt = argv.indexOf('--soak');
   const soak = soakAt >= 0 ? Number(argv[soakAt + 1] ?? 60) : undefined;
   if (soak !== undefined && !(soak >= 10 && soak <= 3600)) throw new Error('--soak takes seconds, 10..3600');
   const base = quick ? 100 : 300;
+  if (db === 'postgres' && soak !== undefined) throw new Error('--soak runs on PGlite only');
   return {
     soak,
     only,
+    postgres: db === 'postgres',
     settings: {
       quick,
       seconds: quick ? 3 : 6,
@@ -63,7 +76,7 @@ function parseArgs(argv: string[]): { settings: Settings; soak?: number; only: S
       statusChanges: quick ? 4 : 10,
       webhookSubscriptions: 4,
       webhookMessages: quick ? 60 : 200,
-      batches: 2,
+      batches: quick ? 3 : 5,
     },
   };
 }
@@ -149,7 +162,7 @@ function withRatio(rows: Measurement[], reference: Measurement): Measurement[] {
 const gql = (query: string, variables?: Record<string, unknown>) => JSON.stringify({ query, variables });
 
 async function main(): Promise<void> {
-  const { settings, soak, only } = parseArgs(process.argv.slice(2));
+  const { settings, soak, only, postgres } = parseArgs(process.argv.slice(2));
   const started = Date.now();
   const workDir = mkdtempSync(join(tmpdir(), 'caregraph-bench-'));
   const dataDir = join(workDir, 'data');
@@ -157,19 +170,29 @@ async function main(): Promise<void> {
   let receiver: Receiver | undefined;
   const results: Record<string, unknown> = {
     machine: machine(),
-    mode: soak !== undefined ? `soak ${soak}s` : `${settings.quick ? 'quick' : 'full'}${only.size < 5 ? `, scenarios ${[...only].sort().join(',')}` : ''}`,
+    mode:
+      soak !== undefined
+        ? `soak ${soak}s`
+        : `${settings.quick ? 'quick' : 'full'}${only.size < 5 ? `, scenarios ${[...only].sort().join(',')}` : ''}${postgres ? ', PostgreSQL + Redis' : ', PGlite'}`,
     startedAt: new Date().toISOString(),
   };
   const rows: Measurement[] = [];
+  const database = postgres ? await createBenchDatabase() : undefined;
   try {
-    log(`seeding ${settings.seed.patients} patients, ${settings.seed.patients * settings.seed.messagesPerPatient} messages into ${dataDir}`);
-    const seeded = await seedBenchData(dataDir, settings.seed);
+    log(
+      `seeding ${settings.seed.patients} patients, ${settings.seed.patients * settings.seed.messagesPerPatient} messages into ${database ? redactUrl(database.url) : dataDir}`,
+    );
+    const seeded = await seedBenchData(dataDir, settings.seed, 0, database?.url);
     const secrets = resolveSecrets(loadConfig({ DATA_DIR: dataDir }));
     const token = await issueAccessToken(secrets.jwtSecret!, { sub: 'bench', tenants: ['demo'], roles: ['admin'], ttlSeconds: 7200 });
     const identity = await signIdentity(secrets.internalKey, { sub: 'bench', tenantId: 'demo', roles: ['admin'] }, 7200);
     const ports = await platformPorts([]);
     receiver = await startReceiver(workDir);
-    const cgEnv = { WEBHOOK_ALLOW_INSECURE: 'true', WEBHOOK_CA_FILE: receiver.caFile };
+    const cgEnv: Record<string, string> = {
+      WEBHOOK_ALLOW_INSECURE: 'true',
+      WEBHOOK_CA_FILE: receiver.caFile,
+      ...(database ? { DATABASE_URL: database.url, REDIS_URL: REDIS } : {}),
+    };
     // The before/after of the in-process data source: a second CareGraph on a copy of the same data, with the
     // HTTP hop between its gateway and subgraphs, measured in the same interleaved rounds as the rest.
     let hop: Platform | undefined;
@@ -352,6 +375,7 @@ async function main(): Promise<void> {
   } finally {
     for (const child of children.reverse()) await child.stop().catch(() => {});
     await receiver?.close();
+    await database?.drop();
     rmSync(workDir, { recursive: true, force: true });
     results.rows = rows;
     results.totalSeconds = round((Date.now() - started) / 1000, 1);
@@ -360,6 +384,18 @@ async function main(): Promise<void> {
     printReport(results, rows);
     log(`wrote ${file} (${String(results.totalSeconds)} s)`);
   }
+}
+
+/** A new, empty database on POSTGRES_SERVER for one run. */
+async function createBenchDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `caregraph_bench_${Date.now().toString(36)}`;
+  await withClient(POSTGRES_SERVER, (c) => c.query(`CREATE DATABASE "${name}"`));
+  const url = new URL(POSTGRES_SERVER);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: () => withClient(POSTGRES_SERVER, (c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)).then(() => undefined),
+  };
 }
 
 interface RunContext {

@@ -99,6 +99,21 @@ describe(`request deadlines (${backendName})`, () => {
     expect(await countRows(t, 'Message')).toBe(before);
   });
 
+  it('refuses a whole batch that reaches its write after the deadline, and stores all of it on the retry', async () => {
+    const before = await countRows(t, 'Message');
+    const messages = [SEND, { ...SEND, channel: 'email' }, { ...SEND, patientId: 'p-9999' }];
+    // The batch reads the patients' preferences before its one write transaction: held, it reaches it too late.
+    const res = await whileHeld(t.platform.db!, 'CommunicationPreference', 'ACCESS EXCLUSIVE', TIMEOUT_MS + 1000, () =>
+      t.request('POST', '/v1/messages/batch', { body: { messages } }),
+    );
+    expect(res.status).toBe(503);
+    expect(res.headers.get('x-request-outcome')).toBe('not-started');
+    expect(await countRows(t, 'Message')).toBe(before);
+    const retry = await t.request('POST', '/v1/messages/batch', { body: { messages } });
+    expect(retry.body).toMatchObject({ accepted: 2, rejected: 1 });
+    expect(await countRows(t, 'Message')).toBe(before + 2);
+  });
+
   // Only PostgreSQL can hold up a write that has begun: PGlite has one connection, so the lock there also stops the
   // send's reads and the send is refused at its deadline (above). gateway/security/timeout.test.ts covers this answer on both.
   const onPostgres = backendName === 'PostgreSQL' ? it : it.skip;

@@ -68,4 +68,61 @@ describe(`messaging crash recovery (${backendName})`, () => {
       await db.close();
     }
   }, 240_000);
+
+  it('stores a batch whole or not at all when the process is killed during its intake', async () => {
+    // The batch's messages (p-1003, email, from now on) are held by quiet hours: nothing sends them while the rounds run.
+    const since = new Date().toISOString();
+    await start();
+    const hhmm = (offsetMin: number) => new Date(Date.now() + offsetMin * 60_000).toISOString().slice(11, 16);
+    await api('PATCH', '/v1/patients/p-1003/preferences', { quietHours: { start: hhmm(-60), end: hhmm(180), timezone: 'UTC' } });
+    await kill();
+    const items = Array.from({ length: 1000 }, () => ({ patientId: 'p-1003', templateId: 'appointment-reminder', channel: 'email', variables: VARS }));
+    // What the batch left behind: its messages, their queued history rows and their delivery jobs.
+    const stored = async () => {
+      const db = await openDatabase({ databaseUrl: databaseUrl(), dataDir });
+      try {
+        const { rows } = await db.query<{ messages: number; history: number; jobs: number }>(
+          `SELECT (SELECT count(*)::int FROM messaging."Message" m WHERE m."patientId" = 'p-1003' AND m.channel = 'email' AND m."createdAt" >= $1::timestamp) AS messages,
+                  (SELECT count(*)::int FROM messaging."MessageStatusChange" h JOIN messaging."Message" m ON m.id = h."messageId"
+                    WHERE m."patientId" = 'p-1003' AND m.channel = 'email' AND m."createdAt" >= $1::timestamp AND h.status = 'queued') AS history,
+                  (SELECT count(*)::int FROM pgboss.job j JOIN messaging."Message" m ON m.id = j.data->>'messageId'
+                    WHERE j.name = 'messaging-deliver' AND m."patientId" = 'p-1003' AND m.channel = 'email' AND m."createdAt" >= $1::timestamp) AS jobs`,
+          [since],
+        );
+        return rows[0];
+      } finally {
+        await db.close();
+      }
+    };
+    // Every message the batch left has its queued row and its job; returns how many it left.
+    const addedSince = async (before: Awaited<ReturnType<typeof stored>>) => {
+      const after = await stored();
+      const added = after.messages - before.messages;
+      expect(after.history - before.history).toBe(added);
+      expect(after.jobs - before.jobs).toBe(added);
+      return added;
+    };
+    // A warm server (its first request pays for start-up work) times one whole intake; later rounds kill it at
+    // points across that time: each time all 1,000 are stored or none.
+    const warmUp = () =>
+      api('POST', '/v1/messages/batch', { messages: [{ patientId: 'p-1001', templateId: 'appointment-reminder', channel: 'sms', variables: VARS }] });
+    let before = await stored();
+    await start();
+    await warmUp();
+    const startedAt = Date.now();
+    expect((await api('POST', '/v1/messages/batch', { messages: items })).body.accepted).toBe(1000);
+    const intakeMs = Date.now() - startedAt;
+    await kill();
+    expect(await addedSince(before)).toBe(1000);
+    for (const fraction of [0.3, 0.55, 0.8]) {
+      before = await stored();
+      await start();
+      await warmUp();
+      const request = api('POST', '/v1/messages/batch', { messages: items }).catch(() => undefined);
+      await new Promise((resolve) => setTimeout(resolve, intakeMs * fraction));
+      await kill();
+      await request;
+      expect([0, 1000]).toContain(await addedSince(before));
+    }
+  }, 240_000);
 });

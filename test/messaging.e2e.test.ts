@@ -160,6 +160,84 @@ describe(`messaging service (${backendName})`, () => {
     }
   });
 
+  it('queues exactly the accepted items of a mixed batch, each with its job and queued event', async () => {
+    // p-1003 (email on, sms off) is held by quiet hours, so the jobs are still waiting when they are counted.
+    const hhmm = (offsetMin: number) => new Date(Date.now() + offsetMin * 60_000).toISOString().slice(11, 16);
+    await t.request('PATCH', '/v1/patients/p-1003/preferences', { body: { quietHours: { start: hhmm(-60), end: hhmm(180), timezone: 'UTC' } } });
+    const item = (patientId: string, channel: string, variables: Record<string, string> = VARS) => ({
+      patientId,
+      templateId: 'appointment-reminder',
+      channel,
+      variables,
+    });
+    const headers = { 'Idempotency-Key': 'mixed-batch' };
+    const first = await t.request('POST', '/v1/messages/batch', { body: { messages: [item('p-1003', 'email'), item('p-1003', 'email')] }, headers });
+    expect(first.body.accepted).toBe(2);
+    const [repeatId, conflictingId] = first.body.results.map((r: any) => r.id);
+    const messagesBefore = await countRows(t, 'Message');
+    const historyBefore = await countRows(t, 'MessageStatusChange');
+
+    const res = await t.request('POST', '/v1/messages/batch', {
+      body: {
+        messages: [
+          item('p-1003', 'email'), // #0 repeats the first batch's item 0: its message, nothing new
+          item('p-1003', 'email', { ...VARS, location: 'Room 9' }), // #1 another request under a used key
+          item('p-1003', 'email', { ...VARS, time: '10:15' }),
+          item('p-1003', 'sms'), // sms off in p-1003's preferences
+          item('p-9999', 'email'),
+          item('p-1003', 'email', { date: 'tomorrow', time: '09:30' }),
+          item('p-1003', 'email', { ...VARS, time: '11:45' }),
+          { ...item('p-1003', 'email'), channel: 'fax' },
+        ],
+      },
+      headers,
+    });
+    expect(res.status).toBe(200);
+    const results = res.body.results;
+    expect(results.map((r: any) => r.index)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    expect(results[0]).toEqual({ index: 0, id: repeatId, status: expect.any(String), createdAt: expect.any(String) });
+    expect(results.map((r: any) => r.error?.code ?? 'ok')).toEqual([
+      'ok',
+      'CONFLICT',
+      'ok',
+      'PATIENT_OPTED_OUT',
+      'NOT_FOUND',
+      'TEMPLATE_VARIABLES_INVALID',
+      'ok',
+      'VALIDATION_ERROR',
+    ]);
+    expect(results[1].id).toBeUndefined();
+    expect(res.body).toMatchObject({ accepted: 3, rejected: 5 });
+    const created = [results[2].id, results[6].id];
+    expect(new Set([...created, repeatId, conflictingId]).size).toBe(4);
+    expect(results[2]).toEqual({ index: 2, id: expect.any(String), status: 'queued', createdAt: expect.any(String) });
+
+    // Exactly the two new messages were stored, each with one queued history row, one delivery job and one queued event.
+    expect(await countRows(t, 'Message')).toBe(messagesBefore + 2);
+    expect(await countRows(t, 'MessageStatusChange')).toBe(historyBefore + 2);
+    for (const [n, id] of created.entries()) {
+      const message = (await t.request('GET', `/v1/messages/${id}`)).body;
+      // What was stored reads back as the batch answered it (the timestamps included).
+      expect(message).toMatchObject({
+        status: 'queued',
+        patientId: 'p-1003',
+        channel: 'email',
+        createdAt: results[n === 0 ? 2 : 6].createdAt,
+      });
+      expect(message.body).toContain(n === 0 ? '10:15' : '11:45');
+      expect(message.statusHistory.map((s: any) => s.status)).toEqual(['queued']);
+      expect(bus.filter((e) => e.type === 'message.status' && e.data.messageId === id).map((e) => e.data.status)).toEqual(['queued']);
+    }
+    const { rows: jobs } = await t.platform.db!.query<{ messageId: string; held: boolean }>(
+      `SELECT data->>'messageId' AS "messageId", start_after > now() AS held FROM pgboss.job WHERE name = 'messaging-deliver' AND data->>'messageId' = ANY($1)`,
+      [[...created, repeatId, conflictingId]],
+    );
+    // The new messages have a job each (held until quiet hours end); the repeated items added none.
+    expect(jobs.filter((j) => created.includes(j.messageId)).map((j) => j.held)).toEqual([true, true]);
+    expect(jobs.filter((j) => j.messageId === repeatId || j.messageId === conflictingId)).toHaveLength(2);
+    await t.request('PATCH', '/v1/patients/p-1003/preferences', { body: { quietHours: null } });
+  });
+
   it('refuses bad input of every kind with 4xx and stores nothing', async () => {
     const before = await countRows(t, 'Message');
     const ok = { patientId: 'p-1001', templateId: 'appointment-reminder', channel: 'sms', variables: VARS };

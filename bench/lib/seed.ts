@@ -33,15 +33,15 @@ export interface SeededData {
 const pad = (n: number) => String(n).padStart(6, '0');
 
 /**
- * Writes bench data straight into the embedded database of DATA_DIR with the
- * subgraphs' own Prisma clients (far faster than the API), before the server
- * starts. `fromPatient` lets a second call add more of the same (the 10× data step).
+ * Writes bench data straight into the embedded database of DATA_DIR (or the
+ * PostgreSQL database of `databaseUrl`) with the subgraphs' own Prisma clients
+ * (far faster than the API), before the server starts. `fromPatient` lets a second call add more of the same (the 10× data step).
  */
-export async function seedBenchData(dataDir: string, plan: SeedPlan, fromPatient = 0): Promise<SeededData> {
+export async function seedBenchData(dataDir: string, plan: SeedPlan, fromPatient = 0, databaseUrl?: string): Promise<SeededData> {
   const config = loadConfig({ DATA_DIR: dataDir });
   const secrets = resolveSecrets(config);
   const cipher = new FieldCipher(secrets.encryptionKey);
-  const db = await openDatabase({ dataDir });
+  const db = await openDatabase({ dataDir, databaseUrl });
   try {
     await migrateAll(db);
     const ehrBase = createEhrPrisma(db);

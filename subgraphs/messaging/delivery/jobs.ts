@@ -64,7 +64,11 @@ export async function ensureQueues(boss: PgBoss, jobExpirySeconds: number): Prom
   await boss.updateQueue(REMINDER_QUEUE, reminderPolicy);
 }
 
-type RawTx = Pick<Prisma.TransactionClient, '$queryRawUnsafe'>;
+type RawTx = Pick<Prisma.TransactionClient, '$queryRawUnsafe' | '$executeRawUnsafe'>;
+
+/** pg-boss's parameters as the Prisma driver takes them (objects as JSON text). */
+const sqlArgs = (values: unknown[]) =>
+  values.map((v) => (v === undefined ? null : v !== null && typeof v === 'object' && !(v instanceof Date) ? JSON.stringify(v) : v));
 
 /**
  * pg-boss's `send` run on a Prisma interactive transaction: the job row is
@@ -74,10 +78,7 @@ type RawTx = Pick<Prisma.TransactionClient, '$queryRawUnsafe'>;
  */
 export async function enqueueInTransaction(boss: PgBoss, tx: RawTx, queue: string, data: object, startAfter?: Date): Promise<void> {
   const db = {
-    executeSql: async (text: string, values: unknown[] = []) => {
-      const args = values.map((v) => (v === undefined ? null : v !== null && typeof v === 'object' && !(v instanceof Date) ? JSON.stringify(v) : v));
-      return { rows: await tx.$queryRawUnsafe<unknown[]>(text, ...args) };
-    },
+    executeSql: async (text: string, values: unknown[] = []) => ({ rows: await tx.$queryRawUnsafe<unknown[]>(text, ...sqlArgs(values)) }),
   };
   // The sender's trace context travels with the job: the worker's run of it joins the same trace.
   const id = await boss.send(queue, { ...data, ...traceCarrier() }, {
@@ -85,4 +86,32 @@ export async function enqueueInTransaction(boss: PgBoss, tx: RawTx, queue: strin
     ...(startAfter && startAfter.getTime() > Date.now() ? { startAfter } : {}),
   } as PgBoss.SendOptions);
   if (!id) throw new Error(`job queue '${queue}' does not exist`);
+}
+
+/**
+ * Many jobs of one queue in one statement (pg-boss's `insert`), on the
+ * caller's transaction, with the same guarantee as `enqueueInTransaction`.
+ * pg-boss's insert answers no ids: the statement's row count proves every
+ * job was written (none is when the queue does not exist).
+ */
+export async function enqueueManyInTransaction(boss: PgBoss, tx: RawTx, queue: string, jobs: { data: object; startAfter?: Date }[]): Promise<void> {
+  if (jobs.length === 0) return;
+  let written = 0;
+  const db = {
+    executeSql: async (text: string, values: unknown[] = []) => {
+      written += await tx.$executeRawUnsafe(text, ...sqlArgs(values));
+      return { rows: [] };
+    },
+  };
+  const now = Date.now();
+  const trace = traceCarrier();
+  await boss.insert(
+    jobs.map((job) => ({
+      name: queue,
+      data: { ...job.data, ...trace },
+      ...(job.startAfter && job.startAfter.getTime() > now ? { startAfter: job.startAfter } : {}),
+    })),
+    { db } as PgBoss.InsertOptions,
+  );
+  if (written !== jobs.length) throw new Error(`job queue '${queue}' took ${written} of ${jobs.length} jobs`);
 }

@@ -1,4 +1,4 @@
-import { createHmac } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import { isUniqueViolation } from '../../../common/db/unique-violation';
 import DataLoader from 'dataloader';
 import type PgBoss from 'pg-boss';
@@ -11,7 +11,7 @@ import type { EventBus } from '../../../common/events/bus';
 import type { MessagingPrisma } from '../db/client';
 import type { Message as MessageRow, MessageStatusChange, MessageTemplate as TemplateRow } from '../db/generated/client';
 import type { ClinicalPatient, ClinicalRecord } from '../clinical-record/client';
-import { DELIVER_QUEUE, enqueueInTransaction } from '../delivery/jobs';
+import { DELIVER_QUEUE, enqueueInTransaction, enqueueManyInTransaction, type DeliverJob } from '../delivery/jobs';
 import { statusEvent } from '../delivery/transitions';
 import { publishCommitted } from '../events/outbox';
 import { toPreferencesView, type PreferencesView } from '../preferences/preference.service';
@@ -90,6 +90,29 @@ function wallClock(iso: string, zone: string): { date: string; time: string } {
   const wall = new Date(wallClockMs(Date.parse(iso), zone)).toISOString();
   return { date: wall.slice(0, 10), time: wall.slice(11, 16) };
 }
+
+/** A validated, rendered send: the row to store, its id chosen here so a batch can tell its written rows apart. */
+type PreparedMessage = Pick<
+  MessageRow,
+  | 'id'
+  | 'tenantId'
+  | 'patientId'
+  | 'templateId'
+  | 'templateVersion'
+  | 'language'
+  | 'channel'
+  | 'variablesEnc'
+  | 'subjectEnc'
+  | 'bodyEnc'
+  | 'status'
+  | 'recipientEnc'
+  | 'recipientHash'
+  | 'appointmentId'
+  | 'idempotencyKey'
+  | 'requestHash'
+  | 'dueAt'
+  | 'createdAt'
+>;
 
 const STATUS_ORDER = ['queued', 'sending', 'sent', 'delivered', 'failed'];
 
@@ -176,29 +199,59 @@ export class MessageService {
     return this.sendOne(input, context, { idempotencyKey: idempotencyKey ?? undefined });
   }
 
-  /** The batch: every item on its own, valid ones accepted whatever happens to the others. */
+  /**
+   * The batch: every item is judged on its own (idempotency, validation,
+   * consent, preferences) exactly as a single send, from reads made once for
+   * the whole batch; then every accepted item is written in one transaction
+   * (messages, their `queued` history rows and delivery jobs, each kind in one
+   * statement), so the batch's accepted messages are stored whole or not at all.
+   */
   async sendBatch(inputs: SendInput[], idempotencyKey?: string | null): Promise<{ results: BatchItemResult[]; accepted: number; rejected: number }> {
     this.assertCanSend();
     if (inputs.length < 1 || inputs.length > MAX_BATCH) {
       throw validationError(`A batch holds 1 to ${MAX_BATCH} messages`, [{ path: 'messages', message: `got ${inputs.length}` }]);
     }
-    const context = await this.loadContext(inputs);
+    const keys = inputs.map((_, index) => (idempotencyKey ? `${idempotencyKey}#${index}` : undefined));
+    const [context, earlier] = await Promise.all([this.loadContext(inputs), this.findIdempotentMany(keys)]);
     const results: BatchItemResult[] = new Array(inputs.length);
-    let next = 0;
-    const worker = async () => {
-      while (next < inputs.length) {
-        const index = next++;
+    const refuse = (index: number, err: unknown) => {
+      if (!(err instanceof AppError)) throw err;
+      results[index] = { index, error: { code: err.code, message: err.message } };
+    };
+    const answer = (index: number, message: Pick<MessageRow, 'id' | 'status' | 'createdAt'>) => {
+      results[index] = { index, id: message.id, status: message.status, createdAt: message.createdAt };
+    };
+    const now = new Date();
+    const pending: { index: number; row: PreparedMessage }[] = [];
+    inputs.forEach((input, index) => {
+      try {
+        const hash = this.sendHash(input);
+        const key = keys[index];
+        const repeat = key ? earlier.get(key) : undefined;
+        if (repeat) answer(index, sameRequest(repeat, hash));
+        else pending.push({ index, row: this.prepare(input, context, { idempotencyKey: key, hash }, now) });
+      } catch (err) {
+        refuse(index, err);
+      }
+    });
+    if (pending.length > 0) {
+      const stored = await this.storeBatch(pending.map((p) => p.row));
+      // An item whose key a concurrent request stored first answers with that request's message.
+      const raced = pending.filter((p) => !stored.has(p.row.id));
+      const winners = await this.findIdempotentMany(raced.map((p) => p.row.idempotencyKey ?? undefined));
+      for (const { index, row } of pending) {
         try {
-          const key = idempotencyKey ? `${idempotencyKey}#${index}` : undefined;
-          const message = await this.sendOne(inputs[index], context, { idempotencyKey: key });
-          results[index] = { index, id: message.id, status: message.status, createdAt: message.createdAt };
+          if (stored.has(row.id)) answer(index, { id: row.id, status: 'queued', createdAt: row.createdAt });
+          else answer(index, sameRequest(winners.get(row.idempotencyKey!), row.requestHash!));
         } catch (err) {
-          if (!(err instanceof AppError)) throw err;
-          results[index] = { index, error: { code: err.code, message: err.message } };
+          refuse(index, err);
         }
       }
-    };
-    await Promise.all(Array.from({ length: Math.min(8, inputs.length) }, worker));
+      await this.announceQueued(
+        pending.filter((p) => stored.has(p.row.id)).map((p) => p.row),
+        now,
+      );
+    }
     const accepted = results.filter((r) => 'id' in r).length;
     return { results, accepted, rejected: results.length - accepted };
   }
@@ -252,25 +305,34 @@ export class MessageService {
 
   private async findIdempotent(key: string, hash: string): Promise<MessageRow | null> {
     const earlier = await this.prisma.message.findUnique({ where: { tenantId_idempotencyKey: { tenantId: this.identity.tenantId, idempotencyKey: key } } });
-    if (!earlier) return null;
-    if (earlier.requestHash !== hash) throw new AppError('CONFLICT', 'This Idempotency-Key was already used with a different request');
-    return earlier;
+    return earlier ? sameRequest(earlier, hash) : null;
   }
 
-  private async sendOne(
+  /** The messages already stored under any of `keys`, by key, in one query. */
+  private async findIdempotentMany(keys: (string | undefined)[]): Promise<Map<string, MessageRow>> {
+    const wanted = keys.filter((key): key is string => key !== undefined);
+    if (wanted.length === 0) return new Map();
+    const rows = await this.prisma.message.findMany({ where: { tenantId: this.identity.tenantId, idempotencyKey: { in: wanted } } });
+    return new Map(rows.map((row) => [row.idempotencyKey!, row]));
+  }
+
+  private sendHash(input: SendInput): string {
+    return requestHash(this.deps.hashKey, {
+      patientId: input.patientId,
+      templateId: input.templateId,
+      channel: input.channel,
+      variables: input.variables ?? {},
+    });
+  }
+
+  /** Validates and renders one send into the row to store; refuses (AppError) what a send refuses. */
+  private prepare(
     input: SendInput,
     context: SendContext,
-    options: { idempotencyKey?: string; hash?: string; appointmentId?: string },
-  ): Promise<MessageView> {
-    const tenantId = this.identity.tenantId;
+    options: { idempotencyKey?: string; hash: string; appointmentId?: string },
+    now: Date,
+  ): PreparedMessage {
     const { cipher } = this.deps;
-    const hash =
-      options.hash ??
-      requestHash(this.deps.hashKey, { patientId: input.patientId, templateId: input.templateId, channel: input.channel, variables: input.variables ?? {} });
-    if (options.idempotencyKey) {
-      const earlier = await this.findIdempotent(options.idempotencyKey, hash);
-      if (earlier) return openMessage(cipher, earlier);
-    }
     const details = [];
     if (typeof input.patientId !== 'string' || input.patientId.length === 0) details.push({ path: 'patientId', message: 'required' });
     if (typeof input.templateId !== 'string' || input.templateId.length === 0) details.push({ path: 'templateId', message: 'required' });
@@ -290,48 +352,128 @@ export class MessageService {
     const values = validateVariables(template.variables as unknown as TemplateVariableDef[], given);
 
     const recipient = channel === 'sms' ? patient.contact.phone : patient.contact.email;
+    return {
+      id: randomUUID(),
+      tenantId: this.identity.tenantId,
+      patientId: input.patientId,
+      templateId: template.id,
+      templateVersion: template.version,
+      language: template.language,
+      channel,
+      variablesEnc: sealJson(cipher, values),
+      subjectEnc: cipher.encryptOptional(template.subject ? renderTemplate(template.subject, values) : channel === 'email' ? template.name : null),
+      bodyEnc: cipher.encrypt(renderTemplate(template.body, values)),
+      status: 'queued',
+      recipientEnc: recipient ? cipher.encrypt(recipient) : null,
+      recipientHash: recipient && channel === 'sms' ? phoneHash(this.deps.hashKey, recipient) : null,
+      appointmentId: options.appointmentId ?? null,
+      idempotencyKey: options.idempotencyKey ?? null,
+      requestHash: options.hash,
+      dueAt: releaseTime(preferences.quietHours, now),
+      createdAt: now,
+    };
+  }
+
+  /**
+   * Writes a batch's prepared messages in one transaction: the messages with
+   * their `queued` history rows in one statement, then their delivery jobs in
+   * one more, so the batch is stored whole or not at all and no message is
+   * queued without its job. Arrays bound as parameters and unnested keep it one
+   * statement whatever the batch size (Prisma's createMany costs far more per
+   * row). A message whose idempotency key another request stored first is
+   * skipped, with no history row or job. Returns the ids written. Past the
+   * deadline nothing is stored (a retry is safe); once begun, the write
+   * completes and is answered.
+   */
+  private async storeBatch(rows: PreparedMessage[]): Promise<Set<string>> {
+    const column = <K extends keyof PreparedMessage>(key: K) => rows.map((row) => row[key]);
+    const instants = (key: 'dueAt' | 'createdAt') => rows.map((row) => row[key].toISOString());
+    this.deadline?.beginWrite();
+    return this.prisma.$transaction(async (tx) => {
+      // The timestamp columns hold UTC without a zone, as Prisma writes them: an ISO string cast to timestamp keeps its UTC digits.
+      const written = await tx.$queryRaw<{ id: string }[]>`
+        WITH written AS (
+          INSERT INTO messaging."Message" ("id", "tenantId", "patientId", "templateId", "templateVersion", "language", "channel",
+            "variablesEnc", "subjectEnc", "bodyEnc", "status", "recipientEnc", "recipientHash", "appointmentId", "idempotencyKey",
+            "requestHash", "dueAt", "createdAt", "updatedAt")
+          SELECT m.*, m."createdAt" FROM unnest(
+            ${column('id')}::text[], ${column('tenantId')}::text[], ${column('patientId')}::text[], ${column('templateId')}::text[],
+            ${column('templateVersion')}::int[], ${column('language')}::text[], ${column('channel')}::text[], ${column('variablesEnc')}::text[],
+            ${column('subjectEnc')}::text[], ${column('bodyEnc')}::text[], ${column('status')}::text[], ${column('recipientEnc')}::text[],
+            ${column('recipientHash')}::text[], ${column('appointmentId')}::text[], ${column('idempotencyKey')}::text[],
+            ${column('requestHash')}::text[], ${instants('dueAt')}::timestamp(3)[], ${instants('createdAt')}::timestamp(3)[]
+          ) AS m ("id", "tenantId", "patientId", "templateId", "templateVersion", "language", "channel", "variablesEnc", "subjectEnc",
+            "bodyEnc", "status", "recipientEnc", "recipientHash", "appointmentId", "idempotencyKey", "requestHash", "dueAt", "createdAt")
+          ON CONFLICT DO NOTHING
+          RETURNING "id", "tenantId", "status", "createdAt"
+        ), history AS (
+          INSERT INTO messaging."MessageStatusChange" ("tenantId", "messageId", "status", "at")
+          SELECT "tenantId", "id", "status", "createdAt" FROM written
+        )
+        SELECT "id" FROM written`;
+      const ids = new Set(written.map((row) => row.id));
+      const queued = rows.filter((row) => ids.has(row.id));
+      await enqueueManyInTransaction(
+        this.deps.boss,
+        tx,
+        DELIVER_QUEUE,
+        queued.map((row) => ({ data: { tenantId: row.tenantId, messageId: row.id } satisfies DeliverJob, startAfter: row.dueAt })),
+      );
+      return ids;
+    });
+  }
+
+  /** After the commit: count the new `queued` messages and tell live subscribers. */
+  private async announceQueued(rows: Pick<MessageRow, 'id' | 'tenantId' | 'patientId' | 'channel'>[], at: Date): Promise<void> {
+    for (const row of rows) this.deps.metrics.statusChanged('none', 'queued', row.channel);
+    // Issued together, not one round trip each (1,000 in a batch): a publish never throws, and Redis keeps the order of one connection's commands.
+    await Promise.all(rows.map((row) => publishCommitted(this.deps.events, [statusEvent(row, 'queued', null, at)])));
+  }
+
+  private async sendOne(
+    input: SendInput,
+    context: SendContext,
+    options: { idempotencyKey?: string; hash?: string; appointmentId?: string },
+  ): Promise<MessageView> {
+    const hash = options.hash ?? this.sendHash(input);
+    if (options.idempotencyKey) {
+      const earlier = await this.findIdempotent(options.idempotencyKey, hash);
+      if (earlier) return openMessage(this.deps.cipher, earlier);
+    }
     const now = new Date();
-    const dueAt = releaseTime(preferences.quietHours, now);
+    const data = this.prepare(input, context, { ...options, hash }, now);
     let created: MessageRow;
     // Past the deadline nothing is stored (a retry is safe); once begun, the write completes and is answered.
     this.deadline?.beginWrite();
     try {
       created = await this.prisma.$transaction(async (tx) => {
-        const message = await tx.message.create({
-          data: {
-            tenantId,
-            patientId: input.patientId,
-            templateId: template.id,
-            templateVersion: template.version,
-            language: template.language,
-            channel,
-            variablesEnc: sealJson(cipher, values),
-            subjectEnc: cipher.encryptOptional(template.subject ? renderTemplate(template.subject, values) : channel === 'email' ? template.name : null),
-            bodyEnc: cipher.encrypt(renderTemplate(template.body, values)),
-            status: 'queued',
-            recipientEnc: recipient ? cipher.encrypt(recipient) : null,
-            recipientHash: recipient && channel === 'sms' ? phoneHash(this.deps.hashKey, recipient) : null,
-            appointmentId: options.appointmentId ?? null,
-            idempotencyKey: options.idempotencyKey ?? null,
-            requestHash: hash,
-            dueAt,
-            createdAt: now,
-          },
-        });
-        await tx.messageStatusChange.create({ data: { tenantId, messageId: message.id, status: 'queued', at: now } });
-        await enqueueInTransaction(this.deps.boss, tx, DELIVER_QUEUE, { tenantId, messageId: message.id }, dueAt);
+        const message = await tx.message.create({ data });
+        await tx.messageStatusChange.create({ data: { tenantId: message.tenantId, messageId: message.id, status: 'queued', at: now } });
+        await enqueueInTransaction(
+          this.deps.boss,
+          tx,
+          DELIVER_QUEUE,
+          { tenantId: message.tenantId, messageId: message.id } satisfies DeliverJob,
+          message.dueAt,
+        );
         return message;
       });
     } catch (err) {
       // Two concurrent requests with one key: the loser answers with the winner's message.
       if (options.idempotencyKey && isUniqueViolation(err)) {
         const earlier = await this.findIdempotent(options.idempotencyKey, hash);
-        if (earlier) return openMessage(cipher, earlier);
+        if (earlier) return openMessage(this.deps.cipher, earlier);
       }
       throw err;
     }
-    this.deps.metrics.statusChanged('none', 'queued', created.channel);
-    await publishCommitted(this.deps.events, [statusEvent(created, 'queued', null, now)]);
-    return openMessage(cipher, created);
+    await this.announceQueued([created], now);
+    return openMessage(this.deps.cipher, created);
   }
+}
+
+/** The earlier message of an idempotency key, when it was stored for the same request; CONFLICT otherwise. */
+function sameRequest(earlier: MessageRow | undefined, hash: string): MessageRow {
+  if (!earlier) throw new Error('a message stored under an idempotency key was not found');
+  if (earlier.requestHash !== hash) throw new AppError('CONFLICT', 'This Idempotency-Key was already used with a different request');
+  return earlier;
 }

@@ -11,9 +11,17 @@ function minutesOf(hhmm: string): number {
   return h * 60 + m;
 }
 
+/** One formatter per time zone: building one costs far more than using it (a batch asks per item). */
+const clockFormats = new Map<string, Intl.DateTimeFormat>();
+
 /** Minutes since local midnight (and seconds into the minute) at `at` in `zone`. */
 function localClock(at: Date, zone: string): { minute: number; second: number } {
-  const parts = new Intl.DateTimeFormat('en-GB', { timeZone: zone, hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23' }).formatToParts(at);
+  let format = clockFormats.get(zone);
+  if (!format) {
+    format = new Intl.DateTimeFormat('en-GB', { timeZone: zone, hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23' });
+    clockFormats.set(zone, format);
+  }
+  const parts = format.formatToParts(at);
   const get = (type: string) => Number(parts.find((p) => p.type === type)?.value ?? 0);
   return { minute: get('hour') * 60 + get('minute'), second: get('second') };
 }
