@@ -434,6 +434,8 @@ function directoryRoutes(router: Router, call: Call) {
     const result = await call(req, 'openehrDirectory', { ehrId, versionUid: pathId(req, 'versionUid'), path: queryString(req, 'path') });
     read(res, result, directoryAt(ehrId, result));
   });
+}
+
 // ---- Canonical XML compositions: Content-Type and Accept application/xml ----
 
 /** The composition of a POST/PUT: canonical XML for an XML body (the ehr subgraph checks it against `?format=`), else JSON. */

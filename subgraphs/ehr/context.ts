@@ -12,11 +12,8 @@ import type { OpenEhrService } from './exchange/openehr/openehr.service';
 import type { RecordPrivacyService } from './privacy/privacy.service';
 import type { ClinicalContextService } from './clinical-context/clinical-context.service';
 import type { ContributionService } from './exchange/openehr/contribution.service';
-<<<<<<< HEAD
 import type { DirectoryService } from './exchange/openehr/directory.service';
-=======
 import type { StoredQueryService } from './exchange/openehr/stored-query.service';
->>>>>>> t-storedq
 
 export interface EhrContext extends BaseContext {
   patients: PatientService;
@@ -32,9 +29,6 @@ export interface EhrContext extends BaseContext {
   privacy: RecordPrivacyService;
   clinicalContext: ClinicalContextService;
   contributions: ContributionService;
-<<<<<<< HEAD
   directories: DirectoryService;
-=======
   storedQueries: StoredQueryService;
->>>>>>> t-storedq
 }

@@ -107,11 +107,8 @@ export function createEhrContext(deps: EhrDeps) {
       fhir: new FhirService(patients, appointments, compositions, templates, deps.systemId),
       openehr,
       contributions: new ContributionService(store, ehrs, compositions, openehr, deps.systemId),
-<<<<<<< HEAD
       directories: new DirectoryService(store, deps.cipher, ehrs, accessPolicy, deps.systemId),
-=======
       storedQueries: new StoredQueryService(store, openehr),
->>>>>>> t-storedq
       privacy: new RecordPrivacyService(store, accessPolicy, deps.clock ?? systemClock),
       clinicalContext: new ClinicalContextService(store, patients, appointments, compositions, consents, templates, accessPolicy),
     };

@@ -691,6 +691,8 @@ export type Mutation = {
   openehrDeleteComposition: OpenEhrResult;
   /** Deletes the EHR's directory (a final version); ifMatch names the latest version. */
   openehrDeleteDirectory: OpenEhrResult;
+  /** Stores an AQL query under a name and version (1.0.0, or the next patch version, when none is given). */
+  openehrStoreQuery: OpenEhrResult;
   openehrUpdateComposition: OpenEhrResult;
   /** Replaces the EHR's directory; ifMatch names the latest version. */
   openehrUpdateDirectory: OpenEhrResult;
@@ -845,11 +847,12 @@ export type MutationOpenehrCommitContributionArgs = {
 
 export type MutationOpenehrCreateCompositionArgs = {
   audit?: InputMaybe<Scalars['JSONObject']['input']>;
-  composition: Scalars['JSONObject']['input'];
+  composition?: InputMaybe<Scalars['JSONObject']['input']>;
   ehrId: Scalars['ID']['input'];
   format?: InputMaybe<Scalars['String']['input']>;
   reason?: InputMaybe<Scalars['String']['input']>;
   templateId?: InputMaybe<Scalars['String']['input']>;
+  xml?: InputMaybe<Scalars['String']['input']>;
 };
 
 
@@ -884,15 +887,25 @@ export type MutationOpenehrDeleteDirectoryArgs = {
 };
 
 
+export type MutationOpenehrStoreQueryArgs = {
+  name: Scalars['String']['input'];
+  q: Scalars['String']['input'];
+  reason?: InputMaybe<Scalars['String']['input']>;
+  type?: InputMaybe<Scalars['String']['input']>;
+  version?: InputMaybe<Scalars['String']['input']>;
+};
+
+
 export type MutationOpenehrUpdateCompositionArgs = {
   audit?: InputMaybe<Scalars['JSONObject']['input']>;
-  composition: Scalars['JSONObject']['input'];
+  composition?: InputMaybe<Scalars['JSONObject']['input']>;
   ehrId: Scalars['ID']['input'];
   format?: InputMaybe<Scalars['String']['input']>;
   ifMatch: Scalars['String']['input'];
   reason?: InputMaybe<Scalars['String']['input']>;
   templateId?: InputMaybe<Scalars['String']['input']>;
   versionedObjectUid: Scalars['ID']['input'];
+  xml?: InputMaybe<Scalars['String']['input']>;
 };
 
 
@@ -1449,6 +1462,12 @@ export type Query = {
   /** An EHR_STATUS version (ORIGINAL_VERSION) by uid, at a time, or the latest. */
   openehrEhrStatusVersion: OpenEhrResult;
   openehrRevisionHistory: OpenEhrResult;
+  /** Runs a stored query like aqlQuery: {meta, name, q, columns, rows}. */
+  openehrRunStoredQuery: Scalars['JSONObject']['output'];
+  /** Every version of the stored queries whose name starts with `name` (all of them without). */
+  openehrStoredQueries: OpenEhrResult;
+  /** One stored query definition: {name, type, version, saved, q}. */
+  openehrStoredQuery: OpenEhrResult;
   /** A template: an OPT as its XML (a string) or a CareGraph JSON template, or either as a web template (webTemplate: true). */
   openehrTemplate: OpenEhrResult;
   /** An example composition of an operational template. */
@@ -1669,6 +1688,27 @@ export type QueryOpenehrEhrStatusVersionArgs = {
 export type QueryOpenehrRevisionHistoryArgs = {
   ehrId: Scalars['ID']['input'];
   versionedObjectUid: Scalars['ID']['input'];
+};
+
+
+export type QueryOpenehrRunStoredQueryArgs = {
+  ehrId?: InputMaybe<Scalars['String']['input']>;
+  fetch?: InputMaybe<Scalars['Int']['input']>;
+  name: Scalars['String']['input'];
+  offset?: InputMaybe<Scalars['Int']['input']>;
+  parameters?: InputMaybe<Scalars['JSONObject']['input']>;
+  version?: InputMaybe<Scalars['String']['input']>;
+};
+
+
+export type QueryOpenehrStoredQueriesArgs = {
+  name?: InputMaybe<Scalars['String']['input']>;
+};
+
+
+export type QueryOpenehrStoredQueryArgs = {
+  name: Scalars['String']['input'];
+  version?: InputMaybe<Scalars['String']['input']>;
 };
 
 

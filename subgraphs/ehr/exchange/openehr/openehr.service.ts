@@ -545,31 +545,22 @@ export class OpenEhrService {
     if ((offset != null && (!Number.isInteger(offset) || offset < 0)) || (fetch != null && (!Number.isInteger(fetch) || fetch < 1))) {
       throw validationError('offset must be ≥ 0 and fetch ≥ 1', [{ path: 'fetch', message: 'invalid paging' }]);
     }
-<<<<<<< HEAD
-    const ehrId = query.ehr?.ehrId ? String(parameterValue(query.ehr.ehrId, parameters)) : null;
+    const named = query.ehr?.ehrId ? String(parameterValue(query.ehr.ehrId, parameters)) : null;
     // AQL paths are content paths (docs/exchange.md): a demo OPT's compositions are queried in their simple form.
     const templateRows = await this.templates.list();
     const simple = new Set(templateRows.filter((t) => this.templates.simpleForm(t)).map((t) => t.id));
     const templates: TemplateInfo[] = templateRows.map((t) => ({
-=======
-    const named = query.ehr?.ehrId ? String(parameterValue(query.ehr.ehrId, parameters)) : null;
-    const templates: TemplateInfo[] = (await this.templates.list()).map((t) => ({
->>>>>>> t-storedq
       id: t.id,
       name: t.name,
       definition: (this.templates.simpleForm(t)?.definition ?? t.definition) as unknown as ConstraintNode,
     }));
     const matching = candidateTemplates(query, parameters, templates);
-<<<<<<< HEAD
-    const scanned = await this.compositions.scan({ ehrId, templateIds: matching.map((t) => t.id) }, AQL_CAP);
+    // A query naming another EHR than its context matches nothing.
+    const scanned =
+      context && named && context !== named ? [] : await this.compositions.scan({ ehrId: context ?? named, templateIds: matching.map((t) => t.id) }, AQL_CAP);
     const compositions = await Promise.all(
       scanned.map(async (c) => (simple.has(c.templateId) ? { ...c, content: await this.compositions.presentedContent(c) } : c)),
     );
-=======
-    // A query naming another EHR than its context matches nothing.
-    const compositions =
-      context && named && context !== named ? [] : await this.compositions.scan({ ehrId: context ?? named, templateIds: matching.map((t) => t.id) }, AQL_CAP);
->>>>>>> t-storedq
     const result = evaluate(query, parameters, compositions, new Map(matching.map((t) => [t.id, t])));
     const start = offset ?? 0;
     const rows = result.rows.slice(start, fetch ? start + fetch : undefined);
