@@ -160,6 +160,22 @@ describe(`messaging service (${backendName})`, () => {
     }
   });
 
+  it("keeps each item's idempotency key at its place in the request when malformed items come before it", async () => {
+    const item = { patientId: 'p-1001', templateId: 'appointment-reminder', channel: 'sms', variables: VARS };
+    const headers = { 'Idempotency-Key': 'batch-malformed-first' };
+    const later = { ...item, variables: { ...VARS, time: '16:40' } };
+    const first = await t.request('POST', '/v1/messages/batch', { body: { messages: [{ ...item, channel: 'fax' }, item, later] }, headers });
+    expect(first.body.results.map((r: any) => r.error?.code ?? 'ok')).toEqual(['VALIDATION_ERROR', 'ok', 'ok']);
+    const before = await countRows(t, 'Message');
+    // The client corrects item 0 and retries under the same key: items 1 and 2 are the messages already queued.
+    const retry = await t.request('POST', '/v1/messages/batch', { body: { messages: [item, item, later] }, headers });
+    expect(retry.status).toBe(200);
+    expect(retry.body.results.map((r: any) => r.error?.code ?? 'ok')).toEqual(['ok', 'ok', 'ok']);
+    expect(retry.body.results[1].id).toBe(first.body.results[1].id);
+    expect(retry.body.results[2].id).toBe(first.body.results[2].id);
+    expect(await countRows(t, 'Message')).toBe(before + 1);
+  });
+
   it('queues exactly the accepted items of a mixed batch, each with its job and queued event', async () => {
     // p-1003 (email on, sms off) is held by quiet hours, so the jobs are still waiting when they are counted.
     const hhmm = (offsetMin: number) => new Date(Date.now() + offsetMin * 60_000).toISOString().slice(11, 16);

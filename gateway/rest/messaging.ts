@@ -143,9 +143,10 @@ export function messagingRoutes(run: GraphQLRunner): Router {
     if (valid.length > 0) {
       const data = await run(
         req,
-        `mutation($messages: [SendMessageInput!]!, $key: String) { sendMessages(messages: $messages, idempotencyKey: $key) { results { index id status createdAt error { code message } } } }`,
-        // Per-item idempotency keys follow the item's position in the request, not in the forwarded list.
-        { messages: valid.map((v) => v.input), key },
+        `mutation($messages: [SendMessageInput!]!, $itemKeys: [String!]) { sendMessages(messages: $messages, itemKeys: $itemKeys) { results { index id status createdAt error { code message } } } }`,
+        // Per-item idempotency keys follow the item's position in the request, not in the forwarded list:
+        // a retry of the batch with its malformed items corrected finds the items already queued.
+        { messages: valid.map((v) => v.input), itemKeys: valid.map((v) => `${key}#${v.index}`) },
       );
       data.sendMessages.results.forEach((result: any, n: number) => {
         const index = valid[n].index;

@@ -41,9 +41,14 @@ export class MessageResolver {
   sendMessages(
     @Arg('messages', () => [SendMessageInput]) messages: SendMessageInput[],
     @Arg('idempotencyKey', () => String, { nullable: true }) idempotencyKey: string | null,
+    @Arg('itemKeys', () => [String], {
+      nullable: true,
+      description: 'One idempotency key per item, in order, instead of `<idempotencyKey>#<index>`: a caller that left items out keeps each key stable.',
+    })
+    itemKeys: string[] | null,
     @Ctx() ctx: MessagingContext,
   ) {
-    return ctx.messages.sendBatch(messages, idempotencyKey);
+    return ctx.messages.sendBatch(messages, idempotencyKey, itemKeys);
   }
 
   @Mutation(() => Message, { description: 'Queues a reminder filled from the appointment (date, time, location); CONFLICT when it is cancelled.' })

@@ -206,12 +206,21 @@ export class MessageService {
    * (messages, their `queued` history rows and delivery jobs, each kind in one
    * statement), so the batch's accepted messages are stored whole or not at all.
    */
-  async sendBatch(inputs: SendInput[], idempotencyKey?: string | null): Promise<{ results: BatchItemResult[]; accepted: number; rejected: number }> {
+  async sendBatch(
+    inputs: SendInput[],
+    idempotencyKey?: string | null,
+    itemKeys?: string[] | null,
+  ): Promise<{ results: BatchItemResult[]; accepted: number; rejected: number }> {
     this.assertCanSend();
     if (inputs.length < 1 || inputs.length > MAX_BATCH) {
       throw validationError(`A batch holds 1 to ${MAX_BATCH} messages`, [{ path: 'messages', message: `got ${inputs.length}` }]);
     }
-    const keys = inputs.map((_, index) => (idempotencyKey ? `${idempotencyKey}#${index}` : undefined));
+    if (itemKeys && (itemKeys.length !== inputs.length || itemKeys.some((key) => !key))) {
+      throw validationError('itemKeys holds one non-empty key per message', [
+        { path: 'itemKeys', message: `got ${itemKeys.length} for ${inputs.length} messages` },
+      ]);
+    }
+    const keys = itemKeys ?? inputs.map((_, index) => (idempotencyKey ? `${idempotencyKey}#${index}` : undefined));
     const [context, earlier] = await Promise.all([this.loadContext(inputs), this.findIdempotentMany(keys)]);
     const results: BatchItemResult[] = new Array(inputs.length);
     const refuse = (index: number, err: unknown) => {

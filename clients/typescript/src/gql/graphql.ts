@@ -994,6 +994,7 @@ export type MutationSendMessageArgs = {
 
 export type MutationSendMessagesArgs = {
   idempotencyKey?: InputMaybe<Scalars['String']['input']>;
+  itemKeys?: InputMaybe<Array<Scalars['String']['input']>>;
   messages: Array<SendMessageInput>;
 };
 
