@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startTestPlatform, backendName, type TestPlatform } from './harness';
 import { compositionSchemaErrors } from './support/openehr-xsd';
-import { VITALS } from './ehr-fixtures';
+import { ENCOUNTER, VITALS } from './ehr-fixtures';
 
 /**
  * Canonical XML compositions over /openehr/v1 (`Accept` / `Content-Type:
@@ -126,11 +126,22 @@ describe(`openEHR canonical XML compositions (${backendName})`, () => {
 
   it('answers XML only for compositions of operational templates (400 for a CareGraph JSON template)', async () => {
     const created = await api('POST', '/ehr/ehr-p-1001/composition', {
-      body: { _type: 'COMPOSITION', archetype_details: { template_id: { value: 'vital_signs.v1' } }, content: VITALS },
+      body: { _type: 'COMPOSITION', archetype_details: { template_id: { value: 'encounter.v1' } }, content: ENCOUNTER },
     });
     expect(created.status).toBe(201);
     const res = await api('GET', `/ehr/ehr-p-1001/composition/${uidOf(created)}`, { headers: acceptXml });
     expect(res.status).toBe(400);
     expect(res.body.message).toContain('operational template');
+  });
+
+  it('answers a demo OPT composition posted in its simple form as canonical XML', async () => {
+    const created = await api('POST', '/ehr/ehr-p-1001/composition', {
+      body: { _type: 'COMPOSITION', archetype_details: { template_id: { value: 'vital_signs.v1' } }, content: VITALS },
+    });
+    expect(created.status).toBe(201);
+    const res = await api('GET', `/ehr/ehr-p-1001/composition/${uidOf(created)}`, { headers: acceptXml });
+    expect(res.status).toBe(200);
+    // The event of a simple-form composition is a concrete POINT_EVENT (EVENT is abstract).
+    expect(res.text).toContain('xsi:type="POINT_EVENT"');
   });
 });

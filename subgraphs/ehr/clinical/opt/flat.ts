@@ -283,7 +283,8 @@ function buildValue(rmType: string, f: Map<string, unknown>, node?: WebNode): Rm
 function rmObject(step: { rmType: string; nodeId?: string; name?: string }): Rm {
   const archetyped = step.nodeId?.startsWith('openEHR-');
   return {
-    _type: step.rmType,
+    // EVENT is abstract: an instance is a POINT_EVENT unless it has a width (INTERVAL_EVENT, chosen by the caller).
+    _type: step.rmType === 'EVENT' ? 'POINT_EVENT' : step.rmType,
     name: dvText(step.name ?? step.rmType),
     ...(step.nodeId ? { archetype_node_id: step.nodeId } : {}),
     ...(archetyped ? { archetype_details: { _type: 'ARCHETYPED', archetype_id: { _type: 'ARCHETYPE_ID', value: step.nodeId }, rm_version: RM_VERSION } } : {}),
