@@ -147,7 +147,17 @@ export async function applyRuntimePrivileges(db: SqlRunner, role: string): Promi
     );
   }
   parts.push('COMMIT');
-  await runScript(db, parts);
+  // A GRANT on every table of a schema can meet another process's pg-boss adding a queue partition
+  // (create_queue runs outside the migration lock): PostgreSQL then fails the GRANT with "tuple
+  // concurrently updated". The script is one idempotent transaction, so it is simply run again.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await runScript(db, parts);
+    } catch (err) {
+      if (attempt >= 5 || !/tuple concurrently updated/.test(String((err as Error)?.message))) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
+    }
+  }
 }
 
 /** Runs statements one by one (PGlite's query takes one statement); rolls back on failure. */
