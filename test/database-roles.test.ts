@@ -5,10 +5,10 @@ import path from 'node:path';
 import pg from 'pg';
 
 import { FieldCipher } from '../common/crypto';
-import { createBoss } from '../common/db/boss';
+import { createBoss, ensureQueue } from '../common/db/boss';
 import { openDatabase, type Database } from '../common/db/database';
 import { migrateAll } from '../common/db/migrate';
-import { TENANT_SCHEMAS } from '../common/db/roles';
+import { applyRuntimePrivileges, TENANT_SCHEMAS } from '../common/db/roles';
 import { InProcessEventBus } from '../common/events/bus';
 import { createLogger } from '../common/logger';
 import { stopTestBoss, testBackends, type TestDatabase } from '../common/db/test-backends';
@@ -308,6 +308,40 @@ describe.each(testBackends())('database roles on $name', (backend) => {
       await boss.complete('roles-probe', job.id);
     } finally {
       await stopTestBoss(boss);
+    }
+  });
+
+  // Scale-out roles starting together: each process adds its queues (each a new partition of
+  // pg-boss's job table, with a foreign key to the queue table) while another runs the grant script
+  // over every table of the schema. PostgreSQL then failed one of them ("deadlock detected",
+  // "tuple concurrently updated"), and a worker died of it at start.
+  it('adds queues from several processes at once while another grants the runtime privileges', async () => {
+    const bosses = [await createBoss(db), await createBoss(db), await createBoss(db)];
+    await Promise.all(bosses.map((boss) => boss.start()));
+    let granting = true;
+    const grants = (async () => {
+      let runs = 0;
+      while (granting || runs === 0) {
+        await db.withOwner((owner) => applyRuntimePrivileges(owner, db.runtimeRole));
+        runs++;
+      }
+      return runs;
+    })();
+    try {
+      const names = (p: number) => Array.from({ length: 15 }, (_, i) => `race-${p}-${i}`);
+      await Promise.all(
+        bosses.map(async (boss, p) => {
+          for (const name of names(p)) await ensureQueue(boss, { name, retryLimit: 1 });
+        }),
+      );
+      granting = false;
+      expect(await grants).toBeGreaterThan(0);
+      const created = (await bosses[0].getQueues()).map((q: { name: string }) => q.name);
+      expect(created).toEqual(expect.arrayContaining([...names(0), ...names(1), ...names(2)]));
+    } finally {
+      granting = false;
+      await grants.catch(() => {});
+      await Promise.all(bosses.map(stopTestBoss));
     }
   });
 });

@@ -2,7 +2,7 @@ import PgBoss from 'pg-boss';
 
 import type { Database } from './database';
 import { MIGRATION_LOCK_KEY } from './migrate';
-import { applyRuntimePrivileges, ident, type SqlRunner } from './roles';
+import { applyRuntimePrivileges, ident, isCatalogRace, type SqlRunner } from './roles';
 
 export interface CreateBossOptions {
   /** PostgreSQL schema of pg-boss's tables (default 'pgboss'). */
@@ -84,5 +84,24 @@ async function installJobQueue(db: Database, schema: string): Promise<void> {
     const s = ident(schema);
     await owner.query(`ALTER FUNCTION ${s}.create_queue(text, json) SECURITY DEFINER SET search_path = pg_catalog, ${s}`);
     await applyRuntimePrivileges(owner, db.runtimeRole);
+  }
+}
+
+/**
+ * Creates a queue if it is missing and applies its policy (idempotent); every process calls it for
+ * the queues it sends to or works. A new queue is a partition of pg-boss's job table with a foreign
+ * key to its queue table: processes starting together and adding queues at once can deadlock there,
+ * or meet another process's grant script (see isCatalogRace), and the loser is simply tried again.
+ */
+export async function ensureQueue(boss: PgBoss, policy: PgBoss.Queue): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await boss.createQueue(policy.name, policy);
+      await boss.updateQueue(policy.name, policy);
+      return;
+    } catch (err) {
+      if (attempt >= 8 || !isCatalogRace(err)) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 25 * attempt + Math.random() * 50));
+    }
   }
 }

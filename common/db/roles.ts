@@ -154,11 +154,19 @@ export async function applyRuntimePrivileges(db: SqlRunner, role: string): Promi
     try {
       return await runScript(db, parts);
     } catch (err) {
-      if (attempt >= 5 || !/tuple concurrently updated/.test(String((err as Error)?.message))) throw err;
+      if (attempt >= 5 || !isCatalogRace(err)) throw err;
       await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
     }
   }
 }
+
+/**
+ * PostgreSQL's answer when two sessions change the same catalog rows at once (queue partitions,
+ * grants): one is rolled back whole as a deadlock victim or with "tuple concurrently updated", and
+ * running its idempotent work again succeeds.
+ */
+export const isCatalogRace = (err: unknown): boolean =>
+  (err as { code?: string })?.code === '40P01' || /tuple concurrently updated/.test(String((err as Error)?.message));
 
 /** Runs statements one by one (PGlite's query takes one statement); rolls back on failure. */
 async function runScript(db: SqlRunner, statements: string[]): Promise<void> {

@@ -1,5 +1,6 @@
 import type PgBoss from 'pg-boss';
 import { systemClock, type Clock } from '../../../common/clock';
+import { ensureQueue } from '../../../common/db/boss';
 import { SYSTEM_SUBJECTS } from '../../../common/auth/system-identities';
 import type { Logger } from '../../../common/logger';
 import { retentionCutoff, retentionDays } from '../../../common/retention';
@@ -165,7 +166,7 @@ export class RecordRetention {
 
 /** Runs the purge daily through the job queue (pg-boss's schedule survives restarts; one worker takes each run). */
 export async function scheduleRecordPurge(boss: PgBoss, retention: RecordRetention, logger: Logger): Promise<{ close(): Promise<void> }> {
-  await boss.createQueue(RECORD_PURGE_QUEUE, { name: RECORD_PURGE_QUEUE, retryLimit: 3, retryDelay: 60, expireInSeconds: 3600 });
+  await ensureQueue(boss, { name: RECORD_PURGE_QUEUE, retryLimit: 3, retryDelay: 60, expireInSeconds: 3600 });
   await boss.schedule(RECORD_PURGE_QUEUE, RECORD_PURGE_CRON, {}, { tz: 'UTC' });
   const id = await boss.work(RECORD_PURGE_QUEUE, { pollingIntervalSeconds: 1 }, async () => {
     const reports = await retention.purge();

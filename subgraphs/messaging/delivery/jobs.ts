@@ -1,5 +1,6 @@
 import type PgBoss from 'pg-boss';
 import type { Prisma } from '../db/generated/client';
+import { ensureQueue } from '../../../common/db/boss';
 import { traceCarrier } from '../../../common/telemetry/tracing';
 
 /** Sends one message (or re-checks a held one); data {tenantId, messageId}. */
@@ -51,17 +52,14 @@ export async function ensureQueues(boss: PgBoss, jobExpirySeconds: number): Prom
   // is merely slow is harmless: the handler claims the message first, so the retry finds it taken.
   for (const name of [DELIVER_QUEUE, SIMULATOR_REPORT_QUEUE]) {
     const policy = { name, retryLimit: 5, retryDelay: 2, retryBackoff: true, expireInSeconds: jobExpirySeconds };
-    await boss.createQueue(name, policy);
-    await boss.updateQueue(name, policy);
+    await ensureQueue(boss, policy);
   }
   // The clinical record may be down for a while: retries back off (2 s doubling, capped by pg-boss at 2^16 × 2 s) over about two days.
   const replyPolicy = { name: APPOINTMENT_REPLY_QUEUE, retryLimit: 15, retryDelay: 2, retryBackoff: true, expireInSeconds: 60 };
-  await boss.createQueue(APPOINTMENT_REPLY_QUEUE, replyPolicy);
-  await boss.updateQueue(APPOINTMENT_REPLY_QUEUE, replyPolicy);
+  await ensureQueue(boss, replyPolicy);
   // A reminder whose send hit the clinical record while it was down is tried again, backing off.
   const reminderPolicy = { name: REMINDER_QUEUE, retryLimit: 10, retryDelay: 5, retryBackoff: true, expireInSeconds: 60 };
-  await boss.createQueue(REMINDER_QUEUE, reminderPolicy);
-  await boss.updateQueue(REMINDER_QUEUE, reminderPolicy);
+  await ensureQueue(boss, reminderPolicy);
 }
 
 type RawTx = Pick<Prisma.TransactionClient, '$queryRawUnsafe' | '$executeRawUnsafe'>;

@@ -1,5 +1,6 @@
 import type PgBoss from 'pg-boss';
 import { systemClock, type Clock } from '../../../common/clock';
+import { ensureQueue } from '../../../common/db/boss';
 import { tenantClient } from '../../../common/db/tenant-session';
 import type { Logger } from '../../../common/logger';
 import { retentionCutoff, retentionDays } from '../../../common/retention';
@@ -80,7 +81,7 @@ export class MessagingRetention {
 
 /** Runs the purge daily through the job queue (pg-boss's schedule survives restarts; one worker takes each run). */
 export async function scheduleMessagingPurge(boss: PgBoss, retention: MessagingRetention, logger: Logger): Promise<{ close(): Promise<void> }> {
-  await boss.createQueue(MESSAGING_PURGE_QUEUE, { name: MESSAGING_PURGE_QUEUE, retryLimit: 3, retryDelay: 60, expireInSeconds: 3600 });
+  await ensureQueue(boss, { name: MESSAGING_PURGE_QUEUE, retryLimit: 3, retryDelay: 60, expireInSeconds: 3600 });
   await boss.schedule(MESSAGING_PURGE_QUEUE, MESSAGING_PURGE_CRON, {}, { tz: 'UTC' });
   const id = await boss.work(MESSAGING_PURGE_QUEUE, { pollingIntervalSeconds: 1 }, async () => {
     for (const report of await retention.purge()) {
