@@ -143,5 +143,8 @@ describe(`openEHR canonical XML compositions (${backendName})`, () => {
     expect(res.status).toBe(200);
     // The event of a simple-form composition is a concrete POINT_EVENT (EVENT is abstract).
     expect(res.text).toContain('xsi:type="POINT_EVENT"');
+    // HISTORY.origin is mandatory in the RM: the earliest event time, filled in when the form does not give it.
+    expect(res.text).toMatch(/<origin>\s*<value>[^<]+<\/value>\s*<\/origin>/);
+    expect(compositionSchemaErrors(res.text)).toBe('');
   });
 });

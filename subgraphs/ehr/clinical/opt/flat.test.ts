@@ -27,6 +27,23 @@ describe.each(THIRD_PARTY)('FLAT and canonical for $templateId', (t) => {
     expect(normalise(canonicalToFlat(rm, wt))).toEqual(normalise(flat));
   });
 
+  it('gives every HISTORY its origin, the earliest event time, when the FLAT form has none', () => {
+    const rm = flatToCanonical(flat, wt);
+    const histories: any[] = [];
+    const walk = (value: unknown): void => {
+      if (Array.isArray(value)) return value.forEach(walk);
+      if (typeof value !== 'object' || value === null) return;
+      if ((value as any)._type === 'HISTORY') histories.push(value);
+      Object.values(value).forEach(walk);
+    };
+    walk(rm);
+    expect(histories.length).toBeGreaterThan(0);
+    for (const history of histories) {
+      const times = history.events.map((e: any) => e.time.value).sort();
+      expect(history.origin).toEqual({ _type: 'DV_DATE_TIME', value: times[0] });
+    }
+  });
+
   it('round-trips STRUCTURED through FLAT', () => {
     const structured = flatToStructured(flat);
     expect(structuredToFlat(structured, wt)).toEqual(flat);

@@ -321,7 +321,6 @@ class FlatReader {
       rm.encoding ??= code('IANA_character-sets', 'UTF-8');
       rm.subject ??= { _type: 'PARTY_SELF' };
     }
-    if (rm._type === 'HISTORY' || rm.events) this.origin(rm);
   }
 
   /** Builds one instance of a node below its parent's RM object. */
@@ -368,13 +367,22 @@ class FlatReader {
     else if (id === '_uid' && node.rmType === 'COMPOSITION') rm.uid = { _type: 'OBJECT_VERSION_ID', value: group.fields.get('') };
     else this.details.push({ path, message: `'${id}' is not a node of the template here` });
   }
+}
 
-  /** HISTORY.origin is mandatory in the RM: the earliest event time. */
-  private origin(history: Rm) {
-    if (history.origin) return;
-    const times = (history.events ?? []).map((e: Rm) => e.time?.value).filter(Boolean) as string[];
-    if (times.length) history.origin = { _type: 'DV_DATE_TIME', value: [...times].sort()[0] };
+/**
+ * HISTORY.origin is mandatory in the RM and FLAT forms seldom carry it (a HISTORY is no web-template
+ * node): where it is missing it is the earliest event time, as openEHR servers fill it in.
+ */
+function fillHistoryOrigins(value: unknown): void {
+  if (Array.isArray(value)) return value.forEach(fillHistoryOrigins);
+  if (!isObject(value)) return;
+  if (value._type === 'HISTORY' && !value.origin) {
+    const times = (Array.isArray(value.events) ? value.events : []).map((e: Rm) => e.time?.value).filter(Boolean) as string[];
+    // Compared as instants: event times may carry different UTC offsets.
+    const earliest = times.reduce<string | undefined>((min, t) => (min === undefined || Date.parse(t) < Date.parse(min) ? t : min), undefined);
+    if (earliest) value.origin = { _type: 'DV_DATE_TIME', value: earliest };
   }
+  Object.values(value).forEach(fillHistoryOrigins);
 }
 
 export function flatToCanonical(flat: unknown, wt: WebTemplate): Rm {
@@ -395,6 +403,7 @@ export function flatToCanonical(flat: unknown, wt: WebTemplate): Rm {
   };
   new FlatReader(wt.defaultLanguage, details).fill(tree, composition, group, tree.id);
   if (details.length) throw validationError('The FLAT composition does not match the template', details);
+  fillHistoryOrigins(composition);
   composition.content ??= [];
   return composition;
 }
