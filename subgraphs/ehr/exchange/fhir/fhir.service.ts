@@ -24,6 +24,7 @@ import {
 import { appointmentInput, patientInput, vitalSignsInput, type AppointmentInput } from './inbound';
 import {
   comparator,
+  MANDATORY_ELEMENTS,
   MAX_COUNT,
   matchesCriterion,
   parseDateParam,
@@ -564,7 +565,7 @@ function bareSearch(criteria: SearchCriterion[], count: number): ParsedSearch {
 /** A match as `_summary=true` or `_elements` asks. */
 function shaped(resource: FhirResource, search: ParsedSearch): FhirResource {
   if (search.summary === 'true') return subset(resource, SUMMARY_ELEMENTS[resource.resourceType] ?? []);
-  if (search.elements) return subset(resource, search.elements);
+  if (search.elements) return subset(resource, [...search.elements, ...(MANDATORY_ELEMENTS[resource.resourceType] ?? [])]);
   return resource;
 }
 

@@ -476,6 +476,16 @@ export const SUMMARY_ELEMENTS: Record<string, string[]> = {
   Appointment: ['id', 'meta', 'implicitRules', 'identifier', 'status', 'cancelationReason', 'serviceCategory', 'serviceType', 'specialty', 'appointmentType', 'reasonCode', 'start', 'end', 'participant'],
 };
 
+/** The mandatory (min 1) top-level elements: `_elements` keeps them too, as FHIR R4 says servers should. */
+export const MANDATORY_ELEMENTS: Record<string, string[]> = {
+  Patient: [],
+  Encounter: ['status', 'class'],
+  Observation: ['status', 'code'],
+  MedicationRequest: ['status', 'intent', 'medication[x]', 'subject'],
+  DocumentReference: ['status', 'content'],
+  Appointment: ['status', 'participant'],
+};
+
 const SUBSETTED = { system: 'http://terminology.hl7.org/CodeSystem/v3-ObservationValue', code: 'SUBSETTED', display: 'subsetted' };
 
 /** A resource cut to the named top-level elements (`name[x]` keeps any choice), tagged SUBSETTED as FHIR requires. */
