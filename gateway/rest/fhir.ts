@@ -5,7 +5,7 @@ import { toAppError } from '../http-errors';
 import type { GraphQLRunner } from './execute';
 import { changeReason, ifMatch } from './params';
 import type { PublicBase } from '../public-url';
-import { fhirCapabilityStatement } from '../../subgraphs/ehr/public';
+import { capabilityStatement } from '../../common/fhir/capability';
 
 /**
  * `/fhir/R4`: HL7 FHIR R4 REST over the clinical record. Thin: HTTP-level
@@ -252,7 +252,7 @@ export function fhirPublicRoutes(publicBase: PublicBase): Router {
   const router = Router();
   router.get('/metadata', (req, res) => {
     negotiate(req);
-    const statement = fhirCapabilityStatement();
+    const statement = capabilityStatement();
     send(res, 200, { ...statement, implementation: { ...statement.implementation, url: `${publicBase(req)}${req.baseUrl}` } });
   });
   return router;

@@ -173,7 +173,12 @@ export class PatientService {
    * staff search the tenant, a patient finds only their own record.
    */
   /** `orderBy` comes first; family and id keep the order stable. */
-  async search(where: Prisma.PatientWhereInput, limit: number, offset: number, orderBy: Prisma.PatientOrderByWithRelationInput[] = []): Promise<Page<PatientView>> {
+  async search(
+    where: Prisma.PatientWhereInput,
+    limit: number,
+    offset: number,
+    orderBy: Prisma.PatientOrderByWithRelationInput[] = [],
+  ): Promise<Page<PatientView>> {
     const own = recordScope(this.store.identity);
     await this.policy.assert('read', 'demographics', own === undefined ? {} : { patientId: own });
     const scoped: Prisma.PatientWhereInput = { AND: [where, { deletedAt: null, restrictedAt: null }, ...(own !== undefined ? [{ id: own }] : [])] };

@@ -62,7 +62,8 @@ export class FhirResolver {
   }
 
   @Mutation(() => GraphQLJSONObject, {
-    description: 'FHIR conditional create (If-None-Exist): `{created, resource}`; one match returns it with created false, more than one is PRECONDITION_FAILED.',
+    description:
+      'FHIR conditional create (If-None-Exist): `{created, resource}`; one match returns it with created false, more than one is PRECONDITION_FAILED.',
   })
   fhirConditionalCreate(
     @Arg('resource', () => GraphQLJSONObject) resource: Record<string, any>,

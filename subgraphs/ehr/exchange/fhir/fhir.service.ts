@@ -5,7 +5,7 @@ import type { AppointmentService } from '../../appointments/appointment.service'
 import type { ClinicalTemplateService } from '../../templates/clinical-template.service';
 import type { DataArea } from '../../policy/rules';
 import type { ClinicalTemplate as TemplateRow, Prisma } from '../../db/generated/client';
-import { capabilityStatement, FHIR_RESOURCE_TYPES, WRITABLE_TYPES } from './capability';
+import { capabilityStatement, FHIR_RESOURCE_TYPES, WRITABLE_TYPES } from '../../../../common/fhir/capability';
 import {
   appointmentToResource,
   compositionToResources,
@@ -211,7 +211,13 @@ export class FhirService {
     const { resources, total } = await this.matches(resourceType, search);
     if (search.summary === 'count') return searchBundle(resourceType, search, [], total, []);
     const included = await this.included(resources, search);
-    return searchBundle(resourceType, search, resources.map((r) => shaped(r, search)), total, included);
+    return searchBundle(
+      resourceType,
+      search,
+      resources.map((r) => shaped(r, search)),
+      total,
+      included,
+    );
   }
 
   private async matches(resourceType: string, search: ParsedSearch): Promise<{ resources: FhirResource[]; total: number }> {
@@ -397,7 +403,9 @@ export class FhirService {
     }
     const id = matches[0].id!;
     if (resource.id !== undefined && resource.id !== id)
-      throw validationError(`The body's id '${String(resource.id)}' is not the matching resource's '${id}'`, [{ path: `${resourceType}.id`, message: `expected '${id}'` }]);
+      throw validationError(`The body's id '${String(resource.id)}' is not the matching resource's '${id}'`, [
+        { path: `${resourceType}.id`, message: `expected '${id}'` },
+      ]);
     return { created: false, resource: await this.update(resourceType, id, { ...resource, id }, ifMatch, reason) };
   }
 
@@ -407,7 +415,9 @@ export class FhirService {
     if (params.length === 0) throw validationError(`The conditional ${what} has no search parameters`, [{ path: what, message: 'empty' }]);
     const search = parseSearch(resourceType, params, 'strict');
     if (search.used.some((p) => RESULT_PARAMETERS.includes(p.name)))
-      throw validationError(`The conditional ${what} takes search criteria only, not ${RESULT_PARAMETERS.join(', ')}`, [{ path: what, message: 'result parameter' }]);
+      throw validationError(`The conditional ${what} takes search criteria only, not ${RESULT_PARAMETERS.join(', ')}`, [
+        { path: what, message: 'result parameter' },
+      ]);
     const { resources, total } = await this.matches(resourceType, { ...search, count: 2, offset: 0 });
     if (total > 1) throw new AppError('PRECONDITION_FAILED', `${total} ${resourceType} resources match the conditional ${what}; it must match at most one`);
     return resources;

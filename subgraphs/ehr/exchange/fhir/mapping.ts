@@ -365,7 +365,10 @@ export function withoutEmpty<T>(value: T): T {
 }
 
 const isEmpty = (v: unknown) =>
-  v === undefined || v === '' || (Array.isArray(v) && v.length === 0) || (v !== null && typeof v === 'object' && !(v instanceof Date) && Object.keys(v).length === 0);
+  v === undefined ||
+  v === '' ||
+  (Array.isArray(v) && v.length === 0) ||
+  (v !== null && typeof v === 'object' && !(v instanceof Date) && Object.keys(v).length === 0);
 
 export function patientToResource(patient: PatientView, version: { version: number; at: Date | null }): FhirResource {
   return withoutEmpty(patientFields(patient, version));

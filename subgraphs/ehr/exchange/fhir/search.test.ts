@@ -91,7 +91,13 @@ describe('FHIR search parameters', () => {
   });
 
   it('matches :missing and token :not, and sorts with absent values last', () => {
-    const a = { resourceType: 'Observation', id: 'a', code: { coding: [{ code: 'x' }] }, effectiveDateTime: '2026-01-02T00:00:00Z', meta: { lastUpdated: '2026-01-05T00:00:00Z' } };
+    const a = {
+      resourceType: 'Observation',
+      id: 'a',
+      code: { coding: [{ code: 'x' }] },
+      effectiveDateTime: '2026-01-02T00:00:00Z',
+      meta: { lastUpdated: '2026-01-05T00:00:00Z' },
+    };
     const b = { resourceType: 'Observation', id: 'b', valueQuantity: { value: 1 }, meta: { lastUpdated: '2026-01-04T00:00:00Z' } };
     const c = { resourceType: 'Observation', id: 'c', effectiveDateTime: '2026-01-03T00:00:00Z' };
     const criterion = (name: string, kind: any, values: string[], modifier?: string) => ({ name, kind, values, modifier });
@@ -114,7 +120,9 @@ describe('FHIR search parameters', () => {
       expect([type, SUMMARY_ELEMENTS[type]]).toEqual([type, top.filter((e: any) => e.isSummary || e.min > 0).map(name)]);
       expect([type, MANDATORY_ELEMENTS[type]]).toEqual([type, top.filter((e: any) => e.min > 0).map(name)]);
     }
-    const cut = subset({ resourceType: 'Observation', id: 'a', meta: { versionId: '1' }, effectiveDateTime: 'x', effectivePeriod: {}, note: [] }, ['effective[x]']);
+    const cut = subset({ resourceType: 'Observation', id: 'a', meta: { versionId: '1' }, effectiveDateTime: 'x', effectivePeriod: {}, note: [] }, [
+      'effective[x]',
+    ]);
     expect(cut).toEqual({
       resourceType: 'Observation',
       id: 'a',

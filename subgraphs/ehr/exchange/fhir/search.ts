@@ -1,93 +1,13 @@
 import { AppError, validationError } from '../../../../common/errors';
 import type { FhirResource } from './mapping';
+import { INCLUDE_PARAMETERS, SEARCH_PARAMETERS, SORT_PARAMETERS, type ParamKind } from '../../../../common/fhir/capability';
 
 /**
- * FHIR R4 search parameters: which ones each resource type supports, how a
- * query string value is parsed (token `system|code`, date with prefix,
- * reference, string), and matching against a mapped resource.
+ * FHIR R4 search: how a query string is parsed against the parameters the
+ * facade declares (common/fhir/capability.ts): token `system|code`, date and
+ * quantity with prefixes, reference, string, modifiers and result parameters;
+ * matching, sorting and subsetting of mapped resources.
  */
-export type ParamKind = 'token' | 'string' | 'date' | 'reference' | 'id' | 'quantity';
-
-export interface ParamDefinition {
-  kind: ParamKind;
-  documentation: string;
-}
-
-const PATIENT_REFERENCE: ParamDefinition = { kind: 'reference', documentation: 'Patient/<id>' };
-const SUBJECT_REFERENCE: ParamDefinition = { kind: 'reference', documentation: 'Patient/<id> (the subject; only patients are subjects here)' };
-const ID: ParamDefinition = { kind: 'id', documentation: 'Logical id' };
-const LAST_UPDATED: ParamDefinition = { kind: 'date', documentation: 'meta.lastUpdated (the version commit time), prefixes eq, ne, lt, le, gt, ge' };
-
-export const SEARCH_PARAMETERS: Record<string, Record<string, ParamDefinition>> = {
-  Patient: {
-    _id: { kind: 'id', documentation: 'The patient id' },
-    identifier: { kind: 'token', documentation: `urn:caregraph:patient-id|<id> or urn:openehr:ehr-id|<ehr id>` },
-    name: { kind: 'string', documentation: 'Starts with (case-insensitive) a given or family name; :exact for equality' },
-    birthdate: { kind: 'date', documentation: 'Birth date, prefixes eq, ne, lt, le, gt, ge; :missing' },
-    gender: { kind: 'token', documentation: 'male | female | other | unknown; :not, :missing' },
-  },
-  Encounter: {
-    _id: ID,
-    _lastUpdated: LAST_UPDATED,
-    patient: PATIENT_REFERENCE,
-    subject: SUBJECT_REFERENCE,
-    date: { kind: 'date', documentation: 'period.start' },
-  },
-  Observation: {
-    _id: ID,
-    _lastUpdated: LAST_UPDATED,
-    patient: PATIENT_REFERENCE,
-    subject: SUBJECT_REFERENCE,
-    category: { kind: 'token', documentation: 'vital-signs | laboratory' },
-    code: { kind: 'token', documentation: 'LOINC code, e.g. http://loinc.org|85354-9' },
-    date: { kind: 'date', documentation: 'effectiveDateTime' },
-    'value-quantity': { kind: 'quantity', documentation: 'valueQuantity: [prefix]number[|system|code], e.g. gt100||/min' },
-  },
-  MedicationRequest: {
-    _id: ID,
-    _lastUpdated: LAST_UPDATED,
-    patient: PATIENT_REFERENCE,
-    subject: SUBJECT_REFERENCE,
-    intent: { kind: 'token', documentation: 'order' },
-    status: { kind: 'token', documentation: 'active | completed' },
-  },
-  DocumentReference: {
-    _id: ID,
-    _lastUpdated: LAST_UPDATED,
-    patient: PATIENT_REFERENCE,
-    subject: SUBJECT_REFERENCE,
-    category: { kind: 'token', documentation: 'clinical-note' },
-    type: { kind: 'token', documentation: 'LOINC document type' },
-    date: { kind: 'date', documentation: 'date (authored)' },
-  },
-  Appointment: {
-    _id: ID,
-    _lastUpdated: LAST_UPDATED,
-    patient: PATIENT_REFERENCE,
-    date: { kind: 'date', documentation: 'start' },
-    status: { kind: 'token', documentation: 'booked | cancelled | fulfilled | noshow' },
-  },
-};
-
-/** Sort keys per type (`_sort=a,-b`); a key is a search parameter of the type. */
-export const SORT_PARAMETERS: Record<string, string[]> = {
-  Patient: ['_id', 'name', 'birthdate'],
-  Encounter: ['_id', '_lastUpdated', 'date'],
-  Observation: ['_id', '_lastUpdated', 'date'],
-  MedicationRequest: ['_id', '_lastUpdated'],
-  DocumentReference: ['_id', '_lastUpdated', 'date'],
-  Appointment: ['_id', '_lastUpdated', 'date'],
-};
-
-/** The reference parameters `_include` follows (all point at Patient), and which types `_revinclude` may bring back. */
-export const INCLUDE_PARAMETERS: Record<string, string[]> = {
-  Encounter: ['patient', 'subject'],
-  Observation: ['patient', 'subject'],
-  MedicationRequest: ['patient', 'subject'],
-  DocumentReference: ['patient', 'subject'],
-  Appointment: ['patient'],
-};
-
 export const RESULT_PARAMETERS = ['_count', '_offset', '_sort', '_summary', '_elements', '_include', '_revinclude'];
 const DEFAULT_COUNT = 20;
 export const MAX_COUNT = 100;
@@ -105,7 +25,7 @@ export interface SearchCriterion {
   values: string[];
 }
 
-export interface Include {
+interface Include {
   sourceType: string;
   param: string;
 }
@@ -146,9 +66,15 @@ function parseInclude(resourceType: string, name: string, value: string, reverse
   const [sourceType, param, target, ...rest] = value.split(':');
   const allowed = INCLUDE_PARAMETERS[sourceType] ?? [];
   if (rest.length > 0 || !allowed.includes(param) || (target !== undefined && target !== 'Patient'))
-    throw invalid(name, `${name}=${value} is not supported (supported: ${Object.entries(INCLUDE_PARAMETERS).flatMap(([t, ps]) => ps.map((p) => `${t}:${p}`)).join(', ')})`);
+    throw invalid(
+      name,
+      `${name}=${value} is not supported (supported: ${Object.entries(INCLUDE_PARAMETERS)
+        .flatMap(([t, ps]) => ps.map((p) => `${t}:${p}`))
+        .join(', ')})`,
+    );
   if (!reverse && sourceType !== resourceType) throw invalid(name, `_include=${value} must start with the searched type ${resourceType}`);
-  if (reverse && resourceType !== 'Patient') throw invalid(name, `_revinclude=${value}: the ${sourceType}.${param} references point at Patient, not ${resourceType}`);
+  if (reverse && resourceType !== 'Patient')
+    throw invalid(name, `_revinclude=${value}: the ${sourceType}.${param} references point at Patient, not ${resourceType}`);
   return { sourceType, param };
 }
 
@@ -187,8 +113,7 @@ export function parseSearch(resourceType: string, params: RawParam[], handling: 
     }
     const values = splitValues(value).filter((v) => v !== '');
     if (values.length === 0) continue;
-    if (modifier === 'missing' && (values.length !== 1 || !['true', 'false'].includes(values[0])))
-      throw invalid(rawName, `${rawName} takes true or false`);
+    if (modifier === 'missing' && (values.length !== 1 || !['true', 'false'].includes(values[0]))) throw invalid(rawName, `${rawName} takes true or false`);
     if (modifier !== 'missing') {
       if (definition.kind === 'date') values.forEach((v) => parseDateParam(name, v));
       if (definition.kind === 'quantity') values.forEach((v) => parseQuantityParam(name, v));
@@ -358,7 +283,7 @@ export function referenceId(value: string, type = 'Patient'): string {
 }
 
 /** The clinical time a resource is searched and sorted by. */
-export function resourceDate(resource: FhirResource): string | undefined {
+function resourceDate(resource: FhirResource): string | undefined {
   switch (resource.resourceType) {
     case 'Observation':
       return resource.effectiveDateTime;
@@ -468,12 +393,112 @@ export function comparator(sort: ParsedSearch['sort']): (a: FhirResource, b: Fhi
  * against the published definitions): what `_summary=true` keeps.
  */
 export const SUMMARY_ELEMENTS: Record<string, string[]> = {
-  Patient: ['id', 'meta', 'implicitRules', 'identifier', 'active', 'name', 'telecom', 'gender', 'birthDate', 'deceased[x]', 'address', 'managingOrganization', 'link'],
-  Encounter: ['id', 'meta', 'implicitRules', 'identifier', 'status', 'class', 'type', 'serviceType', 'subject', 'episodeOfCare', 'participant', 'appointment', 'reasonCode', 'reasonReference', 'diagnosis'],
-  Observation: ['id', 'meta', 'implicitRules', 'identifier', 'basedOn', 'partOf', 'status', 'code', 'subject', 'focus', 'encounter', 'effective[x]', 'issued', 'performer', 'value[x]', 'hasMember', 'derivedFrom', 'component'],
-  MedicationRequest: ['id', 'meta', 'implicitRules', 'status', 'intent', 'priority', 'doNotPerform', 'reported[x]', 'medication[x]', 'subject', 'authoredOn', 'requester', 'performerType', 'instantiatesCanonical', 'instantiatesUri', 'basedOn', 'groupIdentifier'],
-  DocumentReference: ['id', 'meta', 'implicitRules', 'masterIdentifier', 'identifier', 'status', 'docStatus', 'type', 'category', 'subject', 'date', 'author', 'relatesTo', 'description', 'securityLabel', 'content', 'context'],
-  Appointment: ['id', 'meta', 'implicitRules', 'identifier', 'status', 'cancelationReason', 'serviceCategory', 'serviceType', 'specialty', 'appointmentType', 'reasonCode', 'start', 'end', 'participant'],
+  Patient: [
+    'id',
+    'meta',
+    'implicitRules',
+    'identifier',
+    'active',
+    'name',
+    'telecom',
+    'gender',
+    'birthDate',
+    'deceased[x]',
+    'address',
+    'managingOrganization',
+    'link',
+  ],
+  Encounter: [
+    'id',
+    'meta',
+    'implicitRules',
+    'identifier',
+    'status',
+    'class',
+    'type',
+    'serviceType',
+    'subject',
+    'episodeOfCare',
+    'participant',
+    'appointment',
+    'reasonCode',
+    'reasonReference',
+    'diagnosis',
+  ],
+  Observation: [
+    'id',
+    'meta',
+    'implicitRules',
+    'identifier',
+    'basedOn',
+    'partOf',
+    'status',
+    'code',
+    'subject',
+    'focus',
+    'encounter',
+    'effective[x]',
+    'issued',
+    'performer',
+    'value[x]',
+    'hasMember',
+    'derivedFrom',
+    'component',
+  ],
+  MedicationRequest: [
+    'id',
+    'meta',
+    'implicitRules',
+    'status',
+    'intent',
+    'priority',
+    'doNotPerform',
+    'reported[x]',
+    'medication[x]',
+    'subject',
+    'authoredOn',
+    'requester',
+    'performerType',
+    'instantiatesCanonical',
+    'instantiatesUri',
+    'basedOn',
+    'groupIdentifier',
+  ],
+  DocumentReference: [
+    'id',
+    'meta',
+    'implicitRules',
+    'masterIdentifier',
+    'identifier',
+    'status',
+    'docStatus',
+    'type',
+    'category',
+    'subject',
+    'date',
+    'author',
+    'relatesTo',
+    'description',
+    'securityLabel',
+    'content',
+    'context',
+  ],
+  Appointment: [
+    'id',
+    'meta',
+    'implicitRules',
+    'identifier',
+    'status',
+    'cancelationReason',
+    'serviceCategory',
+    'serviceType',
+    'specialty',
+    'appointmentType',
+    'reasonCode',
+    'start',
+    'end',
+    'participant',
+  ],
 };
 
 /** The mandatory (min 1) top-level elements: `_elements` keeps them too, as FHIR R4 says servers should. */
@@ -491,7 +516,10 @@ const SUBSETTED = { system: 'http://terminology.hl7.org/CodeSystem/v3-Observatio
 /** A resource cut to the named top-level elements (`name[x]` keeps any choice), tagged SUBSETTED as FHIR requires. */
 export function subset(resource: FhirResource, elements: string[]): FhirResource {
   const keep = (key: string) =>
-    key === 'resourceType' || key === 'id' || key === 'meta' || elements.some((e) => (e.endsWith('[x]') ? key.startsWith(e.slice(0, -3)) && /^[A-Z]/.test(key.slice(e.length - 3)) : key === e));
+    key === 'resourceType' ||
+    key === 'id' ||
+    key === 'meta' ||
+    elements.some((e) => (e.endsWith('[x]') ? key.startsWith(e.slice(0, -3)) && /^[A-Z]/.test(key.slice(e.length - 3)) : key === e));
   const result = Object.fromEntries(Object.entries(resource).filter(([key]) => keep(key))) as FhirResource;
   return { ...result, meta: { ...resource.meta, tag: [...(resource.meta?.tag ?? []), SUBSETTED] } };
 }
