@@ -28,7 +28,7 @@ import { createGraphQLRunner } from './rest/execute';
 import { webhookRoutes } from './rest/webhooks';
 import { messagingRoutes, SMS_PROVIDER_PATHS, smsProviderRoutes } from './rest/messaging';
 import { ehrRoutes } from './rest/ehr';
-import { fhirErrorHandler, fhirRoutes } from './rest/fhir';
+import { fhirErrorHandler, fhirPublicRoutes, fhirRoutes } from './rest/fhir';
 import { OPENEHR_TEXT_PATHS, OPENEHR_XML_PATHS, openEhrErrorHandler, openEhrRoutes } from './rest/openehr';
 import { adminRoutes } from './admin-static';
 import { explorerRoutes } from './explorer-static';
@@ -232,6 +232,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   // Standards exchange: same auth and GraphQL pipeline, errors in each standard's own shape.
   // Both are APIs of the clinical record, so they spend the EHR budget like /api/ehr.
   const form = [express.urlencoded({ limit: BODY_LIMIT_BYTES, extended: false, verify: verifyUtf8 }), parsedBodyGuard];
+  app.use('/fhir/R4', fhirPublicRoutes(publicBase), fhirErrorHandler(logger));
   app.use(
     '/fhir/R4',
     authenticate(verifyToken),

@@ -66,10 +66,19 @@ describe(`FHIR R4 facade /fhir/R4 (${backendName})`, () => {
     expect(of('Patient').interaction.map((i: any) => i.code)).toEqual(['read', 'vread', 'history-instance', 'search-type', 'create', 'update']);
     expect(of('Encounter').interaction.map((i: any) => i.code)).toEqual(['read', 'vread', 'history-instance', 'search-type']);
     expect(of('Patient').searchParam.map((p: any) => p.name)).toEqual(['_id', 'identifier', 'name', 'birthdate', 'gender']);
-    expect(of('Observation').searchParam.map((p: any) => p.name)).toEqual(['patient', 'category', 'code', 'date']);
-    expect(of('MedicationRequest').searchParam.map((p: any) => p.name)).toEqual(['patient', 'intent', 'status']);
-    expect(of('DocumentReference').searchParam.map((p: any) => p.name)).toEqual(['patient', 'category', 'type', 'date']);
-    expect(of('Appointment').searchParam.map((p: any) => p.name)).toEqual(['patient', 'date', 'status']);
+    expect(of('Observation').searchParam.map((p: any) => p.name)).toEqual([
+      '_id',
+      '_lastUpdated',
+      'patient',
+      'subject',
+      'category',
+      'code',
+      'date',
+      'value-quantity',
+    ]);
+    expect(of('MedicationRequest').searchParam.map((p: any) => p.name)).toEqual(['_id', '_lastUpdated', 'patient', 'subject', 'intent', 'status']);
+    expect(of('DocumentReference').searchParam.map((p: any) => p.name)).toEqual(['_id', '_lastUpdated', 'patient', 'subject', 'category', 'type', 'date']);
+    expect(of('Appointment').searchParam.map((p: any) => p.name)).toEqual(['_id', '_lastUpdated', 'patient', 'date', 'status']);
     expect(of('Patient').operation).toEqual([expect.objectContaining({ name: 'everything' })]);
   });
 
@@ -218,11 +227,14 @@ describe(`FHIR R4 facade /fhir/R4 (${backendName})`, () => {
       expect(res.body.rows).toEqual([[`${compositionId}::caregraph.local::4`, 138]]);
     });
 
-    it('is deleted in FHIR when openEHR deletes it: read 404, history ends with a DELETE entry', async () => {
+    it('is deleted in FHIR when openEHR deletes it: read 410 Gone, history ends with a DELETE entry', async () => {
       const del = await t.request('DELETE', `/openehr/v1/ehr/ehr-p-1001/composition/${compositionId}::caregraph.local::4`);
       expect(del.status).toBe(204);
       const gone = await failing(client.read({ resourceType: 'Observation', id: bpId }));
-      expect(gone.status).toBe(404);
+      expect(gone.status).toBe(410);
+      expect(gone.outcome.issue[0].code).toBe('deleted');
+      // vread of the deletion version is Gone too; of an earlier version, the version.
+      expect((await failing(client.vread({ resourceType: 'Observation', id: bpId, version: '5' }))).status).toBe(410);
       const history = await fhir(client.history({ resourceType: 'Observation', id: bpId }));
       expect(history.entry[0]).toMatchObject({ request: { method: 'DELETE' }, response: { status: '204' } });
       expect(history.entry[0].resource).toBeUndefined();
@@ -399,12 +411,12 @@ describe(`FHIR R4 facade /fhir/R4 (${backendName})`, () => {
         ['GET', '/Patient/_history', {}, 501],
         ['GET', '/Patient/p-1001/$summary', {}, 501],
         ['POST', '/Encounter', { body: { resourceType: 'Encounter' }, headers: { 'content-type': 'application/fhir+json' } }, 501],
-        ['GET', '/Patient?address=Amsterdam', {}, 400],
-        ['GET', '/Observation?_include=Observation:patient', {}, 400],
+        ['GET', '/Patient?address=Amsterdam', { headers: { prefer: 'handling=strict' } }, 400],
+        ['GET', '/Observation?_include=Observation:encounter', {}, 400],
         ['GET', '/Observation?date=sa2026', {}, 400],
         ['GET', '/Observation?date=yesterday', {}, 400],
-        ['GET', '/Patient?name:contains=an', {}, 400],
-        ['GET', '/Patient/p-1001?_format=xml', {}, 415],
+        ['GET', '/Patient?name:contains=an', { headers: { prefer: 'handling=strict' } }, 400],
+        ['GET', '/Patient/p-1001?_format=xml', {}, 406],
         [
           'POST',
           '/Patient',

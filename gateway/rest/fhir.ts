@@ -5,6 +5,7 @@ import { toAppError } from '../http-errors';
 import type { GraphQLRunner } from './execute';
 import { changeReason, ifMatch } from './params';
 import type { PublicBase } from '../public-url';
+import { capabilityStatement } from '../../common/fhir/capability';
 
 /**
  * `/fhir/R4`: HL7 FHIR R4 REST over the clinical record. Thin: HTTP-level
@@ -21,6 +22,8 @@ const ISSUE_TYPE: Record<string, string> = {
   UNAUTHENTICATED: 'login',
   FORBIDDEN: 'forbidden',
   NOT_FOUND: 'not-found',
+  NOT_ACCEPTABLE: 'not-supported',
+  GONE: 'deleted',
   CONFLICT: 'conflict',
   PRECONDITION_FAILED: 'conflict',
   PAYLOAD_TOO_LARGE: 'too-costly',
@@ -73,11 +76,17 @@ function searchParams(req: Request): Array<{ name: string; value: string }> {
   return params.filter((p) => p.name !== '_format' && p.name !== '_pretty');
 }
 
+/** Only JSON is served: `_format` (which overrides Accept) or an Accept naming no JSON type answers 406. */
 function negotiate(req: Request) {
   const format = new URL(req.originalUrl, 'http://localhost').searchParams.get('_format');
   if (format && !['json', 'application/json', 'application/fhir+json'].includes(format))
-    throw new AppError('UNSUPPORTED_MEDIA_TYPE', `_format=${format}: only JSON is supported`);
+    throw new AppError('NOT_ACCEPTABLE', `_format=${format}: only JSON (application/fhir+json) is served`);
+  if (!format && req.headers.accept && !req.accepts(['application/fhir+json', 'application/json']))
+    throw new AppError('NOT_ACCEPTABLE', `Accept: ${req.headers.accept}: only JSON (application/fhir+json) is served`);
 }
+
+/** `Prefer: handling=strict` makes unknown search parameters a 400; lenient is FHIR's default. */
+const strictHandling = (req: Request): boolean => /(?:^|[\s,;])handling\s*=\s*strict\b/i.test(String(req.headers.prefer ?? ''));
 
 function resourceBody(req: Request): Record<string, unknown> {
   if (!req.is(['application/fhir+json', 'application/json'])) throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send the resource as application/fhir+json');
@@ -123,19 +132,14 @@ export function fhirRoutes(run: GraphQLRunner, publicBase: PublicBase): Router {
     next();
   });
 
-  router.get('/metadata', async (req, res) => {
-    const data = await run(req, 'query { fhirCapabilities }', {});
-    const statement = data.fhirCapabilities;
-    send(res, 200, { ...statement, implementation: { ...statement.implementation, url: baseUrl(req) } });
-  });
-
   const search = async (req: Request, res: Response) => {
     if (req.method === 'POST' && !req.is('application/x-www-form-urlencoded'))
       throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'POST _search takes application/x-www-form-urlencoded');
-    const data = await run(req, 'query($type: String!, $params: [FhirSearchParam!]!) { fhirSearch(resourceType: $type, params: $params) }', {
-      type: segment(req, 'type', TYPE),
-      params: searchParams(req),
-    });
+    const data = await run(
+      req,
+      'query($type: String!, $params: [FhirSearchParam!]!, $strict: Boolean) { fhirSearch(resourceType: $type, params: $params, strict: $strict) }',
+      { type: segment(req, 'type', TYPE), params: searchParams(req), strict: strictHandling(req) },
+    );
     send(res, 200, absoluteBundle(data.fhirSearch, baseUrl(req)));
   };
   router.get('/:type', search);
@@ -148,11 +152,34 @@ export function fhirRoutes(run: GraphQLRunner, publicBase: PublicBase): Router {
       throw validationError(`The body is a ${String(resource.resourceType)}, the URL names ${type}`, [
         { path: 'resourceType', message: 'does not match the URL' },
       ]);
+    const ifNoneExist = req.headers['if-none-exist'];
+    if (typeof ifNoneExist === 'string') {
+      const data = await run(
+        req,
+        'mutation($resource: JSONObject!, $ifNoneExist: String!, $reason: String) { fhirConditionalCreate(resource: $resource, ifNoneExist: $ifNoneExist, reason: $reason) }',
+        { resource, ifNoneExist, reason: changeReason(req) },
+      );
+      const { created, resource: result } = data.fhirConditionalCreate;
+      return sendResource(req, res, created ? 201 : 200, result);
+    }
     const data = await run(req, 'mutation($resource: JSONObject!, $reason: String) { fhirCreate(resource: $resource, reason: $reason) }', {
       resource,
       reason: changeReason(req),
     });
     sendResource(req, res, 201, data.fhirCreate);
+  });
+
+  // Conditional update: PUT [type]?[search].
+  router.put('/:type', async (req, res) => {
+    const query = new URL(req.originalUrl, 'http://localhost').search.slice(1);
+    if (!query) throw validationError('PUT on a type needs search parameters (conditional update), or PUT [type]/[id]', [{ path: 'query', message: 'empty' }]);
+    const data = await run(
+      req,
+      'mutation($type: String!, $query: String!, $resource: JSONObject!, $ifMatch: String, $reason: String) { fhirConditionalUpdate(resourceType: $type, query: $query, resource: $resource, ifMatch: $ifMatch, reason: $reason) }',
+      { type: segment(req, 'type', TYPE), query, resource: resourceBody(req), ifMatch: ifMatch(req), reason: changeReason(req) },
+    );
+    const { created, resource } = data.fhirConditionalUpdate;
+    sendResource(req, res, created ? 201 : 200, resource);
   });
 
   router.get('/:type/_history', () => {
@@ -212,6 +239,21 @@ export function fhirRoutes(run: GraphQLRunner, publicBase: PublicBase): Router {
   // Everything else FHIR defines (delete, patch, batch/transaction, system search, other operations) is not implemented.
   router.all('/{*rest}', (req) => {
     throw notSupported(`${req.method} ${req.baseUrl}${req.path}`);
+  });
+  return router;
+}
+
+/**
+ * `GET /fhir/R4/metadata` without a token (FHIR R4: servers SHALL publish the
+ * CapabilityStatement, and clients read it before they authenticate). Mounted
+ * before authentication; every other path falls through to fhirRoutes.
+ */
+export function fhirPublicRoutes(publicBase: PublicBase): Router {
+  const router = Router();
+  router.get('/metadata', (req, res) => {
+    negotiate(req);
+    const statement = capabilityStatement();
+    send(res, 200, { ...statement, implementation: { ...statement.implementation, url: `${publicBase(req)}${req.baseUrl}` } });
   });
   return router;
 }

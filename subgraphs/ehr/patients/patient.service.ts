@@ -172,13 +172,19 @@ export class PatientService {
    * Patients matching a search built by the exchange APIs, in family name order;
    * staff search the tenant, a patient finds only their own record.
    */
-  async search(where: Prisma.PatientWhereInput, limit: number, offset: number): Promise<Page<PatientView>> {
+  /** `orderBy` comes first; family and id keep the order stable. */
+  async search(
+    where: Prisma.PatientWhereInput,
+    limit: number,
+    offset: number,
+    orderBy: Prisma.PatientOrderByWithRelationInput[] = [],
+  ): Promise<Page<PatientView>> {
     const own = recordScope(this.store.identity);
     await this.policy.assert('read', 'demographics', own === undefined ? {} : { patientId: own });
     const scoped: Prisma.PatientWhereInput = { AND: [where, { deletedAt: null, restrictedAt: null }, ...(own !== undefined ? [{ id: own }] : [])] };
     return this.store.read(async (tx) => {
       const [rows, total] = await Promise.all([
-        tx.patient.findMany({ where: scoped, orderBy: [{ family: 'asc' }, { id: 'asc' }], take: limit, skip: offset }),
+        tx.patient.findMany({ where: scoped, orderBy: [...orderBy, { family: 'asc' }, { id: 'asc' }], take: limit, skip: offset }),
         tx.patient.count({ where: scoped }),
       ]);
       await this.store.logAccess(

@@ -675,6 +675,10 @@ export type Mutation = {
   deleteWebhook: Scalars['ID']['output'];
   /** Admin, on the patient's erasure request: deletes their messages, replies, preferences, events and webhook deliveries. */
   erasePatientMessagingData: MessagingErasure;
+  /** FHIR conditional create (If-None-Exist): `{created, resource}`; one match returns it with created false, more than one is PRECONDITION_FAILED. */
+  fhirConditionalCreate: Scalars['JSONObject']['output'];
+  /** FHIR conditional update (PUT [type]?[search]): `{created, resource}`; no match creates, more than one is PRECONDITION_FAILED. */
+  fhirConditionalUpdate: Scalars['JSONObject']['output'];
   /** FHIR create (Patient, vital-signs Observation); returns the stored resource. */
   fhirCreate: Scalars['JSONObject']['output'];
   /** FHIR update (Patient, vital-signs Observation); ifMatch is the expected versionId. */
@@ -812,6 +816,22 @@ export type MutationDeleteWebhookArgs = {
 
 export type MutationErasePatientMessagingDataArgs = {
   patientId: Scalars['ID']['input'];
+};
+
+
+export type MutationFhirConditionalCreateArgs = {
+  ifNoneExist: Scalars['String']['input'];
+  reason?: InputMaybe<Scalars['String']['input']>;
+  resource: Scalars['JSONObject']['input'];
+};
+
+
+export type MutationFhirConditionalUpdateArgs = {
+  ifMatch?: InputMaybe<Scalars['String']['input']>;
+  query: Scalars['String']['input'];
+  reason?: InputMaybe<Scalars['String']['input']>;
+  resource: Scalars['JSONObject']['input'];
+  resourceType: Scalars['String']['input'];
 };
 
 
@@ -1440,7 +1460,7 @@ export type Query = {
   fhirPatientEverything: Scalars['JSONObject']['output'];
   /** FHIR read, or vread with versionId. */
   fhirRead: Scalars['JSONObject']['output'];
-  /** FHIR type search: a searchset Bundle with total and next links; its URLs are relative to the FHIR service base. */
+  /** FHIR type search: a searchset Bundle with total and next links; its URLs are relative to the FHIR service base. strict (Prefer: handling=strict) refuses unknown parameters; otherwise they are ignored and reported in an OperationOutcome entry. */
   fhirSearch: Scalars['JSONObject']['output'];
   /** Admin and the messaging service: the ids of the tenant's patients under legal hold. */
   legalHolds: Array<Scalars['ID']['output']>;
@@ -1616,6 +1636,7 @@ export type QueryFhirReadArgs = {
 export type QueryFhirSearchArgs = {
   params: Array<FhirSearchParam>;
   resourceType: Scalars['String']['input'];
+  strict?: InputMaybe<Scalars['Boolean']['input']>;
 };
 
 

@@ -29,14 +29,16 @@ export class FhirResolver {
   }
 
   @Query(() => GraphQLJSONObject, {
-    description: 'FHIR type search: a searchset Bundle with total and next links; its URLs are relative to the FHIR service base.',
+    description:
+      'FHIR type search: a searchset Bundle with total and next links; its URLs are relative to the FHIR service base. strict (Prefer: handling=strict) refuses unknown parameters; otherwise they are ignored and reported in an OperationOutcome entry.',
   })
   fhirSearch(
     @Arg('resourceType', () => String) resourceType: string,
     @Arg('params', () => [FhirSearchParam]) params: FhirSearchParam[],
+    @Arg('strict', () => Boolean, { nullable: true }) strict: boolean | null,
     @Ctx() ctx: EhrContext,
   ) {
-    return ctx.fhir.search(resourceType, params);
+    return ctx.fhir.search(resourceType, params, strict ? 'strict' : 'lenient');
   }
 
   @Query(() => GraphQLJSONObject, {
@@ -57,6 +59,33 @@ export class FhirResolver {
     @Ctx() ctx: EhrContext,
   ) {
     return ctx.fhir.create(resource as { resourceType: string }, reason);
+  }
+
+  @Mutation(() => GraphQLJSONObject, {
+    description:
+      'FHIR conditional create (If-None-Exist): `{created, resource}`; one match returns it with created false, more than one is PRECONDITION_FAILED.',
+  })
+  fhirConditionalCreate(
+    @Arg('resource', () => GraphQLJSONObject) resource: Record<string, any>,
+    @Arg('ifNoneExist', () => String) ifNoneExist: string,
+    @Arg('reason', () => String, { nullable: true }) reason: string | null,
+    @Ctx() ctx: EhrContext,
+  ) {
+    return ctx.fhir.conditionalCreate(resource as { resourceType: string }, ifNoneExist, reason);
+  }
+
+  @Mutation(() => GraphQLJSONObject, {
+    description: 'FHIR conditional update (PUT [type]?[search]): `{created, resource}`; no match creates, more than one is PRECONDITION_FAILED.',
+  })
+  fhirConditionalUpdate(
+    @Arg('resourceType', () => String) resourceType: string,
+    @Arg('query', () => String) query: string,
+    @Arg('resource', () => GraphQLJSONObject) resource: Record<string, any>,
+    @Arg('ifMatch', () => String, { nullable: true }) ifMatch: string | null,
+    @Arg('reason', () => String, { nullable: true }) reason: string | null,
+    @Ctx() ctx: EhrContext,
+  ) {
+    return ctx.fhir.conditionalUpdate(resourceType, query, resource as { resourceType: string }, ifMatch, reason);
   }
 
   @Mutation(() => GraphQLJSONObject, { description: 'FHIR update (Patient, vital-signs Observation); ifMatch is the expected versionId.' })

@@ -5,7 +5,7 @@ import type { AppointmentService } from '../../appointments/appointment.service'
 import type { ClinicalTemplateService } from '../../templates/clinical-template.service';
 import type { DataArea } from '../../policy/rules';
 import type { ClinicalTemplate as TemplateRow, Prisma } from '../../db/generated/client';
-import { capabilityStatement, FHIR_RESOURCE_TYPES, WRITABLE_TYPES } from './capability';
+import { capabilityStatement, FHIR_RESOURCE_TYPES, WRITABLE_TYPES } from '../../../../common/fhir/capability';
 import {
   appointmentToResource,
   compositionToResources,
@@ -17,17 +17,24 @@ import {
   resourceIds,
   mappedTemplate,
   templateSlots,
+  withoutEmpty,
   type FhirResource,
   type MappedTemplate,
 } from './mapping';
 import { appointmentInput, patientInput, vitalSignsInput, type AppointmentInput } from './inbound';
 import {
+  comparator,
+  MANDATORY_ELEMENTS,
+  MAX_COUNT,
   matchesCriterion,
   parseDateParam,
   parseSearch,
   parseToken,
+  referencedPatients,
   referenceId,
-  resourceDate,
+  RESULT_PARAMETERS,
+  subset,
+  SUMMARY_ELEMENTS,
   type ParsedSearch,
   type RawParam,
   type SearchCriterion,
@@ -38,6 +45,8 @@ import { ARCHETYPE } from './mapping';
 const AREA_OF: Record<string, DataArea> = { Observation: 'observation', Encounter: 'encounter', MedicationRequest: 'order', DocumentReference: 'document' };
 /** Most compositions one search or $everything decrypts and maps; beyond it the query must be narrowed. */
 const SCAN_CAP = 5000;
+/** Most resources `_include`/`_revinclude` add to one page. */
+const INCLUDE_CAP = 500;
 const VERSION = /^[1-9]\d{0,8}$/;
 
 interface HistoryVersion {
@@ -74,7 +83,7 @@ export class FhirService {
   ) {}
 
   capabilities() {
-    return capabilityStatement({ version: process.env.npm_package_version ?? '0.1.0', date: '2026-11-22' });
+    return capabilityStatement();
   }
 
   private assertType(resourceType: string): void {
@@ -104,7 +113,7 @@ export class FhirService {
     if (versionId) {
       const version = (await this.history(resourceType, id)).find((v) => v.versionId === versionId);
       if (!version) throw notFound(`${resourceType} version`, `${id}/_history/${versionId}`);
-      if (!version.resource) throw notFound(`${resourceType} version`, `${id}/_history/${versionId} (deleted)`);
+      if (!version.resource) throw gone(resourceType, id, versionId);
       return version.resource;
     }
     switch (resourceType) {
@@ -120,12 +129,25 @@ export class FhirService {
       default: {
         const ref = parseResourceId(id);
         if (!ref) throw notFound(resourceType, id);
-        const composition = await this.compositions.get(ref.compositionId);
+        const composition = await this.compositions.get(ref.compositionId).catch(async (err) => {
+          // A deleted composition: its resources are Gone (410), as FHIR says of a deleted resource; never-existing stays 404.
+          if (err instanceof AppError && err.code === 'NOT_FOUND' && (await this.deleted(resourceType, id))) throw gone(resourceType, id);
+          throw err;
+        });
         const resource = await this.compositionResource(resourceType, id, composition);
         if (!resource) throw notFound(resourceType, id);
         return resource;
       }
     }
+  }
+
+  /** Whether the resource existed and its latest version is a deletion. */
+  private async deleted(resourceType: string, id: string): Promise<boolean> {
+    const versions = await this.history(resourceType, id).catch((err) => {
+      if (err instanceof AppError && err.code === 'NOT_FOUND') return [];
+      throw err;
+    });
+    return versions.length > 0 && versions[versions.length - 1].method === 'DELETE';
   }
 
   // ---- history -------------------------------------------------------------
@@ -167,7 +189,7 @@ export class FhirService {
 
   async historyBundle(resourceType: string, id: string): Promise<Bundle> {
     const versions = (await this.history(resourceType, id)).reverse();
-    return {
+    return withoutEmpty({
       resourceType: 'Bundle',
       type: 'history',
       total: versions.length,
@@ -178,23 +200,31 @@ export class FhirService {
         request: { method: v.method, url: v.method === 'POST' ? resourceType : `${resourceType}/${id}` },
         response: { status: v.method === 'POST' ? '201' : v.method === 'DELETE' ? '204' : '200', etag: `W/"${v.versionId}"`, lastModified: v.at.toISOString() },
       })),
-    };
+    });
   }
 
   // ---- search --------------------------------------------------------------
 
-  async search(resourceType: string, params: RawParam[]): Promise<Bundle> {
+  async search(resourceType: string, params: RawParam[], handling: 'strict' | 'lenient' = 'lenient'): Promise<Bundle> {
     this.assertType(resourceType);
-    const search = parseSearch(resourceType, params);
+    const search = parseSearch(resourceType, params, handling);
     const { resources, total } = await this.matches(resourceType, search);
-    return searchBundle(resourceType, params, search, resources, total);
+    if (search.summary === 'count') return searchBundle(resourceType, search, [], total, []);
+    const included = await this.included(resources, search);
+    return searchBundle(
+      resourceType,
+      search,
+      resources.map((r) => shaped(r, search)),
+      total,
+      included,
+    );
   }
 
   private async matches(resourceType: string, search: ParsedSearch): Promise<{ resources: FhirResource[]; total: number }> {
     if (resourceType === 'Patient') return this.searchPatients(search);
     if (resourceType === 'Appointment') return this.searchAppointments(search);
-    const patientCriteria = search.criteria.filter((c) => c.name === 'patient');
-    const others = search.criteria.filter((c) => c.name !== 'patient');
+    const patientCriteria = search.criteria.filter((c) => c.kind === 'reference' && !c.modifier);
+    const others = search.criteria.filter((c) => !patientCriteria.includes(c));
     const patientIds = intersect(patientCriteria.map((c) => c.values.map((v) => referenceId(v))));
     const found: FhirResource[] = [];
     for (const patientId of patientIds ?? [null]) {
@@ -202,8 +232,32 @@ export class FhirService {
         if (others.every((c) => matchesCriterion(resource, c))) found.push(resource);
       }
     }
-    found.sort(byDateDesc);
+    found.sort(comparator(search.sort.length ? search.sort : [{ name: 'date', descending: true }]));
     return { resources: found.slice(search.offset, search.offset + search.count), total: found.length };
+  }
+
+  /** `_include` (the Patients the page references) and `_revinclude` (resources referencing the page's Patients). */
+  private async included(page: FhirResource[], search: ParsedSearch): Promise<FhirResource[]> {
+    const result: FhirResource[] = [];
+    const seen = new Set(page.map((r) => `${r.resourceType}/${r.id}`));
+    const add = (resources: FhirResource[]) => {
+      for (const r of resources) {
+        if (seen.has(`${r.resourceType}/${r.id}`)) continue;
+        seen.add(`${r.resourceType}/${r.id}`);
+        result.push(r);
+        if (result.length > INCLUDE_CAP) throw validationError(`More than ${INCLUDE_CAP} included resources; lower _count or narrow the search`);
+      }
+    };
+    if (search.include.length > 0) {
+      const ids = [...new Set(page.flatMap(referencedPatients))];
+      if (ids.length > 0) add((await this.searchPatients(bareSearch([{ name: '_id', kind: 'id', values: ids }], MAX_COUNT))).resources);
+    }
+    for (const rev of search.revinclude) {
+      for (const patient of page) {
+        add((await this.matches(rev.sourceType, bareSearch([{ name: 'patient', kind: 'reference', values: [patient.id!] }], INCLUDE_CAP + 1))).resources);
+      }
+    }
+    return result;
   }
 
   /** Every current resource of a composition-backed type, for one patient or the tenant. */
@@ -221,42 +275,48 @@ export class FhirService {
   }
 
   private async searchPatients(search: ParsedSearch): Promise<{ resources: FhirResource[]; total: number }> {
-    const and: Prisma.PatientWhereInput[] = search.criteria.map((criterion) => ({ OR: criterion.values.map((value) => patientCondition(criterion, value)) }));
-    const page = await this.patients.search({ AND: and }, search.count, search.offset);
+    const and: Prisma.PatientWhereInput[] = search.criteria.map((criterion) => patientCriterion(criterion));
+    const orderBy: Prisma.PatientOrderByWithRelationInput[] = search.sort.map(({ name, descending }) => {
+      const direction = descending ? 'desc' : 'asc';
+      return name === 'name' ? { family: direction } : name === 'birthdate' ? { birthDate: { sort: direction, nulls: 'last' } } : { id: direction };
+    });
+    const page = await this.patients.search({ AND: and }, search.count, search.offset, orderBy);
     const versions = await this.patients.versionsOf(page.data.map((p) => p.id));
     return { resources: page.data.map((p) => patientToResource(p, versions.get(p.id)!)), total: page.pagination.total };
   }
 
   private async searchAppointments(search: ParsedSearch): Promise<{ resources: FhirResource[]; total: number }> {
-    const patientIds = intersect(search.criteria.filter((c) => c.name === 'patient').map((c) => c.values.map((v) => referenceId(v))));
-    const statusCriteria = search.criteria.filter((c) => c.name === 'status');
+    // Plain patient, status and single-valued date criteria narrow the database query; every criterion is then applied exactly.
+    const plain = search.criteria.filter((c) => !c.modifier);
+    const patientIds = intersect(plain.filter((c) => c.name === 'patient').map((c) => c.values.map((v) => referenceId(v))));
     const statuses = intersect(
-      statusCriteria.map((c) => c.values.flatMap((v) => Object.keys(FHIR_APPOINTMENT_STATUS).filter((s) => FHIR_APPOINTMENT_STATUS[s] === parseToken(v).code))),
+      plain
+        .filter((c) => c.name === 'status')
+        .map((c) => c.values.flatMap((v) => Object.keys(FHIR_APPOINTMENT_STATUS).filter((s) => FHIR_APPOINTMENT_STATUS[s] === parseToken(v).code))),
     );
-    const dates = search.criteria.filter((c) => c.name === 'date');
-    if ((patientIds && patientIds.length !== 1) || dates.some((d) => d.values.length > 1)) {
-      throw validationError('Appointment search takes one patient and one value per date parameter', [{ path: 'patient', message: 'one value' }]);
-    }
-    // Date bounds narrow the database query; the exact prefix semantics are applied after.
-    const bounds = dates.map((d) => parseDateParam('date', d.values[0]));
+    const bounds = plain.filter((c) => c.name === 'date' && c.values.length === 1).map((d) => parseDateParam('date', d.values[0]));
     const from = bounds.filter((b) => ['eq', 'gt', 'ge'].includes(b.prefix)).map((b) => (b.prefix === 'gt' ? b.hi : b.lo));
     const to = bounds.filter((b) => ['eq', 'lt', 'le'].includes(b.prefix)).map((b) => (b.prefix === 'lt' ? b.lo : b.hi) - 1);
+    const rest = search.criteria.filter((c) => c.name !== 'patient' || c.modifier);
     const rows: FhirResource[] = [];
-    for (let offset = 0; ; offset += 100) {
-      const page = await this.appointments.forPatient(
-        patientIds?.[0] ?? null,
-        {
-          statuses: statuses ?? undefined,
-          from: from.length ? new Date(Math.max(...from)).toISOString() : null,
-          to: to.length ? new Date(Math.min(...to)).toISOString() : null,
-        },
-        100,
-        offset,
-      );
-      const versions = await this.appointments.versionsOf(page.data.map((a) => a.id));
-      rows.push(...page.data.map((a) => appointmentToResource(a, versions.get(a.id)!)).filter((r) => dates.every((d) => matchesCriterion(r, d))));
-      if (offset + 100 >= page.pagination.total || offset + 100 >= SCAN_CAP) break;
+    for (const patientId of patientIds ?? [null]) {
+      for (let offset = 0; ; offset += 100) {
+        const page = await this.appointments.forPatient(
+          patientId,
+          {
+            statuses: statuses ?? undefined,
+            from: from.length ? new Date(Math.max(...from)).toISOString() : null,
+            to: to.length ? new Date(Math.min(...to)).toISOString() : null,
+          },
+          100,
+          offset,
+        );
+        const versions = await this.appointments.versionsOf(page.data.map((a) => a.id));
+        rows.push(...page.data.map((a) => appointmentToResource(a, versions.get(a.id)!)).filter((r) => rest.every((c) => matchesCriterion(r, c))));
+        if (offset + 100 >= page.pagination.total || offset + 100 >= SCAN_CAP) break;
+      }
     }
+    rows.sort(comparator(search.sort.length ? search.sort : [{ name: 'date', descending: false }]));
     return { resources: rows.slice(search.offset, search.offset + search.count), total: rows.length };
   }
 
@@ -268,10 +328,10 @@ export class FhirService {
     const clinical = (await this.compositions.scan({ patientId }, SCAN_CAP)).filter((c) => c.content);
     const definitions = new Map<string, MappedTemplate>();
     for (const id of new Set(clinical.map((c) => c.templateId))) definitions.set(id, await this.definition(id));
-    const resources = clinical.flatMap((c) => compositionToResources(c, definitions.get(c.templateId)!)).sort(byDateDesc);
-    const appointments = await this.searchAppointments({ criteria: [{ name: 'patient', kind: 'reference', values: [patientId] }], count: SCAN_CAP, offset: 0 });
+    const resources = clinical.flatMap((c) => compositionToResources(c, definitions.get(c.templateId)!)).sort(comparator([{ name: 'date', descending: true }]));
+    const appointments = await this.searchAppointments(bareSearch([{ name: 'patient', kind: 'reference', values: [patientId] }], SCAN_CAP));
     const all = [patient, ...resources, ...appointments.resources];
-    return searchBundle(`Patient/${patientId}/$everything`, params, search, all.slice(search.offset, search.offset + search.count), all.length);
+    return searchBundle(`Patient/${patientId}/$everything`, search, all.slice(search.offset, search.offset + search.count), all.length, []);
   }
 
   // ---- create, update ------------------------------------------------------
@@ -310,6 +370,57 @@ export class FhirService {
     const created = (await this.compositionResources(composition)).find((r) => r.code?.coding?.[0]?.code === '85354-9');
     if (!created) throw new AppError('INTERNAL_ERROR', 'The new composition did not map to an Observation');
     return created;
+  }
+
+  /** Conditional create (`If-None-Exist`): no match creates, one match is returned unchanged, more than one is 412. */
+  async conditionalCreate(resource: FhirResource, ifNoneExist: string, reason?: string | null): Promise<{ created: boolean; resource: FhirResource }> {
+    this.assertType(resource.resourceType);
+    const matches = await this.conditionalMatches(resource.resourceType, ifNoneExist, 'If-None-Exist');
+    if (matches.length === 1) return { created: false, resource: matches[0] };
+    return { created: true, resource: await this.create(resource, reason) };
+  }
+
+  /** Conditional update (`PUT [type]?[search]`): no match creates (when the body has no id), one match is updated, more than one is 412. */
+  async conditionalUpdate(
+    resourceType: string,
+    query: string,
+    resource: FhirResource,
+    ifMatch?: string | null,
+    reason?: string | null,
+  ): Promise<{ created: boolean; resource: FhirResource }> {
+    this.assertType(resourceType);
+    if (resource.resourceType !== resourceType)
+      throw validationError(`The body is a ${resource.resourceType}, the URL names ${resourceType}`, [
+        { path: 'resourceType', message: 'does not match the URL' },
+      ]);
+    const matches = await this.conditionalMatches(resourceType, query, 'search');
+    if (matches.length === 0) {
+      if (resource.id !== undefined)
+        throw validationError('No resource matches and the body has an id: this server does not create resources with a client-chosen id', [
+          { path: `${resourceType}.id`, message: 'remove it to create' },
+        ]);
+      return { created: true, resource: await this.create(resource, reason) };
+    }
+    const id = matches[0].id!;
+    if (resource.id !== undefined && resource.id !== id)
+      throw validationError(`The body's id '${String(resource.id)}' is not the matching resource's '${id}'`, [
+        { path: `${resourceType}.id`, message: `expected '${id}'` },
+      ]);
+    return { created: false, resource: await this.update(resourceType, id, { ...resource, id }, ifMatch, reason) };
+  }
+
+  /** At most one resource matching a conditional interaction's search (strict: an unknown parameter must not widen the match). */
+  private async conditionalMatches(resourceType: string, query: string, what: string): Promise<FhirResource[]> {
+    const params = [...new URLSearchParams(query.replace(/^(?:[A-Z][A-Za-z]*)?\?/, '')).entries()].map(([name, value]) => ({ name, value }));
+    if (params.length === 0) throw validationError(`The conditional ${what} has no search parameters`, [{ path: what, message: 'empty' }]);
+    const search = parseSearch(resourceType, params, 'strict');
+    if (search.used.some((p) => RESULT_PARAMETERS.includes(p.name)))
+      throw validationError(`The conditional ${what} takes search criteria only, not ${RESULT_PARAMETERS.join(', ')}`, [
+        { path: what, message: 'result parameter' },
+      ]);
+    const { resources, total } = await this.matches(resourceType, { ...search, count: 2, offset: 0 });
+    if (total > 1) throw new AppError('PRECONDITION_FAILED', `${total} ${resourceType} resources match the conditional ${what}; it must match at most one`);
+    return resources;
   }
 
   /** FHIR-created vital signs use the tenant's newest `vital_signs.v<n>` template. */
@@ -390,6 +501,19 @@ export class FhirService {
   }
 }
 
+/** One Patient criterion as SQL (Prisma): the alternatives OR-ed, `:missing` and token `:not` included. */
+function patientCriterion(criterion: SearchCriterion): Prisma.PatientWhereInput {
+  if (criterion.modifier === 'missing') {
+    const missing = criterion.values[0] === 'true';
+    // identifier and name are always present on a CareGraph patient.
+    if (criterion.name === 'birthdate') return missing ? { birthDate: null } : { NOT: { birthDate: null } };
+    if (criterion.name === 'gender') return missing ? { gender: null } : { NOT: { gender: null } };
+    return missing ? { id: { in: [] } } : {};
+  }
+  const any: Prisma.PatientWhereInput = { OR: criterion.values.map((value) => patientCondition(criterion, value)) };
+  return criterion.modifier === 'not' ? { NOT: any } : any;
+}
+
 function patientCondition(criterion: SearchCriterion, value: string): Prisma.PatientWhereInput {
   switch (criterion.name) {
     case '_id':
@@ -443,29 +567,60 @@ function intersect(lists: string[][]): string[] | null {
   return lists.reduce((acc, list) => acc.filter((v) => list.includes(v)));
 }
 
-function byDateDesc(a: FhirResource, b: FhirResource): number {
-  const da = Date.parse(resourceDate(a) ?? '') || 0;
-  const db = Date.parse(resourceDate(b) ?? '') || 0;
-  return db - da || String(a.id).localeCompare(String(b.id));
+/** A search with criteria only (for includes and $everything). */
+function bareSearch(criteria: SearchCriterion[], count: number): ParsedSearch {
+  return { criteria, count, offset: 0, sort: [], include: [], revinclude: [], used: [], ignored: [] };
 }
 
-/** `selfPath`: the searched path, relative to the service base like every URL of the Bundle. */
-function searchBundle(selfPath: string, params: RawParam[], search: ParsedSearch, resources: FhirResource[], total: number): Bundle {
+/** A match as `_summary=true` or `_elements` asks. */
+function shaped(resource: FhirResource, search: ParsedSearch): FhirResource {
+  if (search.summary === 'true') return subset(resource, SUMMARY_ELEMENTS[resource.resourceType] ?? []);
+  if (search.elements) return subset(resource, [...search.elements, ...(MANDATORY_ELEMENTS[resource.resourceType] ?? [])]);
+  return resource;
+}
+
+/**
+ * `selfPath`: the searched path, relative to the service base like every URL
+ * of the Bundle. The links repeat only the parameters used (FHIR: the self
+ * link shows what the server applied); ignored ones are reported in an
+ * OperationOutcome entry (search mode `outcome`).
+ */
+function searchBundle(selfPath: string, search: ParsedSearch, resources: FhirResource[], total: number, included: FhirResource[]): Bundle {
   const link = (offset: number) => {
-    const query = new URLSearchParams(params.filter((p) => p.name !== '_count' && p.name !== '_offset').map((p): [string, string] => [p.name, p.value]));
+    const query = new URLSearchParams(search.used.filter((p) => p.name !== '_count' && p.name !== '_offset').map((p): [string, string] => [p.name, p.value]));
     query.set('_count', String(search.count));
     query.set('_offset', String(offset));
     return `${selfPath}?${query.toString()}`;
   };
-  return {
+  const paged = search.summary !== 'count';
+  const outcome = search.ignored.length
+    ? [
+        {
+          resource: {
+            resourceType: 'OperationOutcome',
+            issue: search.ignored.map((p) => ({ severity: 'warning', code: 'not-supported', diagnostics: `Ignored ${p.name}=${p.value}: ${p.reason}` })),
+          },
+          search: { mode: 'outcome' },
+        },
+      ]
+    : [];
+  return withoutEmpty({
     resourceType: 'Bundle',
     type: 'searchset',
     total,
     link: [
       { relation: 'self', url: link(search.offset) },
-      ...(search.offset + search.count < total ? [{ relation: 'next', url: link(search.offset + search.count) }] : []),
-      ...(search.offset > 0 ? [{ relation: 'previous', url: link(Math.max(0, search.offset - search.count)) }] : []),
+      ...(paged && search.offset + search.count < total ? [{ relation: 'next', url: link(search.offset + search.count) }] : []),
+      ...(paged && search.offset > 0 ? [{ relation: 'previous', url: link(Math.max(0, search.offset - search.count)) }] : []),
     ],
-    entry: resources.map((resource) => ({ fullUrl: `${resource.resourceType}/${resource.id}`, resource, search: { mode: 'match' } })),
-  };
+    entry: [
+      ...resources.map((resource) => ({ fullUrl: `${resource.resourceType}/${resource.id}`, resource, search: { mode: 'match' } })),
+      ...included.map((resource) => ({ fullUrl: `${resource.resourceType}/${resource.id}`, resource, search: { mode: 'include' } })),
+      ...outcome,
+    ],
+  });
+}
+
+function gone(resourceType: string, id: string, versionId?: string): AppError {
+  return new AppError('GONE', `${resourceType}/${id}${versionId ? `/_history/${versionId}` : ''} was deleted`);
 }

@@ -339,19 +339,42 @@ export function compositionToResources(composition: CompositionView, template: M
     }
     if (!mapped) return [];
     return [
-      {
+      withoutEmpty({
         resourceType: mapped.resourceType,
         id: slot.id,
         meta: { versionId: String(composition.version), lastUpdated: composition.committedAt.toISOString() },
         ...withoutType(mapped),
-      },
+      }),
     ];
   });
 }
 
 const withoutType = ({ resourceType: _r, ...rest }: Json) => rest;
 
+/** FHIR forbids empty arrays and objects: drops them (recursively) from an answer. */
+export function withoutEmpty<T>(value: T): T {
+  if (Array.isArray(value)) return value.map(withoutEmpty).filter((v) => !isEmpty(v)) as T;
+  if (value && typeof value === 'object' && !(value instanceof Date)) {
+    return Object.fromEntries(
+      Object.entries(value)
+        .map(([k, v]) => [k, withoutEmpty(v)])
+        .filter(([, v]) => !isEmpty(v)),
+    ) as T;
+  }
+  return value;
+}
+
+const isEmpty = (v: unknown) =>
+  v === undefined ||
+  v === '' ||
+  (Array.isArray(v) && v.length === 0) ||
+  (v !== null && typeof v === 'object' && !(v instanceof Date) && Object.keys(v).length === 0);
+
 export function patientToResource(patient: PatientView, version: { version: number; at: Date | null }): FhirResource {
+  return withoutEmpty(patientFields(patient, version));
+}
+
+function patientFields(patient: PatientView, version: { version: number; at: Date | null }): FhirResource {
   const telecom = [
     ...(patient.contact.phone ? [{ system: 'phone', value: patient.contact.phone, use: 'mobile' }] : []),
     ...(patient.contact.email ? [{ system: 'email', value: patient.contact.email }] : []),
@@ -392,7 +415,7 @@ export const FHIR_APPOINTMENT_STATUS: Record<string, string> = {
 };
 
 export function appointmentToResource(appointment: AppointmentLike, version: { version: number; at: Date | null }): FhirResource {
-  return {
+  return withoutEmpty({
     resourceType: 'Appointment',
     id: appointment.id,
     meta: { versionId: String(version.version), ...(version.at ? { lastUpdated: version.at.toISOString() } : {}) },
@@ -404,5 +427,5 @@ export function appointmentToResource(appointment: AppointmentLike, version: { v
       ...(appointment.practitionerId ? [{ actor: { reference: `Practitioner/${appointment.practitionerId}` }, status: 'accepted' }] : []),
       ...(appointment.location ? [{ actor: { display: appointment.location }, status: 'accepted' }] : []),
     ],
-  };
+  });
 }
