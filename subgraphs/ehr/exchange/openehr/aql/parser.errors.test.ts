@@ -11,7 +11,7 @@ describe('AQL parser: errors', () => {
     }
     expect(() => parseAql("SELECT c FROM COMPOSITION c WHERE c/uid/value = 'open")).toThrow(/line 1, column 54: Expected/);
     expect(() => parseAql('SELECT c FROM COMPOSITION c LIMIT x')).toThrow(/line 1, column 35: Expected a whole number/);
-    expect(() => parseAql('SELECT FROM COMPOSITION c')).toThrow(/line 1, column 8/);
+    expect(() => parseAql('SELECT FROM COMPOSITION c')).toThrow(/line 1, column 13/);
     expect(() => parseAql('SELECT c FROM composition c')).toThrow(/line 1, column 15/);
   });
 
