@@ -147,14 +147,14 @@ export class Evaluator {
     };
   }
 
-  /** The distinct records the rows were computed from: every object bound in them belongs to one. */
+  /** The distinct records the rows were computed from: their compositions, or the EHR where a row binds no composition. */
   private sources(bindings: Binding[]): Source[] {
     const seen = new Map<string, Source>();
-    for (const b of bindings)
-      for (const object of Object.values(b)) {
-        const source = this.universe.sourceOf(object);
-        if (source) seen.set(`${source.entityType}:${source.entityId}`, source);
-      }
+    for (const b of bindings) {
+      const found = Object.values(b).flatMap((object) => this.universe.sourceOf(object) ?? []);
+      const compositions = found.filter((s) => s.entityType === 'Composition');
+      for (const source of compositions.length > 0 ? compositions : found) seen.set(`${source.entityType}:${source.entityId}`, source);
+    }
     return [...seen.values()];
   }
 
