@@ -240,7 +240,7 @@ describe(`AQL 1.1 over RM compositions (${backendName})`, () => {
       const q = 'SELECT c/uid/value FROM EHR e[ehr_id/value=$ehr] CONTAINS COMPOSITION c[$template] CONTAINS OBSERVATION o[$archetype] WHERE o/name/value = $name';
       const params = { ehr: 'ehr-p-1001', template: 'lab_result.v1', archetype: LAB, name: 'Laboratory test result' };
       expect(await rows(q, params)).toEqual([[uids.l1]]);
-      const res = await t.request('GET', `/openehr/v1/query/aql?q=${encodeURIComponent(q)}&${new URLSearchParams(params)}`);
+      const res = await t.request('GET', `/openehr/v1/query/aql?q=${encodeURIComponent(q)}&${new URLSearchParams(params).toString()}`);
       expect(res.body.rows).toEqual([[uids.l1]]);
     });
   });
