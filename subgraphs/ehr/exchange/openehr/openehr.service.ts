@@ -8,7 +8,7 @@ import type { AuditVersion } from '../../audit/versions';
 import { clinicalTime } from '../content';
 import { parseAql } from './aql/parser';
 import { Evaluator, type Parameters } from './aql/evaluate';
-import { archetypeIdsOf, namedEhr, templateCanMatch } from './aql/narrow';
+import { archetypeIdsOf, namedEhr, templateCanMatch, templateInWhere } from './aql/narrow';
 import { buildUniverse, type QueriedComposition } from './aql/universe';
 import type { WebNode } from '../../clinical/opt/web-template';
 import { webTemplate } from './web-template';
@@ -556,7 +556,10 @@ export class OpenEhrService {
     }
     const named = namedEhr(query.from, query.where, parameters);
     const templateRows = await this.templates.list();
-    const matching = templateRows.filter((t) => templateCanMatch(query.from, parameters, t.id, this.archetypesOf(t)));
+    const pinned = templateInWhere(query.from, query.where, parameters);
+    const matching = templateRows.filter(
+      (t) => (pinned === undefined || t.id === pinned) && templateCanMatch(query.from, parameters, t.id, this.archetypesOf(t)),
+    );
     const ehrId = context ?? named;
     // A query naming another EHR than its context matches nothing.
     const scanned =

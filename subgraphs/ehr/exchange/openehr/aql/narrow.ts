@@ -21,6 +21,26 @@ function literal(value: Value, params: Parameters): unknown {
 const isEhrIdPath = (parts: Array<{ name: string; predicate?: unknown }>) =>
   parts.length === 2 && parts[0].name === 'ehr_id' && parts[1].name === 'value' && !parts.some((p) => p.predicate);
 
+/** `<variable>/<a>/<b> = literal or parameter` among the top-level AND terms of WHERE: the value, else undefined. */
+function equalityInWhere(where: Condition | undefined, variable: string | undefined, names: string[], params: Parameters): unknown {
+  if (!where || !variable) return undefined;
+  const terms: Condition[] = [];
+  const collect = (c: Condition): void => {
+    if (c.kind === 'and') {
+      collect(c.left);
+      collect(c.right);
+    } else terms.push(c);
+  };
+  collect(where);
+  for (const term of terms) {
+    if (term.kind !== 'compare' || term.op !== '=') continue;
+    const [path, other] = term.left.kind === 'path' ? [term.left, term.right] : [term.right, term.left];
+    if (path.kind !== 'path' || path.variable !== variable || path.predicate || other.kind === 'path' || other.kind === 'call') continue;
+    if (path.parts.length === names.length && path.parts.every((p, i) => p.name === names[i] && !p.predicate)) return literal(other, params);
+  }
+  return undefined;
+}
+
 /**
  * The EHR a query is about: `EHR e[ehr_id/value=…]` at the root of FROM, or
  * `e/ehr_id/value = …` as a top-level AND term of WHERE.
@@ -29,21 +49,27 @@ export function namedEhr(from: Containment, where: Condition | undefined, params
   if (from.kind !== 'class' || from.rmClass !== 'EHR') return null;
   const p = from.predicate;
   if (p?.kind === 'compare' && p.op === '=' && isEhrIdPath(p.path)) return String(literal(p.value, params));
-  const terms: Condition[] = [];
-  const collect = (c: Condition): void => {
-    if (c.kind === 'and') {
-      collect(c.left);
-      collect(c.right);
-    } else terms.push(c);
+  const value = equalityInWhere(where, from.variable, ['ehr_id', 'value'], params);
+  return value === undefined || value === null ? null : String(value);
+}
+
+/**
+ * The template a query's WHERE pins its compositions to
+ * (`c/archetype_details/template_id/value = …` as a top-level AND term, `c`
+ * a COMPOSITION of FROM), or undefined.
+ */
+export function templateInWhere(from: Containment, where: Condition | undefined, params: Parameters): string | undefined {
+  const compositions: string[] = [];
+  // Only a chain without OR pins every row to that composition (another branch could match without it).
+  const walk = (c: Containment): boolean => {
+    if (c.kind === 'or') return false;
+    if (c.kind === 'and') return walk(c.left) && walk(c.right);
+    if (c.rmClass === 'COMPOSITION' && c.variable) compositions.push(c.variable);
+    return !c.contains || c.contains.not || walk(c.contains.expr);
   };
-  if (where) collect(where);
-  for (const term of terms) {
-    if (term.kind !== 'compare' || term.op !== '=') continue;
-    const [path, other] = term.left.kind === 'path' ? [term.left, term.right] : [term.right, term.left];
-    if (path.kind === 'path' && path.variable === from.variable && !path.predicate && isEhrIdPath(path.parts) && other.kind !== 'path' && other.kind !== 'call')
-      return String(literal(other, params));
-  }
-  return null;
+  if (!walk(from) || compositions.length !== 1) return undefined;
+  const value = equalityInWhere(where, compositions[0], ['archetype_details', 'template_id', 'value'], params);
+  return typeof value === 'string' ? value : undefined;
 }
 
 /** Whether a template can hold what FROM asks for: archetype and template ids present, every AND branch satisfiable. */
