@@ -165,7 +165,9 @@ describe(`AQL 1.1 over RM compositions (${backendName})`, () => {
 
     it('EHR and EHR_STATUS', async () => {
       expect(
-        await rows('SELECT e/ehr_id/value, s/subject/external_ref/id/value, s/is_queryable FROM EHR e[ehr_id/value=$e] CONTAINS EHR_STATUS s', { e: 'ehr-p-1002' }),
+        await rows('SELECT e/ehr_id/value, s/subject/external_ref/id/value, s/is_queryable FROM EHR e[ehr_id/value=$e] CONTAINS EHR_STATUS s', {
+          e: 'ehr-p-1002',
+        }),
       ).toEqual([['ehr-p-1002', 'p-1002', true]]);
       expect(await rows('SELECT DISTINCT e/ehr_id/value FROM EHR e ORDER BY e/ehr_id/value')).toEqual([['ehr-p-1001'], ['ehr-p-1002']]);
     });
@@ -200,7 +202,10 @@ describe(`AQL 1.1 over RM compositions (${backendName})`, () => {
       const [[composition, observation]] = await rows(`SELECT c, o ${VITALS_FROM} WHERE ${SYS} = 148`);
       expect(composition).toMatchObject({ _type: 'COMPOSITION', uid: { value: uids.c }, archetype_details: { template_id: { value: 'vital_signs.v1' } } });
       expect(observation).toMatchObject({ _type: 'OBSERVATION', archetype_node_id: BP, name: { value: 'Blood pressure' } });
-      expect(await rows(`SELECT DISTINCT c/name/value FROM EHR e CONTAINS COMPOSITION c ORDER BY c/name/value`)).toEqual([['Laboratory result'], ['Vital signs']]);
+      expect(await rows(`SELECT DISTINCT c/name/value FROM EHR e CONTAINS COMPOSITION c ORDER BY c/name/value`)).toEqual([
+        ['Laboratory result'],
+        ['Vital signs'],
+      ]);
       expect(
         await rows(
           `SELECT CONCAT(e/ehr_id/value, ':', c/name/value), SUBSTRING(c/name/value, 1, 5), POSITION('signs', c/name/value), CONTAINS(c/name/value, 'tal'), 7 FROM EHR e[ehr_id/value='ehr-p-1002'] CONTAINS COMPOSITION c[vital_signs.v1]`,
@@ -237,7 +242,8 @@ describe(`AQL 1.1 over RM compositions (${backendName})`, () => {
 
   describe('EXTERNAL', () => {
     it('parameters from query_parameters and URL parameters, in predicates and WHERE', async () => {
-      const q = 'SELECT c/uid/value FROM EHR e[ehr_id/value=$ehr] CONTAINS COMPOSITION c[$template] CONTAINS OBSERVATION o[$archetype] WHERE o/name/value = $name';
+      const q =
+        'SELECT c/uid/value FROM EHR e[ehr_id/value=$ehr] CONTAINS COMPOSITION c[$template] CONTAINS OBSERVATION o[$archetype] WHERE o/name/value = $name';
       const params = { ehr: 'ehr-p-1001', template: 'lab_result.v1', archetype: LAB, name: 'Laboratory test result' };
       expect(await rows(q, params)).toEqual([[uids.l1]]);
       const res = await t.request('GET', `/openehr/v1/query/aql?q=${encodeURIComponent(q)}&${new URLSearchParams(params).toString()}`);

@@ -395,7 +395,12 @@ export class CompositionService {
   /** Access-log entries (`list`) for the records a query answer was computed from. */
   async logQueryAccess(entries: Array<{ entityType: string; entityId: string; patientId: string }>): Promise<void> {
     if (entries.length === 0) return;
-    await this.store.read((tx) => this.store.logAccess(tx, entries.map((e) => ({ ...e, action: 'list' as const }))));
+    await this.store.read((tx) =>
+      this.store.logAccess(
+        tx,
+        entries.map((e) => ({ ...e, action: 'list' as const })),
+      ),
+    );
   }
 
   /** The `where` of the compositions the caller may read under `filter` (policy decided before the transaction). */

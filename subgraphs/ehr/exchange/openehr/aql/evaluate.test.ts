@@ -43,7 +43,12 @@ const composition = (uid: string, ehrId: string, name: string, content: unknown[
     },
   },
 });
-const ehr = (id: string) => ({ ehrId: id, patientId: id.replace('ehr-', ''), ehr: { ehr_id: { value: id } }, status: { _type: 'EHR_STATUS', is_queryable: true } });
+const ehr = (id: string) => ({
+  ehrId: id,
+  patientId: id.replace('ehr-', ''),
+  ehr: { ehr_id: { value: id } },
+  status: { _type: 'EHR_STATUS', is_queryable: true },
+});
 
 const universe = () =>
   buildUniverse(

@@ -114,7 +114,9 @@ export class Evaluator {
     } else {
       out = bindings.map((b) => {
         const values = query.select.map((s) => this.value(s.expr as Value, b));
-        const keys = query.orderBy.map((o) => (o.path.parts.length === 0 && !(o.path.variable in b) ? this.columnValue(o.path, values) : this.value(o.path, b)));
+        const keys = query.orderBy.map((o) =>
+          o.path.parts.length === 0 && !(o.path.variable in b) ? this.columnValue(o.path, values) : this.value(o.path, b),
+        );
         return { values, keys, sources: [b] };
       });
     }
@@ -173,7 +175,9 @@ export class Evaluator {
       const right = this.bind(expr.right, scope, includeScope);
       return this.bind(expr.left, scope, includeScope).flatMap((l) => right.map((r) => ({ ...l, ...r })));
     }
-    const candidates = (includeScope ? [scope, ...descendants(scope)] : descendants(scope)).filter((o) => this.isClass(o, expr.rmClass) && this.matches(o, expr.predicate));
+    const candidates = (includeScope ? [scope, ...descendants(scope)] : descendants(scope)).filter(
+      (o) => this.isClass(o, expr.rmClass) && this.matches(o, expr.predicate),
+    );
     const result: Binding[] = [];
     for (const candidate of candidates) {
       const own: Binding = { [expr.variable ?? `\u0000${expr.location.start.line}:${expr.location.start.column}`]: candidate };
@@ -223,7 +227,10 @@ export class Evaluator {
     if (found.length > 0) return found;
     const legacy = this.universe.legacyOf(root);
     if (legacy === undefined || path.parts.some((p) => p.predicate)) return [];
-    const value = valueAt(legacy, path.parts.map((p) => p.name));
+    const value = valueAt(
+      legacy,
+      path.parts.map((p) => p.name),
+    );
     return value === undefined ? [] : [value];
   }
 
@@ -235,7 +242,10 @@ export class Evaluator {
     if (next === undefined) {
       const legacy = this.universe.legacyOf(value);
       if (legacy === undefined || parts.slice(i).some((p) => p.predicate)) return [];
-      const found = valueAt(legacy, parts.slice(i).map((p) => p.name));
+      const found = valueAt(
+        legacy,
+        parts.slice(i).map((p) => p.name),
+      );
       return found === undefined ? [] : [found];
     }
     const items = Array.isArray(next) ? next : [next];
@@ -258,7 +268,10 @@ export class Evaluator {
       case 'path':
         return this.resolve(value, binding)[0] ?? null;
       case 'call':
-        return this.call(value.name, value.args.map((a) => this.value(a, binding)));
+        return this.call(
+          value.name,
+          value.args.map((a) => this.value(a, binding)),
+        );
     }
   }
 
@@ -289,7 +302,13 @@ export class Evaluator {
         return args.some((a) => a === null) ? null : args.map(text).join('');
       case 'CONCAT_WS':
         if (args.length < 2) bad('takes a separator and at least one value');
-        return args[0] === null ? null : args.slice(1).filter((a) => a !== null).map(text).join(text(args[0]));
+        return args[0] === null
+          ? null
+          : args
+              .slice(1)
+              .filter((a) => a !== null)
+              .map(text)
+              .join(text(args[0]));
       default:
     }
     if (args.some((a) => a === null || a === undefined)) {
@@ -436,7 +455,7 @@ const escapeRegex = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const ISO = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
 
 /** Numbers numerically, ISO dates and date-times in time order, other strings as text; a missing value compares with nothing. */
-export function compareValues(a: unknown, b: unknown): number | undefined {
+function compareValues(a: unknown, b: unknown): number | undefined {
   if (a === undefined || a === null || b === undefined || b === null) return undefined;
   if (typeof a === 'number' && typeof b === 'number') return a - b;
   if (typeof a === 'string' && typeof b === 'string') {

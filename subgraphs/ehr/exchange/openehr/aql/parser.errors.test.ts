@@ -3,7 +3,9 @@ import { parseAql } from './parser';
 describe('AQL parser: errors', () => {
   it('answers a syntax error with its line and column', () => {
     const bad = () => parseAql('SELECT c/uid/value\nFROM COMPOSITION c\nWHERE c/uid/value = ');
-    expect(bad).toThrow(expect.objectContaining({ code: 'VALIDATION_ERROR', message: expect.stringMatching(/^AQL syntax error at line 3, column 21: Expected/) }));
+    expect(bad).toThrow(
+      expect.objectContaining({ code: 'VALIDATION_ERROR', message: expect.stringMatching(/^AQL syntax error at line 3, column 21: Expected/) }),
+    );
     try {
       bad();
     } catch (err) {

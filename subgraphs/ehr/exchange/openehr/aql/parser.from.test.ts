@@ -18,7 +18,9 @@ describe('AQL parser: FROM', () => {
   it('reads AND, OR, NOT CONTAINS and parentheses', () => {
     const q = parseAql(`SELECT c FROM EHR e CONTAINS COMPOSITION c CONTAINS (OBSERVATION a[openEHR-EHR-OBSERVATION.blood_pressure.v2]
       AND (OBSERVATION b[openEHR-EHR-OBSERVATION.pulse.v2] OR CLUSTER x[openEHR-EHR-CLUSTER.laboratory_test_analyte.v1]))`);
-    expect(shape(q.from)).toEqual({ 'EHR e': { CONTAINS: { 'COMPOSITION c': { CONTAINS: { and: ['OBSERVATION a', { or: ['OBSERVATION b', 'CLUSTER x'] }] } } } } });
+    expect(shape(q.from)).toEqual({
+      'EHR e': { CONTAINS: { 'COMPOSITION c': { CONTAINS: { and: ['OBSERVATION a', { or: ['OBSERVATION b', 'CLUSTER x'] }] } } } },
+    });
     expect(shape(parseAql('SELECT c FROM COMPOSITION c NOT CONTAINS OBSERVATION o').from)).toEqual({ 'COMPOSITION c': { 'NOT CONTAINS': 'OBSERVATION o' } });
   });
 
@@ -34,7 +36,10 @@ describe('AQL parser: FROM', () => {
     expect(version.version).toEqual({ kind: 'latest' });
     expect((version.contains!.expr as ClassExpr).predicate).toEqual({ kind: 'node', id: 'vital_signs.v1' });
     expect(shape(parseAql('SELECT s/subject FROM EHR e CONTAINS EHR_STATUS s').from)).toEqual({ 'EHR e': { CONTAINS: 'EHR_STATUS s' } });
-    expect((parseAql('SELECT o FROM OBSERVATION o[$archetype]').from as ClassExpr).predicate).toEqual({ kind: 'node', id: { kind: 'param', name: 'archetype' } });
+    expect((parseAql('SELECT o FROM OBSERVATION o[$archetype]').from as ClassExpr).predicate).toEqual({
+      kind: 'node',
+      id: { kind: 'param', name: 'archetype' },
+    });
   });
 
   it.each([

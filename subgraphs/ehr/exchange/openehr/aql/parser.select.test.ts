@@ -40,7 +40,8 @@ describe('AQL parser: SELECT', () => {
   });
 
   it('reads aggregates', () => {
-    const q = parseAql(`SELECT COUNT(*), COUNT(DISTINCT e/ehr_id/value) AS patients, MIN(o/data[at0001]/events[at0006]/data[at0003]/items[at0004]/value/magnitude),
+    const q =
+      parseAql(`SELECT COUNT(*), COUNT(DISTINCT e/ehr_id/value) AS patients, MIN(o/data[at0001]/events[at0006]/data[at0003]/items[at0004]/value/magnitude),
       max(c/context/start_time/value), AVG(o/x/magnitude), SUM(o/x/magnitude)${FROM}`);
     expect(q.select.map((s) => (s.expr.kind === 'aggregate' ? [s.expr.fn, s.expr.distinct, s.expr.path?.text ?? '*'] : s.expr.kind))).toEqual([
       ['COUNT', false, '*'],
@@ -56,18 +57,9 @@ describe('AQL parser: SELECT', () => {
   it('reads string and date/time functions and primitives as columns', () => {
     const q = parseAql(`SELECT LENGTH(c/name/value), SUBSTRING(c/name/value, 1, 3), CONCAT(c/name/value, ' - ', e/ehr_id/value), CONTAINS(c/name/value, 'sign'),
       POSITION('sign', c/name/value), CURRENT_DATE(), current_date_time(), 42, 'x', true${FROM}`);
-    expect(q.select.map((s) => (s.expr.kind === 'call' ? `${s.expr.name}/${s.expr.args.length}` : s.expr.kind === 'literal' ? s.expr.value : s.expr.kind))).toEqual([
-      'LENGTH/1',
-      'SUBSTRING/3',
-      'CONCAT/3',
-      'CONTAINS/2',
-      'POSITION/2',
-      'CURRENT_DATE/0',
-      'CURRENT_DATE_TIME/0',
-      42,
-      'x',
-      true,
-    ]);
+    expect(
+      q.select.map((s) => (s.expr.kind === 'call' ? `${s.expr.name}/${s.expr.args.length}` : s.expr.kind === 'literal' ? s.expr.value : s.expr.kind)),
+    ).toEqual(['LENGTH/1', 'SUBSTRING/3', 'CONCAT/3', 'CONTAINS/2', 'POSITION/2', 'CURRENT_DATE/0', 'CURRENT_DATE_TIME/0', 42, 'x', true]);
   });
 
   it('refuses an unknown function or TERMINOLOGY, naming it', () => {

@@ -12,12 +12,9 @@ import { AQL_GRAMMAR } from './grammar';
  * constructs the engine cannot answer are refused here, before any data is read.
  */
 
-export type Primitive = string | number | boolean | null;
+type Primitive = string | number | boolean | null;
 export type Value =
-  | { kind: 'literal'; value: Primitive }
-  | { kind: 'param'; name: string }
-  | Path
-  | { kind: 'call'; name: string; args: Value[]; text: string };
+  { kind: 'literal'; value: Primitive } | { kind: 'param'; name: string } | Path | { kind: 'call'; name: string; args: Value[]; text: string };
 export type Aggregate = { kind: 'aggregate'; fn: 'COUNT' | 'MIN' | 'MAX' | 'SUM' | 'AVG'; distinct: boolean; path?: Path; text: string };
 
 /** A node predicate (`[at0004]`, `[openEHR-…, 'name']`, `[$param]`) or a standard one (`[name/value='x']`), combined with AND/OR. */
@@ -74,7 +71,7 @@ export interface AqlQuery {
 }
 
 /** Functions of the spec the engine evaluates; TERMINOLOGY needs a terminology service CareGraph does not have. */
-export const FUNCTIONS = new Set([
+const FUNCTIONS = new Set([
   'LENGTH',
   'CONTAINS',
   'POSITION',
@@ -93,7 +90,7 @@ export const FUNCTIONS = new Set([
   'CURRENT_TIMEZONE',
 ]);
 /** The RM classes a FROM clause may name: what CareGraph stores (no FOLDER, PARTY or demographic classes). */
-export const RM_CLASSES = new Set([
+const RM_CLASSES = new Set([
   'EHR',
   'EHR_STATUS',
   'VERSION',
@@ -180,7 +177,8 @@ function check(query: AqlQuery): void {
     if (c.version?.kind === 'all') unsupported('VERSION[ALL_VERSIONS] (only the latest versions are queried)', c.location.start);
     if (c.version?.kind === 'compare') unsupported('a VERSION predicate other than LATEST_VERSION', c.location.start);
     if (c.variable) {
-      if (declared.has(c.variable)) throw validationError(`AQL: variable '${c.variable}' is declared twice in FROM`, [{ path: 'q', message: 'duplicate variable' }]);
+      if (declared.has(c.variable))
+        throw validationError(`AQL: variable '${c.variable}' is declared twice in FROM`, [{ path: 'q', message: 'duplicate variable' }]);
       declared.add(c.variable);
     }
     if (c.contains) walkFrom(c.contains.expr);

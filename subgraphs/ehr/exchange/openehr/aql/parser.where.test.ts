@@ -9,7 +9,7 @@ describe('AQL parser: WHERE, ORDER BY, LIMIT', () => {
     expect(where('o/x/magnitude <> -2e1')).toEqual({ kind: 'compare', op: '!=', left: path('o/x/magnitude'), right: { kind: 'literal', value: -20 } });
     expect(where("c/context/start_time/value >= '2026-01-01T00:00:00Z'")).toMatchObject({ right: { kind: 'literal', value: '2026-01-01T00:00:00Z' } });
     expect(where('e/ehr_id/value = $ehr_id')).toMatchObject({ right: { kind: 'param', name: 'ehr_id' } });
-    expect(where("c/name/value = \"it's\"")).toMatchObject({ right: { kind: 'literal', value: "it's" } });
+    expect(where('c/name/value = "it\'s"')).toMatchObject({ right: { kind: 'literal', value: "it's" } });
     expect(where('c/x = NULL')).toMatchObject({ right: { kind: 'literal', value: null } });
     expect(where('LENGTH(c/name/value) > 3')).toMatchObject({ left: { kind: 'call', name: 'LENGTH' } });
     expect(where('o/x/magnitude > CURRENT_DATE_TIME()')).toMatchObject({ right: { kind: 'call', name: 'CURRENT_DATE_TIME' } });

@@ -99,9 +99,7 @@ function link(composition: Json, simple: NonNullable<QueriedComposition['simple'
   for (const instance of instances) {
     const object: Json = { _type: rmClassOf(instance.archetypeId), archetype_node_id: instance.archetypeId, [CHILDREN]: [] };
     legacy.set(object, instance.value);
-    const parent = [...placed]
-      .reverse()
-      .find((p) => p.path.length < instance.path.length && p.path.every((s, i) => instance.path[i] === s));
+    const parent = [...placed].reverse().find((p) => p.path.length < instance.path.length && p.path.every((s, i) => instance.path[i] === s));
     (parent ? parent.object : composition)[CHILDREN as unknown as string].push(object);
     placed.push({ path: instance.path, object });
   }
