@@ -579,9 +579,12 @@ export class OpenEhrService {
         return { uid: c.uid, ehrId: c.ehrId, patientId: c.patientId, version: this.versionBody(c, template), simple };
       }),
     );
-    // EHRs: the named one (even without compositions), else those of the readable compositions.
-    const ehrIds = ehrId && !(context && named && context !== named) ? [ehrId] : [...new Set(scanned.map((c) => c.ehrId))];
-    const ehrs = await Promise.all(ehrIds.map((id) => this.ehrs.get(id)));
+    // EHRs: the named one (even without compositions; policy-checked), else those of the compositions the
+    // caller may read, loaded in one batched statement.
+    const ehrs =
+      ehrId && !(context && named && context !== named)
+        ? [await this.ehrs.get(ehrId)]
+        : (await Promise.all([...new Set(scanned.map((c) => c.patientId))].map((id) => this.ehrs.forPatient(id)))).filter((e) => e !== null);
     const universe = buildUniverse(
       ehrs.map((e) => ({ ehrId: e.id, patientId: e.patientId, ehr: this.ehrBody(e, 1), status: this.statusBody(e, 1, e.status) })),
       compositions,
