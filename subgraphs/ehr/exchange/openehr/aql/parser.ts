@@ -5,10 +5,11 @@ import { AQL_GRAMMAR } from './grammar';
 
 /**
  * openEHR AQL 1.1 (grammar in ./grammar.ts, supported features in
- * docs/exchange.md). The parser is generated from the grammar when this
- * module loads (a few milliseconds, once per process) rather than checked in
- * as generated code: the grammar stays the one source, with nothing to
- * regenerate or keep in step. A syntax error is a 400 naming line and column;
+ * docs/exchange.md). The parser is generated from the grammar on first use
+ * (about 0.3 s, once per process; a parse then takes about 1 ms) rather than
+ * checked in as generated code: the grammar stays the one source, with no
+ * generated file to regenerate or keep in step, and peggy is a runtime
+ * dependency anyway. A syntax error is a 400 naming line and column;
  * constructs the engine cannot answer are refused here, before any data is read.
  */
 
