@@ -88,9 +88,9 @@ describe(`openEHR stored queries (${backendName})`, () => {
       const invalid = await put('org.example::broken/1.0.0', 'SELECT FROM');
       expect(invalid.status).toBe(400);
       expect(invalid.body).toMatchObject({ message: expect.stringContaining('AQL syntax error'), error: { code: 'VALIDATION_ERROR' } });
-      const unsupported = await put('org.example::broken', 'SELECT COUNT(c/uid/value) FROM EHR e CONTAINS COMPOSITION c');
+      const unsupported = await put('org.example::broken', 'SELECT f FROM EHR e CONTAINS FOLDER f');
       expect(unsupported.status).toBe(400);
-      expect(unsupported.body.message).toContain('COUNT()');
+      expect(unsupported.body.message).toContain('FROM FOLDER is not supported');
       for (const name of ['bad name', 'aql', 'org.example::AQL', '::x', 'org..example::x', 'a::b::c', 'x'.repeat(201)]) {
         const res = await put(encodeURIComponent(name), BP);
         expect({ name, status: res.status }).toEqual({ name, status: 400 });
@@ -156,7 +156,11 @@ describe(`openEHR stored queries (${backendName})`, () => {
       const res = await api('GET', '/query/org.example::bp?min=140');
       expect(res.status).toBe(200);
       const expected = await adhoc(`${BP} LIMIT 2`, { min: 140 });
-      expect(res.body).toEqual({ ...expected, name: 'org.example::bp', meta: { ...expected.meta, _created: expect.any(String) } });
+      expect(res.body).toEqual({
+        ...expected,
+        name: 'org.example::bp',
+        meta: { ...expected.meta, _created: expect.any(String), _href: `${t.url}/openehr/v1/query/org.example%3A%3Abp` },
+      });
       expect(rowsOf(res.body).map((r) => r[1])).toEqual([162, 148]);
       // query_parameters as JSON, and paging.
       const paged = await api('GET', `/query/org.example::bp?query_parameters=${encodeURIComponent('{"min":100}')}&offset=1&fetch=1`);

@@ -178,6 +178,11 @@ function intParam(value: unknown, name: string): number | undefined {
   throw validationError(`${name} must be a whole number`, [{ path: name, message: 'invalid' }]);
 }
 
+/** A RESULTSET with its `_href`, the URL that runs the query by GET (an HTTP detail the engine does not know). */
+function sendResultSet(res: Response, result: { meta: Record<string, unknown> }, path: string) {
+  sendJson(res, 200, { ...result, meta: { _href: `${res.locals.openEhrBase}${path}`, ...result.meta } });
+}
+
 const AQL =
   'query($q: String!, $parameters: JSONObject, $offset: Int, $fetch: Int) { aqlQuery(q: $q, parameters: $parameters, offset: $offset, fetch: $fetch) }';
 
@@ -363,7 +368,7 @@ export function openEhrRoutes(run: GraphQLRunner, publicBase: PublicBase): Route
     if (parameters !== null && (typeof parameters !== 'object' || Array.isArray(parameters)))
       throw validationError('query_parameters must be an object', [{ path: 'query_parameters', message: 'object' }]);
     const data = await run(req, AQL, { q: body.q, parameters, offset: intParam(body.offset, 'offset'), fetch: intParam(body.fetch, 'fetch') });
-    sendJson(res, 200, data.aqlQuery);
+    sendResultSet(res, data.aqlQuery, `/query/aql?q=${encodeURIComponent(body.q)}`);
   });
   router.get('/query/aql', async (req, res) => {
     const search = new URL(req.originalUrl, 'http://localhost').searchParams;
@@ -371,7 +376,7 @@ export function openEhrRoutes(run: GraphQLRunner, publicBase: PublicBase): Route
     if (!q) throw validationError('q (the AQL query) is required', [{ path: 'q', message: 'required' }]);
     const parameters = urlQueryParameters(search, ['q']);
     const data = await run(req, AQL, { q, parameters, offset: intParam(search.get('offset'), 'offset'), fetch: intParam(search.get('fetch'), 'fetch') });
-    sendJson(res, 200, data.aqlQuery);
+    sendResultSet(res, data.aqlQuery, `/query/aql?q=${encodeURIComponent(q)}`);
   });
 
   directoryRoutes(router, call);
@@ -492,7 +497,8 @@ function storedQueryRoutes(router: Router, run: GraphQLRunner, call: Call) {
     const parameters = ehrId && !('ehr_id' in body.parameters) ? { ...body.parameters, ehr_id: ehrId } : body.parameters;
     const vars = { name: req.params.name, version: req.params.version ?? null, parameters, offset: body.offset, fetch: body.fetch, ehrId };
     const data = await run(req, RUN_STORED, vars);
-    sendJson(res, 200, data.openehrRunStoredQuery);
+    const path = `/query/${encodeURIComponent(String(req.params.name))}${req.params.version ? `/${encodeURIComponent(String(req.params.version))}` : ''}`;
+    sendResultSet(res, data.openehrRunStoredQuery, path);
   };
   const viaGet = async (req: Request, res: Response) => {
     const search = new URL(req.originalUrl, 'http://localhost').searchParams;

@@ -378,17 +378,29 @@ export class CompositionService {
   /**
    * Every readable latest version matching the filter, newest first, for the
    * exchange APIs (FHIR search, AQL) that filter on decrypted content; more
-   * than `cap` candidates is refused, so a query must be narrowed.
+   * than `cap` candidates is refused, so a query must be narrowed. With
+   * `logAccess: false` the caller logs what it returns itself (logQueryAccess).
    */
-  async scan(filter: CompositionFilter & { templateIds?: string[] }, cap: number): Promise<CompositionView[]> {
+  async scan(filter: CompositionFilter & { templateIds?: string[] }, cap: number, options: { logAccess?: boolean } = {}): Promise<CompositionView[]> {
     if (filter.templateIds && filter.templateIds.length === 0) return [];
     const scope = await this.readableScope(filter);
     return this.store.read(async (tx) => {
       const where = { ...(await scope(tx)), ...(filter.templateIds ? { templateId: { in: filter.templateIds } } : {}) };
       const rows = await tx.composition.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'asc' }], take: cap + 1 });
       if (rows.length > cap) throw validationError(`More than ${cap} compositions match; narrow the query (patient, EHR or template)`);
-      return this.latestViews(tx, rows, 'list');
+      return this.latestViews(tx, rows, options.logAccess === false ? null : 'list');
     });
+  }
+
+  /** Access-log entries (`list`) for the records a query answer was computed from. */
+  async logQueryAccess(entries: Array<{ entityType: string; entityId: string; patientId: string }>): Promise<void> {
+    if (entries.length === 0) return;
+    await this.store.read((tx) =>
+      this.store.logAccess(
+        tx,
+        entries.map((e) => ({ ...e, action: 'list' as const })),
+      ),
+    );
   }
 
   /** The `where` of the compositions the caller may read under `filter` (policy decided before the transaction). */
@@ -429,12 +441,13 @@ export class CompositionService {
   }
 
   /** Views of the rows' latest versions, access-logged. */
-  private async latestViews(tx: TenantTx, rows: CompositionRow[], action: 'read' | 'list'): Promise<CompositionView[]> {
+  private async latestViews(tx: TenantTx, rows: CompositionRow[], action: 'read' | 'list' | null): Promise<CompositionView[]> {
     const versions = rows.length
       ? await tx.compositionVersion.findMany({ where: { OR: rows.map((r) => ({ compositionId: r.id, version: r.latestVersion })) } })
       : [];
     const byId = new Map(versions.map((v) => [v.compositionId, v]));
     const data = rows.map((row) => this.view(row, byId.get(row.id)!));
+    if (action === null) return data;
     await this.store.logAccess(
       tx,
       data.map((c) => ({ entityType: 'Composition', entityId: c.uid, patientId: c.patientId, action })),

@@ -1432,7 +1432,7 @@ export type Query = {
   appointment?: Maybe<Appointment>;
   /** Appointments starting between from and to (YYYY-MM-DD inclusive, UTC, or ISO 8601); default today..today+7d. */
   appointments: AppointmentList;
-  /** AQL (the subset in docs/exchange.md): {q, columns, rows}. */
+  /** openEHR AQL 1.1 (docs/exchange.md#aql): a RESULTSET {meta, q, columns, rows}. */
   aqlQuery: Scalars['JSONObject']['output'];
   /** Admin: the tenant's audit trail, newest first; limit 1..100 (default 20). */
   auditRecords: AuditRecordPage;

@@ -185,7 +185,7 @@ export class OpenEhrResolver {
     return ctx.openehr.uploadTemplate(template, reason);
   }
 
-  @Query(() => GraphQLJSONObject, { description: 'AQL (the subset in docs/exchange.md): {q, columns, rows}.' })
+  @Query(() => GraphQLJSONObject, { description: 'openEHR AQL 1.1 (docs/exchange.md#aql): a RESULTSET {meta, q, columns, rows}.' })
   aqlQuery(
     @Arg('q', () => String) q: string,
     @Arg('parameters', () => GraphQLJSONObject, { nullable: true }) parameters: Record<string, unknown> | null,

@@ -7,7 +7,10 @@ import type { ClinicalTemplate as TemplateRow } from '../../db/generated/client'
 import type { AuditVersion } from '../../audit/versions';
 import { clinicalTime } from '../content';
 import { parseAql } from './aql/parser';
-import { candidateTemplates, evaluate, parameterValue, type Parameters, type TemplateInfo } from './aql/evaluate';
+import { Evaluator, type Parameters } from './aql/evaluate';
+import { archetypeIdsOf, namedEhr, templateCanMatch, templateInWhere } from './aql/narrow';
+import { buildUniverse, type QueriedComposition } from './aql/universe';
+import type { WebNode } from '../../clinical/opt/web-template';
 import { webTemplate } from './web-template';
 import { compositionFromXml, compositionToXml } from '../../clinical/opt/rm-xml';
 import { compositionFormat, fromCanonical, toCanonical, type CompositionFormat } from '../../clinical/opt/formats';
@@ -28,6 +31,7 @@ export interface OpenEhrResult {
 
 /** Most compositions one AQL query evaluates after narrowing; beyond it the query must be narrowed. */
 const AQL_CAP = 10_000;
+const GENERATOR = 'CareGraph/0.1.0';
 const isObject = (v: unknown): v is Record<string, any> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
@@ -539,37 +543,100 @@ export class OpenEhrService {
 
   // ---- AQL -------------------------------------------------------------------
 
-  /** `context`: the EHR the caller runs the query in (openEHR's `ehr_id`), besides any the query names itself. */
+  /**
+   * `context`: the EHR the caller runs the query in (openEHR's `ehr_id`), besides any the query names itself.
+   * Candidates are narrowed in SQL (tenant, policy and consent, EHR, templates the FROM clause can match),
+   * decrypted and evaluated in memory; the access log records the compositions (or EHRs) the answer was
+   * computed from, not every candidate.
+   */
   async query(q: string, parameters: Parameters, offset: number | null, fetch: number | null, context: string | null = null) {
     const query = parseAql(q);
     if ((offset != null && (!Number.isInteger(offset) || offset < 0)) || (fetch != null && (!Number.isInteger(fetch) || fetch < 1))) {
       throw validationError('offset must be ≥ 0 and fetch ≥ 1', [{ path: 'fetch', message: 'invalid paging' }]);
     }
-    const named = query.ehr?.ehrId ? String(parameterValue(query.ehr.ehrId, parameters)) : null;
-    // AQL paths are content paths (docs/exchange.md): a demo OPT's compositions are queried in their simple form.
+    const named = namedEhr(query.from, query.where, parameters);
     const templateRows = await this.templates.list();
-    const simple = new Set(templateRows.filter((t) => this.templates.simpleForm(t)).map((t) => t.id));
-    const templates: TemplateInfo[] = templateRows.map((t) => ({
-      id: t.id,
-      name: t.name,
-      definition: (this.templates.simpleForm(t)?.definition ?? t.definition) as unknown as ConstraintNode,
-    }));
-    const matching = candidateTemplates(query, parameters, templates);
+    const pinned = templateInWhere(query.from, query.where, parameters);
+    const matching = templateRows.filter(
+      (t) => (pinned === undefined || t.id === pinned) && templateCanMatch(query.from, parameters, t.id, this.archetypesOf(t)),
+    );
+    const ehrId = context ?? named;
     // A query naming another EHR than its context matches nothing.
     const scanned =
-      context && named && context !== named ? [] : await this.compositions.scan({ ehrId: context ?? named, templateIds: matching.map((t) => t.id) }, AQL_CAP);
-    const compositions = await Promise.all(
-      scanned.map(async (c) => (simple.has(c.templateId) ? { ...c, content: await this.compositions.presentedContent(c) } : c)),
+      context && named && context !== named
+        ? []
+        : await this.compositions.scan({ ehrId, templateIds: matching.map((t) => t.id) }, AQL_CAP, { logAccess: false });
+    const byId = new Map(templateRows.map((t) => [t.id, t]));
+    const compositions: QueriedComposition[] = await Promise.all(
+      scanned.map(async (c) => {
+        const template = byId.get(c.templateId)!;
+        const form = this.templates.simpleForm(template);
+        const simple = form
+          ? { definition: form.definition, content: await this.compositions.presentedContent(c) }
+          : this.templates.operational(template)
+            ? undefined
+            : { definition: template.definition as unknown as ConstraintNode, content: c.content };
+        return { uid: c.uid, ehrId: c.ehrId, patientId: c.patientId, version: this.versionBody(c, template), simple };
+      }),
     );
-    const result = evaluate(query, parameters, compositions, new Map(matching.map((t) => [t.id, t])));
+    // EHRs: the named one (even without compositions; policy-checked), else those of the compositions the
+    // caller may read, loaded in one batched statement.
+    const ehrs =
+      ehrId && !(context && named && context !== named)
+        ? [await this.ehrs.get(ehrId)]
+        : (await Promise.all([...new Set(scanned.map((c) => c.patientId))].map((id) => this.ehrs.forPatient(id)))).filter((e) => e !== null);
+    const universe = buildUniverse(
+      ehrs.map((e) => ({ ehrId: e.id, patientId: e.patientId, ehr: this.ehrBody(e, 1), status: this.statusBody(e, 1, e.status) })),
+      compositions,
+    );
+    const result = new Evaluator(query, parameters, universe).run();
     const start = offset ?? 0;
     const rows = result.rows.slice(start, fetch ? start + fetch : undefined);
+    await this.compositions.logQueryAccess(result.sources);
     return {
-      meta: { _type: 'RESULTSET', _schema_version: '1.0.3', _created: new Date().toISOString(), _executed_aql: q },
+      meta: {
+        _type: 'RESULTSET',
+        _schema_version: '1.0.3',
+        _created: new Date().toISOString(),
+        _generator: GENERATOR,
+        _executed_aql: q,
+        resultsize: rows.length,
+        offset: start,
+        ...(fetch ? { fetch } : {}),
+      },
       q,
       columns: result.columns,
       rows,
     };
+  }
+
+  /** An ORIGINAL_VERSION with its COMPOSITION, as GET …/versioned_composition/{uid}/version answers it. */
+  private versionBody(c: CompositionView, template: TemplateRow) {
+    return {
+      _type: 'ORIGINAL_VERSION',
+      uid: { _type: 'OBJECT_VERSION_ID', value: c.uid },
+      contribution: { id: { _type: 'HIER_OBJECT_ID', value: c.contributionId ?? c.uid }, namespace: 'local', type: 'CONTRIBUTION' },
+      commit_audit: this.audit(c),
+      lifecycle_state: LIFECYCLE[c.commitAudit?.lifecycleState ?? 'complete'],
+      data: this.compositionBody(c, template),
+    };
+  }
+
+  /** The archetype ids a template uses (slots of slots included), for narrowing by the FROM clause. */
+  private archetypesOf(t: TemplateRow): Set<string> {
+    const found = new Set<string>();
+    const operational = this.templates.operational(t);
+    if (operational) {
+      const visit = (node: WebNode) => {
+        if (node.nodeId?.startsWith('openEHR-')) found.add(node.nodeId);
+        node.children?.forEach(visit);
+      };
+      visit(operational.webTemplate.tree);
+    }
+    const form = this.templates.simpleForm(t);
+    const definition = (form?.definition ?? t.definition) as unknown as ConstraintNode;
+    archetypeIdsOf(definition, found);
+    return found;
   }
 }
 

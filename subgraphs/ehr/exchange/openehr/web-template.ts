@@ -4,7 +4,7 @@ import { rmClassOf } from '../content';
 
 /**
  * A web template (the JSON form description openEHR tooling reads) generated
- * from a CareGraph template. `aqlPath` is the path the AQL subset takes
+ * from a CareGraph template. `aqlPath` is the flat path CareGraph's AQL also answers
  * (`/content/blood_pressure/systolic`), not a canonical archetype path.
  */
 interface WebNode {

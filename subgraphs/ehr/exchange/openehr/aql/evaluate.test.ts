@@ -1,0 +1,144 @@
+import { Evaluator, likeRegex, type Parameters } from './evaluate';
+import { parseAql } from './parser';
+import { buildUniverse, type QueriedComposition } from './universe';
+
+const BP = 'openEHR-EHR-OBSERVATION.blood_pressure.v2';
+const element = (nodeId: string, name: string, magnitude: number) => ({
+  _type: 'ELEMENT',
+  archetype_node_id: nodeId,
+  name: { value: name },
+  value: { _type: 'DV_QUANTITY', magnitude, units: 'mm[Hg]' },
+});
+/** A canonical blood pressure observation with one event per systolic value. */
+const observation = (...systolic: number[]) => ({
+  _type: 'OBSERVATION',
+  archetype_node_id: BP,
+  name: { value: 'Blood pressure' },
+  data: {
+    _type: 'HISTORY',
+    archetype_node_id: 'at0001',
+    events: systolic.map((s, i) => ({
+      _type: 'POINT_EVENT',
+      archetype_node_id: 'at0006',
+      name: { value: i === 0 ? 'Any event' : `Event ${i}` },
+      data: { _type: 'ITEM_TREE', archetype_node_id: 'at0003', items: [element('at0004', 'Systolic', s), element('at0005', 'Diastolic', 80)] },
+    })),
+  },
+});
+const composition = (uid: string, ehrId: string, name: string, content: unknown[]): QueriedComposition => ({
+  uid,
+  ehrId,
+  patientId: ehrId.replace('ehr-', ''),
+  version: {
+    _type: 'ORIGINAL_VERSION',
+    uid: { value: uid },
+    data: {
+      _type: 'COMPOSITION',
+      archetype_node_id: 'openEHR-EHR-COMPOSITION.encounter.v1',
+      name: { value: name },
+      uid: { value: uid },
+      archetype_details: { template_id: { value: 'vital_signs.v1' } },
+      context: { start_time: { value: `2026-11-2${uid.slice(-1)}T08:00:00Z` } },
+      content,
+    },
+  },
+});
+const ehr = (id: string) => ({
+  ehrId: id,
+  patientId: id.replace('ehr-', ''),
+  ehr: { ehr_id: { value: id } },
+  status: { _type: 'EHR_STATUS', is_queryable: true },
+});
+
+const universe = () =>
+  buildUniverse(
+    [ehr('ehr-1'), ehr('ehr-2')],
+    [
+      composition('c1', 'ehr-1', 'Vital signs', [observation(150, 170)]),
+      composition('c2', 'ehr-1', 'Vital signs', [observation(120)]),
+      composition('c3', 'ehr-2', 'Clinic visit', []),
+    ],
+  );
+const run = (q: string, params: Parameters = {}) => new Evaluator(parseAql(q), params, universe()).run();
+const SYS = 'o/data[at0001]/events[at0006]/data[at0003]/items[at0004]/value/magnitude';
+
+describe('AQL evaluation', () => {
+  it('walks node-id paths, narrowing by node id and name; lists fan out in WHERE (any value)', () => {
+    expect(run(`SELECT c/uid/value, ${SYS} FROM COMPOSITION c CONTAINS OBSERVATION o[${BP}] ORDER BY c/uid/value`).rows).toEqual([
+      ['c1', 150],
+      ['c2', 120],
+    ]);
+    expect(run(`SELECT o/data[at0001]/events[at0006, 'Event 1']/data[at0003]/items[at0004]/value/magnitude FROM OBSERVATION o`).rows).toEqual([[170], [null]]);
+    expect(run(`SELECT c/uid/value FROM COMPOSITION c CONTAINS OBSERVATION o WHERE ${SYS} > 160`).rows).toEqual([['c1']]);
+    expect(run(`SELECT o/data[at0001]/events[name/value='Any event']/data/items[at0004]/value FROM OBSERVATION o WHERE ${SYS} = 120`).rows).toEqual([
+      [{ _type: 'DV_QUANTITY', magnitude: 120, units: 'mm[Hg]' }],
+    ]);
+  });
+
+  it('binds each containment combination; NOT CONTAINS keeps those without', () => {
+    expect(run('SELECT e/ehr_id/value, c/uid/value FROM EHR e CONTAINS COMPOSITION c ORDER BY c/uid/value').rows).toEqual([
+      ['ehr-1', 'c1'],
+      ['ehr-1', 'c2'],
+      ['ehr-2', 'c3'],
+    ]);
+    expect(run(`SELECT c/uid/value FROM COMPOSITION c NOT CONTAINS OBSERVATION o[${BP}]`).rows).toEqual([['c3']]);
+    expect(run('SELECT COUNT(*) FROM EHR e CONTAINS (COMPOSITION a AND COMPOSITION b)').rows).toEqual([[5]]);
+  });
+
+  it('aggregates, groups by the other columns, and names unaliased columns by position', () => {
+    const result = run(`SELECT e/ehr_id/value, COUNT(c) AS n, MAX(c/context/start_time/value) FROM EHR e CONTAINS COMPOSITION c ORDER BY n DESC`);
+    expect(result.columns).toEqual([
+      { name: '#0', path: 'e/ehr_id/value' },
+      { name: 'n', path: 'COUNT(c)' },
+      { name: '#2', path: 'MAX(c/context/start_time/value)' },
+    ]);
+    expect(result.rows).toEqual([
+      ['ehr-1', 2, '2026-11-22T08:00:00Z'],
+      ['ehr-2', 1, '2026-11-23T08:00:00Z'],
+    ]);
+    expect(run(`SELECT AVG(${SYS}), SUM(o/data[at0001]/events[at0006]/data[at0003]/items[at0004]/value) FROM OBSERVATION o`).rows).toEqual([[135, 270]]);
+    expect(() => run('SELECT SUM(c/name/value) FROM COMPOSITION c')).toThrow('needs numbers');
+  });
+
+  it('DISTINCT, TOP, LIMIT/OFFSET', () => {
+    expect(run('SELECT DISTINCT c/name/value FROM COMPOSITION c ORDER BY c/name/value').rows).toEqual([['Clinic visit'], ['Vital signs']]);
+    expect(run('SELECT TOP 1 BACKWARD c/uid/value FROM COMPOSITION c ORDER BY c/uid/value').rows).toEqual([['c3']]);
+    expect(run('SELECT c/uid/value FROM COMPOSITION c ORDER BY c/uid/value LIMIT 1 OFFSET 1').rows).toEqual([['c2']]);
+  });
+
+  it('functions, LIKE, MATCHES, EXISTS, NULL, parameters', () => {
+    const one = (select: string) => run(`SELECT ${select} FROM COMPOSITION c WHERE c/uid/value = 'c3'`).rows[0][0];
+    expect(one('LENGTH(c/name/value)')).toBe(12);
+    expect(one('SUBSTRING(c/name/value, 8)')).toBe('visit');
+    expect(one("CONCAT_WS('-', c/uid/value, c/name/value)")).toBe('c3-Clinic visit');
+    expect(one('LENGTH(c/missing)')).toBeNull();
+    expect(one('ROUND(ABS(-2.46), 1)')).toBe(2.5);
+    expect(one('CURRENT_DATE()')).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+    expect(() => one('LENGTH(c/name/value, 1)')).toThrow('LENGTH() takes 1 argument');
+    const where = (condition: string, params: Parameters = {}) =>
+      run(`SELECT c/uid/value FROM COMPOSITION c WHERE ${condition} ORDER BY c/uid/value`, params).rows.map((r) => r[0]);
+    expect(where("c/name/value LIKE '*visit'")).toEqual(['c3']);
+    expect(where("c/name/value LIKE 'Vital_signs'")).toEqual([]);
+    expect(where('c/uid/value MATCHES {$a, "c3"}', { a: 'c1' })).toEqual(['c1', 'c3']);
+    expect(where(`EXISTS c/content[${BP}]`)).toEqual(['c1', 'c2']);
+    expect(where(`c/content[${BP}] = NULL`)).toEqual(['c3']);
+    expect(where(`c/content[${BP}] != NULL AND NOT c/uid/value = 'c1'`)).toEqual(['c2']);
+    expect(() => where('c/uid/value = $missing')).toThrow('parameter $missing has no value');
+  });
+
+  it('reports the compositions the answer used, or the EHR when a row binds none', () => {
+    expect(run(`SELECT c/uid/value FROM COMPOSITION c CONTAINS OBSERVATION o WHERE ${SYS} > 160`).sources).toEqual([
+      { entityType: 'Composition', entityId: 'c1', patientId: '1' },
+    ]);
+    expect(run("SELECT e/ehr_id/value FROM EHR e WHERE e/ehr_id/value = 'ehr-2'").sources).toEqual([{ entityType: 'EHR', entityId: 'ehr-2', patientId: '2' }]);
+    expect(run('SELECT COUNT(*) FROM COMPOSITION c WHERE c/uid/value != $x', { x: 'c1' }).sources.map((s) => s.entityId)).toEqual(['c2', 'c3']);
+  });
+
+  it('LIKE patterns: ? one character, * any run, backslash escapes', () => {
+    expect(likeRegex('2019-0?-*').test('2019-05-01T10:00')).toBe(true);
+    expect(likeRegex('2019-0?-*').test('2019-10-01')).toBe(false);
+    expect(likeRegex('what\\?').test('what?')).toBe(true);
+    expect(likeRegex('what\\?').test('whatx')).toBe(false);
+    expect(likeRegex('a.b').test('axb')).toBe(false);
+  });
+});

@@ -1,0 +1,44 @@
+import { namedEhr, templateCanMatch, templateInWhere } from './narrow';
+import { parseAql } from './parser';
+
+const BP = 'openEHR-EHR-OBSERVATION.blood_pressure.v2';
+const PULSE = 'openEHR-EHR-OBSERVATION.pulse.v2';
+const LAB = 'openEHR-EHR-OBSERVATION.laboratory_test_result.v1';
+
+describe('AQL narrowing before reading', () => {
+  it('finds the EHR named in FROM or as a top-level AND term of WHERE', () => {
+    const named = (q: string, params = {}) => {
+      const parsed = parseAql(q);
+      return namedEhr(parsed.from, parsed.where, params);
+    };
+    expect(named('SELECT c FROM EHR e[ehr_id/value=$id] CONTAINS COMPOSITION c', { id: 'ehr-1' })).toBe('ehr-1');
+    expect(named("SELECT c FROM EHR e CONTAINS COMPOSITION c WHERE c/x > 1 AND e/ehr_id/value = 'ehr-2'")).toBe('ehr-2');
+    expect(named("SELECT c FROM EHR e CONTAINS COMPOSITION c WHERE c/x > 1 OR e/ehr_id/value = 'ehr-2'")).toBeNull();
+    expect(named("SELECT c FROM EHR e CONTAINS COMPOSITION c WHERE NOT e/ehr_id/value = 'ehr-2'")).toBeNull();
+    expect(named("SELECT c FROM COMPOSITION c WHERE c/ehr_id/value = 'ehr-2'")).toBeNull();
+  });
+
+  it('keeps the templates that can hold every archetype (and template id) FROM asks for', () => {
+    const vitals = new Set(['openEHR-EHR-COMPOSITION.encounter.v1', BP, PULSE]);
+    const lab = new Set(['openEHR-EHR-COMPOSITION.report-result.v1', LAB]);
+    const can = (q: string) =>
+      ['vital_signs.v1', 'lab_result.v1'].filter((id) => templateCanMatch(parseAql(q).from, { a: PULSE }, id, id === 'vital_signs.v1' ? vitals : lab));
+    expect(can(`SELECT c FROM EHR e CONTAINS COMPOSITION c CONTAINS OBSERVATION o[${BP}]`)).toEqual(['vital_signs.v1']);
+    expect(can('SELECT c FROM COMPOSITION c[lab_result.v1]')).toEqual(['lab_result.v1']);
+    expect(can(`SELECT c FROM COMPOSITION c CONTAINS (OBSERVATION o[${BP}] OR OBSERVATION l[${LAB}])`)).toEqual(['vital_signs.v1', 'lab_result.v1']);
+    expect(can(`SELECT c FROM COMPOSITION c CONTAINS (OBSERVATION o[${BP}] AND OBSERVATION l[${LAB}])`)).toEqual([]);
+    expect(can(`SELECT c FROM COMPOSITION c NOT CONTAINS OBSERVATION o[${BP}]`)).toEqual(['vital_signs.v1', 'lab_result.v1']);
+    expect(can('SELECT o FROM OBSERVATION o[$a]')).toEqual(['vital_signs.v1']);
+    expect(can('SELECT s FROM EHR e CONTAINS EHR_STATUS s')).toEqual(['vital_signs.v1', 'lab_result.v1']);
+  });
+
+  it('finds a template pinned by WHERE, only where no OR branch could match without it', () => {
+    const pinned = (q: string) => {
+      const parsed = parseAql(q);
+      return templateInWhere(parsed.from, parsed.where, {});
+    };
+    expect(pinned("SELECT c FROM EHR e CONTAINS COMPOSITION c WHERE c/archetype_details/template_id/value = 'lab_result.v1'")).toBe('lab_result.v1');
+    expect(pinned("SELECT c FROM EHR e CONTAINS COMPOSITION c WHERE c/archetype_details/template_id/value = 'lab_result.v1' OR c/x = 1")).toBeUndefined();
+    expect(pinned("SELECT c FROM COMPOSITION c OR COMPOSITION d WHERE c/archetype_details/template_id/value = 'x.v1'")).toBeUndefined();
+  });
+});

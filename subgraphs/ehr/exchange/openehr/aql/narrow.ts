@@ -1,0 +1,115 @@
+import { findArchetype } from '../../../clinical/archetypes';
+import type { ConstraintNode } from '../../../clinical/constraints';
+import { parameterValue, type Parameters } from './evaluate';
+import type { Condition, Containment, Predicate, Value } from './parser';
+
+/**
+ * What a query's FROM and WHERE tell the service before it reads anything,
+ * so SQL narrows the candidates: the EHR it names and the templates that can
+ * hold what it contains.
+ */
+
+const TEMPLATE_ID = /^[a-zA-Z][a-zA-Z0-9_-]*(\.[a-zA-Z0-9_-]+)*\.v\d+$/;
+const ARCHETYPE_ID = /^(.+::)?[a-zA-Z][a-zA-Z0-9_]*-[a-zA-Z][a-zA-Z0-9_]*-[a-zA-Z][a-zA-Z0-9_]*\./;
+
+function literal(value: Value, params: Parameters): unknown {
+  if (value.kind === 'literal') return value.value;
+  if (value.kind === 'param') return parameterValue(value, params);
+  return undefined;
+}
+
+const isEhrIdPath = (parts: Array<{ name: string; predicate?: unknown }>) =>
+  parts.length === 2 && parts[0].name === 'ehr_id' && parts[1].name === 'value' && !parts.some((p) => p.predicate);
+
+/** `<variable>/<a>/<b> = literal or parameter` among the top-level AND terms of WHERE: the value, else undefined. */
+function equalityInWhere(where: Condition | undefined, variable: string | undefined, names: string[], params: Parameters): unknown {
+  if (!where || !variable) return undefined;
+  const terms: Condition[] = [];
+  const collect = (c: Condition): void => {
+    if (c.kind === 'and') {
+      collect(c.left);
+      collect(c.right);
+    } else terms.push(c);
+  };
+  collect(where);
+  for (const term of terms) {
+    if (term.kind !== 'compare' || term.op !== '=') continue;
+    const [path, other] = term.left.kind === 'path' ? [term.left, term.right] : [term.right, term.left];
+    if (path.kind !== 'path' || path.variable !== variable || path.predicate || other.kind === 'path' || other.kind === 'call') continue;
+    if (path.parts.length === names.length && path.parts.every((p, i) => p.name === names[i] && !p.predicate)) return literal(other, params);
+  }
+  return undefined;
+}
+
+/**
+ * The EHR a query is about: `EHR e[ehr_id/value=…]` at the root of FROM, or
+ * `e/ehr_id/value = …` as a top-level AND term of WHERE.
+ */
+export function namedEhr(from: Containment, where: Condition | undefined, params: Parameters): string | null {
+  if (from.kind !== 'class' || from.rmClass !== 'EHR') return null;
+  const p = from.predicate;
+  if (p?.kind === 'compare' && p.op === '=' && isEhrIdPath(p.path)) return String(literal(p.value, params));
+  const value = equalityInWhere(where, from.variable, ['ehr_id', 'value'], params);
+  return value === undefined || value === null ? null : String(value);
+}
+
+/**
+ * The template a query's WHERE pins its compositions to
+ * (`c/archetype_details/template_id/value = …` as a top-level AND term, `c`
+ * a COMPOSITION of FROM), or undefined.
+ */
+export function templateInWhere(from: Containment, where: Condition | undefined, params: Parameters): string | undefined {
+  const compositions: string[] = [];
+  // Only a chain without OR pins every row to that composition (another branch could match without it).
+  const walk = (c: Containment): boolean => {
+    if (c.kind === 'or') return false;
+    if (c.kind === 'and') return walk(c.left) && walk(c.right);
+    if (c.rmClass === 'COMPOSITION' && c.variable) compositions.push(c.variable);
+    return !c.contains || c.contains.not || walk(c.contains.expr);
+  };
+  if (!walk(from) || compositions.length !== 1) return undefined;
+  const value = equalityInWhere(where, compositions[0], ['archetype_details', 'template_id', 'value'], params);
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** Whether a template can hold what FROM asks for: archetype and template ids present, every AND branch satisfiable. */
+export function templateCanMatch(from: Containment, params: Parameters, templateId: string, archetypes: Set<string>): boolean {
+  const idOk = (predicate: Predicate | undefined, rmClass: string): boolean => {
+    if (!predicate) return true;
+    if (predicate.kind === 'and') return idOk(predicate.left, rmClass) && idOk(predicate.right, rmClass);
+    if (predicate.kind === 'or') return idOk(predicate.left, rmClass) || idOk(predicate.right, rmClass);
+    if (predicate.kind !== 'node') return true;
+    const id = typeof predicate.id === 'string' ? predicate.id : String(parameterValue(predicate.id, params));
+    if (ARCHETYPE_ID.test(id)) return archetypes.has(id);
+    if (rmClass === 'COMPOSITION' && TEMPLATE_ID.test(id)) return id === templateId;
+    return true;
+  };
+  const can = (c: Containment): boolean => {
+    if (c.kind === 'and') return can(c.left) && can(c.right);
+    if (c.kind === 'or') return can(c.left) || can(c.right);
+    if (!idOk(c.predicate, c.rmClass)) return false;
+    return !c.contains || c.contains.not || can(c.contains.expr);
+  };
+  return can(from);
+}
+
+/** The archetype ids a JSON template definition uses, slots of slots included. */
+export function archetypeIdsOf(node: ConstraintNode, found: Set<string>, depth = 0): void {
+  if (depth > 24) return;
+  switch (node.type) {
+    case 'archetype': {
+      if (found.has(node.archetypeId)) return;
+      found.add(node.archetypeId);
+      const archetype = findArchetype(node.archetypeId);
+      if (archetype) archetypeIdsOf(archetype.definition, found, depth + 1);
+      return;
+    }
+    case 'object':
+      Object.values(node.children).forEach((child) => archetypeIdsOf(child, found, depth + 1));
+      return;
+    case 'list':
+      archetypeIdsOf(node.items, found, depth + 1);
+      return;
+    default:
+  }
+}

@@ -1,0 +1,106 @@
+import type { ConstraintNode } from '../../../clinical/constraints';
+import { rmClassOf, slotInstances } from '../../content';
+import { CHILDREN, type Source, type Universe } from './evaluate';
+
+type Json = Record<string, any>;
+
+/** One readable composition as the query sees it: its ORIGINAL_VERSION (with `data`, the COMPOSITION) and how to read it the CareGraph way. */
+export interface QueriedComposition {
+  uid: string;
+  ehrId: string;
+  patientId: string;
+  version: Json;
+  /**
+   * CareGraph's own content form: a demo OPT's simple form, or a JSON
+   * template's content, with the definition that locates its archetype slots.
+   */
+  simple?: { definition: ConstraintNode; content: unknown };
+}
+
+export interface QueriedEhr {
+  ehrId: string;
+  patientId: string;
+  /** The EHR object (`ehr_id`, `system_id`, `time_created`) and its EHR_STATUS. */
+  ehr: Json;
+  status: Json;
+}
+
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function objectsBelow(root: Json): Json[] {
+  const found: Json[] = [];
+  const visit = (v: unknown) => {
+    if (Array.isArray(v)) v.forEach(visit);
+    else if (isObject(v)) {
+      found.push(v);
+      Object.values(v).forEach(visit);
+    }
+  };
+  visit(root);
+  return found;
+}
+
+/**
+ * The trees an AQL query searches: per EHR, `EHR` with `ehr_status` and its
+ * VERSIONs (linked as CHILDREN). Archetyped objects of a composition are
+ * linked to CareGraph's simple form of them (the n-th instance of an
+ * archetype to the n-th), so the flat paths (`o/systolic/magnitude`) keep
+ * answering; a JSON template's slots, which have no RM objects, get stand-ins
+ * (`_type` and `archetype_node_id`) so containment finds them.
+ */
+export function buildUniverse(ehrs: QueriedEhr[], compositions: QueriedComposition[]): Universe {
+  const sources = new WeakMap<Json, Source>();
+  const legacy = new WeakMap<Json, unknown>();
+  const trees = new Map<string, Json>();
+  for (const e of ehrs) {
+    const tree: Json = { _type: 'EHR', ...e.ehr, ehr_status: e.status, [CHILDREN]: [] };
+    trees.set(e.ehrId, tree);
+    const source: Source = { entityType: 'EHR', entityId: e.ehrId, patientId: e.patientId };
+    for (const object of objectsBelow({ ...tree })) sources.set(object, source);
+    sources.set(tree, source);
+  }
+  for (const c of compositions) {
+    const tree = trees.get(c.ehrId);
+    if (!tree) continue;
+    const composition = c.version.data as Json;
+    if (c.simple) link(composition, c.simple, legacy);
+    tree[CHILDREN as unknown as string].push(c.version);
+    const source: Source = { entityType: 'Composition', entityId: c.uid, patientId: c.patientId };
+    for (const object of objectsBelow(c.version)) sources.set(object, source);
+    for (const standIn of composition[CHILDREN as unknown as string] ?? []) for (const object of objectsBelow(standIn)) sources.set(object, source);
+  }
+  return {
+    ehrs: [...trees.values()],
+    sourceOf: (object) => sources.get(object),
+    legacyOf: (object) => legacy.get(object),
+  };
+}
+
+function link(composition: Json, simple: NonNullable<QueriedComposition['simple']>, legacy: WeakMap<Json, unknown>): void {
+  const instances = slotInstances(simple.definition, simple.content);
+  if (Array.isArray(composition.content)) {
+    legacy.set(composition, { content: simple.content });
+    const byArchetype = new Map<string, Json[]>();
+    for (const object of objectsBelow({ content: composition.content }))
+      if (typeof object.archetype_node_id === 'string' && object.archetype_node_id.startsWith('openEHR-'))
+        byArchetype.set(object.archetype_node_id, [...(byArchetype.get(object.archetype_node_id) ?? []), object]);
+    const seen = new Map<string, number>();
+    for (const instance of instances) {
+      const n = seen.get(instance.archetypeId) ?? 0;
+      seen.set(instance.archetypeId, n + 1);
+      const object = byArchetype.get(instance.archetypeId)?.[n];
+      if (object) legacy.set(object, instance.value);
+    }
+    return;
+  }
+  // A JSON template's composition holds its content as is: stand-ins for its slots, each inside the one whose path it extends.
+  const placed: Array<{ path: string[]; object: Json }> = [];
+  composition[CHILDREN as unknown as string] = [];
+  for (const instance of instances) {
+    const object: Json = { _type: rmClassOf(instance.archetypeId), archetype_node_id: instance.archetypeId, [CHILDREN]: [] };
+    legacy.set(object, instance.value);
+    const parent = [...placed].reverse().find((p) => p.path.length < instance.path.length && p.path.every((s, i) => instance.path[i] === s));
+    (parent ? parent.object : composition)[CHILDREN as unknown as string].push(object);
+    placed.push({ path: instance.path, object });
+  }
+}
