@@ -68,6 +68,34 @@ describe('CCD builder', () => {
     expect(doc.recordTarget.patientRole.id).toEqual({ root: nameUuid('tenant:demo'), extension: 'p-1' });
   });
 
+  it('gives medication activities their period and every versioned section its R1.1 templateId (C-CDA Schematron rules)', () => {
+    const order = {
+      resourceType: 'MedicationRequest',
+      id: 'm-1',
+      status: 'active',
+      intent: 'order',
+      medicationCodeableConcept: { text: 'Metformin 500 mg tablet' },
+      subject,
+      dosageInstruction: [
+        {
+          timing: { repeat: { boundsPeriod: { start: '2026-11-22' }, frequency: 2, period: 1, periodUnit: 'd' } },
+          route: { coding: [{ system: 'http://standardterms.edqm.eu', code: '20053000' }] },
+          doseAndRate: [{ doseQuantity: { value: 500, unit: 'mg', system: UCUM, code: 'mg' } }],
+        },
+      ],
+    };
+    const xml = buildCcd(input([order, vitals]));
+    expect(cdaSchemaErrors(xml)).toBe('');
+    const doc = parse(xml);
+    const administration = sections(doc)[2].entry.substanceAdministration;
+    expect(administration.effectiveTime[0]).toMatchObject({ 'xsi:type': 'IVL_TS', low: { value: '20261122' }, high: { nullFlavor: 'NI' } });
+    expect(administration.routeCode).toMatchObject({ code: '20053000', codeSystem: '0.4.0.127.0.16.1.1.2.1' });
+    for (const s of sections(doc)) {
+      const ids = [s.templateId].flat();
+      for (const id of ids.filter((i: any) => i.extension)) expect(ids).toContainEqual({ root: id.root });
+    }
+  });
+
   it('is found invalid by the schema check when the document is broken (the check can fail)', () => {
     const xml = buildCcd(input([])).replace('<languageCode', '<notACdaElement/><languageCode');
     expect(cdaSchemaErrors(xml)).toMatch(/notACdaElement/);

@@ -24,7 +24,7 @@ const SECTIONS = [
   { code: '11488-4', title: 'Notes', takes: (r: FhirResource) => r.resourceType === 'DocumentReference' },
 ] as const;
 
-const category = (r: FhirResource): string | undefined => r.resourceType === 'Observation' ? r.category?.[0]?.coding?.[0]?.code : undefined;
+const category = (r: FhirResource): string | undefined => (r.resourceType === 'Observation' ? r.category?.[0]?.coding?.[0]?.code : undefined);
 
 const OID = {
   loinc: '2.16.840.1.113883.6.1',
@@ -98,6 +98,8 @@ export function buildCcd(input: DocumentInput): string {
   structured.forEach(({ section: [section] }, i) => {
     const entries = resources.filter(SECTIONS[i].takes);
     if (SECTIONS[i].code === '11488-4') section.entry = entries.map(noteEntry);
+    if (SECTIONS[i].code === '10160-0') section.entry.forEach((entry: Json, j: number) => withMedicationPeriod(entry, entries[j]));
+    withR11TemplateIds(section);
     if (entries.length === 0) {
       section['@_nullFlavor'] = 'NI';
       section.entry = [];
@@ -133,6 +135,28 @@ function withEncounterType(r: FhirResource): FhirResource {
   return { ...r, type: [{ coding: [r.class] }] };
 }
 
+/**
+ * C-CDA 2.1 sections carry the templateId of their R1.1 version (no extension) beside the versioned one, so
+ * R1.1 receivers recognise them (the Schematron's "compatible R1.1 templateId" rule); @medplum/ccda omits some.
+ */
+function withR11TemplateIds(section: Json): void {
+  const ids = section.templateId as Json[];
+  for (const id of [...ids]) if (id['@_extension'] && !ids.some((o) => o['@_root'] === id['@_root'] && !o['@_extension'])) ids.push({ '@_root': id['@_root'] });
+}
+
+/** Medication Activity needs the order's period (an IVL_TS with low) beside its frequency; @medplum/ccda drops the bounds. */
+function withMedicationPeriod(entry: Json, order: FhirResource): void {
+  const administration = entry.substanceAdministration?.[0];
+  const bounds = order.dosageInstruction?.[0]?.timing?.repeat?.boundsPeriod;
+  if (!administration || !bounds?.start) return;
+  const period = {
+    '@_xsi:type': 'IVL_TS',
+    low: { '@_value': bounds.start.replaceAll('-', '') },
+    ...(bounds.end ? { high: { '@_value': bounds.end.replaceAll('-', '') } } : { high: { '@_nullFlavor': 'NI' } }),
+  };
+  administration.effectiveTime = [period, ...(administration.effectiveTime ?? [])];
+}
+
 /** The CCD's documentationOf/serviceEvent: the span of care the document covers. */
 function serviceEvent(input: DocumentInput, resources: FhirResource[]): Json {
   const times = resources
@@ -149,7 +173,11 @@ function serviceEvent(input: DocumentInput, resources: FhirResource[]): Json {
   };
 }
 
-const cdaTime = (d: Date) => d.toISOString().replace(/[-:T]/g, '').replace(/\.\d{3}Z$/, '+0000');
+const cdaTime = (d: Date) =>
+  d
+    .toISOString()
+    .replace(/[-:T]/g, '')
+    .replace(/\.\d{3}Z$/, '+0000');
 
 /** A Note Activity (C-CDA Notes section) from a clinical note's DocumentReference: its type, time and text. */
 function noteEntry(note: FhirResource): Json {
@@ -202,7 +230,12 @@ function describe(r: FhirResource): string {
         .join(', ');
     }
     case 'Encounter':
-      return [`${r.period?.start}${r.period?.end ? ` to ${r.period.end}` : ''}`, r.class?.display ?? r.class?.code, r.location?.[0]?.location?.display, r.reasonCode?.[0]?.text]
+      return [
+        `${r.period?.start}${r.period?.end ? ` to ${r.period.end}` : ''}`,
+        r.class?.display ?? r.class?.code,
+        r.location?.[0]?.location?.display,
+        r.reasonCode?.[0]?.text,
+      ]
         .filter(Boolean)
         .join(', ');
     case 'DocumentReference':
@@ -223,7 +256,9 @@ function fixUp(node: unknown, namespace: string): void {
   const obj = node as Json;
   for (const [key, value] of Object.entries(obj)) {
     if (key === 'id' && Array.isArray(value)) {
-      obj.id = value.map((id: Json) => (typeof id['@_root'] === 'string' && !UID.test(id['@_root']) ? { '@_root': namespace, '@_extension': id['@_root'] } : id));
+      obj.id = value.map((id: Json) =>
+        typeof id['@_root'] === 'string' && !UID.test(id['@_root']) ? { '@_root': namespace, '@_extension': id['@_root'] } : id,
+      );
     } else if (key === 'routeCode' && value && !value['@_codeSystem']) {
       obj.routeCode = { ...value, '@_codeSystem': OID.edqm, '@_codeSystemName': 'EDQM Standard Terms' };
     } else if (key === 'manufacturedMaterial' && value?.code && !value.code['@_code']) {
