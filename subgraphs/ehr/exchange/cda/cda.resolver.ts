@@ -1,7 +1,7 @@
 import { Arg, Ctx, ID, Query, Resolver } from 'type-graphql';
 import type { EhrContext } from '../../context';
 
-/** CDA R2 documents as GraphQL fields (XML text), served on REST by the gateway under /api/ehr/…/cda. */
+/** CDA R2 documents as GraphQL fields (XML text); the gateway serves them on REST as well (docs/exchange.md). */
 @Resolver()
 export class CdaResolver {
   @Query(() => String, {
