@@ -89,6 +89,7 @@ describe('CCD builder', () => {
     const doc = parse(xml);
     const administration = sections(doc)[2].entry.substanceAdministration;
     expect(administration.effectiveTime[0]).toMatchObject({ 'xsi:type': 'IVL_TS', low: { value: '20261122' }, high: { nullFlavor: 'NI' } });
+    expect(administration.consumable.manufacturedProduct.manufacturedMaterial.code).toEqual({ nullFlavor: 'OTH', originalText: 'Metformin 500 mg tablet' });
     expect(administration.routeCode).toMatchObject({ code: '20053000', codeSystem: '0.4.0.127.0.16.1.1.2.1' });
     for (const s of sections(doc)) {
       const ids = [s.templateId].flat();

@@ -144,9 +144,14 @@ function withR11TemplateIds(section: Json): void {
   for (const id of [...ids]) if (id['@_extension'] && !ids.some((o) => o['@_root'] === id['@_root'] && !o['@_extension'])) ids.push({ '@_root': id['@_root'] });
 }
 
-/** Medication Activity needs the order's period (an IVL_TS with low) beside its frequency; @medplum/ccda drops the bounds. */
+/**
+ * Medication Activity needs the order's period (an IVL_TS with low) beside its frequency; @medplum/ccda drops
+ * the bounds. A drug the record names only in text gets the code nullFlavor OTH with that text as originalText.
+ */
 function withMedicationPeriod(entry: Json, order: FhirResource): void {
   const administration = entry.substanceAdministration?.[0];
+  const material = administration?.consumable?.manufacturedProduct?.[0]?.manufacturedMaterial?.[0];
+  if (material && !material.code?.[0]?.['@_code']) material.code = [{ '@_nullFlavor': 'OTH', originalText: order.medicationCodeableConcept?.text }];
   const bounds = order.dosageInstruction?.[0]?.timing?.repeat?.boundsPeriod;
   if (!administration || !bounds?.start) return;
   const period = {
@@ -261,8 +266,6 @@ function fixUp(node: unknown, namespace: string): void {
       );
     } else if (key === 'routeCode' && value && !value['@_codeSystem']) {
       obj.routeCode = { ...value, '@_codeSystem': OID.edqm, '@_codeSystemName': 'EDQM Standard Terms' };
-    } else if (key === 'manufacturedMaterial' && value?.code && !value.code['@_code']) {
-      obj.manufacturedMaterial = { code: { '@_nullFlavor': 'OTH' } };
     } else if (key === 'assignedAuthoringDevice') {
       obj.assignedAuthoringDevice = { manufacturerModelName: 'CareGraph', softwareName: 'CareGraph' };
     } else fixUp(value, namespace);
