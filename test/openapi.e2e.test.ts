@@ -140,6 +140,10 @@ describe(`OpenAPI contract (${backendName})`, () => {
     const v2 = (await call('PUT', `/api/ehr/compositions/${id}`, 200, { body: { content: VITALS }, headers: { 'If-Match': `"${v1}"` } })).body.uid;
     await call('PUT', `/api/ehr/compositions/${id}`, 412, { body: { content: VITALS }, headers: { 'If-Match': v1 } });
     await call('GET', `/api/ehr/compositions/${id}/history`, 200);
+    // CDA export (the documents' own validation: test/cda.e2e.test.ts).
+    await call('GET', `/api/ehr/compositions/${encodeURIComponent(v1)}/cda`, 200);
+    await call('GET', '/api/ehr/patients/p-1001/cda', 200);
+    await call('GET', '/api/ehr/patients/p-2001/cda', 404);
     await call('DELETE', `/api/ehr/compositions/${id}`, 204, { headers: { 'If-Match': v2 } });
     await call('PUT', `/api/ehr/compositions/${id}`, 409, { body: { content: VITALS }, headers: { 'If-Match': v2 } });
     await call('GET', `/api/ehr/audit?entityId=${id}&limit=10`, 200);

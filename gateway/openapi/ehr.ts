@@ -1,4 +1,4 @@
-import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
+import type { OpenAPIRegistry, ResponseConfig } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 import { COMPOSITION_AREAS, createAppointmentSchema, createCompositionSchema, updateAppointmentSchema, updateCompositionSchema } from '../rest/ehr';
 import { authenticated, dateTime, json, jsonBody, pagination, pagingQuery, pathId, rateHeaders } from './common';
@@ -393,6 +393,41 @@ export function registerEhr(registry: OpenAPIRegistry): void {
       tags,
       request: { query: z.object({ entityId: z.string().optional(), entityType: z.string().optional(), actor: z.string().optional(), ...pagingQuery }) },
       responses: { 200: json('A page of audit records.', z.strictObject({ data: z.array(audit), pagination })) },
+    }),
+  );
+
+  // ---- CDA export (docs/exchange.md) ----
+  const cdaDocument = (description: string) => ({
+    description,
+    headers: rateHeaders as ResponseConfig['headers'],
+    content: { 'application/xml': { schema: z.string().meta({ description: 'An HL7 CDA R2 ClinicalDocument (C-CDA 2.1 CCD templates).' }) } },
+  });
+  registry.registerPath(
+    authenticated({
+      method: 'get',
+      path: '/api/ehr/patients/{id}/cda',
+      operationId: 'getPatientCcd',
+      summary: "The patient's Continuity of Care Document (C-CDA 2.1)",
+      description:
+        'CDA R2 XML made from the current record through the FHIR mapping: header (patient, author, custodian = the tenant, confidentiality N, language en-US, a fresh document id, one setId per patient) and the sections allergies, problems, medications, vital signs, results, encounters and notes; a section the record holds nothing for (or the caller may not read) has `nullFlavor="NI"` and the text "No information". Access as for FHIR `$everything`: role, consent and tenant; each export is in the access log.',
+      tags,
+      request: { params: z.object({ id: pathId('id', 'p-1001') }) },
+      responses: { 200: cdaDocument('The CCD.') },
+      extraErrors: [404],
+    }),
+  );
+  registry.registerPath(
+    authenticated({
+      method: 'get',
+      path: '/api/ehr/compositions/{uid}/cda',
+      operationId: 'getCompositionCda',
+      summary: 'One composition as a CDA document (C-CDA 2.1)',
+      description:
+        'A version uid, or the composition id for its latest version. The document set is the composition (setId = its id), versionNumber its version; the same version always has the same document id.',
+      tags,
+      request: { params: uid },
+      responses: { 200: cdaDocument('The document.') },
+      extraErrors: [404],
     }),
   );
 }

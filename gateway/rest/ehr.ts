@@ -1,4 +1,4 @@
-import { Router, type Request } from 'express';
+import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { AppError, notFound, validationError, zodDetails, type ErrorDetail } from '../../common/errors';
 import { identityOf } from '../auth';
@@ -27,6 +27,8 @@ const APPOINTMENT_FIELDS = 'id patientId start end status location practitionerI
 const RESTRICTION_FIELDS = 'patientId restrictedAt deleteAfter legalHold';
 const ERASURE_FIELDS = 'messages replies preferenceChanges preferences events webhookDeliveries';
 const EXPORT_FIELDS = 'id patientId status progress error size chunks createdAt completedAt expiresAt';
+/** CDA documents are XML (HL7 CDA R2); the clinical record's other answers are JSON. */
+const CDA_XML = 'application/xml; charset=utf-8';
 const AUDIT_FIELDS = 'id tenantId seq actor action entityType entityId at before after reason prevHash hash';
 
 function requireJson(req: Request): Record<string, unknown> {
@@ -242,6 +244,24 @@ export function ehrRoutes(run: GraphQLRunner): Router {
       { entityId: queryParam(req, 'entityId'), entityType: queryParam(req, 'entityType'), actor: queryParam(req, 'actor'), limit, offset },
     );
     res.json(data.auditRecords);
+  });
+
+  // ---- CDA export (docs/exchange.md): C-CDA 2.1 documents made by the clinical record, served as XML ----
+  const sendCda = (res: Response, xml: string, filename: string) =>
+    res.status(200).type(CDA_XML).setHeader('Content-Disposition', `inline; filename="${filename}"`).send(xml);
+
+  router.get('/patients/:id/cda', async (req, res) => {
+    onlyQueryParams(req, []);
+    const id = pathId(req, 'id');
+    const data = await run(req, 'query($id: ID!) { cdaPatientDocument(patientId: $id) }', { id });
+    sendCda(res, data.cdaPatientDocument, `ccd-${id}.xml`);
+  });
+
+  router.get('/compositions/:uid/cda', async (req, res) => {
+    onlyQueryParams(req, []);
+    const uid = pathId(req, 'uid');
+    const data = await run(req, 'query($uid: ID!) { cdaCompositionDocument(uid: $uid) }', { uid });
+    sendCda(res, data.cdaCompositionDocument, `composition-${uid.replaceAll(':', '_')}.xml`);
   });
 
   return router;

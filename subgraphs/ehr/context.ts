@@ -8,6 +8,7 @@ import type { ConsentService } from './consents/consent.service';
 import type { AccessPolicyService } from './policy/access-policy.service';
 import type { AuditService } from './audit/audit.service';
 import type { FhirService } from './exchange/fhir/fhir.service';
+import type { CdaService } from './exchange/cda/cda.service';
 import type { OpenEhrService } from './exchange/openehr/openehr.service';
 import type { RecordPrivacyService } from './privacy/privacy.service';
 import type { ClinicalContextService } from './clinical-context/clinical-context.service';
@@ -25,6 +26,7 @@ export interface EhrContext extends BaseContext {
   accessPolicy: AccessPolicyService;
   audit: AuditService;
   fhir: FhirService;
+  cda: CdaService;
   openehr: OpenEhrService;
   privacy: RecordPrivacyService;
   clinicalContext: ClinicalContextService;

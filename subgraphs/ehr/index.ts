@@ -22,6 +22,8 @@ import { AccessPolicyService } from './policy/access-policy.service';
 import { AuditResolver } from './audit/audit.resolver';
 import { AuditService, type AuditSeal } from './audit/audit.service';
 import { FhirResolver } from './exchange/fhir/fhir.resolver';
+import { CdaResolver } from './exchange/cda/cda.resolver';
+import { CdaService } from './exchange/cda/cda.service';
 import { FhirService } from './exchange/fhir/fhir.service';
 import { OpenEhrResolver } from './exchange/openehr/openehr.resolver';
 import { OpenEhrRecordResolver } from './exchange/openehr/openehr-record.resolver';
@@ -54,6 +56,7 @@ export function buildEhrSchema(): Promise<FederatedSchema> {
       AccessPolicyResolver,
       AuditResolver,
       FhirResolver,
+      CdaResolver,
       OpenEhrResolver,
       RecordPrivacyResolver,
       ClinicalContextResolver,
@@ -94,6 +97,7 @@ export function createEhrContext(deps: EhrDeps) {
     const ehrs = new EhrService(store, accessPolicy, deps.systemId);
     const compositions = new CompositionService(store, deps.cipher, deps.systemId, accessPolicy, consents, templates);
     const openehr = new OpenEhrService(ehrs, compositions, templates, deps.systemId);
+    const fhir = new FhirService(patients, appointments, compositions, templates, deps.systemId);
     return {
       ...base,
       patients,
@@ -104,7 +108,8 @@ export function createEhrContext(deps: EhrDeps) {
       consents,
       accessPolicy,
       audit: new AuditService(store, deps.auditSeal),
-      fhir: new FhirService(patients, appointments, compositions, templates, deps.systemId),
+      fhir,
+      cda: new CdaService(fhir, compositions, templates, base.identity.tenantId),
       openehr,
       contributions: new ContributionService(store, ehrs, compositions, openehr, deps.systemId),
       directories: new DirectoryService(store, deps.cipher, ehrs, accessPolicy, deps.systemId),

@@ -1436,6 +1436,10 @@ export type Query = {
   aqlQuery: Scalars['JSONObject']['output'];
   /** Admin: the tenant's audit trail, newest first; limit 1..100 (default 20). */
   auditRecords: AuditRecordPage;
+  /** One composition version (uid, or the latest by id) as a C-CDA 2.1 document (CDA R2 XML). */
+  cdaCompositionDocument: Scalars['String']['output'];
+  /** The patient's C-CDA 2.1 Continuity of Care Document (CDA R2 XML) from their current record; readable areas only. */
+  cdaPatientDocument: Scalars['String']['output'];
   /** The archetype library templates build on. */
   clinicalArchetypes: Array<ClinicalArchetype>;
   /** One patient's clinical context for a declared purpose of use: minimised demographics, medications, vitals and lab results with units and dates, encounters, notes, upcoming appointments (and, through `patient`, communication). Newest first, at most maxItems (1..100, default 10) per section; since/until bound clinical dates. AI agents need the patient's AI_ASSISTANCE consent. */
@@ -1568,6 +1572,16 @@ export type QueryAuditRecordsArgs = {
   entityType?: InputMaybe<Scalars['String']['input']>;
   limit?: InputMaybe<Scalars['Int']['input']>;
   offset?: InputMaybe<Scalars['Int']['input']>;
+};
+
+
+export type QueryCdaCompositionDocumentArgs = {
+  uid: Scalars['ID']['input'];
+};
+
+
+export type QueryCdaPatientDocumentArgs = {
+  patientId: Scalars['ID']['input'];
 };
 
 

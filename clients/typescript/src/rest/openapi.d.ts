@@ -542,6 +542,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/ehr/patients/{id}/cda": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The patient's Continuity of Care Document (C-CDA 2.1)
+         * @description CDA R2 XML made from the current record through the FHIR mapping: header (patient, author, custodian = the tenant, confidentiality N, language en-US, a fresh document id, one setId per patient) and the sections allergies, problems, medications, vital signs, results, encounters and notes; a section the record holds nothing for (or the caller may not read) has `nullFlavor="NI"` and the text "No information". Access as for FHIR `$everything`: role, consent and tenant; each export is in the access log.
+         */
+        get: operations["getPatientCcd"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/ehr/compositions/{uid}/cda": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One composition as a CDA document (C-CDA 2.1)
+         * @description A version uid, or the composition id for its latest version. The document set is the composition (setId = its id), versionNumber its version; the same version always has the same document id.
+         */
+        get: operations["getCompositionCda"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -3398,6 +3438,76 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    getPatientCcd: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The tenant of the call; one of the token's tenants. Optional when the token names one tenant (docs/api.md §3). */
+                "X-Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The CCD. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/xml": string;
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    getCompositionCda: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The tenant of the call; one of the token's tenants. Optional when the token names one tenant (docs/api.md §3). */
+                "X-Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path: {
+                uid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The document. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/xml": string;
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
             503: components["responses"]["Error503"];

@@ -324,14 +324,19 @@ export class FhirService {
 
   async everything(patientId: string, params: RawParam[]): Promise<Bundle> {
     const search = parseSearch('Everything', params);
+    const all = await this.everythingResources(patientId);
+    return searchBundle(`Patient/${patientId}/$everything`, search, all.slice(search.offset, search.offset + search.count), all.length, []);
+  }
+
+  /** Every resource of $everything, unpaged: the Patient first, then clinical resources newest first, then appointments (the CDA export reads these). */
+  async everythingResources(patientId: string): Promise<FhirResource[]> {
     const patient = await this.read('Patient', patientId);
     const clinical = (await this.compositions.scan({ patientId }, SCAN_CAP)).filter((c) => c.content);
     const definitions = new Map<string, MappedTemplate>();
     for (const id of new Set(clinical.map((c) => c.templateId))) definitions.set(id, await this.definition(id));
     const resources = clinical.flatMap((c) => compositionToResources(c, definitions.get(c.templateId)!)).sort(comparator([{ name: 'date', descending: true }]));
     const appointments = await this.searchAppointments(bareSearch([{ name: 'patient', kind: 'reference', values: [patientId] }], SCAN_CAP));
-    const all = [patient, ...resources, ...appointments.resources];
-    return searchBundle(`Patient/${patientId}/$everything`, search, all.slice(search.offset, search.offset + search.count), all.length, []);
+    return [patient, ...resources, ...appointments.resources];
   }
 
   // ---- create, update ------------------------------------------------------
