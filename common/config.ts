@@ -297,6 +297,18 @@ const envSchema = z.object({
     .regex(/^[A-Za-z0-9.-]+$/)
     .optional()
     .default('caregraph.local'),
+  /** IHE XDS.b: the affinity domain's patient id assigning authority (an OID); XDS patient ids are `<patient id>^^^&<oid>&ISO`. */
+  XDS_ASSIGNING_AUTHORITY: z
+    .string()
+    .regex(/^[0-2](\.(0|[1-9][0-9]*))+$/, 'an OID')
+    .optional()
+    .default('2.999.1.1'),
+  /** IHE XDS.b: this document repository's repositoryUniqueId (an OID). */
+  XDS_REPOSITORY_UNIQUE_ID: z
+    .string()
+    .regex(/^[0-2](\.(0|[1-9][0-9]*))+$/, 'an OID')
+    .optional()
+    .default('2.999.1.2'),
 });
 
 type Env = z.infer<typeof envSchema>;

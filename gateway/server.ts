@@ -30,6 +30,7 @@ import { messagingRoutes, SMS_PROVIDER_PATHS, smsProviderRoutes } from './rest/m
 import { ehrRoutes } from './rest/ehr';
 import { fhirErrorHandler, fhirPublicRoutes, fhirRoutes } from './rest/fhir';
 import { OPENEHR_TEXT_PATHS, OPENEHR_XML_PATHS, openEhrErrorHandler, openEhrRoutes } from './rest/openehr';
+import { xdsErrorHandler, xdsRoutes } from './rest/xds';
 import { adminRoutes } from './admin-static';
 import { explorerRoutes } from './explorer-static';
 import { openApiRoutes } from './openapi/routes';
@@ -254,6 +255,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     reportBudget,
     openEhrErrorHandler(logger, publicBase),
   );
+  // IHE XDS.b (SOAP 1.2, MTOM): same auth and GraphQL pipeline and EHR budget; every error a SOAP fault.
+  app.use('/xds', authenticate(verifyToken), spendCategory('EHR'), xdsRoutes(run), reportBudget, xdsErrorHandler(logger));
   // AI agents: the MCP server, on the same auth, tenancy and GraphQL pipeline (docs/ai-agents.md).
   app.use(mcpRoutes({ config, logger, apollo, contextFor, verifyToken, publicBase, json, version: process.env.npm_package_version ?? '0.1.0' }));
   app.use('/admin', adminRoutes());

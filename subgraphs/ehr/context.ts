@@ -15,6 +15,7 @@ import type { ClinicalContextService } from './clinical-context/clinical-context
 import type { ContributionService } from './exchange/openehr/contribution.service';
 import type { DirectoryService } from './exchange/openehr/directory.service';
 import type { StoredQueryService } from './exchange/openehr/stored-query.service';
+import type { XdsService } from './exchange/xds/xds.service';
 
 export interface EhrContext extends BaseContext {
   patients: PatientService;
@@ -33,4 +34,5 @@ export interface EhrContext extends BaseContext {
   contributions: ContributionService;
   directories: DirectoryService;
   storedQueries: StoredQueryService;
+  xds: XdsService;
 }

@@ -32,6 +32,8 @@ import { DirectoryService } from './exchange/openehr/directory.service';
 import { OpenEhrService } from './exchange/openehr/openehr.service';
 import { StoredQueryResolver } from './exchange/openehr/stored-query.resolver';
 import { StoredQueryService } from './exchange/openehr/stored-query.service';
+import { XdsResolver } from './exchange/xds/xds.resolver';
+import { XdsService, type XdsSettings } from './exchange/xds/xds.service';
 import { RecordPrivacyResolver } from './privacy/privacy.resolver';
 import { RecordPrivacyService } from './privacy/privacy.service';
 import { systemClock, type Clock } from '../../common/clock';
@@ -62,6 +64,7 @@ export function buildEhrSchema(): Promise<FederatedSchema> {
       ClinicalContextResolver,
       OpenEhrRecordResolver,
       StoredQueryResolver,
+      XdsResolver,
     ],
     referenceResolvers: { ...patientReference, ...appointmentReference },
   });
@@ -76,6 +79,8 @@ export interface EhrDeps {
   transactionalReads: boolean;
   /** The audit chain's key and signed checkpoints. */
   auditSeal: AuditSeal;
+  /** IHE XDS.b: the affinity domain's assigning authority and this repository's id. */
+  xds: XdsSettings;
   /** The time of restrictions and their deletion dates (default: the system clock). */
   clock?: Clock;
 }
@@ -114,6 +119,7 @@ export function createEhrContext(deps: EhrDeps) {
       contributions: new ContributionService(store, ehrs, compositions, openehr, deps.systemId),
       directories: new DirectoryService(store, deps.cipher, ehrs, accessPolicy, deps.systemId),
       storedQueries: new StoredQueryService(store, openehr),
+      xds: new XdsService(store, deps.cipher, accessPolicy, consents, deps.xds),
       privacy: new RecordPrivacyService(store, accessPolicy, deps.clock ?? systemClock),
       clinicalContext: new ClinicalContextService(store, patients, appointments, compositions, consents, templates, accessPolicy),
     };

@@ -39,7 +39,15 @@ export async function startEhrSubgraph(options: SubgraphStartOptions): Promise<R
       EHR_SUBGRAPH,
       logger,
       schema,
-      createEhrContext({ prisma, cipher, systemId: options.config.OPENEHR_SYSTEM_ID, transactionalReads, auditSeal, clock: options.clock }),
+      createEhrContext({
+        prisma,
+        cipher,
+        systemId: options.config.OPENEHR_SYSTEM_ID,
+        transactionalReads,
+        auditSeal,
+        clock: options.clock,
+        xds: { assigningAuthority: options.config.XDS_ASSIGNING_AUTHORITY, repositoryUniqueId: options.config.XDS_REPOSITORY_UNIQUE_ID },
+      }),
     ),
   );
   return {

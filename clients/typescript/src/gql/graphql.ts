@@ -756,6 +756,10 @@ export type Mutation = {
   updateWebhook: Webhook;
   /** Admin: adds a template version. Existing ids are immutable (CONFLICT unless identical). */
   uploadTemplate: ClinicalTemplate;
+  /** ITI-41 Provide and Register Document Set-b: a ProvideAndRegisterDocumentSetRequest; answers rs:RegistryResponse. */
+  xdsProvideAndRegister: Scalars['String']['output'];
+  /** ITI-42 Register Document Set-b: a lcm:SubmitObjectsRequest; answers rs:RegistryResponse. */
+  xdsRegister: Scalars['String']['output'];
 };
 
 
@@ -1133,6 +1137,16 @@ export type MutationUpdateWebhookArgs = {
 export type MutationUploadTemplateArgs = {
   input: UploadTemplateInput;
   reason?: InputMaybe<Scalars['String']['input']>;
+};
+
+
+export type MutationXdsProvideAndRegisterArgs = {
+  request: Scalars['String']['input'];
+};
+
+
+export type MutationXdsRegisterArgs = {
+  request: Scalars['String']['input'];
 };
 
 /** An alert still open: its webhook subscription is still disabled. */
@@ -1532,6 +1546,10 @@ export type Query = {
   webhookDeliveries: WebhookDeliveryPage;
   /** The webhook subscriptions of the tenant (admin, integration). */
   webhooks: WebhookList;
+  /** ITI-43 Retrieve Document Set: a xdsb:RetrieveDocumentSetRequest; answers xdsb:RetrieveDocumentSetResponse, documents inline (base64). */
+  xdsRetrieve: Scalars['String']['output'];
+  /** ITI-18 Registry Stored Query: a query:AdhocQueryRequest; answers query:AdhocQueryResponse. */
+  xdsStoredQuery: Scalars['String']['output'];
 };
 
 
@@ -1820,6 +1838,16 @@ export type QueryWebhookDeliveriesArgs = {
   offset?: InputMaybe<Scalars['Int']['input']>;
   status?: InputMaybe<Scalars['String']['input']>;
   webhookId: Scalars['ID']['input'];
+};
+
+
+export type QueryXdsRetrieveArgs = {
+  request: Scalars['String']['input'];
+};
+
+
+export type QueryXdsStoredQueryArgs = {
+  request: Scalars['String']['input'];
 };
 
 export type QuietHours = {

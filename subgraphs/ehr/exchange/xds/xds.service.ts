@@ -1,0 +1,703 @@
+import { createHash, randomUUID } from 'node:crypto';
+import type { FieldCipher } from '../../../../common/crypto';
+import { AppError } from '../../../../common/errors';
+import type { XdsDocument as DocumentRow, XdsSubmissionSet as SetRow, XdsAssociation as AssociationRow } from '../../db/generated/client';
+import type { TenantStore } from '../../db/store';
+import type { AccessPolicyService } from '../../policy/access-policy.service';
+import type { ConsentService } from '../../consents/consent.service';
+import {
+  adhocQueryResponseXml,
+  ASSOCIATION_TYPES,
+  codes,
+  EbXmlError,
+  externalId,
+  parseCodedParam,
+  parseCx,
+  readProvideAndRegister,
+  readRegister,
+  readRetrieve,
+  readStoredQuery,
+  registryResponseXml,
+  REPLACING,
+  retrieveResponseXml,
+  slotValue,
+  XDS,
+  type AssociationObject,
+  type Coded,
+  type QueryResult,
+  type RegistryError,
+  type RegistryObject,
+  type StoredQueryRequest,
+  type SubmitObjects,
+} from './ebrim';
+
+export interface XdsSettings {
+  /** The affinity domain's patient id assigning authority (XDS_ASSIGNING_AUTHORITY). */
+  assigningAuthority: string;
+  /** This repository's repositoryUniqueId (XDS_REPOSITORY_UNIQUE_ID). */
+  repositoryUniqueId: string;
+}
+
+/** The stored queries of ITI-18 this registry answers, by query id. */
+const STORED_QUERIES = {
+  'urn:uuid:14d4debf-8f97-4251-9a74-a90016b0af0d': 'FindDocuments',
+  'urn:uuid:f26abbcb-ac74-4422-8a30-edb644bbc1a9': 'FindSubmissionSets',
+  'urn:uuid:5c4f972b-d56b-40ac-a5fc-c8ca9b40b9d4': 'GetDocuments',
+  'urn:uuid:a7ae438b-4bc2-4642-93e9-be891f7bb155': 'GetAssociations',
+  'urn:uuid:e8e3cb2c-e39c-46b9-99e4-c12f57260b83': 'GetSubmissionSetAndContents',
+} as const;
+type QueryName = (typeof STORED_QUERIES)[keyof typeof STORED_QUERIES];
+
+/** The parameters each stored query takes (ITI TF-2a §3.18.4.1.2.3.7); others are refused rather than ignored. */
+const QUERY_PARAMS: Record<QueryName, string[]> = {
+  FindDocuments: [
+    '$XDSDocumentEntryPatientId',
+    '$XDSDocumentEntryStatus',
+    '$XDSDocumentEntryClassCode',
+    '$XDSDocumentEntryTypeCode',
+    '$XDSDocumentEntryPracticeSettingCode',
+    '$XDSDocumentEntryHealthcareFacilityTypeCode',
+    '$XDSDocumentEntryEventCodeList',
+    '$XDSDocumentEntryConfidentialityCode',
+    '$XDSDocumentEntryFormatCode',
+    '$XDSDocumentEntryCreationTimeFrom',
+    '$XDSDocumentEntryCreationTimeTo',
+    '$XDSDocumentEntryServiceStartTimeFrom',
+    '$XDSDocumentEntryServiceStartTimeTo',
+    '$XDSDocumentEntryServiceStopTimeFrom',
+    '$XDSDocumentEntryServiceStopTimeTo',
+    '$XDSDocumentEntryType',
+  ],
+  FindSubmissionSets: [
+    '$XDSSubmissionSetPatientId',
+    '$XDSSubmissionSetStatus',
+    '$XDSSubmissionSetSourceId',
+    '$XDSSubmissionSetSubmissionTimeFrom',
+    '$XDSSubmissionSetSubmissionTimeTo',
+    '$XDSSubmissionSetContentType',
+  ],
+  GetDocuments: ['$XDSDocumentEntryEntryUUID', '$XDSDocumentEntryUniqueId', '$homeCommunityId'],
+  GetAssociations: ['$uuid', '$homeCommunityId'],
+  GetSubmissionSetAndContents: [
+    '$XDSSubmissionSetEntryUUID',
+    '$XDSSubmissionSetUniqueId',
+    '$XDSDocumentEntryFormatCode',
+    '$XDSDocumentEntryConfidentialityCode',
+    '$XDSDocumentEntryType',
+    '$homeCommunityId',
+  ],
+};
+
+/** Most document entries one query answers (XDSTooManyResults beyond). */
+const MAX_RESULTS = 1_000;
+const UUID = /^urn:uuid:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const OID = /^[0-2](\.(0|[1-9][0-9]*))+$/;
+/** XDS unique ids: an OID, optionally `^extension` (ITI TF-3 §4.2.3.2.26). */
+const UNIQUE_ID = /^[0-2](\.(0|[1-9][0-9]*))+(\^[^\s^]{1,16})?$/;
+const DTM = /^\d{4}(\d{2}(\d{2}(\d{2}(\d{2}(\d{2})?)?)?)?)?$/;
+
+interface Disclosed {
+  entityType: 'XdsDocument' | 'XdsSubmissionSet';
+  entityId: string;
+  patientId: string;
+  uniqueId: string;
+}
+
+/** A transaction's failure: RegistryErrors for the response (nothing stored). */
+class XdsFailure extends Error {
+  constructor(readonly errors: RegistryError[]) {
+    super(errors.map((e) => `${e.errorCode}: ${e.codeContext}`).join('; '));
+  }
+}
+const fail = (errorCode: string, codeContext: string, location?: string) => new XdsFailure([{ errorCode, codeContext, location }]);
+
+interface CheckedSubmission {
+  patientId: string;
+  set: RegistryObject;
+  documents: Array<{ object: RegistryObject; content?: Buffer }>;
+  associations: AssociationObject[];
+  /** Documents in the registry this submission replaces (RPLC, XFRM_RPLC). */
+  replaces: string[];
+}
+
+/**
+ * IHE XDS.b over the clinical record: CareGraph as Document Repository and
+ * Document Registry of each tenant's affinity domain (ITI-41, ITI-42, ITI-18,
+ * ITI-43). Requests and answers are ebXML (ebrim.ts); this service decides,
+ * stores and audits. Every transaction, accepted or refused, leaves an
+ * audit record naming the transaction, the caller, the patient and the
+ * documents; reads also go to the access log. Reading and writing documents
+ * is the `document` area of the policy point.
+ */
+export class XdsService {
+  constructor(
+    private readonly store: TenantStore,
+    private readonly cipher: FieldCipher,
+    private readonly policy: AccessPolicyService,
+    private readonly consents: ConsentService,
+    private readonly settings: XdsSettings,
+  ) {}
+
+  /** ITI-41 Provide and Register Document Set-b: the documents and their metadata; answers rs:RegistryResponse. */
+  async provideAndRegister(xml: string): Promise<string> {
+    return this.submit('ITI-41', () => {
+      const { submit, documents } = readProvideAndRegister(xml);
+      return { submit, documents };
+    });
+  }
+
+  /** ITI-42 Register Document Set-b: metadata of documents a repository holds (this one or another). */
+  async register(xml: string): Promise<string> {
+    return this.submit('ITI-42', () => ({ submit: readRegister(xml) }));
+  }
+
+  private async submit(transaction: 'ITI-41' | 'ITI-42', read: () => { submit: SubmitObjects; documents?: Array<{ id: string; content: Buffer }> }) {
+    let patientId: string | undefined;
+    try {
+      const request = read();
+      const checked = await this.check(transaction, request.submit, request.documents);
+      patientId = checked.patientId;
+      await this.policy.assert('write', 'document', { patientId });
+      await this.save(transaction, checked);
+      return registryResponseXml([]);
+    } catch (err) {
+      return registryResponseXml(await this.refused(transaction, patientId, err));
+    }
+  }
+
+  /** The submission as it will be stored, or the RegistryErrors that refuse it (ITI TF-2b §3.41.4.1.3, §3.42.4.1.3). */
+  private async check(transaction: 'ITI-41' | 'ITI-42', submit: SubmitObjects, documents?: Array<{ id: string; content: Buffer }>): Promise<CheckedSubmission> {
+    const metadataError = transaction === 'ITI-41' ? 'XDSRepositoryMetadataError' : 'XDSRegistryMetadataError';
+    const setIds = new Set(
+      [...submit.classifications, ...submit.registryPackages.flatMap((p) => p.classifications)]
+        .filter((c) => c.node === XDS.submissionSetNode)
+        .map((c) => c.classifiedObject),
+    );
+    const folderIds = [...submit.classifications, ...submit.registryPackages.flatMap((p) => p.classifications)].filter((c) => c.node === XDS.folderNode);
+    if (folderIds.length) throw fail('XDSRegistryMetadataError', 'Folders are not supported by this registry');
+    const sets = submit.registryPackages.filter((p) => setIds.has(p.id));
+    if (sets.length !== 1 || submit.registryPackages.length !== 1)
+      throw fail('XDSRegistryMetadataError', 'A submission must hold exactly one RegistryPackage, classified as XDSSubmissionSet');
+    const set = { ...sets[0], classifications: [...sets[0].classifications, ...submit.classifications.filter((c) => c.classifiedObject === sets[0].id)] };
+    if (submit.extrinsicObjects.length === 0) throw fail('XDSRegistryMetadataError', 'The submission holds no DocumentEntry (ExtrinsicObject)');
+
+    // Symbolic ids (not urn:uuid) get a UUID; every reference follows.
+    const ids = new Map<string, string>();
+    const assign = (id: string) => {
+      if (!id) throw fail('XDSRegistryMetadataError', 'A registry object has no id');
+      if (!ids.has(id)) ids.set(id, UUID.test(id) ? id.toLowerCase() : `urn:uuid:${randomUUID()}`);
+      return ids.get(id)!;
+    };
+    const ref = (id: string) => ids.get(id) ?? id;
+    for (const o of [set, ...submit.extrinsicObjects]) assign(o.id);
+    for (const a of submit.associations) assign(a.id);
+    const rewrite = (o: RegistryObject): RegistryObject => ({
+      ...o,
+      id: ref(o.id),
+      classifications: o.classifications.map((c) => ({
+        ...c,
+        id: UUID.test(c.id) ? c.id : `urn:uuid:${randomUUID()}`,
+        classifiedObject: ref(c.classifiedObject),
+      })),
+      externalIds: o.externalIds.map((e) => ({ ...e, id: UUID.test(e.id) ? e.id : `urn:uuid:${randomUUID()}`, registryObject: ref(e.registryObject) })),
+    });
+
+    const setPatient = externalId(set, XDS.set.patientId);
+    const setUniqueId = externalId(set, XDS.set.uniqueId);
+    const sourceId = externalId(set, XDS.set.sourceId);
+    const missing = (what: string, id: string) => fail('XDSRegistryMetadataError', `${what} is missing or invalid`, id);
+    if (!setUniqueId || !UNIQUE_ID.test(setUniqueId)) throw missing('XDSSubmissionSet.uniqueId', set.id);
+    if (!sourceId || !OID.test(sourceId)) throw missing('XDSSubmissionSet.sourceId', set.id);
+    if (!DTM.test(slotValue(set, 'submissionTime') ?? '')) throw missing('XDSSubmissionSet.submissionTime', set.id);
+    if (!setPatient) throw missing('XDSSubmissionSet.patientId', set.id);
+    const patientId = await this.localPatient(setPatient);
+
+    const byId = new Map((documents ?? []).map((d) => [d.id, d]));
+    if (documents && byId.size !== documents.length) throw fail(metadataError, 'Two Documents have the same id');
+    const checkedDocuments = submit.extrinsicObjects.map((object) => {
+      const uniqueId = externalId(object, XDS.doc.uniqueId);
+      if (object.objectType !== XDS.stableDocument) throw fail('XDSRegistryMetadataError', 'Only stable document entries can be submitted', object.id);
+      if (!uniqueId || !UNIQUE_ID.test(uniqueId)) throw missing('XDSDocumentEntry.uniqueId', object.id);
+      if (!object.mimeType) throw missing('XDSDocumentEntry.mimeType', object.id);
+      for (const [name, scheme] of [
+        ['classCode', XDS.doc.classCode],
+        ['typeCode', XDS.doc.typeCode],
+        ['formatCode', XDS.doc.formatCode],
+        ['confidentialityCode', XDS.doc.confidentialityCode],
+        ['healthcareFacilityTypeCode', XDS.doc.healthcareFacilityTypeCode],
+        ['practiceSettingCode', XDS.doc.practiceSettingCode],
+      ]) {
+        const found = codes(object, scheme);
+        if (found.length === 0 || found.some((c) => !c.code || !c.scheme)) throw missing(`XDSDocumentEntry.${name}`, object.id);
+      }
+      if (!DTM.test(slotValue(object, 'creationTime') ?? '')) throw missing('XDSDocumentEntry.creationTime', object.id);
+      if (!slotValue(object, 'languageCode')) throw missing('XDSDocumentEntry.languageCode', object.id);
+      if (externalId(object, XDS.doc.patientId) !== setPatient)
+        throw fail('XDSPatientIdDoesNotMatch', 'The DocumentEntry.patientId differs from the SubmissionSet.patientId', object.id);
+
+      const slots = object.slots.filter((s) => !['hash', 'size', 'repositoryUniqueId'].includes(s.name));
+      if (!documents) {
+        // ITI-42: the repository computed these; the registry keeps them.
+        const hash = slotValue(object, 'hash');
+        const size = slotValue(object, 'size');
+        if (!hash || !/^[0-9a-fA-F]{40}$/.test(hash) || !size || !/^\d+$/.test(size) || !OID.test(slotValue(object, 'repositoryUniqueId') ?? ''))
+          throw fail('XDSRegistryMetadataError', 'Register Document Set-b needs the hash, size and repositoryUniqueId slots', object.id);
+        return { object: rewrite({ ...object, status: XDS.status.approved }) };
+      }
+      const document = byId.get(object.id);
+      if (!document) throw fail('XDSMissingDocument', `DocumentEntry '${object.id}' has no Document`, object.id);
+      byId.delete(object.id);
+      const hash = createHash('sha1').update(document.content).digest('hex');
+      const given = { hash: slotValue(object, 'hash'), size: slotValue(object, 'size') };
+      if (given.hash !== undefined && given.hash.toLowerCase() !== hash)
+        throw fail('XDSRepositoryMetadataError', 'The hash slot does not match the document', object.id);
+      if (given.size !== undefined && given.size !== String(document.content.length))
+        throw fail('XDSRepositoryMetadataError', 'The size slot does not match the document', object.id);
+      const computed = [
+        { name: 'hash', values: [hash] },
+        { name: 'size', values: [String(document.content.length)] },
+        { name: 'repositoryUniqueId', values: [this.settings.repositoryUniqueId] },
+      ];
+      return { object: rewrite({ ...object, status: XDS.status.approved, slots: [...slots, ...computed] }), content: document.content };
+    });
+    if (byId.size) throw fail('XDSMissingDocumentMetadata', `Document '${[...byId.keys()][0]}' has no DocumentEntry`, [...byId.keys()][0]);
+
+    const documentIds = new Set(checkedDocuments.map((d) => d.object.id));
+    const uniqueIds = checkedDocuments.map((d) => externalId(d.object, XDS.doc.uniqueId)!);
+    if (new Set(uniqueIds).size !== uniqueIds.length) throw fail('XDSRegistryDuplicateUniqueIdInMessage', 'Two DocumentEntries have the same uniqueId');
+
+    const associations = submit.associations.map((a) => ({ ...a, id: ref(a.id), source: ref(a.source), target: ref(a.target) }));
+    const replaces: string[] = [];
+    for (const a of associations) {
+      if (!ASSOCIATION_TYPES.includes(a.type)) throw fail('XDSRegistryMetadataError', `Association type '${a.type}' is not supported`, a.id);
+      if (a.type === XDS.hasMember) {
+        if (a.source !== ref(set.id) || !documentIds.has(a.target))
+          throw fail('XDSRegistryMetadataError', 'HasMember must link the submission set to a DocumentEntry of this submission', a.id);
+        if (slotValue(a, 'SubmissionSetStatus') !== 'Original')
+          throw fail('XDSRegistryMetadataError', 'HasMember needs SubmissionSetStatus Original (references to registry documents are not supported)', a.id);
+      } else {
+        if (!documentIds.has(a.source))
+          throw fail('XDSRegistryMetadataError', 'A document relationship must start at a DocumentEntry of this submission', a.id);
+        if (REPLACING.includes(a.type)) replaces.push(a.target);
+      }
+    }
+    const members = new Set(associations.filter((a) => a.type === XDS.hasMember).map((a) => a.target));
+    for (const id of documentIds)
+      if (!members.has(id)) throw fail('XDSRegistryMetadataError', 'Every DocumentEntry must be a member of the submission set', id);
+    return { patientId, set: rewrite(set), documents: checkedDocuments, associations, replaces };
+  }
+
+  /** The clinical record's patient an affinity-domain patient id names, or XDSUnknownPatientId. */
+  private async localPatient(cx: string): Promise<string> {
+    const parsed = parseCx(cx);
+    if (!parsed || parsed.authority !== this.settings.assigningAuthority)
+      throw fail('XDSUnknownPatientId', `'${cx}' is not a patient id of this affinity domain (assigning authority ${this.settings.assigningAuthority})`);
+    const patient = await this.store.read((tx) => tx.patient.findFirst({ where: { id: parsed.id, deletedAt: null }, select: { id: true } }));
+    if (!patient) throw fail('XDSUnknownPatientId', `Patient '${cx}' is not known to this registry`);
+    return patient.id;
+  }
+
+  private async save(transaction: 'ITI-41' | 'ITI-42', s: CheckedSubmission): Promise<void> {
+    const tenantId = this.store.tenantId;
+    const by = this.store.identity.sub;
+    const setUniqueId = externalId(s.set, XDS.set.uniqueId)!;
+    await this.store.change(`IHE ${transaction}`, async (tx, audit) => {
+      const uniqueIds = s.documents.map((d) => externalId(d.object, XDS.doc.uniqueId)!);
+      const existing = await tx.xdsDocument.findMany({ where: { uniqueId: { in: uniqueIds } }, select: { uniqueId: true, hash: true } });
+      for (const row of existing) {
+        const incoming = s.documents.find((d) => externalId(d.object, XDS.doc.uniqueId) === row.uniqueId)!;
+        const same = slotValue(incoming.object, 'hash')?.toLowerCase() === row.hash;
+        throw fail(
+          same ? 'XDSDuplicateUniqueIdInRegistry' : 'XDSNonIdenticalHash',
+          `Document uniqueId '${row.uniqueId}' is already registered`,
+          incoming.object.id,
+        );
+      }
+      if (await tx.xdsSubmissionSet.findFirst({ where: { uniqueId: setUniqueId } }))
+        throw fail('XDSDuplicateUniqueIdInRegistry', `Submission set uniqueId '${setUniqueId}' is already registered`, s.set.id);
+      for (const target of s.replaces) {
+        const replaced = await tx.xdsDocument.updateMany({
+          where: { id: target, patientId: s.patientId, status: XDS.status.approved },
+          data: { status: XDS.status.deprecated },
+        });
+        if (replaced.count !== 1)
+          throw fail('XDSRegistryMetadataError', `The replaced document '${target}' is not an approved document of this patient`, target);
+        await audit.record({
+          action: 'update',
+          entityType: 'XdsDocument',
+          entityId: target,
+          after: { transaction, patientId: s.patientId, status: XDS.status.deprecated },
+        });
+      }
+      await tx.xdsSubmissionSet.create({
+        data: {
+          tenantId,
+          id: s.set.id,
+          uniqueId: setUniqueId,
+          sourceId: externalId(s.set, XDS.set.sourceId)!,
+          patientId: s.patientId,
+          submissionTime: slotValue(s.set, 'submissionTime')!,
+          ...(codes(s.set, XDS.set.contentTypeCode).length ? { contentTypeCode: { ...codes(s.set, XDS.set.contentTypeCode)[0] } } : {}),
+          metadataEnc: this.cipher.encrypt(JSON.stringify({ ...s.set, status: XDS.status.approved })),
+          transaction,
+          createdBy: by,
+        },
+      });
+      await audit.record({
+        action: 'create',
+        entityType: 'XdsSubmissionSet',
+        entityId: s.set.id,
+        after: { transaction, patientId: s.patientId, uniqueId: setUniqueId, documents: uniqueIds },
+      });
+      for (const { object, content } of s.documents) {
+        const row = {
+          tenantId,
+          id: object.id,
+          uniqueId: externalId(object, XDS.doc.uniqueId)!,
+          patientId: s.patientId,
+          submissionSetId: s.set.id,
+          status: XDS.status.approved,
+          objectType: object.objectType!,
+          mimeType: object.mimeType!,
+          hash: slotValue(object, 'hash')!.toLowerCase(),
+          size: Number(slotValue(object, 'size')),
+          repositoryUniqueId: slotValue(object, 'repositoryUniqueId')!,
+          creationTime: slotValue(object, 'creationTime') ?? null,
+          serviceStartTime: slotValue(object, 'serviceStartTime') ?? null,
+          serviceStopTime: slotValue(object, 'serviceStopTime') ?? null,
+          classCode: codes(object, XDS.doc.classCode)[0] as object,
+          typeCode: codes(object, XDS.doc.typeCode)[0] as object,
+          formatCode: codes(object, XDS.doc.formatCode)[0] as object,
+          confidentialityCodes: codes(object, XDS.doc.confidentialityCode) as object[],
+          healthcareFacilityTypeCode: codes(object, XDS.doc.healthcareFacilityTypeCode)[0] as object,
+          practiceSettingCode: codes(object, XDS.doc.practiceSettingCode)[0] as object,
+          eventCodes: codes(object, XDS.doc.eventCodeList) as object[],
+          metadataEnc: this.cipher.encrypt(JSON.stringify(object)),
+          contentEnc: content ? this.cipher.encryptBytes(content) : null,
+          createdBy: by,
+        };
+        await tx.xdsDocument.create({ data: row });
+        await audit.record({
+          action: 'create',
+          entityType: 'XdsDocument',
+          entityId: object.id,
+          after: { transaction, patientId: s.patientId, uniqueId: row.uniqueId, submissionSet: setUniqueId, hash: row.hash, size: row.size, stored: !!content },
+        });
+      }
+      for (const a of s.associations) {
+        await tx.xdsAssociation.create({
+          data: {
+            tenantId,
+            id: a.id,
+            associationType: a.type,
+            sourceId: a.source,
+            targetId: a.target,
+            submissionSetStatus: slotValue(a, 'SubmissionSetStatus') ?? null,
+            submissionSetId: s.set.id,
+            patientId: s.patientId,
+          },
+        });
+      }
+    });
+  }
+
+  /**
+   * A refused transaction's audit record (who tried what for which patient, and why), then its
+   * RegistryErrors; a refusal of the policy point (403) is audited too and becomes a SOAP fault.
+   */
+  private async refused(transaction: string, patientId: string | undefined, err: unknown): Promise<RegistryError[]> {
+    const errors =
+      err instanceof XdsFailure
+        ? err.errors
+        : err instanceof EbXmlError
+          ? [{ errorCode: err.errorCode, codeContext: err.message }]
+          : err instanceof AppError
+            ? [{ errorCode: err.code, codeContext: err.message }]
+            : null;
+    if (!errors) throw err;
+    await this.store.change(`IHE ${transaction}`, (_tx, audit) =>
+      audit.record({
+        action: 'refuse',
+        entityType: 'XdsTransaction',
+        entityId: randomUUID(),
+        after: { transaction, patientId: patientId ?? null, errors: errors.map((e) => e.errorCode) },
+      }),
+    );
+    if (err instanceof AppError) throw err;
+    return errors;
+  }
+
+  /** ITI-18 Registry Stored Query; answers query:AdhocQueryResponse. */
+  async storedQuery(xml: string): Promise<string> {
+    let request: StoredQueryRequest | undefined;
+    let patientId: string | undefined;
+    try {
+      request = readStoredQuery(xml);
+      const name = STORED_QUERIES[request.queryId as keyof typeof STORED_QUERIES];
+      if (!name) throw fail('XDSUnknownStoredQuery', `Stored query '${request.queryId}' is not supported`);
+      for (const param of request.params.keys())
+        if (!QUERY_PARAMS[name].includes(param)) throw fail('XDSRegistryError', `Parameter ${param} is not supported by ${name}`);
+      const result = await this.runQuery(name, new QueryParams(request.params));
+      patientId = result.patientId;
+      if (result.documents.length > MAX_RESULTS) throw fail('XDSTooManyResults', `More than ${MAX_RESULTS} document entries match`);
+      const { answer, disclosed } = await this.answer(result);
+      await this.auditRead('ITI-18', name, result.patientId, disclosed);
+      return adhocQueryResponseXml(answer, request.returnType, []);
+    } catch (err) {
+      return adhocQueryResponseXml(null, request?.returnType ?? 'ObjectRef', await this.refused('ITI-18', patientId, err));
+    }
+  }
+
+  private async runQuery(
+    name: QueryName,
+    p: QueryParams,
+  ): Promise<{ patientId?: string; documents: DocumentRow[]; sets: SetRow[]; associations: AssociationRow[] }> {
+    switch (name) {
+      case 'FindDocuments': {
+        const patientId = await this.queryPatient(p.one('$XDSDocumentEntryPatientId'));
+        const statuses = p.required('$XDSDocumentEntryStatus');
+        const rows = await this.store.read((tx) => tx.xdsDocument.findMany({ where: { patientId, status: { in: statuses } }, orderBy: { createdAt: 'asc' } }));
+        return { patientId, documents: rows.filter((d) => matchesDocument(d, p)), sets: [], associations: [] };
+      }
+      case 'FindSubmissionSets': {
+        const patientId = await this.queryPatient(p.one('$XDSSubmissionSetPatientId'));
+        // Submission sets are always Approved here.
+        if (!p.required('$XDSSubmissionSetStatus').includes(XDS.status.approved)) return { patientId, documents: [], sets: [], associations: [] };
+        const sourceIds = p.any('$XDSSubmissionSetSourceId');
+        const contentTypes = p.codes('$XDSSubmissionSetContentType');
+        const rows = await this.store.read((tx) => tx.xdsSubmissionSet.findMany({ where: { patientId }, orderBy: { createdAt: 'asc' } }));
+        const sets = rows.filter(
+          (s) =>
+            (!sourceIds || sourceIds.includes(s.sourceId)) &&
+            inRange(s.submissionTime, p.optional('$XDSSubmissionSetSubmissionTimeFrom'), p.optional('$XDSSubmissionSetSubmissionTimeTo')) &&
+            contentTypes.every((alternatives) => alternatives.some((c) => sameCode(c, s.contentTypeCode as Coded | null))),
+        );
+        return { patientId, documents: [], sets, associations: [] };
+      }
+      case 'GetDocuments': {
+        const uuids = p.any('$XDSDocumentEntryEntryUUID');
+        const uniqueIds = p.any('$XDSDocumentEntryUniqueId');
+        if (!uuids === !uniqueIds) throw fail('XDSStoredQueryParamNumber', 'GetDocuments takes either $XDSDocumentEntryEntryUUID or $XDSDocumentEntryUniqueId');
+        const documents = await this.store.read((tx) =>
+          tx.xdsDocument.findMany({ where: uuids ? { id: { in: uuids.map((u) => u.toLowerCase()) } } : { uniqueId: { in: uniqueIds! } } }),
+        );
+        return { documents, sets: [], associations: [] };
+      }
+      case 'GetAssociations': {
+        const uuids = p.required('$uuid').map((u) => u.toLowerCase());
+        const associations = await this.store.read((tx) =>
+          tx.xdsAssociation.findMany({ where: { OR: [{ sourceId: { in: uuids } }, { targetId: { in: uuids } }] } }),
+        );
+        return { documents: [], sets: [], associations };
+      }
+      case 'GetSubmissionSetAndContents': {
+        const uuid = p.optional('$XDSSubmissionSetEntryUUID');
+        const uniqueId = p.optional('$XDSSubmissionSetUniqueId');
+        if (!uuid === !uniqueId)
+          throw fail('XDSStoredQueryParamNumber', 'GetSubmissionSetAndContents takes either $XDSSubmissionSetEntryUUID or $XDSSubmissionSetUniqueId');
+        const set = await this.store.read((tx) => tx.xdsSubmissionSet.findFirst({ where: uuid ? { id: uuid.toLowerCase() } : { uniqueId: uniqueId! } }));
+        if (!set) return { documents: [], sets: [], associations: [] };
+        const members = await this.store.read((tx) => tx.xdsAssociation.findMany({ where: { sourceId: set.id, associationType: XDS.hasMember } }));
+        const rows = await this.store.read((tx) => tx.xdsDocument.findMany({ where: { id: { in: members.map((m) => m.targetId) } } }));
+        const documents = rows.filter((d) => matchesDocument(d, p));
+        const ids = new Set(documents.map((d) => d.id));
+        return { patientId: set.patientId, documents, sets: [set], associations: members.filter((m) => ids.has(m.targetId)) };
+      }
+    }
+  }
+
+  /** A query's patient: known in this tenant's affinity domain, and one whose documents the caller may read. */
+  private async queryPatient(cx: string): Promise<string> {
+    const patientId = await this.localPatient(cx);
+    const decision = await this.policy.decide('read', 'document', { patientId, consents: await this.consents.effective(patientId) });
+    // A record the policy hides from the caller (another patient's, for a patient) is answered as unknown.
+    if (decision.hide) throw fail('XDSUnknownPatientId', `Patient '${cx}' is not known to this registry`);
+    await this.policy.assert('read', 'document', { patientId, consents: await this.consents.effective(patientId) });
+    return patientId;
+  }
+
+  /** The result as ebRIM objects, without what the caller may not read (answered as if it did not exist). */
+  private async answer(result: {
+    documents: DocumentRow[];
+    sets: SetRow[];
+    associations: AssociationRow[];
+  }): Promise<{ answer: QueryResult; disclosed: Disclosed[] }> {
+    const readable = await this.readablePatients([...result.documents, ...result.sets, ...result.associations].map((r) => r.patientId));
+    const documents = result.documents.filter((d) => readable.has(d.patientId));
+    const sets = result.sets.filter((s) => readable.has(s.patientId));
+    const disclosed: Disclosed[] = [
+      ...documents.map((d) => ({ entityType: 'XdsDocument' as const, entityId: d.id, patientId: d.patientId, uniqueId: d.uniqueId })),
+      ...sets.map((s) => ({ entityType: 'XdsSubmissionSet' as const, entityId: s.id, patientId: s.patientId, uniqueId: s.uniqueId })),
+    ];
+    const answer = {
+      documents: documents.map((d) => ({ ...(JSON.parse(this.cipher.decrypt(d.metadataEnc)) as RegistryObject), status: d.status })),
+      submissionSets: sets.map((s) => JSON.parse(this.cipher.decrypt(s.metadataEnc)) as RegistryObject),
+      associations: result.associations
+        .filter((a) => readable.has(a.patientId))
+        .map((a) => ({
+          id: a.id,
+          type: a.associationType,
+          source: a.sourceId,
+          target: a.targetId,
+          status: XDS.status.approved,
+          slots: a.submissionSetStatus ? [{ name: 'SubmissionSetStatus', values: [a.submissionSetStatus] }] : [],
+        })),
+    };
+    return { answer, disclosed };
+  }
+
+  private async readablePatients(patientIds: string[]): Promise<Set<string>> {
+    const unique = [...new Set(patientIds)];
+    const decisions = await Promise.all(
+      unique.map(async (patientId) => this.policy.decide('read', 'document', { patientId, consents: await this.consents.effective(patientId) })),
+    );
+    return new Set(unique.filter((_, i) => decisions[i].allowed));
+  }
+
+  /** A read's audit record (transaction, caller, patient, documents) and the access log entries of what it disclosed. */
+  private async auditRead(transaction: string, query: string, patientId: string | undefined, disclosed: Disclosed[]): Promise<void> {
+    await this.store.change(`IHE ${transaction}`, async (tx, audit) => {
+      await audit.record({
+        action: 'read',
+        entityType: 'XdsTransaction',
+        entityId: randomUUID(),
+        after: {
+          transaction,
+          query,
+          patientId: patientId ?? null,
+          documents: disclosed.filter((d) => d.entityType === 'XdsDocument').map((d) => d.uniqueId),
+          submissionSets: disclosed.filter((d) => d.entityType === 'XdsSubmissionSet').map((d) => d.uniqueId),
+        },
+      });
+      await this.store.logAccess(
+        tx,
+        disclosed.map(({ entityType, entityId, patientId }) => ({ entityType, entityId, patientId, action: 'read' as const })),
+      );
+    });
+  }
+
+  /** ITI-43 Retrieve Document Set; answers xdsb:RetrieveDocumentSetResponse with the documents inline. */
+  async retrieve(xml: string): Promise<string> {
+    let requests: ReturnType<typeof readRetrieve>;
+    try {
+      requests = readRetrieve(xml);
+    } catch (err) {
+      return retrieveResponseXml([], await this.refused('ITI-43', undefined, err));
+    }
+    const errors: RegistryError[] = [];
+    const ours = requests.filter((r) => {
+      if (r.repositoryUniqueId === this.settings.repositoryUniqueId) return true;
+      errors.push({
+        errorCode: 'XDSUnknownRepositoryId',
+        codeContext: `Repository '${r.repositoryUniqueId}' is not this repository`,
+        location: r.documentUniqueId,
+      });
+      return false;
+    });
+    const rows = await this.store.read((tx) =>
+      tx.xdsDocument.findMany({ where: { uniqueId: { in: ours.map((r) => r.documentUniqueId) }, repositoryUniqueId: this.settings.repositoryUniqueId } }),
+    );
+    const readable = await this.readablePatients(rows.map((r) => r.patientId));
+    const found: DocumentRow[] = [];
+    for (const r of ours) {
+      const row = rows.find((d) => d.uniqueId === r.documentUniqueId);
+      // Another tenant's document, one the caller may not read and an unknown one look alike.
+      if (!row || !row.contentEnc || !readable.has(row.patientId))
+        errors.push({
+          errorCode: 'XDSDocumentUniqueIdError',
+          codeContext: `Document '${r.documentUniqueId}' is not in this repository`,
+          location: r.documentUniqueId,
+        });
+      else found.push(row);
+    }
+    await this.store.change('IHE ITI-43', async (tx, audit) => {
+      await audit.record({
+        action: found.length ? 'read' : 'refuse',
+        entityType: 'XdsTransaction',
+        entityId: randomUUID(),
+        after: {
+          transaction: 'ITI-43',
+          patientIds: [...new Set(found.map((d) => d.patientId))],
+          documents: found.map((d) => d.uniqueId),
+          ...(errors.length ? { errors: errors.map((e) => e.errorCode) } : {}),
+        },
+      });
+      await this.store.logAccess(
+        tx,
+        found.map((d) => ({ entityType: 'XdsDocument', entityId: d.id, patientId: d.patientId, action: 'read' as const })),
+      );
+    });
+    return retrieveResponseXml(
+      found.map((d) => ({
+        repositoryUniqueId: d.repositoryUniqueId,
+        documentUniqueId: d.uniqueId,
+        mimeType: d.mimeType,
+        content: this.cipher.decryptBytes(d.contentEnc!),
+      })),
+      errors,
+    );
+  }
+}
+
+/** A stored query's parameters (ebRS: values of one Value element are ORed, several Value elements of a code parameter ANDed). */
+class QueryParams {
+  constructor(private readonly params: Map<string, string[][]>) {}
+
+  any(name: string): string[] | undefined {
+    const values = this.params.get(name);
+    return values ? values.flat() : undefined;
+  }
+
+  required(name: string): string[] {
+    const values = this.any(name);
+    if (!values || values.length === 0) throw fail('XDSStoredQueryParamNumber', `${name} is required`);
+    return values;
+  }
+
+  one(name: string): string {
+    const values = this.required(name);
+    if (values.length !== 1) throw fail('XDSStoredQueryParamNumber', `${name} takes one value`);
+    return values[0];
+  }
+
+  optional(name: string): string | undefined {
+    const values = this.any(name);
+    if (values && values.length > 1) throw fail('XDSStoredQueryParamNumber', `${name} takes one value`);
+    return values?.[0];
+  }
+
+  /** A coded parameter as AND of ORs of `code^^scheme`. */
+  codes(name: string): Coded[][] {
+    return (this.params.get(name) ?? []).map((alternatives) => alternatives.map(parseCodedParam));
+  }
+}
+
+const sameCode = (wanted: Coded, stored: Coded | null | undefined) =>
+  !!stored && stored.code === wanted.code && (!wanted.scheme || stored.scheme === wanted.scheme);
+const anyCode = (wanted: Coded[][], stored: Coded[]) => wanted.every((alternatives) => alternatives.some((w) => stored.some((s) => sameCode(w, s))));
+
+/** DTM ranges: from inclusive, to exclusive (ITI TF-2a §3.18.4.1.2.3.6); a value is compared on the shorter precision. */
+function inRange(value: string | null | undefined, from: string | undefined, to: string | undefined): boolean {
+  if (!from && !to) return true;
+  if (!value) return false;
+  const cmp = (a: string, b: string) => a.slice(0, Math.min(a.length, b.length)).localeCompare(b.slice(0, Math.min(a.length, b.length)));
+  return (!from || cmp(value, from) >= 0) && (!to || cmp(value, to) < 0);
+}
+
+function matchesDocument(d: DocumentRow, p: QueryParams): boolean {
+  const one = (value: unknown) => (value ? [value as Coded] : []);
+  const types = p.any('$XDSDocumentEntryType');
+  return (
+    anyCode(p.codes('$XDSDocumentEntryClassCode'), one(d.classCode)) &&
+    anyCode(p.codes('$XDSDocumentEntryTypeCode'), one(d.typeCode)) &&
+    anyCode(p.codes('$XDSDocumentEntryPracticeSettingCode'), one(d.practiceSettingCode)) &&
+    anyCode(p.codes('$XDSDocumentEntryHealthcareFacilityTypeCode'), one(d.healthcareFacilityTypeCode)) &&
+    anyCode(p.codes('$XDSDocumentEntryEventCodeList'), (d.eventCodes as Coded[] | null) ?? []) &&
+    anyCode(p.codes('$XDSDocumentEntryConfidentialityCode'), d.confidentialityCodes as unknown as Coded[]) &&
+    anyCode(p.codes('$XDSDocumentEntryFormatCode'), one(d.formatCode)) &&
+    inRange(d.creationTime, p.optional('$XDSDocumentEntryCreationTimeFrom'), p.optional('$XDSDocumentEntryCreationTimeTo')) &&
+    inRange(d.serviceStartTime, p.optional('$XDSDocumentEntryServiceStartTimeFrom'), p.optional('$XDSDocumentEntryServiceStartTimeTo')) &&
+    inRange(d.serviceStopTime, p.optional('$XDSDocumentEntryServiceStopTimeFrom'), p.optional('$XDSDocumentEntryServiceStopTimeTo')) &&
+    (!types || types.includes(d.objectType))
+  );
+}

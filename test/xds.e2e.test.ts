@@ -1,0 +1,427 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { XMLParser } from 'fast-xml-parser';
+import { startTestPlatform, backendName, type TestPlatform } from './harness';
+
+const FIXTURES = join(__dirname, 'fixtures', 'xds');
+const ITI41 = readFileSync(join(FIXTURES, 'iti41-provide-and-register.xml'), 'utf8');
+const CCD = readFileSync(join(FIXTURES, 'ccd.xml'));
+const AUTHORITY = '2.999.1.1';
+const REPOSITORY = '2.999.1.2';
+const pid = (id: string, authority = AUTHORITY) => `${id}^^^&${authority}&ISO`;
+const SOAP12 = 'http://www.w3.org/2003/05/soap-envelope';
+const SUCCESS = 'urn:oasis:names:tc:ebxml-regrep:ResponseStatusType:Success';
+const FAILURE = 'urn:oasis:names:tc:ebxml-regrep:ResponseStatusType:Failure';
+const FIND_DOCUMENTS = 'urn:uuid:14d4debf-8f97-4251-9a74-a90016b0af0d';
+const FIND_SUBMISSION_SETS = 'urn:uuid:f26abbcb-ac74-4422-8a30-edb644bbc1a9';
+const GET_DOCUMENTS = 'urn:uuid:5c4f972b-d56b-40ac-a5fc-c8ca9b40b9d4';
+const GET_ASSOCIATIONS = 'urn:uuid:a7ae438b-4bc2-4642-93e9-be891f7bb155';
+const GET_SS_AND_CONTENTS = 'urn:uuid:e8e3cb2c-e39c-46b9-99e4-c12f57260b83';
+const APPROVED = "('urn:oasis:names:tc:ebxml-regrep:StatusType:Approved')";
+const uid = () => `2.999.7.${Date.now()}.${Math.floor(Math.random() * 1e6)}`;
+
+const xml = new XMLParser({
+  ignoreAttributes: false,
+  attributeNamePrefix: '@',
+  removeNSPrefix: true,
+  parseTagValue: false,
+  isArray: (name) => ['ExtrinsicObject', 'RegistryPackage', 'Association', 'ObjectRef', 'RegistryError', 'DocumentResponse', 'Slot', 'Value'].includes(name),
+});
+
+interface Answer {
+  status: number;
+  contentType: string;
+  /** The SOAP envelope (the MTOM root part for multipart answers). */
+  envelope: string;
+  /** The MTOM parts other than the root, by Content-ID. */
+  parts: Map<string, Buffer>;
+  body: any;
+}
+
+/** A test-side MIME reader, independent of the gateway's. */
+function readMultipart(contentType: string, bytes: Buffer): { root: string; parts: Map<string, Buffer> } {
+  const boundary = /boundary="?([^";]+)"?/.exec(contentType)![1];
+  const start = /start="?<([^>"]+)>"?/.exec(contentType)?.[1];
+  const parts = new Map<string, Buffer>();
+  let root = '';
+  const delimiter = Buffer.from(`\r\n--${boundary}`);
+  const all = Buffer.concat([Buffer.from('\r\n'), bytes]);
+  let at = all.indexOf(delimiter);
+  while (at >= 0) {
+    const headerStart = at + delimiter.length;
+    if (all.subarray(headerStart, headerStart + 2).toString() === '--') break;
+    const headerEnd = all.indexOf('\r\n\r\n', headerStart);
+    const next = all.indexOf(delimiter, headerEnd);
+    const headers = all.subarray(headerStart, headerEnd).toString();
+    const id = /content-id:\s*<([^>]+)>/i.exec(headers)?.[1] ?? '';
+    const content = all.subarray(headerEnd + 4, next);
+    if (id === start || (!start && !root)) root = content.toString('utf8');
+    else parts.set(id, content);
+    at = next;
+  }
+  return { root, parts };
+}
+
+describe(`IHE XDS.b /xds (${backendName})`, () => {
+  let t: TestPlatform;
+  let acme: string;
+
+  const post = async (endpoint: string, body: string | Buffer, contentType: string, token?: string | null): Promise<Answer> => {
+    const headers: Record<string, string> = { 'content-type': contentType };
+    const auth = token === undefined ? await t.token() : token;
+    if (auth) headers.authorization = `Bearer ${auth}`;
+    const res = await fetch(`${t.url}/xds/${endpoint}`, { method: 'POST', headers, body });
+    const bytes = Buffer.from(await res.arrayBuffer());
+    const type = res.headers.get('content-type') ?? '';
+    const { root, parts } = type.startsWith('multipart/related') ? readMultipart(type, bytes) : { root: bytes.toString('utf8'), parts: new Map() };
+    return { status: res.status, contentType: type, envelope: root, parts, body: xml.parse(root).Envelope?.Body };
+  };
+
+  const soap = (action: string, payload: string) =>
+    `<?xml version="1.0" encoding="UTF-8"?><s:Envelope xmlns:s="${SOAP12}" xmlns:a="http://www.w3.org/2005/08/addressing"><s:Header>` +
+    `<a:Action s:mustUnderstand="true">${action}</a:Action><a:MessageID>urn:uuid:${randomUUID()}</a:MessageID></s:Header><s:Body>${payload}</s:Body></s:Envelope>`;
+
+  /** The fixture's ITI-41 request with this patient, unique ids and document (inline base64 or an XOP include). */
+  const iti41 = (options: { patient?: string; docUniqueId: string; setUniqueId?: string; document: string; edit?: (text: string) => string }) => {
+    const text = ITI41.replace(/\{\{PATIENT_ID\}\}/g, (options.patient ?? pid('p-1001')).replace(/&/g, '&amp;'))
+      .replace('{{DOC_UNIQUE_ID}}', options.docUniqueId)
+      .replace('{{SET_UNIQUE_ID}}', options.setUniqueId ?? uid())
+      .replace('{{DOCUMENT}}', options.document);
+    return options.edit ? options.edit(text) : text;
+  };
+
+  /** ITI-41 as MTOM: the document travels as a binary part. */
+  const provideMtom = (document: Buffer, options: { patient?: string; docUniqueId: string; setUniqueId?: string }, token?: string | null) => {
+    const boundary = `MIMEBoundary_${randomUUID()}`;
+    const root = iti41({
+      ...options,
+      document: '<xop:Include xmlns:xop="http://www.w3.org/2004/08/xop/include" href="cid:doc1%40test.example"/>',
+    });
+    const body = Buffer.concat([
+      Buffer.from(
+        `--${boundary}\r\nContent-Type: application/xop+xml; charset=UTF-8; type="application/soap+xml"\r\nContent-Transfer-Encoding: binary\r\nContent-ID: <0.root@test.example>\r\n\r\n${root}` +
+          `\r\n--${boundary}\r\nContent-Type: text/xml\r\nContent-Transfer-Encoding: binary\r\nContent-ID: <doc1@test.example>\r\n\r\n`,
+      ),
+      document,
+      Buffer.from(`\r\n--${boundary}--\r\n`),
+    ]);
+    return post(
+      'repository',
+      body,
+      `multipart/related; type="application/xop+xml"; boundary="${boundary}"; start="<0.root@test.example>"; start-info="application/soap+xml"`,
+      token,
+    );
+  };
+  const provideInline = (
+    document: Buffer,
+    options: { patient?: string; docUniqueId: string; setUniqueId?: string; edit?: (text: string) => string },
+    token?: string | null,
+  ) => post('repository', iti41({ ...options, document: document.toString('base64') }), 'application/soap+xml; charset=UTF-8', token);
+
+  const query = (queryId: string, params: Record<string, string[]>, returnType: 'LeafClass' | 'ObjectRef' = 'LeafClass', token?: string | null) =>
+    post(
+      'registry',
+      soap(
+        'urn:ihe:iti:2007:RegistryStoredQuery',
+        `<query:AdhocQueryRequest xmlns:query="urn:oasis:names:tc:ebxml-regrep:xsd:query:3.0" xmlns:rim="urn:oasis:names:tc:ebxml-regrep:xsd:rim:3.0">` +
+          `<query:ResponseOption returnComposedObjects="true" returnType="${returnType}"/><rim:AdhocQuery id="${queryId}">` +
+          Object.entries(params)
+            .map(
+              ([name, values]) =>
+                `<rim:Slot name="${name}"><rim:ValueList>${values.map((v) => `<rim:Value>${v.replace(/&/g, '&amp;')}</rim:Value>`).join('')}</rim:ValueList></rim:Slot>`,
+            )
+            .join('') +
+          `</rim:AdhocQuery></query:AdhocQueryRequest>`,
+      ),
+      'application/soap+xml; charset=UTF-8',
+      token,
+    );
+  const findDocuments = (patient: string, extra: Record<string, string[]> = {}, returnType: 'LeafClass' | 'ObjectRef' = 'LeafClass', token?: string | null) =>
+    query(FIND_DOCUMENTS, { $XDSDocumentEntryPatientId: [`'${patient}'`], $XDSDocumentEntryStatus: [APPROVED], ...extra }, returnType, token);
+
+  const retrieve = (documents: Array<{ uniqueId: string; repository?: string }>, token?: string | null) =>
+    post(
+      'repository',
+      soap(
+        'urn:ihe:iti:2007:RetrieveDocumentSet',
+        `<xdsb:RetrieveDocumentSetRequest xmlns:xdsb="urn:ihe:iti:xds-b:2007">` +
+          documents
+            .map(
+              (d) =>
+                `<xdsb:DocumentRequest><xdsb:RepositoryUniqueId>${d.repository ?? REPOSITORY}</xdsb:RepositoryUniqueId><xdsb:DocumentUniqueId>${d.uniqueId}</xdsb:DocumentUniqueId></xdsb:DocumentRequest>`,
+            )
+            .join('') +
+          `</xdsb:RetrieveDocumentSetRequest>`,
+      ),
+      'application/soap+xml; charset=UTF-8',
+      token,
+    );
+
+  const registryResponse = (a: Answer) => a.body.RegistryResponse ?? a.body.AdhocQueryResponse ?? a.body.RetrieveDocumentSetResponse?.RegistryResponse;
+  const errorCodes = (a: Answer) => (registryResponse(a)?.RegistryErrorList?.RegistryError ?? []).map((e: any) => e['@errorCode']);
+  const extrinsic = (a: Answer): any[] => a.body.AdhocQueryResponse.RegistryObjectList?.ExtrinsicObject ?? [];
+  const slot = (object: any, name: string) => object.Slot.find((s: any) => s['@name'] === name)?.ValueList.Value;
+  const uniqueIdOf = (object: any) =>
+    [object.ExternalIdentifier].flat().find((e: any) => e['@identificationScheme'] === 'urn:uuid:2e82c1f6-a085-4c72-9da3-8640a32e42ab')['@value'];
+  const audit = async (entityType: string) =>
+    (await t.graphql(`{ auditRecords(entityType: "${entityType}", limit: 100) { data { actor action entityId after } } }`)).body.data.auditRecords
+      .data as any[];
+
+  beforeAll(async () => {
+    t = await startTestPlatform();
+    acme = await t.token({ tenants: ['acme'] });
+  });
+  afterAll(() => t?.stop());
+
+  it('stores an ITI-41 MTOM submission, finds it with ITI-18 FindDocuments and returns it byte-identical with ITI-43 over MTOM', async () => {
+    const docUniqueId = uid();
+    const stored = await provideMtom(CCD, { docUniqueId });
+    expect(stored.status).toBe(200);
+    expect(stored.contentType).toMatch(/^multipart\/related/);
+    expect(registryResponse(stored)['@status']).toBe(SUCCESS);
+    expect(stored.body).toBeDefined();
+    expect(stored.envelope).toContain('urn:ihe:iti:2007:ProvideAndRegisterDocumentSet-bResponse');
+
+    const found = await findDocuments(pid('p-1001'));
+    expect(found.status).toBe(200);
+    expect(registryResponse(found)['@status']).toBe(SUCCESS);
+    const entry = extrinsic(found).find((o) => uniqueIdOf(o) === docUniqueId);
+    expect(entry).toBeDefined();
+    expect(entry['@id']).toMatch(/^urn:uuid:[0-9a-f-]{36}$/);
+    expect(entry['@status']).toBe('urn:oasis:names:tc:ebxml-regrep:StatusType:Approved');
+    expect(entry['@mimeType']).toBe('text/xml');
+    expect(slot(entry, 'hash')).toEqual([createHash('sha1').update(CCD).digest('hex')]);
+    expect(slot(entry, 'size')).toEqual([String(CCD.length)]);
+    expect(slot(entry, 'repositoryUniqueId')).toEqual([REPOSITORY]);
+    expect(slot(entry, 'sourcePatientInfo')).toContain('PID-5|Jansen^Anna^^^');
+    const classCode = [entry.Classification].flat().find((c: any) => c['@classificationScheme'] === 'urn:uuid:41a5887f-8865-4c09-adf7-e362475b143a');
+    expect(classCode['@nodeRepresentation']).toBe('34133-9');
+
+    // ObjectRef answers ids only.
+    const refs = await findDocuments(pid('p-1001'), {}, 'ObjectRef');
+    expect(refs.body.AdhocQueryResponse.RegistryObjectList.ObjectRef.map((r: any) => r['@id'])).toContain(entry['@id']);
+
+    // Coded filters: a class code it has, one it does not.
+    expect(extrinsic(await findDocuments(pid('p-1001'), { $XDSDocumentEntryClassCode: ["('34133-9^^2.16.840.1.113883.6.1')"] })).map(uniqueIdOf)).toContain(
+      docUniqueId,
+    );
+    expect(extrinsic(await findDocuments(pid('p-1001'), { $XDSDocumentEntryClassCode: ["('11488-4^^2.16.840.1.113883.6.1')"] }))).toHaveLength(0);
+
+    const fetched = await retrieve([{ uniqueId: docUniqueId }]);
+    expect(fetched.status).toBe(200);
+    expect(fetched.contentType).toMatch(/^multipart\/related/);
+    expect(fetched.contentType).toContain('application/xop+xml');
+    const response = fetched.body.RetrieveDocumentSetResponse;
+    expect(response.RegistryResponse['@status']).toBe(SUCCESS);
+    const [document] = response.DocumentResponse;
+    expect(document.DocumentUniqueId).toBe(docUniqueId);
+    expect(document.RepositoryUniqueId).toBe(REPOSITORY);
+    expect(document.mimeType).toBe('text/xml');
+    const href = decodeURIComponent(document.Document.Include['@href'].replace(/^cid:/, ''));
+    expect(fetched.parts.get(href)!.equals(CCD)).toBe(true);
+  });
+
+  it('takes ITI-41 with the document inline (base64) and answers the other stored queries', async () => {
+    const docUniqueId = uid();
+    const setUniqueId = uid();
+    const bytes = Buffer.from([0, 1, 2, 255, 254, 13, 10, 45, 45]);
+    const stored = await provideInline(bytes, { docUniqueId, setUniqueId, patient: pid('p-1002') });
+    expect(stored.contentType).toMatch(/^application\/soap\+xml/);
+    expect(registryResponse(stored)['@status']).toBe(SUCCESS);
+
+    const sets = await query(FIND_SUBMISSION_SETS, { $XDSSubmissionSetPatientId: [`'${pid('p-1002')}'`], $XDSSubmissionSetStatus: [APPROVED] });
+    const set = sets.body.AdhocQueryResponse.RegistryObjectList.RegistryPackage.find((p: any) =>
+      [p.ExternalIdentifier].flat().some((e: any) => e['@value'] === setUniqueId),
+    );
+    expect(set).toBeDefined();
+
+    const contents = await query(GET_SS_AND_CONTENTS, { $XDSSubmissionSetUniqueId: [`'${setUniqueId}'`] });
+    const list = contents.body.AdhocQueryResponse.RegistryObjectList;
+    expect(list.RegistryPackage).toHaveLength(1);
+    expect(list.ExtrinsicObject.map(uniqueIdOf)).toEqual([docUniqueId]);
+    expect(list.Association).toHaveLength(1);
+    expect(list.Association[0]['@associationType']).toBe('urn:oasis:names:tc:ebxml-regrep:AssociationType:HasMember');
+    expect(list.Association[0]['@sourceObject']).toBe(set['@id']);
+    const entryUuid = list.ExtrinsicObject[0]['@id'];
+
+    const byUuid = await query(GET_DOCUMENTS, { $XDSDocumentEntryEntryUUID: [`('${entryUuid}')`] });
+    expect(extrinsic(byUuid).map(uniqueIdOf)).toEqual([docUniqueId]);
+    const associations = await query(GET_ASSOCIATIONS, { $uuid: [`('${entryUuid}')`] });
+    expect(associations.body.AdhocQueryResponse.RegistryObjectList.Association.map((a: any) => a['@targetObject'])).toEqual([entryUuid]);
+
+    const fetched = await retrieve([{ uniqueId: docUniqueId }]);
+    const [document] = fetched.body.RetrieveDocumentSetResponse.DocumentResponse;
+    expect(fetched.parts.get(decodeURIComponent(document.Document.Include['@href'].slice(4)))!.equals(bytes)).toBe(true);
+
+    // The document is encrypted at rest: its bytes are nowhere in the table.
+    const { rows } = await t.platform.db!.query<{ contentEnc: string; metadataEnc: string }>(
+      `SELECT "contentEnc", "metadataEnc" FROM ehr."XdsDocument" WHERE "uniqueId" = $1`,
+      [docUniqueId],
+    );
+    expect(rows).toHaveLength(1);
+    expect(rows[0].contentEnc).not.toContain(bytes.toString('base64'));
+    expect(rows[0].metadataEnc).not.toContain('Jansen');
+  });
+
+  it('refuses an unknown patient id (XDSUnknownPatientId) and bad metadata, storing nothing', async () => {
+    for (const patient of [pid('p-9999'), pid('p-1001', '1.2.3.4'), 'p-1001']) {
+      const docUniqueId = uid();
+      const answer = await provideInline(CCD, { docUniqueId, patient });
+      expect(answer.status).toBe(200);
+      expect(registryResponse(answer)['@status']).toBe(FAILURE);
+      expect(errorCodes(answer)).toEqual(['XDSUnknownPatientId']);
+      expect(extrinsic(await query(GET_DOCUMENTS, { $XDSDocumentEntryUniqueId: [`('${docUniqueId}')`] }))).toHaveLength(0);
+    }
+    expect(errorCodes(await findDocuments(pid('p-9999')))).toEqual(['XDSUnknownPatientId']);
+
+    const noDocument = await provideInline(CCD, {
+      docUniqueId: uid(),
+      edit: (text) => text.replace(/<xdsb:Document id="Document01">[^<]*<\/xdsb:Document>/, ''),
+    });
+    expect(errorCodes(noDocument)).toEqual(['XDSMissingDocument']);
+    const wrongHash = await provideInline(CCD, {
+      docUniqueId: uid(),
+      edit: (text) =>
+        text.replace(
+          '<rim:Slot name="languageCode">',
+          `<rim:Slot name="hash"><rim:ValueList><rim:Value>${'0'.repeat(40)}</rim:Value></rim:ValueList></rim:Slot><rim:Slot name="languageCode">`,
+        ),
+    });
+    expect(errorCodes(wrongHash)).toEqual(['XDSRepositoryMetadataError']);
+    const noClassCode = await provideInline(CCD, {
+      docUniqueId: uid(),
+      edit: (text) => text.replace('urn:uuid:41a5887f-8865-4c09-adf7-e362475b143a', 'urn:uuid:00000000-0000-0000-0000-000000000000'),
+    });
+    expect(errorCodes(noClassCode)).toEqual(['XDSRegistryMetadataError']);
+
+    const duplicate = uid();
+    expect(registryResponse(await provideInline(CCD, { docUniqueId: duplicate }))['@status']).toBe(SUCCESS);
+    expect(errorCodes(await provideInline(CCD, { docUniqueId: duplicate }))).toEqual(['XDSDuplicateUniqueIdInRegistry']);
+    expect(errorCodes(await provideInline(Buffer.from('other'), { docUniqueId: duplicate }))).toEqual(['XDSNonIdenticalHash']);
+
+    expect(errorCodes(await query('urn:uuid:10b545ea-725c-446d-9b95-8aeb444eddf3', {}))).toEqual(['XDSUnknownStoredQuery']);
+    expect(errorCodes(await query(FIND_DOCUMENTS, { $XDSDocumentEntryPatientId: [`'${pid('p-1001')}'`] }))).toEqual(['XDSStoredQueryParamNumber']);
+    expect(errorCodes(await retrieve([{ uniqueId: uid() }]))).toEqual(['XDSDocumentUniqueIdError']);
+    expect(errorCodes(await retrieve([{ uniqueId: duplicate, repository: '1.2.3' }]))).toEqual(['XDSUnknownRepositoryId']);
+  });
+
+  it('registers metadata of another repository with ITI-42, and replaces a document (RPLC) by deprecating it', async () => {
+    const docUniqueId = uid();
+    const metadata = iti41({ docUniqueId, document: '' })
+      .replace(/[\s\S]*(<lcm:SubmitObjectsRequest[\s\S]*<\/lcm:SubmitObjectsRequest>)[\s\S]*/, '$1')
+      .replace(
+        '<rim:Slot name="languageCode">',
+        `<rim:Slot name="hash"><rim:ValueList><rim:Value>${'a'.repeat(40)}</rim:Value></rim:ValueList></rim:Slot><rim:Slot name="size"><rim:ValueList><rim:Value>12</rim:Value></rim:ValueList></rim:Slot><rim:Slot name="repositoryUniqueId"><rim:ValueList><rim:Value>1.2.3.4.5</rim:Value></rim:ValueList></rim:Slot><rim:Slot name="languageCode">`,
+      );
+    const registered = await post('registry', soap('urn:ihe:iti:2007:RegisterDocumentSet-b', metadata), 'application/soap+xml');
+    expect(registryResponse(registered)['@status']).toBe(SUCCESS);
+    const entry = extrinsic(await findDocuments(pid('p-1001'))).find((o) => uniqueIdOf(o) === docUniqueId);
+    expect(slot(entry, 'repositoryUniqueId')).toEqual(['1.2.3.4.5']);
+    // Not held here: ITI-43 at this repository does not know it.
+    expect(errorCodes(await retrieve([{ uniqueId: docUniqueId }]))).toEqual(['XDSDocumentUniqueIdError']);
+    // ITI-42 without hash/size/repositoryUniqueId is refused.
+    const bare = iti41({ docUniqueId: uid(), document: '' }).replace(/[\s\S]*(<lcm:SubmitObjectsRequest[\s\S]*<\/lcm:SubmitObjectsRequest>)[\s\S]*/, '$1');
+    expect(errorCodes(await post('registry', soap('urn:ihe:iti:2007:RegisterDocumentSet-b', bare), 'application/soap+xml'))).toEqual([
+      'XDSRegistryMetadataError',
+    ]);
+
+    const replacement = uid();
+    const replaced = await provideInline(Buffer.from('<v2/>'), {
+      docUniqueId: replacement,
+      edit: (text) =>
+        text.replace(
+          '</rim:RegistryObjectList>',
+          `<rim:Association associationType="urn:ihe:iti:2007:AssociationType:RPLC" sourceObject="Document01" targetObject="${entry['@id']}" id="as02"/></rim:RegistryObjectList>`,
+        ),
+    });
+    expect(registryResponse(replaced)['@status']).toBe(SUCCESS);
+    const approved = extrinsic(await findDocuments(pid('p-1001'))).map(uniqueIdOf);
+    expect(approved).toContain(replacement);
+    expect(approved).not.toContain(docUniqueId);
+    const deprecated = extrinsic(
+      await findDocuments(pid('p-1001'), { $XDSDocumentEntryStatus: ["('urn:oasis:names:tc:ebxml-regrep:StatusType:Deprecated')"] }),
+    );
+    expect(deprecated.map(uniqueIdOf)).toEqual([docUniqueId]);
+  });
+
+  it("keeps tenants apart on every transaction: another tenant's token finds and retrieves nothing", async () => {
+    const docUniqueId = uid();
+    const setUniqueId = uid();
+    expect(registryResponse(await provideMtom(CCD, { docUniqueId, setUniqueId }))['@status']).toBe(SUCCESS);
+    const entry = extrinsic(await query(GET_DOCUMENTS, { $XDSDocumentEntryUniqueId: [`('${docUniqueId}')`] }))[0];
+
+    // acme has no p-1001: its registry does not know the patient.
+    expect(errorCodes(await findDocuments(pid('p-1001'), {}, 'LeafClass', acme))).toEqual(['XDSUnknownPatientId']);
+    expect(
+      errorCodes(
+        await query(FIND_SUBMISSION_SETS, { $XDSSubmissionSetPatientId: [`'${pid('p-1001')}'`], $XDSSubmissionSetStatus: [APPROVED] }, 'LeafClass', acme),
+      ),
+    ).toEqual(['XDSUnknownPatientId']);
+    const byId = await query(GET_DOCUMENTS, { $XDSDocumentEntryUniqueId: [`('${docUniqueId}')`] }, 'ObjectRef', acme);
+    expect(registryResponse(byId)['@status']).toBe(SUCCESS);
+    expect(byId.body.AdhocQueryResponse.RegistryObjectList?.ObjectRef ?? []).toHaveLength(0);
+    expect(extrinsic(await query(GET_DOCUMENTS, { $XDSDocumentEntryEntryUUID: [`('${entry['@id']}')`] }, 'LeafClass', acme))).toHaveLength(0);
+    const associations = await query(GET_ASSOCIATIONS, { $uuid: [`('${entry['@id']}')`] }, 'LeafClass', acme);
+    expect(associations.body.AdhocQueryResponse.RegistryObjectList?.Association ?? []).toHaveLength(0);
+    const contents = await query(GET_SS_AND_CONTENTS, { $XDSSubmissionSetUniqueId: [`'${setUniqueId}'`] }, 'LeafClass', acme);
+    expect(contents.body.AdhocQueryResponse.RegistryObjectList?.RegistryPackage ?? []).toHaveLength(0);
+    const fetched = await retrieve([{ uniqueId: docUniqueId }], acme);
+    expect(errorCodes(fetched)).toEqual(['XDSDocumentUniqueIdError']);
+    expect(fetched.parts.size).toBe(0);
+    // Submitting for another tenant's patient, or a document uniqueId another tenant holds.
+    expect(errorCodes(await provideInline(CCD, { docUniqueId: uid() }, acme))).toEqual(['XDSUnknownPatientId']);
+    expect(registryResponse(await provideInline(CCD, { docUniqueId, patient: pid('p-2001') }, acme))['@status']).toBe(SUCCESS);
+    expect(extrinsic(await findDocuments(pid('p-2001'), {}, 'LeafClass', acme)).map(uniqueIdOf)).toEqual([docUniqueId]);
+  });
+
+  it('authenticates and authorizes like the rest of the API; SOAP problems are SOAP 1.2 faults', async () => {
+    const unauthenticated = await findDocuments(pid('p-1001'), {}, 'LeafClass', null);
+    expect(unauthenticated.status).toBe(401);
+    expect(unauthenticated.body.Fault.Code.Value[0]).toBe('soap:Sender');
+    expect(unauthenticated.body.Fault.Code.Subcode.Value[0]).toBe('cg:UNAUTHENTICATED');
+
+    // A receptionist has no access to documents (the policy point's document area).
+    const receptionist = await t.token({ roles: ['receptionist'] });
+    const denied = await findDocuments(pid('p-1001'), {}, 'LeafClass', receptionist);
+    expect(denied.status).toBe(403);
+    expect(denied.body.Fault.Code.Subcode.Value[0]).toBe('cg:FORBIDDEN');
+    expect((await provideInline(CCD, { docUniqueId: uid() }, receptionist)).status).toBe(403);
+    // A patient reads their own documents only.
+    const patient = await t.token({ roles: ['patient'], patientId: 'p-1002' });
+    expect(registryResponse(await findDocuments(pid('p-1002'), {}, 'ObjectRef', patient))['@status']).toBe(SUCCESS);
+    expect(errorCodes(await findDocuments(pid('p-1001'), {}, 'ObjectRef', patient))).toEqual(['XDSUnknownPatientId']);
+
+    const wrongAction = await post('repository', soap('urn:ihe:iti:2007:RegistryStoredQuery', '<x/>'), 'application/soap+xml');
+    expect(wrongAction.status).toBe(400);
+    expect(wrongAction.body.Fault.Code.Subcode.Value[0]).toBe('wsa:ActionNotSupported');
+    const soap11 = await post('registry', '<e:Envelope xmlns:e="http://schemas.xmlsoap.org/soap/envelope/"><e:Body/></e:Envelope>', 'application/soap+xml');
+    expect(soap11.body.Fault.Code.Value[0]).toBe('soap:VersionMismatch');
+    expect((await post('registry', '{}', 'application/json')).status).toBe(415);
+    const malformed = await post('registry', '<s:Envelope xmlns:s="http://www.w3.org/2003/05/soap-envelope"><s:Body>', 'application/soap+xml');
+    expect(malformed.status).toBe(400);
+    expect(malformed.body.Fault.Code.Value[0]).toBe('soap:Sender');
+  });
+
+  it('audits every transaction: who, which transaction, which patient, which documents', async () => {
+    const docUniqueId = uid();
+    await provideMtom(CCD, { docUniqueId });
+    await findDocuments(pid('p-1001'));
+    await retrieve([{ uniqueId: docUniqueId }]);
+    await provideInline(CCD, { docUniqueId: uid(), patient: pid('p-9999') });
+
+    const created = (await audit('XdsDocument')).find((r) => r.after?.uniqueId === docUniqueId);
+    expect(created).toMatchObject({ actor: 'test-user', action: 'create', after: { transaction: 'ITI-41', patientId: 'p-1001', stored: true } });
+    const transactions = await audit('XdsTransaction');
+    const query18 = transactions.find((r) => r.after?.transaction === 'ITI-18' && r.after.documents?.includes(docUniqueId));
+    expect(query18).toMatchObject({ actor: 'test-user', action: 'read', after: { query: 'FindDocuments', patientId: 'p-1001' } });
+    const retrieve43 = transactions.find((r) => r.after?.transaction === 'ITI-43' && r.after.documents?.includes(docUniqueId));
+    expect(retrieve43).toMatchObject({ action: 'read', after: { patientIds: ['p-1001'] } });
+    expect(transactions.some((r) => r.action === 'refuse' && r.after.transaction === 'ITI-41' && r.after.errors.includes('XDSUnknownPatientId'))).toBe(true);
+    // The reads are in the patient's access log too.
+    const log = await t.graphql(`{ accessLog(patientId: "p-1001", limit: 100) { data { entityType action } } }`);
+    expect(log.body.data.accessLog.data.some((e: any) => e.entityType === 'XdsDocument' && e.action === 'read')).toBe(true);
+    // The chain still verifies.
+    expect((await t.graphql('{ verifyAuditChain { valid } }')).body.data.verifyAuditChain.valid).toBe(true);
+  });
+});
