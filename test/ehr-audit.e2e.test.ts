@@ -33,6 +33,25 @@ describe(`clinical record audit, encryption and isolation at the database (${bac
   // One exercise per mutation of the ehr subgraph. A mutation added without an
   // exercise here fails the first test; one that writes no audit record fails the second.
   const state: Record<string, string> = {};
+  /** The XDS test fixture's ITI-41 request (document inline) for p-1001, or its ITI-42 metadata alone (another repository's document). */
+  const xdsSubmission = (withDocument: boolean) => {
+    const id = `2.999.8.${Date.now()}.${Math.floor(Math.random() * 1e6)}`;
+    const request = readFileSync(join(__dirname, 'fixtures', 'xds', 'iti41-provide-and-register.xml'), 'utf8')
+      .replace(/\{\{PATIENT_ID\}\}/g, 'p-1001^^^&amp;2.999.1.1&amp;ISO')
+      .replace('{{DOC_UNIQUE_ID}}', id)
+      .replace('{{SET_UNIQUE_ID}}', `${id}.1`)
+      .replace('{{DOCUMENT}}', Buffer.from('<note>audit</note>').toString('base64'));
+    if (withDocument)
+      return request.replace(/[\s\S]*(<xdsb:ProvideAndRegisterDocumentSetRequest[\s\S]*<\/xdsb:ProvideAndRegisterDocumentSetRequest>)[\s\S]*/, '$1');
+    const slots = { hash: 'b'.repeat(40), size: '18', repositoryUniqueId: '1.2.3.4.5' };
+    return request.replace(/[\s\S]*(<lcm:SubmitObjectsRequest[\s\S]*<\/lcm:SubmitObjectsRequest>)[\s\S]*/, '$1').replace(
+      '<rim:Slot name="languageCode">',
+      `${Object.entries(slots)
+        .map(([name, value]) => `<rim:Slot name="${name}"><rim:ValueList><rim:Value>${value}</rim:Value></rim:ValueList></rim:Slot>`)
+        .join('')}<rim:Slot name="languageCode">`,
+    );
+  };
+
   const EXERCISES: Record<string, () => Promise<unknown>> = {
     createPatient: async () => {
       const data = await gql(
@@ -172,6 +191,23 @@ describe(`clinical record audit, encryption and isolation at the database (${bac
       gql('mutation($q: String!) { openehrStoreQuery(name: "org.example::notes", version: "1.0.0", q: $q) { uid } }', {
         q: 'SELECT c/uid/value FROM EHR e CONTAINS COMPOSITION c',
       }),
+    fhirConditionalCreate: () =>
+      gql('mutation($r: JSONObject!) { fhirConditionalCreate(ifNoneExist: "name:exact=Hazelaar", resource: $r) }', {
+        r: { resourceType: 'Patient', name: [{ family: 'Hazelaar', given: ['Mees'] }] },
+      }),
+    fhirConditionalUpdate: () =>
+      gql('mutation($q: String!, $r: JSONObject!) { fhirConditionalUpdate(resourceType: "Patient", query: $q, resource: $r) }', {
+        q: `_id=${state.fhirPatient}`,
+        r: { resourceType: 'Patient', id: state.fhirPatient, name: [{ family: 'Bos', given: ['Ivo', 'Jan'] }] },
+      }),
+    xdsProvideAndRegister: async () => {
+      const data = await gql('mutation($x: String!) { xdsProvideAndRegister(request: $x) }', { x: xdsSubmission(true) });
+      expect(data.xdsProvideAndRegister).toContain('ResponseStatusType:Success');
+    },
+    xdsRegister: async () => {
+      const data = await gql('mutation($x: String!) { xdsRegister(request: $x) }', { x: xdsSubmission(false) });
+      expect(data.xdsRegister).toContain('ResponseStatusType:Success');
+    },
     // Data subject rights (docs/privacy.md), last: the restriction ends the processing of p-1002.
     setRecordRetention: () => gql('mutation { setRecordRetention(category: "access_log", days: 2000) { days } }'),
     setLegalHold: () => gql('mutation { setLegalHold(patientId: "p-1002", hold: true, reason: "court order") { legalHold } }'),
