@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { XMLBuilder, XMLParser, XMLValidator } from 'fast-xml-parser';
+import { XMLParser, XMLValidator } from 'fast-xml-parser';
+import { xmlWriter as builder } from '../../common/xml';
 import { AppError, validationError } from '../../common/errors';
 
 /**
@@ -130,15 +131,6 @@ export function readEnvelope(xml: string): Omit<SoapRequest, 'mtom'> {
   if (!bodyOpen || bodyClose < 0) throw new SoapFault('Sender', undefined, 'The SOAP envelope has no Body');
   return { action: action.trim(), messageId: textOf(header.MessageID)?.trim(), payload: xml.slice(bodyOpen.index + bodyOpen[0].length, bodyClose).trim() };
 }
-
-const builder = new XMLBuilder({
-  ignoreAttributes: false,
-  attributeNamePrefix: '@',
-  textNodeName: '#text',
-  suppressEmptyNode: true,
-  suppressBooleanAttributes: false,
-  format: false,
-});
 
 /** A response envelope around a payload (already XML) with its Action and RelatesTo. */
 export function envelope(action: string, relatesTo: string | undefined, payload: string): string {

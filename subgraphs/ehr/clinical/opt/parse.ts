@@ -1,4 +1,5 @@
-import { XMLParser, XMLValidator } from 'fast-xml-parser';
+import { XMLValidator } from 'fast-xml-parser';
+import { xmlReader } from '../../../../common/xml';
 import { validationError } from '../../../../common/errors';
 
 /**
@@ -68,16 +69,7 @@ export interface OperationalTemplate {
 
 const ARRAYS = new Set(['attributes', 'children', 'term_definitions', 'items', 'code_list', 'list', 'includes', 'excludes', 'other_details']);
 
-const parser = new XMLParser({
-  ignoreAttributes: false,
-  attributeNamePrefix: '@',
-  removeNSPrefix: true,
-  parseTagValue: false,
-  parseAttributeValue: false,
-  trimValues: true,
-  textNodeName: '#text',
-  isArray: (name) => ARRAYS.has(name),
-});
+const parser = xmlReader(ARRAYS);
 
 type X = Record<string, any>;
 

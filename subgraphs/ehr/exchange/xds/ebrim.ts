@@ -1,4 +1,5 @@
-import { XMLBuilder, XMLParser, XMLValidator } from 'fast-xml-parser';
+import { XMLValidator } from 'fast-xml-parser';
+import { xmlReader, xmlWriter as builder } from '../../../../common/xml';
 
 /**
  * ebXML Registry 3.0 (ebRIM objects, ebRS requests and responses) as the IHE
@@ -141,16 +142,7 @@ const ARRAYS = new Set([
   'DocumentRequest',
   'LocalizedString',
 ]);
-const parser = new XMLParser({
-  ignoreAttributes: false,
-  attributeNamePrefix: '@',
-  removeNSPrefix: true,
-  parseTagValue: false,
-  parseAttributeValue: false,
-  trimValues: true,
-  textNodeName: '#text',
-  isArray: (name) => ARRAYS.has(name),
-});
+const parser = xmlReader(ARRAYS);
 
 type X = Record<string, any>;
 const list = (value: unknown): X[] => (Array.isArray(value) ? value : value === undefined || value === null ? [] : [value]);
@@ -318,15 +310,6 @@ export function parseCx(value: string): { id: string; authority: string } | unde
 }
 
 // --- Writing ------------------------------------------------------------------------------------
-
-const builder = new XMLBuilder({
-  ignoreAttributes: false,
-  attributeNamePrefix: '@',
-  textNodeName: '#text',
-  suppressEmptyNode: true,
-  suppressBooleanAttributes: false,
-  format: false,
-});
 
 const localizedXml = (value: string | undefined) => (value === undefined ? undefined : { 'rim:LocalizedString': { '@value': value } });
 const slotsXml = (slots: Slot[]) => slots.map((s) => ({ '@name': s.name, 'rim:ValueList': { 'rim:Value': s.values.map((v) => ({ '#text': v })) } }));
