@@ -104,6 +104,7 @@ describe(`shutdown on SIGTERM/SIGINT (${backendName}${process.env.TEST_REDIS_URL
       expect(answer.status).toBe(201);
       expect(JSON.parse(answer.text)).toMatchObject({ status: 'queued', patientId: 'p-1001' });
     }
+    if (code !== 0) console.log(`the process's last output:\n${running.output().split('\n').slice(-15).join('\n')}`);
     expect(loadAnswers.length).toBeGreaterThan(0);
     expect(loadAnswers.filter((status) => status !== 200)).toEqual([]);
     expect({ code, signal }).toEqual({ code: 0, signal: null });

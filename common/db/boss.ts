@@ -105,3 +105,35 @@ export async function ensureQueue(boss: PgBoss, policy: PgBoss.Queue): Promise<v
     }
   }
 }
+
+/** A pg-boss worker that can be stopped: `close` stops fetching, then waits for the jobs in hand. */
+export interface QueueWorker {
+  id: string;
+  close(): Promise<void>;
+}
+
+/**
+ * `boss.work` whose `close` waits for the handlers already running. pg-boss's own `offWork` only
+ * stops fetching, and its `stop` gives up on jobs after its timeout: a handler still running then
+ * met a closed database during shutdown. Waiting here lets every job in hand finish or fail first.
+ */
+export async function workQueue<T extends object>(
+  boss: PgBoss,
+  queue: string,
+  options: PgBoss.WorkOptions,
+  handler: (jobs: PgBoss.Job<T>[]) => Promise<void>,
+): Promise<QueueWorker> {
+  const inFlight = new Set<Promise<void>>();
+  const id = await boss.work<T>(queue, options, (jobs) => {
+    const running = handler(jobs);
+    inFlight.add(running);
+    return running.finally(() => inFlight.delete(running));
+  });
+  return {
+    id,
+    async close() {
+      await boss.offWork({ id });
+      await Promise.allSettled([...inFlight]);
+    },
+  };
+}

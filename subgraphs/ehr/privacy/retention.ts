@@ -1,6 +1,6 @@
 import type PgBoss from 'pg-boss';
 import { systemClock, type Clock } from '../../../common/clock';
-import { ensureQueue } from '../../../common/db/boss';
+import { ensureQueue, workQueue } from '../../../common/db/boss';
 import { SYSTEM_SUBJECTS } from '../../../common/auth/system-identities';
 import type { Logger } from '../../../common/logger';
 import { retentionCutoff, retentionDays } from '../../../common/retention';
@@ -168,11 +168,10 @@ export class RecordRetention {
 export async function scheduleRecordPurge(boss: PgBoss, retention: RecordRetention, logger: Logger): Promise<{ close(): Promise<void> }> {
   await ensureQueue(boss, { name: RECORD_PURGE_QUEUE, retryLimit: 3, retryDelay: 60, expireInSeconds: 3600 });
   await boss.schedule(RECORD_PURGE_QUEUE, RECORD_PURGE_CRON, {}, { tz: 'UTC' });
-  const id = await boss.work(RECORD_PURGE_QUEUE, { pollingIntervalSeconds: 1 }, async () => {
+  return workQueue(boss, RECORD_PURGE_QUEUE, { pollingIntervalSeconds: 1 }, async () => {
     const reports = await retention.purge();
     for (const report of reports) {
       if (report.records || report.accessLog || report.audit) logger.info(report, 'clinical record retention: expired data deleted');
     }
   });
-  return { close: () => boss.offWork({ id }) };
 }

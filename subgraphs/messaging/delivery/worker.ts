@@ -1,4 +1,5 @@
 import type PgBoss from 'pg-boss';
+import { workQueue, type QueueWorker } from '../../../common/db/boss';
 import type { Config } from '../../../common/config';
 import type { FieldCipher } from '../../../common/crypto';
 import type { EventBus } from '../../../common/events/bus';
@@ -218,17 +219,17 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
   // A full batch means more are waiting: fetch again at once instead of after the polling interval.
   const BATCH = 25;
   const workOptions = { batchSize: BATCH, pollingIntervalSeconds: POLL_SECONDS };
-  const workers: string[] = [];
+  const workers: QueueWorker[] = [];
   const work = async <T extends object>(queue: string, handle: (data: T) => Promise<void>) => {
-    const id: string = await boss.work<T>(queue, workOptions, async (jobs) => {
+    const worker: QueueWorker = await workQueue<T>(boss, queue, workOptions, async (jobs) => {
       await Promise.all(
         jobs.map((job) =>
           inSpan(`job ${queue}`, { kind: SpanKind.CONSUMER, parent: contextFrom(job.data as Record<string, unknown>) }, () => handle(job.data)),
         ),
       );
-      if (jobs.length === BATCH) boss.notifyWorker(id);
+      if (jobs.length === BATCH) boss.notifyWorker(worker.id);
     });
-    workers.push(id);
+    workers.push(worker);
   };
   await work<DeliverJob>(DELIVER_QUEUE, deliver);
   await work<SimulatorReportJob>(SIMULATOR_REPORT_QUEUE, report);
@@ -246,7 +247,7 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
   return {
     async close() {
       clearInterval(timer);
-      for (const id of workers) await boss.offWork({ id });
+      await Promise.all(workers.map((worker) => worker.close()));
       await sweeping;
       await providers.sms.close?.();
       if (providers.email !== providers.sms) await providers.email.close?.();

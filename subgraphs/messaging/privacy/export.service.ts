@@ -2,7 +2,7 @@ import type PgBoss from 'pg-boss';
 import { Writable, Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import yazl from 'yazl';
-import { ensureQueue } from '../../../common/db/boss';
+import { ensureQueue, workQueue } from '../../../common/db/boss';
 import type { Identity, Role } from '../../../common/auth/principal';
 import type { FieldCipher } from '../../../common/crypto';
 import { AppError, notFound } from '../../../common/errors';
@@ -313,8 +313,7 @@ async function runPatientExport(deps: ExportJobDeps, tenantId: string, exportId:
 /** The export worker: jobs survive a restart on the queue; a finished or failed export is not retried. */
 export async function startPatientExportWorker(boss: PgBoss, deps: ExportJobDeps): Promise<{ close(): Promise<void> }> {
   await ensureQueue(boss, { name: PATIENT_EXPORT_QUEUE, retryLimit: 2, retryDelay: 30, expireInSeconds: 3600 });
-  const id = await boss.work<{ tenantId: string; exportId: string }>(PATIENT_EXPORT_QUEUE, { pollingIntervalSeconds: 1 }, async ([job]) => {
+  return workQueue<{ tenantId: string; exportId: string }>(boss, PATIENT_EXPORT_QUEUE, { pollingIntervalSeconds: 1 }, async ([job]) => {
     await runPatientExport(deps, job.data.tenantId, job.data.exportId);
   });
-  return { close: () => boss.offWork({ id }) };
 }

@@ -1,6 +1,6 @@
 import type PgBoss from 'pg-boss';
 import { systemClock, type Clock } from '../../../common/clock';
-import { ensureQueue } from '../../../common/db/boss';
+import { ensureQueue, workQueue } from '../../../common/db/boss';
 import { tenantClient } from '../../../common/db/tenant-session';
 import type { Logger } from '../../../common/logger';
 import { retentionCutoff, retentionDays } from '../../../common/retention';
@@ -83,10 +83,9 @@ export class MessagingRetention {
 export async function scheduleMessagingPurge(boss: PgBoss, retention: MessagingRetention, logger: Logger): Promise<{ close(): Promise<void> }> {
   await ensureQueue(boss, { name: MESSAGING_PURGE_QUEUE, retryLimit: 3, retryDelay: 60, expireInSeconds: 3600 });
   await boss.schedule(MESSAGING_PURGE_QUEUE, MESSAGING_PURGE_CRON, {}, { tz: 'UTC' });
-  const id = await boss.work(MESSAGING_PURGE_QUEUE, { pollingIntervalSeconds: 1 }, async () => {
+  return workQueue(boss, MESSAGING_PURGE_QUEUE, { pollingIntervalSeconds: 1 }, async () => {
     for (const report of await retention.purge()) {
       if (report.messages || report.webhookDeliveries || report.exportArchives) logger.info(report, 'messaging retention: expired data deleted');
     }
   });
-  return { close: () => boss.offWork({ id }) };
 }

@@ -1,4 +1,5 @@
 import type PgBoss from 'pg-boss';
+import { workQueue } from '../../../common/db/boss';
 import { SYSTEM_SUBJECTS } from '../../../common/auth/system-identities';
 import { AppError } from '../../../common/errors';
 import type { Logger } from '../../../common/logger';
@@ -43,8 +44,7 @@ async function sendDueReminder(deps: MessageServiceDeps, job: ReminderJob, logge
 
 /** Works the reminder jobs as they fall due (a throw, e.g. the clinical record down, is retried by pg-boss with backoff). */
 export async function startReminderWorker(boss: PgBoss, deps: MessageServiceDeps, logger: Logger): Promise<{ close(): Promise<void> }> {
-  const id = await boss.work<ReminderJob>(REMINDER_QUEUE, { batchSize: 10, pollingIntervalSeconds: 1 }, async (jobs) => {
+  return workQueue<ReminderJob>(boss, REMINDER_QUEUE, { batchSize: 10, pollingIntervalSeconds: 1 }, async (jobs) => {
     for (const job of jobs) await sendDueReminder(deps, job.data, logger);
   });
-  return { close: () => boss.offWork({ id }) };
 }

@@ -1,4 +1,5 @@
 import type PgBoss from 'pg-boss';
+import { workQueue } from '../../../common/db/boss';
 import { AppError } from '../../../common/errors';
 import type { Logger } from '../../../common/logger';
 import { tenantClient } from '../../../common/db/tenant-session';
@@ -46,10 +47,9 @@ export async function applyAppointmentReply(deps: AppointmentReplyDeps, job: App
 
 /** Works the reply jobs of replies whose first attempt did not settle (clinical record down, process died). */
 export async function startAppointmentReplyWorker(boss: PgBoss, deps: AppointmentReplyDeps): Promise<{ close(): Promise<void> }> {
-  const id = await boss.work<AppointmentReplyJob>(APPOINTMENT_REPLY_QUEUE, { batchSize: 10, pollingIntervalSeconds: 1 }, async (jobs) => {
+  return workQueue<AppointmentReplyJob>(boss, APPOINTMENT_REPLY_QUEUE, { batchSize: 10, pollingIntervalSeconds: 1 }, async (jobs) => {
     // A throw (the clinical record still unreachable) fails the batch's jobs, which pg-boss retries with backoff.
     // Each job names its tenant and runs under it (row-level security).
     for (const job of jobs) await applyAppointmentReply({ ...deps, prisma: tenantClient(deps.prisma, job.data.tenantId) }, job.data);
   });
-  return { close: () => boss.offWork({ id }) };
 }

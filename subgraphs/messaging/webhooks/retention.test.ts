@@ -92,8 +92,10 @@ describe('WebhookRetention', () => {
   });
 
   it('works through a backlog larger than one batch', async () => {
+    // Batches of 10 and a backlog of 25: two full batches and a partial one. (A backlog past the real
+    // batch size took seconds to insert on a loaded machine and ran out Prisma's transaction timeout.)
     await prisma.webhookDelivery.createMany({
-      data: Array.from({ length: 2500 }, (_, i) => ({
+      data: Array.from({ length: 25 }, (_, i) => ({
         tenantId: 'demo',
         id: `bulk_${i}`,
         subscriptionId: 'wh_1',
@@ -104,7 +106,7 @@ describe('WebhookRetention', () => {
         createdAt: daysAgo(90),
       })),
     });
-    expect(await new WebhookRetention(base, 30).purge(now)).toEqual({ deliveries: 2500, events: 0 });
+    expect(await new WebhookRetention(base, 30, undefined, 10).purge(now)).toEqual({ deliveries: 25, events: 0 });
     expect(await prisma.webhookDelivery.count({ where: { id: { startsWith: 'bulk_' } } })).toBe(0);
   });
 });

@@ -25,14 +25,15 @@ export class WebhookRetention {
     private readonly prisma: MessagingPrisma,
     private readonly retentionDays: number,
     private readonly clock: Clock = systemClock,
+    private readonly batchSize = PURGE_BATCH,
   ) {}
 
   async purge(now = this.clock.now()): Promise<PurgeReport> {
     const before = new Date(now.getTime() - this.retentionDays * DAY_MS);
     // SKIP LOCKED: a worker attempting a delivery right now, or another purge, keeps its rows.
     // Across tenants, through the owner's functions (row-level security hides other tenants from the runtime role).
-    const deliveries = await this.inBatches(() => purgeWebhookDeliveries(this.prisma, before, PURGE_BATCH));
-    const events = await this.inBatches(() => purgeDispatchedEvents(this.prisma, before, PURGE_BATCH));
+    const deliveries = await this.inBatches(() => purgeWebhookDeliveries(this.prisma, before, this.batchSize));
+    const events = await this.inBatches(() => purgeDispatchedEvents(this.prisma, before, this.batchSize));
     return { deliveries, events };
   }
 
@@ -41,7 +42,7 @@ export class WebhookRetention {
     for (;;) {
       const deleted = await deleteBatch();
       total += deleted;
-      if (deleted < PURGE_BATCH) return total;
+      if (deleted < this.batchSize) return total;
     }
   }
 }
