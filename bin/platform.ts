@@ -119,8 +119,10 @@ export async function startPlatform(role: ProcessRole, env: NodeJS.ProcessEnv = 
       queue.on('error', (err) => log.error({ err }, 'job queue error'));
       await queue.start();
       boss = queue;
-      // Jobs still running a second after their workers stopped are failed by pg-boss and retried after the next start.
-      started.push({ name: 'job queue', close: () => queue.stop({ graceful: true, wait: true, timeout: 1_000 }) });
+      // The workers wait for the jobs they hold; pg-boss also waits for a batch a worker fetched while it was
+      // being stopped. One still running after 5 s is failed and retried after the next start. (At 1 s, a loaded
+      // machine saw the database closed under a job that was still running.)
+      started.push({ name: 'job queue', close: () => queue.stop({ graceful: true, wait: true, timeout: 5_000 }) });
       registerProcessMetrics(runtime.metrics, db, queue, log);
     }
     let metricsUrl: string | undefined;
