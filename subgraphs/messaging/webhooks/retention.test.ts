@@ -7,7 +7,11 @@ import { createTestDatabase, type TestDatabase } from '../../../common/db/test-b
 import { migrate } from '../../../common/db/migrate';
 import { tenantClient } from '../../../common/db/tenant-session';
 import { createMessagingPrisma, type MessagingPrisma } from '../db/client';
-import { WebhookRetention } from './retention';
+import { systemClock } from '../../../common/clock';
+import { createBoss } from '../../../common/db/boss';
+import { stopTestBoss } from '../../../common/db/test-backends';
+import { createLogger } from '../../../common/logger';
+import { scheduleWebhookPurge, WEBHOOK_PURGE_QUEUE, WebhookRetention } from './retention';
 
 const DAY = 86_400_000;
 
@@ -108,5 +112,25 @@ describe('WebhookRetention', () => {
     });
     expect(await new WebhookRetention(base, 30, undefined, 10).purge(now)).toEqual({ deliveries: 25, events: 0 });
     expect(await prisma.webhookDelivery.count({ where: { id: { startsWith: 'bulk_' } } })).toBe(0);
+  });
+
+  it('runs hourly on the job queue, whose job purges', async () => {
+    await delivery('old_for_the_job', 'succeeded', daysAgo(90));
+    const boss = await createBoss(db);
+    await boss.start();
+    const clock = { ...systemClock, now: () => now };
+    const worker = await scheduleWebhookPurge(boss, new WebhookRetention(base, 30, clock), createLogger('silent'));
+    try {
+      expect((await boss.getSchedules()).find((s) => s.name === WEBHOOK_PURGE_QUEUE)).toMatchObject({ cron: '7 * * * *', timezone: 'UTC' });
+      const id = (await boss.send(WEBHOOK_PURGE_QUEUE, {}))!;
+      for (let job = await boss.getJobById(WEBHOOK_PURGE_QUEUE, id); job?.state !== 'completed'; job = await boss.getJobById(WEBHOOK_PURGE_QUEUE, id)) {
+        expect(job?.state).not.toBe('failed');
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(await prisma.webhookDelivery.count({ where: { id: 'old_for_the_job' } })).toBe(0);
+    } finally {
+      await worker.close();
+      await stopTestBoss(boss);
+    }
   });
 });

@@ -1,4 +1,6 @@
-import { systemClock, type Clock, type ClockTimer } from '../../../common/clock';
+import type PgBoss from 'pg-boss';
+import { systemClock, type Clock } from '../../../common/clock';
+import { ensureQueue, workQueue, type QueueWorker } from '../../../common/db/boss';
 import type { Logger } from '../../../common/logger';
 import type { MessagingPrisma } from '../db/client';
 import { purgeDispatchedEvents, purgeWebhookDeliveries } from '../db/cross-tenant';
@@ -6,8 +8,9 @@ import { purgeDispatchedEvents, purgeWebhookDeliveries } from '../db/cross-tenan
 /** Rows deleted per statement, so a first purge of a large backlog never holds long locks or one huge transaction. */
 const PURGE_BATCH = 1000;
 const DAY_MS = 86_400_000;
-/** How often a worker purges; every worker may, and concurrent purges skip each other's rows. */
-const PURGE_INTERVAL_MS = 3_600_000;
+export const WEBHOOK_PURGE_QUEUE = 'webhook-retention-purge';
+/** Hourly: a busy sender's finished deliveries pile up faster than the daily purges' data. */
+const WEBHOOK_PURGE_CRON = '7 * * * *';
 
 export interface PurgeReport {
   deliveries: number;
@@ -47,26 +50,15 @@ export class WebhookRetention {
   }
 }
 
-/** Purges now and then every PURGE_INTERVAL_MS; failures are logged and retried at the next interval. */
-export function schedulePurge(retention: WebhookRetention, logger: Logger, clock: Clock = systemClock): { stop(): Promise<void> } {
-  let running: Promise<void> = Promise.resolve();
-  let timer: ClockTimer | undefined;
-  let stopped = false;
-  const run = () => {
-    running = retention.purge().then(
-      (report) => {
-        if (report.deliveries > 0 || report.events > 0) logger.info(report, 'webhook retention: old deliveries and events deleted');
-      },
-      (err) => logger.error({ err }, 'webhook retention purge failed'),
-    );
-    if (!stopped) timer = clock.setTimeout(run, PURGE_INTERVAL_MS);
-  };
-  run();
-  return {
-    async stop() {
-      stopped = true;
-      clock.clearTimeout(timer);
-      await running;
-    },
-  };
+/**
+ * Purges every hour through the job queue, as the other retention purges do: pg-boss's schedule
+ * survives restarts and one worker takes each run, however many processes run workers.
+ */
+export async function scheduleWebhookPurge(boss: PgBoss, retention: WebhookRetention, logger: Logger): Promise<QueueWorker> {
+  await ensureQueue(boss, { name: WEBHOOK_PURGE_QUEUE, retryLimit: 3, retryDelay: 60, expireInSeconds: 3600 });
+  await boss.schedule(WEBHOOK_PURGE_QUEUE, WEBHOOK_PURGE_CRON, {}, { tz: 'UTC' });
+  return workQueue(boss, WEBHOOK_PURGE_QUEUE, { pollingIntervalSeconds: 1 }, async () => {
+    const report = await retention.purge();
+    if (report.deliveries > 0 || report.events > 0) logger.info(report, 'webhook retention: old deliveries and events deleted');
+  });
 }

@@ -9,7 +9,7 @@ import { createMessagingPrisma, type MessagingPrisma } from '../db/client';
 import { DISPATCH_BATCH, WebhookEngine } from './engine';
 import { relayClinicalEvents } from '../events/clinical-relay';
 import { WebhookSender } from './sender';
-import { schedulePurge, WebhookRetention } from './retention';
+import { scheduleWebhookPurge, WebhookRetention } from './retention';
 import { messagingMetrics } from '../metrics';
 import type PgBoss from 'pg-boss';
 import { ensureQueues } from '../delivery/jobs';
@@ -164,7 +164,7 @@ export async function startWebhookWorker(options: WebhookWorkerOptions): Promise
     if (isWebhookEventType(event.type)) worker.wake();
   });
   worker.start();
-  const purge = schedulePurge(new WebhookRetention(prisma, options.config.WEBHOOK_RETENTION_DAYS, options.clock), logger, options.clock);
+  const purge = await scheduleWebhookPurge(options.boss, new WebhookRetention(prisma, options.config.WEBHOOK_RETENTION_DAYS, options.clock), logger);
   logger.info(
     {
       retrySchedule: options.config.WEBHOOK_RETRY_SCHEDULE,
@@ -177,7 +177,7 @@ export async function startWebhookWorker(options: WebhookWorkerOptions): Promise
     name: 'webhook worker',
     close: async () => {
       unsubscribe();
-      await purge.stop();
+      await purge.close();
       await worker.stop();
       await sender.close();
       await prisma.$disconnect();
