@@ -61,7 +61,7 @@ describe(`FHIR R4 facade /fhir/R4 (${backendName})`, () => {
     const cap = await fhir(client.capabilityStatement());
     expect(cap).toMatchObject({ resourceType: 'CapabilityStatement', fhirVersion: '4.0.1', format: expect.arrayContaining(['application/fhir+json']) });
     const resources = cap.rest[0].resource;
-    expect(resources.map((r: any) => r.type)).toEqual(['Patient', 'Encounter', 'Observation', 'MedicationRequest', 'DocumentReference', 'Appointment']);
+    expect(resources.map((r: any) => r.type)).toEqual(['Patient', 'Encounter', 'Observation', 'MedicationRequest', 'DocumentReference', 'Appointment', 'List', 'Binary']);
     const of = (type: string) => resources.find((r: any) => r.type === type);
     expect(of('Patient').interaction.map((i: any) => i.code)).toEqual(['read', 'vread', 'history-instance', 'search-type', 'create', 'update']);
     expect(of('Encounter').interaction.map((i: any) => i.code)).toEqual(['read', 'vread', 'history-instance', 'search-type']);
@@ -77,7 +77,18 @@ describe(`FHIR R4 facade /fhir/R4 (${backendName})`, () => {
       'value-quantity',
     ]);
     expect(of('MedicationRequest').searchParam.map((p: any) => p.name)).toEqual(['_id', '_lastUpdated', 'patient', 'subject', 'intent', 'status']);
-    expect(of('DocumentReference').searchParam.map((p: any) => p.name)).toEqual(['_id', '_lastUpdated', 'patient', 'subject', 'category', 'type', 'date']);
+    expect(of('DocumentReference').searchParam.map((p: any) => p.name)).toEqual([
+      '_id',
+      '_lastUpdated',
+      'patient',
+      'subject',
+      'category',
+      'type',
+      'date',
+      'status',
+      'security-label',
+      'format',
+    ]);
     expect(of('Appointment').searchParam.map((p: any) => p.name)).toEqual(['_id', '_lastUpdated', 'patient', 'date', 'status']);
     expect(of('Patient').operation).toEqual([expect.objectContaining({ name: 'everything' })]);
   });
