@@ -17,7 +17,13 @@ const SOAP12 = 'http://www.w3.org/2003/05/soap-envelope';
 const LIST_TYPES = 'https://profiles.ihe.net/ITI/MHD/CodeSystem/MHDlistTypes';
 const uid = () => `2.999.8.${Date.now()}.${Math.floor(Math.random() * 1e6)}`;
 const sha1 = (bytes: Buffer) => createHash('sha1').update(bytes).digest();
-const xml = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '@', removeNSPrefix: true, parseTagValue: false, isArray: (n) => n === 'ExtrinsicObject' });
+const xml = new XMLParser({
+  ignoreAttributes: false,
+  attributeNamePrefix: '@',
+  removeNSPrefix: true,
+  parseTagValue: false,
+  isArray: (n) => n === 'ExtrinsicObject',
+});
 
 interface BundleOptions {
   patient?: string;
@@ -81,7 +87,11 @@ function provideBundle(o: BundleOptions) {
         request: { method: 'POST', url: 'List' },
       },
       { fullUrl: docUrl, resource: doc, request: { method: 'POST', url: 'DocumentReference' } },
-      { fullUrl: binUrl, resource: { resourceType: 'Binary', contentType: 'text/plain', data: o.document.toString('base64') }, request: { method: 'POST', url: 'Binary' } },
+      {
+        fullUrl: binUrl,
+        resource: { resourceType: 'Binary', contentType: 'text/plain', data: o.document.toString('base64') },
+        request: { method: 'POST', url: 'Binary' },
+      },
     ],
   };
 }
@@ -91,7 +101,10 @@ describe(`IHE MHD /fhir/R4 (${backendName})`, () => {
   let acme: string;
 
   const fhir = async (method: string, path: string, options: { body?: unknown; token?: string; accept?: string } = {}) => {
-    const headers: Record<string, string> = { authorization: `Bearer ${options.token ?? (await t.token())}`, accept: options.accept ?? 'application/fhir+json' };
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${options.token ?? (await t.token())}`,
+      accept: options.accept ?? 'application/fhir+json',
+    };
     if (options.body) headers['content-type'] = 'application/fhir+json';
     const res = await fetch(`${t.url}/fhir/R4${path}`, { method, headers, body: options.body ? JSON.stringify(options.body) : undefined });
     const bytes = Buffer.from(await res.arrayBuffer());
@@ -167,7 +180,12 @@ describe(`IHE MHD /fhir/R4 (${backendName})`, () => {
     expect(doc.subject.reference).toBe('Patient/p-1001');
     expect(doc.identifier[0].value).toBe(`urn:uuid:${doc.id.slice(4)}`);
     const attachment = doc.content[0].attachment;
-    expect(attachment).toMatchObject({ contentType: 'text/plain', size: document.length, hash: sha1(document).toString('base64'), creation: '2026-11-20T10:15:00Z' });
+    expect(attachment).toMatchObject({
+      contentType: 'text/plain',
+      size: document.length,
+      hash: sha1(document).toString('base64'),
+      creation: '2026-11-20T10:15:00Z',
+    });
     expect(attachment.url).toBe(binaryPath);
     expect(doc.type.coding[0]).toMatchObject({ system: 'http://loinc.org', code: '34133-9' });
     expect(doc.securityLabel[0].coding[0]).toMatchObject({ system: 'http://terminology.hl7.org/CodeSystem/v3-Confidentiality', code: 'N' });
@@ -283,14 +301,22 @@ describe(`IHE MHD /fhir/R4 (${backendName})`, () => {
     };
     const document = Buffer.from('bad');
     await expectRefused(400, { docUniqueId: uid(), patient: 'p-nobody', document }, 'XDSUnknownPatientId');
-    await expectRefused(400, { docUniqueId: uid(), document, doc: (d) => (d.content[0].attachment.hash = sha1(Buffer.from('other')).toString('base64')) }, 'XDSRepositoryMetadataError');
+    await expectRefused(
+      400,
+      { docUniqueId: uid(), document, doc: (d) => (d.content[0].attachment.hash = sha1(Buffer.from('other')).toString('base64')) },
+      'XDSRepositoryMetadataError',
+    );
     await expectRefused(400, { docUniqueId: uid(), document, doc: (d) => delete d.type }, 'XDSRegistryMetadataError');
     await expectRefused(400, { docUniqueId: uid(), document, doc: (d) => (d.subject = { reference: 'Patient/p-1002' }) }, 'XDSPatientIdDoesNotMatch');
     // Not a transaction, and a Binary no DocumentReference names.
-    const notTransaction = { ...provideBundle({ docUniqueId: uid(), document }), type: 'batch' };
+    const notTransaction = { ...provideBundle({ docUniqueId: uid(), document }), type: 'document' };
     await expectRefused(400, { docUniqueId: notTransaction.entry[1].resource.masterIdentifier.value.slice(8), document }, undefined, notTransaction);
     const orphan = provideBundle({ docUniqueId: uid(), document });
-    orphan.entry.push({ fullUrl: `urn:uuid:${randomUUID()}`, resource: { resourceType: 'Binary', contentType: 'text/plain', data: 'eA==' }, request: { method: 'POST', url: 'Binary' } });
+    orphan.entry.push({
+      fullUrl: `urn:uuid:${randomUUID()}`,
+      resource: { resourceType: 'Binary', contentType: 'text/plain', data: 'eA==' },
+      request: { method: 'POST', url: 'Binary' },
+    });
     await expectRefused(400, { docUniqueId: orphan.entry[1].resource.masterIdentifier.value.slice(8), document }, undefined, orphan);
 
     // All or nothing: a good document beside a bad one is not stored either.
@@ -298,7 +324,13 @@ describe(`IHE MHD /fhir/R4 (${backendName})`, () => {
     const second = structuredClone(both.entry[1]);
     second.fullUrl = `urn:uuid:${randomUUID()}`;
     second.resource.masterIdentifier.value = `urn:oid:${uid()}`;
-    second.resource.content[0].attachment = { ...second.resource.content[0].attachment, url: undefined, data: document.toString('base64'), hash: undefined, creation: 'yesterday' };
+    second.resource.content[0].attachment = {
+      ...second.resource.content[0].attachment,
+      url: undefined,
+      data: document.toString('base64'),
+      hash: undefined,
+      creation: 'yesterday',
+    };
     both.entry.push(second);
     (both.entry[0].resource as any).entry.push({ item: { reference: second.fullUrl } });
     await expectRefused(400, { docUniqueId: both.entry[1].resource.masterIdentifier.value.slice(8), document }, undefined, both);
@@ -315,7 +347,7 @@ describe(`IHE MHD /fhir/R4 (${backendName})`, () => {
 
   it('declares MHD in the CapabilityStatement', async () => {
     const res = await fetch(`${t.url}/fhir/R4/metadata`);
-    const statement = await res.json();
+    const statement: any = await res.json();
     validateFhir(statement);
     const rest = statement.rest[0];
     expect(rest.interaction.map((i: any) => i.code)).toEqual(['transaction']);

@@ -130,8 +130,13 @@ export function capabilityStatement(software: { version: string; date: string } 
     publisher: 'CareGraph',
     kind: 'instance',
     software: { name: 'CareGraph', version: software.version },
-    implementation: { description: 'CareGraph FHIR R4 facade over the openEHR clinical record, and IHE MHD Document Recipient and Responder over its XDS registry' },
-    instantiates: ['https://profiles.ihe.net/ITI/MHD/CapabilityStatement/IHE.MHD.DocumentRecipient', 'https://profiles.ihe.net/ITI/MHD/CapabilityStatement/IHE.MHD.DocumentResponder'],
+    implementation: {
+      description: 'CareGraph FHIR R4 facade over the openEHR clinical record, and IHE MHD Document Recipient and Responder over its XDS registry',
+    },
+    instantiates: [
+      'https://profiles.ihe.net/ITI/MHD/CapabilityStatement/IHE.MHD.DocumentRecipient',
+      'https://profiles.ihe.net/ITI/MHD/CapabilityStatement/IHE.MHD.DocumentResponder',
+    ],
     fhirVersion: '4.0.1',
     format: ['application/fhir+json', 'json'],
     rest: [
@@ -156,9 +161,15 @@ export function capabilityStatement(software: { version: string; date: string } 
           conditionalRead: 'not-supported',
           conditionalUpdate: WRITABLE_TYPES.includes(type),
           conditionalDelete: 'not-supported',
-          searchParam: [
-            ...Object.entries(SEARCH_PARAMETERS[type]).map(([name, p]) => ({ name, type: p.kind === 'id' ? 'token' : p.kind, documentation: p.documentation })),
-          ],
+          ...(SEARCHABLE(type)
+            ? {
+                searchParam: Object.entries(SEARCH_PARAMETERS[type]).map(([name, p]) => ({
+                  name,
+                  type: p.kind === 'id' ? 'token' : p.kind,
+                  documentation: p.documentation,
+                })),
+              }
+            : {}),
           ...(INCLUDE_PARAMETERS[type] ? { searchInclude: INCLUDE_PARAMETERS[type].map((p) => `${type}:${p}`) } : {}),
           ...(type === 'Patient'
             ? { searchRevInclude: Object.entries(INCLUDE_PARAMETERS).flatMap(([source, params]) => params.map((p) => `${source}:${p}`)) }

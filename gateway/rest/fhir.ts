@@ -138,7 +138,11 @@ export function fhirRoutes(run: GraphQLRunner, publicBase: PublicBase): Router {
     const data = await run(req, 'query($id: ID!) { fhirRead(resourceType: "Binary", id: $id) }', { id: segment(req, 'id', ID) });
     const resource = data.fhirRead as { contentType: string; data: string };
     const format = new URL(req.originalUrl, 'http://localhost').searchParams.get('_format');
-    const wanted = format ? (['json', 'application/json', 'application/fhir+json'].includes(format) ? 'application/fhir+json' : format) : req.accepts([resource.contentType, 'application/fhir+json', 'application/json']);
+    const wanted = format
+      ? ['json', 'application/json', 'application/fhir+json'].includes(format)
+        ? 'application/fhir+json'
+        : format
+      : req.accepts([resource.contentType, 'application/fhir+json', 'application/json']);
     if (wanted === 'application/fhir+json' || wanted === 'application/json') return sendResource(req, res, 200, resource);
     if (wanted !== resource.contentType)
       throw new AppError('NOT_ACCEPTABLE', `The document is ${resource.contentType}; ask for it, or for application/fhir+json`);
@@ -153,8 +157,11 @@ export function fhirRoutes(run: GraphQLRunner, publicBase: PublicBase): Router {
   // IHE MHD ITI-65 Provide Document Bundle: the only transaction Bundle this server takes.
   router.post('/', async (req, res) => {
     const bundle = resourceBody(req);
-    if (bundle.resourceType !== 'Bundle' || bundle.type !== 'transaction')
-      throw validationError('POST [base] takes a transaction Bundle (IHE MHD ITI-65 Provide Document Bundle)', [{ path: 'Bundle.type', message: "must be 'transaction'" }]);
+    if (bundle.resourceType !== 'Bundle')
+      throw validationError('POST [base] takes a transaction Bundle (IHE MHD ITI-65 Provide Document Bundle)', [
+        { path: 'resourceType', message: "must be 'Bundle'" },
+      ]);
+    if (bundle.type === 'batch') throw notSupported('batch');
     const data = await run(req, 'mutation($bundle: JSONObject!) { mhdProvideDocumentBundle(bundle: $bundle) }', { bundle });
     send(res, 200, absoluteBundle(data.mhdProvideDocumentBundle, baseUrl(req)));
   });

@@ -51,7 +51,8 @@ const SCAN_CAP = 5000;
 const INCLUDE_CAP = 500;
 const VERSION = /^[1-9]\d{0,8}$/;
 /** Whether a resource is an XDS registry entry served through MHD: every List and Binary, and DocumentReferences with an `xds-` id. */
-const inRegistry = (resourceType: string, id: string) => resourceType === 'List' || resourceType === 'Binary' || (resourceType === 'DocumentReference' && !!entryUuid(id));
+const inRegistry = (resourceType: string, id: string) =>
+  resourceType === 'List' || resourceType === 'Binary' || (resourceType === 'DocumentReference' && !!entryUuid(id));
 
 interface HistoryVersion {
   versionId: string;
@@ -294,7 +295,10 @@ export class FhirService {
       throw err;
     });
     const definitions = new Map(templates.map((t) => [t.id, this.mapped(t)]));
-    return [...compositions.flatMap((c) => compositionToResources(c, definitions.get(c.templateId)!).filter((r) => r.resourceType === resourceType)), ...registry];
+    return [
+      ...compositions.flatMap((c) => compositionToResources(c, definitions.get(c.templateId)!).filter((r) => r.resourceType === resourceType)),
+      ...registry,
+    ];
   }
 
   private async searchPatients(search: ParsedSearch): Promise<{ resources: FhirResource[]; total: number }> {

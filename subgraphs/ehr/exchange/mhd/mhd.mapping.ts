@@ -220,7 +220,8 @@ export function readProvideBundle(bundle: Json, authority: string): ProvidedBund
     const r = e.resource as Json;
     if (r.resourceType === 'DocumentReference') docIdOf.set(String(e.fullUrl ?? ''), submittedId(r, `document-${i}`));
     if (r.resourceType === 'Binary') {
-      if (typeof r.data !== 'string' || !/^[A-Za-z0-9+/]*={0,2}$/.test(r.data)) throw invalid(`Bundle.entry[${i}].resource.data`, 'must be the base64 document');
+      if (typeof r.data !== 'string' || !/^[A-Za-z0-9+/]*={0,2}$/.test(r.data))
+        throw invalid(`Bundle.entry[${i}].resource.data`, 'must be the base64 document');
       binaries.set(String(e.fullUrl ?? ''), r.data);
     }
   });
@@ -317,4 +318,3 @@ export function readProvideBundle(bundle: Json, authority: string): ProvidedBund
   };
   return { submit: { extrinsicObjects, registryPackages: [set], classifications: [], associations }, documents, entries: result };
 }
-
