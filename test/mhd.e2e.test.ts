@@ -332,7 +332,7 @@ describe(`IHE MHD /fhir/R4 (${backendName})`, () => {
       creation: 'yesterday',
     };
     both.entry.push(second);
-    (both.entry[0].resource as any).entry.push({ item: { reference: second.fullUrl } });
+    both.entry[0].resource.entry.push({ item: { reference: second.fullUrl } });
     await expectRefused(400, { docUniqueId: both.entry[1].resource.masterIdentifier.value.slice(8), document }, undefined, both);
 
     // A uniqueId the registry holds is a conflict.

@@ -11,7 +11,7 @@ import { LOINC, withoutEmpty, type FhirResource } from '../fhir/mapping';
  * Plain data, no storage: the XDS service checks and stores what is read here.
  */
 
-export const SUBMISSIONSET_CODE = { system: 'https://profiles.ihe.net/ITI/MHD/CodeSystem/MHDlistTypes', code: 'submissionset' };
+const SUBMISSIONSET_CODE = { system: 'https://profiles.ihe.net/ITI/MHD/CodeSystem/MHDlistTypes', code: 'submissionset' };
 const SOURCE_ID_EXTENSION = 'https://profiles.ihe.net/ITI/MHD/StructureDefinition/ihe-sourceId';
 const DESIGNATION_TYPE_EXTENSION = 'https://profiles.ihe.net/ITI/MHD/StructureDefinition/ihe-designationType';
 const URI = 'urn:ietf:rfc:3986';
