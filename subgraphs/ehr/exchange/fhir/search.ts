@@ -493,7 +493,7 @@ export const SUMMARY_ELEMENTS: Record<string, string[]> = {
     'content',
     'context',
   ],
-  List: ['id', 'meta', 'implicitRules', 'identifier', 'status', 'mode', 'title', 'code', 'subject', 'encounter', 'date', 'source'],
+  List: ['id', 'meta', 'implicitRules', 'status', 'mode', 'title', 'code', 'subject', 'date', 'source'],
   Appointment: [
     'id',
     'meta',
