@@ -61,7 +61,16 @@ describe(`FHIR R4 facade /fhir/R4 (${backendName})`, () => {
     const cap = await fhir(client.capabilityStatement());
     expect(cap).toMatchObject({ resourceType: 'CapabilityStatement', fhirVersion: '4.0.1', format: expect.arrayContaining(['application/fhir+json']) });
     const resources = cap.rest[0].resource;
-    expect(resources.map((r: any) => r.type)).toEqual(['Patient', 'Encounter', 'Observation', 'MedicationRequest', 'DocumentReference', 'Appointment']);
+    expect(resources.map((r: any) => r.type)).toEqual([
+      'Patient',
+      'Encounter',
+      'Observation',
+      'MedicationRequest',
+      'DocumentReference',
+      'Appointment',
+      'List',
+      'Binary',
+    ]);
     const of = (type: string) => resources.find((r: any) => r.type === type);
     expect(of('Patient').interaction.map((i: any) => i.code)).toEqual(['read', 'vread', 'history-instance', 'search-type', 'create', 'update']);
     expect(of('Encounter').interaction.map((i: any) => i.code)).toEqual(['read', 'vread', 'history-instance', 'search-type']);
@@ -77,7 +86,18 @@ describe(`FHIR R4 facade /fhir/R4 (${backendName})`, () => {
       'value-quantity',
     ]);
     expect(of('MedicationRequest').searchParam.map((p: any) => p.name)).toEqual(['_id', '_lastUpdated', 'patient', 'subject', 'intent', 'status']);
-    expect(of('DocumentReference').searchParam.map((p: any) => p.name)).toEqual(['_id', '_lastUpdated', 'patient', 'subject', 'category', 'type', 'date']);
+    expect(of('DocumentReference').searchParam.map((p: any) => p.name)).toEqual([
+      '_id',
+      '_lastUpdated',
+      'patient',
+      'subject',
+      'category',
+      'type',
+      'date',
+      'status',
+      'security-label',
+      'format',
+    ]);
     expect(of('Appointment').searchParam.map((p: any) => p.name)).toEqual(['_id', '_lastUpdated', 'patient', 'date', 'status']);
     expect(of('Patient').operation).toEqual([expect.objectContaining({ name: 'everything' })]);
   });
@@ -405,7 +425,9 @@ describe(`FHIR R4 facade /fhir/R4 (${backendName})`, () => {
       const cases: Array<[string, string, Parameters<TestPlatform['request']>[2], number]> = [
         ['DELETE', '/Patient/p-1001', {}, 501],
         ['PATCH', '/Patient/p-1001', { body: [], headers: { 'content-type': 'application/json-patch+json' } }, 501],
-        ['POST', '/', { body: { resourceType: 'Bundle', type: 'transaction' }, headers: { 'content-type': 'application/fhir+json' } }, 501],
+        ['POST', '/', { body: { resourceType: 'Bundle', type: 'batch' }, headers: { 'content-type': 'application/fhir+json' } }, 501],
+        // A transaction is MHD ITI-65's (test/mhd.e2e.test.ts): one without its SubmissionSet List is invalid.
+        ['POST', '/', { body: { resourceType: 'Bundle', type: 'transaction' }, headers: { 'content-type': 'application/fhir+json' } }, 400],
         ['GET', '/Condition', {}, 501],
         ['GET', '/Condition/1', {}, 501],
         ['GET', '/Patient/_history', {}, 501],

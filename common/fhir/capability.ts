@@ -54,10 +54,23 @@ export const SEARCH_PARAMETERS: Record<string, Record<string, ParamDefinition>> 
     _lastUpdated: LAST_UPDATED,
     patient: PATIENT_REFERENCE,
     subject: SUBJECT_REFERENCE,
-    category: { kind: 'token', documentation: 'clinical-note' },
-    type: { kind: 'token', documentation: 'LOINC document type' },
-    date: { kind: 'date', documentation: 'date (authored)' },
+    category: { kind: 'token', documentation: 'clinical-note; for XDS documents (MHD), the XDS classCode' },
+    type: { kind: 'token', documentation: 'LOINC document type (XDS typeCode)' },
+    date: { kind: 'date', documentation: 'date (authored; for XDS documents, when registered)' },
+    status: { kind: 'token', documentation: 'current | superseded (an XDS document replaced by another)' },
+    'security-label': { kind: 'token', documentation: 'XDS confidentialityCode, e.g. http://terminology.hl7.org/CodeSystem/v3-Confidentiality|N' },
+    format: { kind: 'token', documentation: 'XDS formatCode (content.format)' },
   },
+  List: {
+    _id: ID,
+    _lastUpdated: LAST_UPDATED,
+    patient: PATIENT_REFERENCE,
+    subject: SUBJECT_REFERENCE,
+    code: { kind: 'token', documentation: 'submissionset (https://profiles.ihe.net/ITI/MHD/CodeSystem/MHDlistTypes): XDS submission sets (MHD ITI-66)' },
+    status: { kind: 'token', documentation: 'current' },
+    date: { kind: 'date', documentation: 'date (the submission time)' },
+  },
+  Binary: {},
   Appointment: {
     _id: ID,
     _lastUpdated: LAST_UPDATED,
@@ -74,6 +87,7 @@ export const SORT_PARAMETERS: Record<string, string[]> = {
   Observation: ['_id', '_lastUpdated', 'date'],
   MedicationRequest: ['_id', '_lastUpdated'],
   DocumentReference: ['_id', '_lastUpdated', 'date'],
+  List: ['_id', '_lastUpdated', 'date'],
   Appointment: ['_id', '_lastUpdated', 'date'],
 };
 
@@ -83,10 +97,13 @@ export const INCLUDE_PARAMETERS: Record<string, string[]> = {
   Observation: ['patient', 'subject'],
   MedicationRequest: ['patient', 'subject'],
   DocumentReference: ['patient', 'subject'],
+  List: ['patient', 'subject'],
   Appointment: ['patient'],
 };
 
-export const FHIR_RESOURCE_TYPES = ['Patient', 'Encounter', 'Observation', 'MedicationRequest', 'DocumentReference', 'Appointment'] as const;
+export const FHIR_RESOURCE_TYPES = ['Patient', 'Encounter', 'Observation', 'MedicationRequest', 'DocumentReference', 'Appointment', 'List', 'Binary'] as const;
+/** Binary is read by id only (MHD ITI-68: the document of an XDS DocumentReference). */
+const SEARCHABLE = (type: string) => type !== 'Binary';
 export const WRITABLE_TYPES: readonly string[] = ['Patient', 'Observation', 'Appointment'];
 
 /** Result parameters every search takes (CapabilityStatement.rest.searchParam). */
@@ -113,7 +130,13 @@ export function capabilityStatement(software: { version: string; date: string } 
     publisher: 'CareGraph',
     kind: 'instance',
     software: { name: 'CareGraph', version: software.version },
-    implementation: { description: 'CareGraph FHIR R4 facade over the openEHR clinical record' },
+    implementation: {
+      description: 'CareGraph FHIR R4 facade over the openEHR clinical record, and IHE MHD Document Recipient and Responder over its XDS registry',
+    },
+    instantiates: [
+      'https://profiles.ihe.net/ITI/MHD/CapabilityStatement/IHE.MHD.DocumentRecipient',
+      'https://profiles.ihe.net/ITI/MHD/CapabilityStatement/IHE.MHD.DocumentResponder',
+    ],
     fhirVersion: '4.0.1',
     format: ['application/fhir+json', 'json'],
     rest: [
@@ -128,7 +151,7 @@ export function capabilityStatement(software: { version: string; date: string } 
             { code: 'read' },
             { code: 'vread' },
             { code: 'history-instance' },
-            { code: 'search-type' },
+            ...(SEARCHABLE(type) ? [{ code: 'search-type' }] : []),
             ...(WRITABLE_TYPES.includes(type) ? [{ code: 'create' }, { code: 'update' }] : []),
           ],
           versioning: 'versioned',
@@ -138,9 +161,15 @@ export function capabilityStatement(software: { version: string; date: string } 
           conditionalRead: 'not-supported',
           conditionalUpdate: WRITABLE_TYPES.includes(type),
           conditionalDelete: 'not-supported',
-          searchParam: [
-            ...Object.entries(SEARCH_PARAMETERS[type]).map(([name, p]) => ({ name, type: p.kind === 'id' ? 'token' : p.kind, documentation: p.documentation })),
-          ],
+          ...(SEARCHABLE(type)
+            ? {
+                searchParam: Object.entries(SEARCH_PARAMETERS[type]).map(([name, p]) => ({
+                  name,
+                  type: p.kind === 'id' ? 'token' : p.kind,
+                  documentation: p.documentation,
+                })),
+              }
+            : {}),
           ...(INCLUDE_PARAMETERS[type] ? { searchInclude: INCLUDE_PARAMETERS[type].map((p) => `${type}:${p}`) } : {}),
           ...(type === 'Patient'
             ? { searchRevInclude: Object.entries(INCLUDE_PARAMETERS).flatMap(([source, params]) => params.map((p) => `${source}:${p}`)) }
@@ -148,6 +177,13 @@ export function capabilityStatement(software: { version: string; date: string } 
           ...(type === 'Patient' ? { operation: [{ name: 'everything', definition: 'http://hl7.org/fhir/OperationDefinition/Patient-everything' }] } : {}),
         })),
         searchParam: RESULT_PARAMETER_DOCS,
+        interaction: [
+          {
+            code: 'transaction',
+            documentation:
+              'IHE MHD ITI-65 Provide Document Bundle only: POST [base] with a transaction Bundle of one SubmissionSet List, DocumentReferences and Binaries, stored in the XDS registry and repository; all or nothing.',
+          },
+        ],
       },
     ],
   };

@@ -39,7 +39,8 @@ export function openApiDocument(serverUrl: string = DEFAULT_SERVER_URL) {
       { name: 'API reference', description: 'This document and its page; no token needed.' },
       {
         name: 'FHIR R4',
-        description: 'Served at `/fhir/R4` (docs/exchange.md); described by the FHIR R4 specification.',
+        description:
+          'Served at `/fhir/R4` (docs/exchange.md); described by the FHIR R4 specification, and IHE MHD for ITI-65 (`POST /fhir/R4`), ITI-66, ITI-67, ITI-68.',
         externalDocs: { url: 'https://hl7.org/fhir/R4/http.html', description: 'FHIR R4 RESTful API' },
       },
       {

@@ -50,6 +50,8 @@ function operationOutcome(error: AppError) {
       ...(error.details ?? []).map((d) => ({
         severity: 'error',
         code: ISSUE_TYPE[error.code] ?? 'exception',
+        // A detail's own code (an XDS error code of an MHD refusal, e.g. XDSUnknownPatientId) is the issue's details.
+        ...(typeof d.xdsErrorCode === 'string' ? { details: { text: d.xdsErrorCode } } : {}),
         diagnostics: d.path ? `${d.path}: ${d.message}` : d.message,
       })),
     ],
@@ -128,8 +130,40 @@ export function fhirRoutes(run: GraphQLRunner, publicBase: PublicBase): Router {
   const baseUrl = (req: Request) => serviceBase(req.res!);
   router.use((req, res, next) => {
     res.locals.fhirBase = `${publicBase(req)}${req.baseUrl}`;
+    next();
+  });
+
+  // ITI-68 Retrieve Document: the document's bytes, unless the client asks for FHIR JSON (then a Binary resource); negotiated here, not below.
+  router.get('/Binary/:id', async (req, res) => {
+    const data = await run(req, 'query($id: ID!) { fhirRead(resourceType: "Binary", id: $id) }', { id: segment(req, 'id', ID) });
+    const resource = data.fhirRead as { contentType: string; data: string };
+    const format = new URL(req.originalUrl, 'http://localhost').searchParams.get('_format');
+    const wanted = format
+      ? ['json', 'application/json', 'application/fhir+json'].includes(format)
+        ? 'application/fhir+json'
+        : format
+      : req.accepts([resource.contentType, 'application/fhir+json', 'application/json']);
+    if (wanted === 'application/fhir+json' || wanted === 'application/json') return sendResource(req, res, 200, resource);
+    if (wanted !== resource.contentType)
+      throw new AppError('NOT_ACCEPTABLE', `The document is ${resource.contentType}; ask for it, or for application/fhir+json`);
+    res.status(200).type(resource.contentType).send(Buffer.from(resource.data, 'base64'));
+  });
+
+  router.use((req, _res, next) => {
     negotiate(req);
     next();
+  });
+
+  // IHE MHD ITI-65 Provide Document Bundle: the only transaction Bundle this server takes.
+  router.post('/', async (req, res) => {
+    const bundle = resourceBody(req);
+    if (bundle.resourceType !== 'Bundle')
+      throw validationError('POST [base] takes a transaction Bundle (IHE MHD ITI-65 Provide Document Bundle)', [
+        { path: 'resourceType', message: "must be 'Bundle'" },
+      ]);
+    if (bundle.type === 'batch') throw notSupported('batch');
+    const data = await run(req, 'mutation($bundle: JSONObject!) { mhdProvideDocumentBundle(bundle: $bundle) }', { bundle });
+    send(res, 200, absoluteBundle(data.mhdProvideDocumentBundle, baseUrl(req)));
   });
 
   const search = async (req: Request, res: Response) => {
@@ -236,7 +270,7 @@ export function fhirRoutes(run: GraphQLRunner, publicBase: PublicBase): Router {
     send(res, 200, absoluteBundle(data.fhirPatientEverything, baseUrl(req)));
   });
 
-  // Everything else FHIR defines (delete, patch, batch/transaction, system search, other operations) is not implemented.
+  // Everything else FHIR defines (delete, patch, batch and other transactions, system search, other operations) is not implemented.
   router.all('/{*rest}', (req) => {
     throw notSupported(`${req.method} ${req.baseUrl}${req.path}`);
   });

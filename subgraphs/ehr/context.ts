@@ -16,6 +16,7 @@ import type { ContributionService } from './exchange/openehr/contribution.servic
 import type { DirectoryService } from './exchange/openehr/directory.service';
 import type { StoredQueryService } from './exchange/openehr/stored-query.service';
 import type { XdsService } from './exchange/xds/xds.service';
+import type { MhdService } from './exchange/mhd/mhd.service';
 
 export interface EhrContext extends BaseContext {
   patients: PatientService;
@@ -35,4 +36,5 @@ export interface EhrContext extends BaseContext {
   directories: DirectoryService;
   storedQueries: StoredQueryService;
   xds: XdsService;
+  mhd: MhdService;
 }

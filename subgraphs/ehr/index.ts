@@ -33,6 +33,8 @@ import { OpenEhrService } from './exchange/openehr/openehr.service';
 import { StoredQueryResolver } from './exchange/openehr/stored-query.resolver';
 import { StoredQueryService } from './exchange/openehr/stored-query.service';
 import { XdsResolver } from './exchange/xds/xds.resolver';
+import { MhdResolver } from './exchange/mhd/mhd.resolver';
+import { MhdService } from './exchange/mhd/mhd.service';
 import { XdsService, type XdsSettings } from './exchange/xds/xds.service';
 import { RecordPrivacyResolver } from './privacy/privacy.resolver';
 import { RecordPrivacyService } from './privacy/privacy.service';
@@ -65,6 +67,7 @@ export function buildEhrSchema(): Promise<FederatedSchema> {
       OpenEhrRecordResolver,
       StoredQueryResolver,
       XdsResolver,
+      MhdResolver,
     ],
     referenceResolvers: { ...patientReference, ...appointmentReference },
   });
@@ -102,7 +105,9 @@ export function createEhrContext(deps: EhrDeps) {
     const ehrs = new EhrService(store, accessPolicy, deps.systemId);
     const compositions = new CompositionService(store, deps.cipher, deps.systemId, accessPolicy, consents, templates);
     const openehr = new OpenEhrService(ehrs, compositions, templates, deps.systemId);
-    const fhir = new FhirService(patients, appointments, compositions, templates, deps.systemId);
+    const xds = new XdsService(store, deps.cipher, accessPolicy, consents, deps.xds);
+    const mhd = new MhdService(xds, deps.xds);
+    const fhir = new FhirService(patients, appointments, compositions, templates, mhd, deps.systemId);
     return {
       ...base,
       patients,
@@ -119,7 +124,8 @@ export function createEhrContext(deps: EhrDeps) {
       contributions: new ContributionService(store, ehrs, compositions, openehr, deps.systemId),
       directories: new DirectoryService(store, deps.cipher, ehrs, accessPolicy, deps.systemId),
       storedQueries: new StoredQueryService(store, openehr),
-      xds: new XdsService(store, deps.cipher, accessPolicy, consents, deps.xds),
+      xds,
+      mhd,
       privacy: new RecordPrivacyService(store, accessPolicy, deps.clock ?? systemClock),
       clinicalContext: new ClinicalContextService(store, patients, appointments, compositions, consents, templates, accessPolicy),
     };

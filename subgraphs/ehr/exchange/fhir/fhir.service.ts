@@ -40,6 +40,8 @@ import {
   type SearchCriterion,
 } from './search';
 import { ARCHETYPE } from './mapping';
+import type { MhdService } from '../mhd/mhd.service';
+import { entryUuid } from '../mhd/mhd.mapping';
 
 /** The data area each composition-backed resource type lives in. */
 const AREA_OF: Record<string, DataArea> = { Observation: 'observation', Encounter: 'encounter', MedicationRequest: 'order', DocumentReference: 'document' };
@@ -48,6 +50,9 @@ const SCAN_CAP = 5000;
 /** Most resources `_include`/`_revinclude` add to one page. */
 const INCLUDE_CAP = 500;
 const VERSION = /^[1-9]\d{0,8}$/;
+/** Whether a resource is an XDS registry entry served through MHD: every List and Binary, and DocumentReferences with an `xds-` id. */
+const inRegistry = (resourceType: string, id: string) =>
+  resourceType === 'List' || resourceType === 'Binary' || (resourceType === 'DocumentReference' && !!entryUuid(id));
 
 interface HistoryVersion {
   versionId: string;
@@ -79,6 +84,7 @@ export class FhirService {
     private readonly appointments: AppointmentService,
     private readonly compositions: CompositionService,
     private readonly templates: ClinicalTemplateService,
+    private readonly mhd: MhdService,
     private readonly systemId: string,
   ) {}
 
@@ -116,6 +122,7 @@ export class FhirService {
       if (!version.resource) throw gone(resourceType, id, versionId);
       return version.resource;
     }
+    if (inRegistry(resourceType, id)) return this.registryResource(resourceType, id);
     switch (resourceType) {
       case 'Patient': {
         const patient = await this.patients.get(id);
@@ -141,6 +148,15 @@ export class FhirService {
     }
   }
 
+  /** A resource of the XDS registry (MHD): DocumentReference and List ids are `xds-<entryUUID>`, a Binary is its DocumentReference's document. */
+  private async registryResource(resourceType: string, id: string): Promise<FhirResource> {
+    if (resourceType === 'Binary') return this.mhd.binary(id);
+    if (!entryUuid(id)) throw notFound(resourceType, id);
+    const [resource] = resourceType === 'List' ? await this.mhd.lists(null, [id]) : await this.mhd.documentReferences(null, [id]);
+    if (!resource) throw notFound(resourceType, id);
+    return resource;
+  }
+
   /** Whether the resource existed and its latest version is a deletion. */
   private async deleted(resourceType: string, id: string): Promise<boolean> {
     const versions = await this.history(resourceType, id).catch((err) => {
@@ -155,6 +171,11 @@ export class FhirService {
   /** Every version of a resource, oldest first; `resource` is absent for a deletion. */
   async history(resourceType: string, id: string): Promise<HistoryVersion[]> {
     this.assertType(resourceType);
+    // Registry entries are never updated in place (a replacement is a new entry): one version.
+    if (inRegistry(resourceType, id)) {
+      const resource = await this.registryResource(resourceType, id);
+      return [{ versionId: '1', at: new Date(resource.meta.lastUpdated), method: 'POST', resource }];
+    }
     switch (resourceType) {
       case 'Patient':
         return (await this.patients.history(id)).map((v) => ({
@@ -223,6 +244,7 @@ export class FhirService {
   private async matches(resourceType: string, search: ParsedSearch): Promise<{ resources: FhirResource[]; total: number }> {
     if (resourceType === 'Patient') return this.searchPatients(search);
     if (resourceType === 'Appointment') return this.searchAppointments(search);
+    if (resourceType === 'Binary') throw new AppError('NOT_IMPLEMENTED', 'Binary is read by id (ITI-68), not searched; find documents with DocumentReference');
     const patientCriteria = search.criteria.filter((c) => c.kind === 'reference' && !c.modifier);
     const others = search.criteria.filter((c) => !patientCriteria.includes(c));
     const patientIds = intersect(patientCriteria.map((c) => c.values.map((v) => referenceId(v))));
@@ -260,8 +282,10 @@ export class FhirService {
     return result;
   }
 
-  /** Every current resource of a composition-backed type, for one patient or the tenant. */
+  /** Every current resource of a composition-backed type, for one patient or the tenant; DocumentReferences and Lists of the XDS registry too. */
   private async clinicalResources(resourceType: string, patientId: string | null): Promise<FhirResource[]> {
+    if (resourceType === 'List') return this.mhd.lists(patientId);
+    const registry = resourceType === 'DocumentReference' ? await this.mhd.documentReferences(patientId) : [];
     const area = AREA_OF[resourceType];
     const templates = await this.templates.list(area);
     const templateIds = templates.filter((t) => resourceIds(this.mapped(t), 'x').some((r) => r.resourceType === resourceType)).map((t) => t.id);
@@ -271,7 +295,10 @@ export class FhirService {
       throw err;
     });
     const definitions = new Map(templates.map((t) => [t.id, this.mapped(t)]));
-    return compositions.flatMap((c) => compositionToResources(c, definitions.get(c.templateId)!).filter((r) => r.resourceType === resourceType));
+    return [
+      ...compositions.flatMap((c) => compositionToResources(c, definitions.get(c.templateId)!).filter((r) => r.resourceType === resourceType)),
+      ...registry,
+    ];
   }
 
   private async searchPatients(search: ParsedSearch): Promise<{ resources: FhirResource[]; total: number }> {

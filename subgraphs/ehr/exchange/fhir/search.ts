@@ -292,6 +292,7 @@ function resourceDate(resource: FhirResource): string | undefined {
     case 'MedicationRequest':
       return resource.authoredOn;
     case 'DocumentReference':
+    case 'List':
       return resource.date;
     case 'Appointment':
       return resource.start;
@@ -302,8 +303,17 @@ function resourceDate(resource: FhirResource): string | undefined {
   }
 }
 
+/** Token parameters whose element is not the top-level element of their name (the rest search `resource[name]`). */
+const TOKEN_ELEMENTS: Record<string, (resource: FhirResource) => unknown> = {
+  'security-label': (r) => r.securityLabel,
+  // DocumentReference.content.format is a Coding: searched as a one-coding concept.
+  format: (r) => (r.content ?? []).flatMap((c: any) => (c.format ? [{ coding: [c.format] }] : [])),
+};
+
+const tokenElement = (resource: FhirResource, name: string): any => (TOKEN_ELEMENTS[name] ? TOKEN_ELEMENTS[name](resource) : resource[name]);
+
 const codeableConcepts = (resource: FhirResource, name: string): Array<{ coding?: Array<{ system?: string; code?: string }> }> => {
-  const value = resource[name];
+  const value = tokenElement(resource, name);
   return value === undefined ? [] : Array.isArray(value) ? value : [value];
 };
 
@@ -323,7 +333,7 @@ function searchedValue(resource: FhirResource, criterion: SearchCriterion): unkn
     case 'quantity':
       return resource.valueQuantity;
     default:
-      return resource[criterion.name === 'birthdate' ? 'birthDate' : criterion.name];
+      return criterion.name === 'birthdate' ? resource.birthDate : tokenElement(resource, criterion.name);
   }
 }
 
@@ -342,7 +352,7 @@ export function matchesCriterion(resource: FhirResource, criterion: SearchCriter
         return matchesQuantity(resource.valueQuantity, parseQuantityParam(criterion.name, value));
       case 'token': {
         const token = parseToken(value);
-        const element = resource[criterion.name];
+        const element = tokenElement(resource, criterion.name);
         if (typeof element === 'string') return token.system === undefined && element === token.code;
         return codeableConcepts(resource, criterion.name).some((cc) => (cc.coding ?? []).some((c) => matchesCoding(c, token)));
       }
@@ -483,6 +493,7 @@ export const SUMMARY_ELEMENTS: Record<string, string[]> = {
     'content',
     'context',
   ],
+  List: ['id', 'meta', 'implicitRules', 'status', 'mode', 'title', 'code', 'subject', 'date', 'source'],
   Appointment: [
     'id',
     'meta',
@@ -508,6 +519,7 @@ export const MANDATORY_ELEMENTS: Record<string, string[]> = {
   Observation: ['status', 'code'],
   MedicationRequest: ['status', 'intent', 'medication[x]', 'subject'],
   DocumentReference: ['status', 'content'],
+  List: ['status', 'mode'],
   Appointment: ['status', 'participant'],
 };
 

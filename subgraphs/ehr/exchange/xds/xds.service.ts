@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { FieldCipher } from '../../../../common/crypto';
-import { AppError } from '../../../../common/errors';
+import { AppError, notFound } from '../../../../common/errors';
 import type { XdsDocument as DocumentRow, XdsSubmissionSet as SetRow, XdsAssociation as AssociationRow } from '../../db/generated/client';
 import type { TenantStore } from '../../db/store';
 import type { AccessPolicyService } from '../../policy/access-policy.service';
@@ -111,8 +111,19 @@ class XdsFailure extends Error {
 }
 const fail = (errorCode: string, codeContext: string, location?: string) => new XdsFailure([{ errorCode, codeContext, location }]);
 
+/** The transactions that store a submission: XDS.b's two, and MHD's Provide Document Bundle (a FHIR Bundle read into the same ebRIM objects). */
+type Submission = 'ITI-41' | 'ITI-42' | 'ITI-65';
+
+/** A stored document entry or submission set with its decrypted ebRIM metadata, for the MHD (FHIR) views. */
+export interface StoredEntry<Row> {
+  row: Row;
+  metadata: RegistryObject;
+}
+
 interface CheckedSubmission {
   patientId: string;
+  /** The stored entryUUID of each submitted object, by the id it was submitted with. */
+  ids: Map<string, string>;
   set: RegistryObject;
   documents: Array<{ object: RegistryObject; content?: Buffer }>;
   associations: AssociationObject[];
@@ -151,7 +162,33 @@ export class XdsService {
     return this.submit('ITI-42', () => ({ submit: readRegister(xml) }));
   }
 
-  private async submit(transaction: 'ITI-41' | 'ITI-42', read: () => { submit: SubmitObjects; documents?: Array<{ id: string; content: Buffer }> }) {
+  /**
+   * ITI-65 (MHD Provide Document Bundle): the Bundle read into ebRIM objects by `read`, checked and stored
+   * exactly like ITI-41. Answers the stored entryUUID of each submitted id; a refusal is audited and thrown as
+   * an AppError whose details carry the XDS error codes.
+   */
+  async provideObjects(read: () => { submit: SubmitObjects; documents: Array<{ id: string; content: Buffer }> }): Promise<Map<string, string>> {
+    let patientId: string | undefined;
+    try {
+      const request = read();
+      const checked = await this.check('ITI-65', request.submit, request.documents);
+      patientId = checked.patientId;
+      await this.policy.assert('write', 'document', { patientId });
+      await this.save('ITI-65', checked);
+      return checked.ids;
+    } catch (err) {
+      const errors = await this.refused('ITI-65', patientId, err);
+      // A registry that already holds the uniqueId is a conflict; every other refusal is the request's fault.
+      const duplicate = errors.some((e) => ['XDSDuplicateUniqueIdInRegistry', 'XDSNonIdenticalHash'].includes(e.errorCode));
+      throw new AppError(
+        duplicate ? 'CONFLICT' : 'VALIDATION_ERROR',
+        errors.map((e) => `${e.errorCode}: ${e.codeContext}`).join('; '),
+        errors.map((e) => ({ path: e.location ?? '(bundle)', message: e.codeContext, xdsErrorCode: e.errorCode })),
+      );
+    }
+  }
+
+  private async submit(transaction: Submission, read: () => { submit: SubmitObjects; documents?: Array<{ id: string; content: Buffer }> }) {
     let patientId: string | undefined;
     try {
       const request = read();
@@ -166,8 +203,8 @@ export class XdsService {
   }
 
   /** The submission as it will be stored, or the RegistryErrors that refuse it (ITI TF-2b §3.41.4.1.3, §3.42.4.1.3). */
-  private async check(transaction: 'ITI-41' | 'ITI-42', submit: SubmitObjects, documents?: Array<{ id: string; content: Buffer }>): Promise<CheckedSubmission> {
-    const metadataError = transaction === 'ITI-41' ? 'XDSRepositoryMetadataError' : 'XDSRegistryMetadataError';
+  private async check(transaction: Submission, submit: SubmitObjects, documents?: Array<{ id: string; content: Buffer }>): Promise<CheckedSubmission> {
+    const metadataError = transaction === 'ITI-42' ? 'XDSRegistryMetadataError' : 'XDSRepositoryMetadataError';
     const setIds = new Set(
       [...submit.classifications, ...submit.registryPackages.flatMap((p) => p.classifications)]
         .filter((c) => c.node === XDS.submissionSetNode)
@@ -284,7 +321,7 @@ export class XdsService {
     const members = new Set(associations.filter((a) => a.type === XDS.hasMember).map((a) => a.target));
     for (const id of documentIds)
       if (!members.has(id)) throw fail('XDSRegistryMetadataError', 'Every DocumentEntry must be a member of the submission set', id);
-    return { patientId, set: rewrite(set), documents: checkedDocuments, associations, replaces };
+    return { patientId, ids, set: rewrite(set), documents: checkedDocuments, associations, replaces };
   }
 
   /** The clinical record's patient an affinity-domain patient id names, or XDSUnknownPatientId. */
@@ -297,7 +334,7 @@ export class XdsService {
     return patient.id;
   }
 
-  private async save(transaction: 'ITI-41' | 'ITI-42', s: CheckedSubmission): Promise<void> {
+  private async save(transaction: Submission, s: CheckedSubmission): Promise<void> {
     const tenantId = this.store.tenantId;
     const by = this.store.identity.sub;
     const setUniqueId = externalId(s.set, XDS.set.uniqueId)!;
@@ -574,6 +611,88 @@ export class XdsService {
         disclosed.map(({ entityType, entityId, patientId }) => ({ entityType, entityId, patientId, action: 'read' as const })),
       );
     });
+  }
+
+  // ---- MHD's FHIR views of the same registry (ITI-66, ITI-67, ITI-68) ----
+
+  /**
+   * Document entries (ITI-67) of one patient, by entryUUID, or of the tenant: only what the caller may read,
+   * an unknown or hidden patient having none (a FHIR search finds nothing rather than failing). Audited as `transaction`.
+   */
+  async documentEntries(transaction: string, filter: { patientId?: string | null; ids?: string[] }): Promise<Array<StoredEntry<DocumentRow>>> {
+    if (filter.patientId && !(await this.searchablePatient(filter.patientId))) return [];
+    const rows = await this.store.read((tx) =>
+      tx.xdsDocument.findMany({
+        where: { ...(filter.patientId ? { patientId: filter.patientId } : {}), ...(filter.ids ? { id: { in: filter.ids } } : {}) },
+        orderBy: { createdAt: 'asc' },
+      }),
+    );
+    const readable = await this.readablePatients(rows.map((r) => r.patientId));
+    const found = rows.filter((r) => readable.has(r.patientId));
+    await this.auditRead(
+      transaction,
+      'DocumentReference',
+      filter.patientId ?? undefined,
+      found.map((d) => ({ entityType: 'XdsDocument', entityId: d.id, patientId: d.patientId, uniqueId: d.uniqueId })),
+    );
+    return found.map((row) => ({ row, metadata: { ...(JSON.parse(this.cipher.decrypt(row.metadataEnc)) as RegistryObject), status: row.status } }));
+  }
+
+  /** Submission sets (ITI-66) with their member entries' entryUUIDs, filtered and audited like documentEntries. */
+  async submissionSets(
+    transaction: string,
+    filter: { patientId?: string | null; ids?: string[] },
+  ): Promise<Array<StoredEntry<SetRow> & { members: string[] }>> {
+    if (filter.patientId && !(await this.searchablePatient(filter.patientId))) return [];
+    const rows = await this.store.read((tx) =>
+      tx.xdsSubmissionSet.findMany({
+        where: { ...(filter.patientId ? { patientId: filter.patientId } : {}), ...(filter.ids ? { id: { in: filter.ids } } : {}) },
+        orderBy: { createdAt: 'asc' },
+      }),
+    );
+    const readable = await this.readablePatients(rows.map((r) => r.patientId));
+    const found = rows.filter((r) => readable.has(r.patientId));
+    const members = await this.store.read((tx) =>
+      tx.xdsAssociation.findMany({ where: { sourceId: { in: found.map((s) => s.id) }, associationType: XDS.hasMember }, orderBy: { targetId: 'asc' } }),
+    );
+    await this.auditRead(
+      transaction,
+      'List',
+      filter.patientId ?? undefined,
+      found.map((s) => ({ entityType: 'XdsSubmissionSet', entityId: s.id, patientId: s.patientId, uniqueId: s.uniqueId })),
+    );
+    return found.map((row) => ({
+      row,
+      metadata: JSON.parse(this.cipher.decrypt(row.metadataEnc)) as RegistryObject,
+      members: members.filter((m) => m.sourceId === row.id).map((m) => m.targetId),
+    }));
+  }
+
+  /** ITI-68 Retrieve Document: a stored document's bytes by entryUUID; another tenant's, an unreadable and a registered-only one are NOT_FOUND. */
+  async documentContent(entryUuid: string): Promise<{ row: DocumentRow; content: Buffer }> {
+    const row = await this.store.read((tx) => tx.xdsDocument.findFirst({ where: { id: entryUuid } }));
+    const readable = row && row.contentEnc && (await this.readablePatients([row.patientId])).has(row.patientId);
+    await this.store.change('IHE ITI-68', async (tx, audit) => {
+      await audit.record({
+        action: readable ? 'read' : 'refuse',
+        entityType: 'XdsTransaction',
+        entityId: randomUUID(),
+        after: readable ? { transaction: 'ITI-68', patientId: row.patientId, documents: [row.uniqueId] } : { transaction: 'ITI-68', errors: ['NOT_FOUND'] },
+      });
+      if (readable) await this.store.logAccess(tx, [{ entityType: 'XdsDocument', entityId: row.id, patientId: row.patientId, action: 'read' }]);
+    });
+    if (!readable) throw notFound('Binary', entryUuid);
+    return { row, content: this.cipher.decryptBytes(row.contentEnc!) };
+  }
+
+  /** Whether a FHIR search may look at this patient's documents: unknown and hidden are not searched; a forbidden one is a 403. */
+  private async searchablePatient(patientId: string): Promise<boolean> {
+    const patient = await this.store.read((tx) => tx.patient.findFirst({ where: { id: patientId, deletedAt: null }, select: { id: true } }));
+    if (!patient) return false;
+    const context = { patientId, consents: await this.consents.effective(patientId) };
+    if ((await this.policy.decide('read', 'document', context)).hide) return false;
+    await this.policy.assert('read', 'document', context);
+    return true;
   }
 
   /** ITI-43 Retrieve Document Set; answers xdsb:RetrieveDocumentSetResponse with the documents inline. */

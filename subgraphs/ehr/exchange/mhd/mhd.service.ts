@@ -1,0 +1,59 @@
+import { notFound } from '../../../../common/errors';
+import type { FhirResource } from '../fhir/mapping';
+import type { XdsService, XdsSettings } from '../xds/xds.service';
+import { binary, documentReference, entryUuid, fhirId, readProvideBundle, submissionSetList } from './mhd.mapping';
+
+/**
+ * IHE MHD (R4) as Document Recipient and Responder over the XDS registry and
+ * repository: ITI-65 stores through the XDS service (same checks, tables,
+ * policy and audit as ITI-41), and the FHIR facade reads the same entries as
+ * DocumentReference (ITI-67), List (ITI-66) and Binary (ITI-68). The FHIR
+ * views come through FhirService, so search, paging and includes are its.
+ */
+export class MhdService {
+  constructor(
+    private readonly xds: XdsService,
+    private readonly settings: XdsSettings,
+  ) {}
+
+  /** ITI-65 Provide Document Bundle: a transaction Bundle in, a transaction-response Bundle (URLs relative to the service base) out; all or nothing. */
+  async provide(bundle: Record<string, unknown>): Promise<FhirResource> {
+    let entries: ReturnType<typeof readProvideBundle>['entries'] = [];
+    const ids = await this.xds.provideObjects(() => {
+      const read = readProvideBundle(bundle, this.settings.assigningAuthority);
+      entries = read.entries;
+      return read;
+    });
+    const now = new Date().toISOString();
+    return {
+      resourceType: 'Bundle',
+      type: 'transaction-response',
+      entry: entries.map((e) => {
+        const path = `${e.resourceType}/${fhirId(ids.get(e.submittedId)!)}`;
+        return { fullUrl: path, response: { status: '201 Created', location: `${path}/_history/1`, etag: 'W/"1"', lastModified: now } };
+      }),
+    };
+  }
+
+  /** ITI-67: the registry's DocumentReferences of a patient (or the tenant), by FHIR id when ids are given. */
+  async documentReferences(patientId: string | null, ids?: string[]): Promise<FhirResource[]> {
+    const uuids = ids?.map(entryUuid).filter((u): u is string => !!u);
+    if (uuids && uuids.length === 0) return [];
+    return (await this.xds.documentEntries('ITI-67', { patientId, ids: uuids })).map(documentReference);
+  }
+
+  /** ITI-66: the registry's SubmissionSet Lists of a patient (or the tenant), by FHIR id when ids are given. */
+  async lists(patientId: string | null, ids?: string[]): Promise<FhirResource[]> {
+    const uuids = ids?.map(entryUuid).filter((u): u is string => !!u);
+    if (uuids && uuids.length === 0) return [];
+    return (await this.xds.submissionSets('ITI-66', { patientId, ids: uuids })).map(submissionSetList);
+  }
+
+  /** ITI-68: the document as a Binary (its bytes base64); the REST adapter serves the raw bytes when asked for the document's type. */
+  async binary(id: string): Promise<FhirResource> {
+    const uuid = entryUuid(id);
+    if (!uuid) throw notFound('Binary', id);
+    const { row, content } = await this.xds.documentContent(uuid);
+    return binary(row, content);
+  }
+}
