@@ -685,6 +685,8 @@ export type Mutation = {
   fhirUpdate: Scalars['JSONObject']['output'];
   /** Records the patient's consent for a purpose. */
   grantConsent: Consent;
+  /** IHE MHD ITI-65 Provide Document Bundle: a FHIR transaction Bundle (SubmissionSet List, DocumentReferences, Binaries), stored in the XDS registry and repository like ITI-41, all or nothing; answers the transaction-response Bundle (URLs relative to the FHIR service base). */
+  mhdProvideDocumentBundle: Scalars['JSONObject']['output'];
   /** Commits the versions of an openEHR CONTRIBUTION together (all or none). */
   openehrCommitContribution: OpenEhrResult;
   openehrCreateComposition: OpenEhrResult;
@@ -859,6 +861,11 @@ export type MutationGrantConsentArgs = {
   patientId: Scalars['ID']['input'];
   purpose: ConsentPurpose;
   reason?: InputMaybe<Scalars['String']['input']>;
+};
+
+
+export type MutationMhdProvideDocumentBundleArgs = {
+  bundle: Scalars['JSONObject']['input'];
 };
 
 
