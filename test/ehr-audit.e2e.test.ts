@@ -7,6 +7,7 @@ import { canonicalJson } from '../subgraphs/ehr/audit/chain';
 import { eventually } from './messaging-helpers';
 import { buildEhrSchema } from '../subgraphs/ehr';
 import { NOTE, VITALS } from './ehr-fixtures';
+import { provideBundle, uid } from './support/mhd-bundle';
 
 /**
  * The clinical record's guarantees at the database: audit immutability, the
@@ -207,6 +208,11 @@ describe(`clinical record audit, encryption and isolation at the database (${bac
     xdsRegister: async () => {
       const data = await gql('mutation($x: String!) { xdsRegister(request: $x) }', { x: xdsSubmission(false) });
       expect(data.xdsRegister).toContain('ResponseStatusType:Success');
+    },
+    mhdProvideDocumentBundle: async () => {
+      const bundle = provideBundle({ docUniqueId: uid(), document: Buffer.from('audit marker note') });
+      const data = await gql('mutation($b: JSONObject!) { mhdProvideDocumentBundle(bundle: $b) }', { b: bundle });
+      expect(data.mhdProvideDocumentBundle).toMatchObject({ resourceType: 'Bundle', type: 'transaction-response' });
     },
     // Data subject rights (docs/privacy.md), last: the restriction ends the processing of p-1002.
     setRecordRetention: () => gql('mutation { setRecordRetention(category: "access_log", days: 2000) { days } }'),

@@ -1,9 +1,10 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { XMLParser } from 'fast-xml-parser';
 import { startTestPlatform, backendName, type TestPlatform } from './harness';
 import { validateFhir } from './fhir-support';
+import { LIST_TYPES, provideBundle, sha1, uid, type BundleOptions } from './support/mhd-bundle';
 
 /**
  * IHE MHD (R4) on /fhir/R4 over the XDS registry: ITI-65 in, ITI-66/67/68 out,
@@ -14,9 +15,6 @@ const AUTHORITY = '2.999.1.1';
 const ITI41 = readFileSync(join(__dirname, 'fixtures', 'xds', 'iti41-provide-and-register.xml'), 'utf8');
 const FIND_DOCUMENTS = 'urn:uuid:14d4debf-8f97-4251-9a74-a90016b0af0d';
 const SOAP12 = 'http://www.w3.org/2003/05/soap-envelope';
-const LIST_TYPES = 'https://profiles.ihe.net/ITI/MHD/CodeSystem/MHDlistTypes';
-const uid = () => `2.999.8.${Date.now()}.${Math.floor(Math.random() * 1e6)}`;
-const sha1 = (bytes: Buffer) => createHash('sha1').update(bytes).digest();
 const xml = new XMLParser({
   ignoreAttributes: false,
   attributeNamePrefix: '@',
@@ -24,77 +22,6 @@ const xml = new XMLParser({
   parseTagValue: false,
   isArray: (n) => n === 'ExtrinsicObject',
 });
-
-interface BundleOptions {
-  patient?: string;
-  docUniqueId: string;
-  setUniqueId?: string;
-  document: Buffer;
-  /** Changes to the DocumentReference. */
-  doc?: (doc: any) => void;
-}
-
-/** An ITI-65 Provide Document Bundle (Comprehensive Metadata): List, DocumentReference, Binary. */
-function provideBundle(o: BundleOptions) {
-  const [listUrl, docUrl, binUrl] = [randomUUID(), randomUUID(), randomUUID()].map((u) => `urn:uuid:${u}`);
-  const subject = { reference: `Patient/${o.patient ?? 'p-1001'}` };
-  const doc: any = {
-    resourceType: 'DocumentReference',
-    masterIdentifier: { system: 'urn:ietf:rfc:3986', value: `urn:oid:${o.docUniqueId}` },
-    status: 'current',
-    type: { coding: [{ system: 'http://loinc.org', code: '34133-9', display: 'Summary of episode note' }] },
-    category: [{ coding: [{ system: 'http://loinc.org', code: '34133-9' }] }],
-    subject,
-    securityLabel: [{ coding: [{ system: 'http://terminology.hl7.org/CodeSystem/v3-Confidentiality', code: 'N' }] }],
-    content: [
-      {
-        attachment: {
-          contentType: 'text/plain',
-          language: 'en-US',
-          url: binUrl,
-          size: o.document.length,
-          hash: sha1(o.document).toString('base64'),
-          title: 'Discharge summary',
-          creation: '2026-11-20T10:15:00Z',
-        },
-        format: { system: 'urn:oid:1.3.6.1.4.1.19376.1.2.3', code: 'urn:ihe:iti:xds:2017:mimeTypeSufficient' },
-      },
-    ],
-    context: {
-      period: { start: '2026-11-19T08:00:00Z', end: '2026-11-20T09:00:00Z' },
-      facilityType: { coding: [{ system: 'http://snomed.info/sct', code: '22232009' }] },
-      practiceSetting: { coding: [{ system: 'http://snomed.info/sct', code: '394802001' }] },
-    },
-  };
-  o.doc?.(doc);
-  return {
-    resourceType: 'Bundle',
-    type: 'transaction',
-    entry: [
-      {
-        fullUrl: listUrl,
-        resource: {
-          resourceType: 'List',
-          extension: [{ url: 'https://profiles.ihe.net/ITI/MHD/StructureDefinition/ihe-sourceId', valueIdentifier: { value: 'urn:oid:2.999.1.9' } }],
-          identifier: [{ use: 'usual', system: 'urn:ietf:rfc:3986', value: `urn:oid:${o.setUniqueId ?? uid()}` }],
-          status: 'current',
-          mode: 'working',
-          code: { coding: [{ system: LIST_TYPES, code: 'submissionset' }] },
-          subject,
-          date: '2026-11-20T10:20:00Z',
-          entry: [{ item: { reference: docUrl } }],
-        },
-        request: { method: 'POST', url: 'List' },
-      },
-      { fullUrl: docUrl, resource: doc, request: { method: 'POST', url: 'DocumentReference' } },
-      {
-        fullUrl: binUrl,
-        resource: { resourceType: 'Binary', contentType: 'text/plain', data: o.document.toString('base64') },
-        request: { method: 'POST', url: 'Binary' },
-      },
-    ],
-  };
-}
 
 describe(`IHE MHD /fhir/R4 (${backendName})`, () => {
   let t: TestPlatform;
