@@ -100,8 +100,10 @@ export async function ensureQueue(boss: PgBoss, policy: PgBoss.Queue): Promise<v
       await boss.updateQueue(policy.name, policy);
       return;
     } catch (err) {
-      if (attempt >= 8 || !isCatalogRace(err)) throw err;
-      await new Promise((resolve) => setTimeout(resolve, 25 * attempt + Math.random() * 50));
+      // Exponential backoff with full jitter, capped at 1 s: eight short linear retries were not always
+      // enough for three processes adding queues while a fourth ran the grant script in a loop.
+      if (attempt >= 16 || !isCatalogRace(err)) throw err;
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(1_000, 50 * 2 ** attempt)));
     }
   }
 }
