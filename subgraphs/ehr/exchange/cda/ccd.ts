@@ -9,14 +9,16 @@ import { LOINC } from '../fhir/mapping';
  * into C-CDA entries (templateIds, LOINC codes, UCUM units) and serializes
  * it. What it leaves out or gets wrong for a valid document is fixed up here:
  * instance identifiers as UUID roots, setId/versionNumber, the service event
- * the CCD requires, narrative text of every section, note entries, code
- * systems of routes and the software name of the authoring device.
+ * the CCD requires, narrative text of every section, note entries, the
+ * organizers C-CDA 2.1 puts around vital signs and results, code systems of
+ * routes and the software name of the authoring device.
  */
 
 /** The sections of every document, in order: LOINC section code, title and the resources each takes. */
 const SECTIONS = [
   { code: '48765-2', title: 'Allergies and adverse reactions', takes: () => false },
   { code: '11450-4', title: 'Problem list', takes: () => false },
+  { code: '29762-2', title: 'Social history', takes: () => false },
   { code: '10160-0', title: 'Medications', takes: (r: FhirResource) => r.resourceType === 'MedicationRequest' },
   { code: '8716-3', title: 'Vital signs', takes: (r: FhirResource) => category(r) === 'vital-signs' },
   { code: '30954-2', title: 'Results', takes: (r: FhirResource) => category(r) === 'laboratory' },
@@ -29,9 +31,27 @@ const category = (r: FhirResource): string | undefined => (r.resourceType === 'O
 const OID = {
   loinc: '2.16.840.1.113883.6.1',
   actCode: '2.16.840.1.113883.5.4',
+  snomed: '2.16.840.1.113883.6.96',
   edqm: '0.4.0.127.0.16.1.1.2.1',
 };
 const NOTE_ACTIVITY = '2.16.840.1.113883.10.20.22.4.202';
+const VITAL_SIGNS_ORGANIZER = '2.16.840.1.113883.10.20.22.4.26';
+const RESULT_ORGANIZER = '2.16.840.1.113883.10.20.22.4.1';
+/** The code every Vital Signs Organizer carries (C-CDA 2.1, CONF:1198-32740 to 32742), LOINC's panel code as translation. */
+const VITAL_SIGNS_CODE = {
+  '@_code': '46680005',
+  '@_codeSystem': OID.snomed,
+  '@_codeSystemName': 'SNOMED CT',
+  '@_displayName': 'Vital signs',
+  translation: [
+    {
+      '@_code': '74728-7',
+      '@_codeSystem': OID.loinc,
+      '@_codeSystemName': 'LOINC',
+      '@_displayName': 'Vital signs, weight, height, head circumference, oximetry, BMI, and BSA panel',
+    },
+  ],
+};
 
 /** Name-based (version 5) UUID: the same name always gives the same identifier. */
 export function nameUuid(name: string): string {
@@ -99,6 +119,8 @@ export function buildCcd(input: DocumentInput): string {
     const entries = resources.filter(SECTIONS[i].takes);
     if (SECTIONS[i].code === '11488-4') section.entry = entries.map(noteEntry);
     if (SECTIONS[i].code === '10160-0') section.entry.forEach((entry: Json, j: number) => withMedicationPeriod(entry, entries[j]));
+    if (SECTIONS[i].code === '8716-3') section.entry = section.entry.map((entry: Json) => inOrganizer(entry, VITAL_SIGNS_ORGANIZER, VITAL_SIGNS_CODE));
+    if (SECTIONS[i].code === '30954-2') section.entry = section.entry.map((entry: Json) => inOrganizer(entry, RESULT_ORGANIZER, undefined, true));
     withR11TemplateIds(section);
     if (entries.length === 0) {
       section['@_nullFlavor'] = 'NI';
@@ -142,6 +164,33 @@ function withEncounterType(r: FhirResource): FhirResource {
 function withR11TemplateIds(section: Json): void {
   const ids = section.templateId as Json[];
   for (const id of [...ids]) if (id['@_extension'] && !ids.some((o) => o['@_root'] === id['@_root'] && !o['@_extension'])) ids.push({ '@_root': id['@_root'] });
+}
+
+/**
+ * C-CDA 2.1 puts every vital sign in a Vital Signs Organizer and every result in a Result Organizer; @medplum/ccda
+ * makes an organizer only for a panel (blood pressure), coded as the panel, and leaves single observations bare.
+ * An organizer made here takes its observation's code (or `code`) and time, as an interval when `interval` (a Result
+ * Organizer's effectiveTime has low and high), and an identifier of its own.
+ */
+function inOrganizer(entry: Json, templateRoot: string, code?: Json, interval = false): Json {
+  const templateId = [{ '@_root': templateRoot }, { '@_root': templateRoot, '@_extension': '2015-08-01' }];
+  if (entry.organizer) {
+    const [organizer] = entry.organizer as Json[];
+    return { organizer: [{ ...organizer, templateId, code: code ?? organizer.code }] };
+  }
+  const [observation] = entry.observation as Json[];
+  const observationId = (observation.id as Json[])[0];
+  const organizer = {
+    '@_classCode': 'CLUSTER',
+    '@_moodCode': 'EVN',
+    templateId,
+    id: [{ '@_root': nameUuid(`organizer:${observationId['@_root']}:${observationId['@_extension'] ?? ''}`) }],
+    code: code ?? observation.code,
+    statusCode: { '@_code': 'completed' },
+    effectiveTime: interval ? (observation.effectiveTime as Json[]).map((t) => ({ low: t, high: t })) : observation.effectiveTime,
+    component: [{ observation: [observation] }],
+  };
+  return { organizer: [organizer] };
 }
 
 /**
