@@ -377,8 +377,6 @@ describe(`clinical record audit, encryption and isolation at the database (${bac
  */
 describe(`audit chain against an attacker with database write access (${backendName})`, () => {
   let t: TestPlatform;
-  /** The external XDS repository publishPatientCcd sends to: a second CareGraph. */
-  let repository: TestPlatform;
   let admin: string;
   const gql = async (query: string, variables?: Record<string, unknown>, token = admin) => {
     const res = await t.graphql(query, variables, { token });

@@ -12,7 +12,7 @@ const LOINC = '2.16.840.1.113883.6.1';
 const SNOMED = '2.16.840.1.113883.6.96';
 const CONFIDENTIALITY = '2.16.840.1.113883.5.25';
 const FORMAT_CODES = '1.3.6.1.4.1.19376.1.2.3';
-export const CCD_CODES = {
+const CCD_CODES = {
   classCode: { code: '34133-9', scheme: LOINC, display: 'Summary of episode note' },
   typeCode: { code: '34133-9', scheme: LOINC, display: 'Summary of episode note' },
   formatCode: { code: 'urn:hl7-org:sdwg:ccda-structuredBody:2.1', scheme: FORMAT_CODES, display: 'C-CDA 2.1 structured body' },

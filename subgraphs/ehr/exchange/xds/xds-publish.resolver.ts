@@ -2,7 +2,7 @@ import { Arg, Ctx, Field, ID, Int, Mutation, ObjectType, Resolver } from 'type-g
 import type { EhrContext } from '../../context';
 
 @ObjectType({ description: 'A CCD published to the external XDS repository (ITI-41): what the remote registry now holds.' })
-export class XdsPublication {
+class XdsPublication {
   @Field(() => ID)
   patientId!: string;
 

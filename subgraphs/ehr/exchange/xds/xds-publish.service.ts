@@ -94,7 +94,7 @@ export class XdsPublishService {
           hash: submission.hash,
           size: submission.size,
           outcome: failure ? 'failure' : 'success',
-          ...(failure ? { errors: failure.details?.map((d) => String(d.xdsErrorCode ?? d.soapSubcode ?? d.soapCode ?? failure!.code)) ?? [failure.code] } : {}),
+          ...(failure ? { errors: errorCodes(failure) } : {}),
         },
       }),
     );
@@ -112,3 +112,7 @@ function refused(endpoint: string, errors: RegistryError[], status: string): App
     errors.map((e) => ({ path: e.location ?? 'rs:RegistryResponse', message: e.codeContext, xdsErrorCode: e.errorCode })),
   );
 }
+
+/** The codes an export record names: the repository's XDS error codes or SOAP fault subcode, else ours. */
+const errorCodes = (failure: AppError): string[] =>
+  failure.details?.map((d) => String(d.xdsErrorCode ?? d.soapSubcode ?? d.soapCode ?? failure.code)) ?? [failure.code];
