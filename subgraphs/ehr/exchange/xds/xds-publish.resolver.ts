@@ -25,7 +25,7 @@ class XdsPublication {
   repository!: string;
 }
 
-/** Publishing as an XDS.b Document Source; the gateway serves it on REST as POST /api/ehr/patients/{id}/cda/publish. */
+/** Publishing as an XDS.b Document Source; the gateway serves it on REST as well (docs/exchange.md). */
 @Resolver()
 export class XdsPublishResolver {
   @Mutation(() => XdsPublication, {
