@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { XMLParser } from 'fast-xml-parser';
-import { startTestPlatform, backendName, type TestPlatform } from './harness';
+import { startTestPlatform, backendName, type RequestOptions, type TestPlatform } from './harness';
+import { openApiContract } from './support/openapi-contract';
 
 /**
  * CareGraph as an XDS.b Document Source: instance A publishes a patient's CCD
@@ -58,6 +59,13 @@ describe(`XDS.b Document Source: publishing CCDs to another CareGraph (${backend
   let b: TestPlatform;
   let c: TestPlatform;
   let clinician: string;
+  const contract = openApiContract();
+  /** A REST call whose answer is checked against the OpenAPI document. */
+  const rest = async (t: TestPlatform, method: string, path: string, options?: RequestOptions) => {
+    const res = await t.request(method, path, options);
+    contract.check(method, path, res);
+    return res;
+  };
 
   beforeAll(async () => {
     b = await startTestPlatform({ XDS_REPOSITORY_UNIQUE_ID: B_REPOSITORY });
@@ -97,7 +105,7 @@ describe(`XDS.b Document Source: publishing CCDs to another CareGraph (${backend
   };
 
   it('publishes p-1001 from A to B: B finds it (ITI-18), returns the same bytes (ITI-43) and shows it over FHIR (MHD)', async () => {
-    const res = await a.request('POST', '/api/ehr/patients/p-1001/cda/publish', { token: clinician });
+    const res = await rest(a, 'POST', '/api/ehr/patients/p-1001/cda/publish', { token: clinician });
     expect(res.status).toBe(201);
     const sent = res.body;
     expect(sent).toEqual({
@@ -191,7 +199,7 @@ describe(`XDS.b Document Source: publishing CCDs to another CareGraph (${backend
   it('a patient B does not know: 502 UPSTREAM_ERROR with B’s XDS error code, audited as a failure', async () => {
     const created = await a.graphql('mutation { createPatient(input: { id: "p-7001", givenNames: ["Noor"], family: "Visser" }) { id } }');
     expect(created.body.errors).toBeUndefined();
-    const res = await a.request('POST', '/api/ehr/patients/p-7001/cda/publish', { token: clinician });
+    const res = await rest(a, 'POST', '/api/ehr/patients/p-7001/cda/publish', { token: clinician });
     expect(res.status).toBe(502);
     expect(res.body.error).toMatchObject({
       code: 'UPSTREAM_ERROR',
@@ -204,7 +212,7 @@ describe(`XDS.b Document Source: publishing CCDs to another CareGraph (${backend
   });
 
   it('a token B refuses: 502 UPSTREAM_ERROR naming B’s SOAP fault, audited as a failure', async () => {
-    const res = await c.request('POST', '/api/ehr/patients/p-1001/cda/publish', { token: await c.token({ roles: ['clinician'] }) });
+    const res = await rest(c, 'POST', '/api/ehr/patients/p-1001/cda/publish', { token: await c.token({ roles: ['clinician'] }) });
     expect(res.status).toBe(502);
     expect(res.body.error).toMatchObject({
       code: 'UPSTREAM_ERROR',
@@ -215,13 +223,13 @@ describe(`XDS.b Document Source: publishing CCDs to another CareGraph (${backend
   });
 
   it('without XDS_REPOSITORY_URL: 409 CONFLICT naming the setting; a role without the capability: 403', async () => {
-    const unset = await b.request('POST', '/api/ehr/patients/p-1001/cda/publish');
+    const unset = await rest(b, 'POST', '/api/ehr/patients/p-1001/cda/publish');
     expect(unset.status).toBe(409);
     expect(unset.body.error).toMatchObject({ code: 'CONFLICT', message: expect.stringContaining('XDS_REPOSITORY_URL') });
-    const nurse = await a.request('POST', '/api/ehr/patients/p-1001/cda/publish', { token: await a.token({ roles: ['nurse'] }) });
+    const nurse = await rest(a, 'POST', '/api/ehr/patients/p-1001/cda/publish', { token: await a.token({ roles: ['nurse'] }) });
     expect(nurse.status).toBe(403);
     expect(nurse.body.error.code).toBe('FORBIDDEN');
-    const unknown = await a.request('POST', '/api/ehr/patients/p-9999/cda/publish', { token: clinician });
+    const unknown = await rest(a, 'POST', '/api/ehr/patients/p-9999/cda/publish', { token: clinician });
     expect(unknown.status).toBe(404);
   });
 });
