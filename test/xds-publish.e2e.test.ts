@@ -1,4 +1,12 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TLSSocket } from 'node:tls';
+import { makeCertificate } from '../scripts/support/certificate';
 import { XMLParser } from 'fast-xml-parser';
 import { startTestPlatform, backendName, type RequestOptions, type TestPlatform } from './harness';
 import { openApiContract } from './support/openapi-contract';
@@ -221,6 +229,53 @@ describe(`XDS.b Document Source: publishing CCDs to another CareGraph (${backend
     const [audit] = await exportAudits(c);
     expect(audit.after).toMatchObject({ outcome: 'failure', errors: ['cg:UNAUTHENTICATED'], endpoint: `${b.url}/xds/repository` });
   });
+
+  it('over mutual TLS: a TLS terminator in front of B that demands a client certificate (XDS_REPOSITORY_CA_FILE, _CERT_FILE, _KEY_FILE)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'caregraph-xds-tls-'));
+    const server = makeCertificate(mkdtempSync(join(dir, 'server-')));
+    const client = makeCertificate(mkdtempSync(join(dir, 'client-')));
+    const clientDir = client.certFile.slice(0, -'cert.pem'.length);
+    const presented: string[] = [];
+    // Forwards each request to B after the TLS handshake checked the client certificate against its CA (the client's own).
+    const terminator = https.createServer({ key: server.key, cert: server.cert, ca: client.cert, requestCert: true, rejectUnauthorized: true }, (req, res) => {
+      presented.push((req.socket as TLSSocket).getPeerCertificate().fingerprint256);
+      const target = new URL(req.url!, b.url);
+      const forward = http.request(target, { method: req.method, headers: { ...req.headers, host: target.host } }, (answer) => {
+        res.writeHead(answer.statusCode!, answer.headers);
+        answer.pipe(res);
+      });
+      req.pipe(forward);
+    });
+    await new Promise<void>((resolve) => terminator.listen(0, '127.0.0.1', resolve));
+    const url = `https://127.0.0.1:${(terminator.address() as AddressInfo).port}/xds/repository`;
+    const settings = {
+      XDS_REPOSITORY_URL: url,
+      XDS_REPOSITORY_TOKEN: await b.token({ sub: 'caregraph-d', roles: ['clinician'] }),
+      XDS_REPOSITORY_CA_FILE: server.certFile,
+    };
+    const withCertificate = await startTestPlatform({
+      ...settings,
+      XDS_REPOSITORY_CERT_FILE: client.certFile,
+      XDS_REPOSITORY_KEY_FILE: join(clientDir, 'key.pem'),
+    });
+    const without = await startTestPlatform(settings);
+    try {
+      const published = await rest(withCertificate, 'POST', '/api/ehr/patients/p-1001/cda/publish', {
+        token: await withCertificate.token({ roles: ['clinician'] }),
+      });
+      expect(published.status).toBe(201);
+      expect(presented).toHaveLength(1);
+      const refused = await rest(without, 'POST', '/api/ehr/patients/p-1001/cda/publish', { token: await without.token({ roles: ['clinician'] }) });
+      expect(refused.status).toBe(502);
+      expect(refused.body.error.message).toContain('could not be reached');
+      expect(presented).toHaveLength(1);
+    } finally {
+      await withCertificate.stop();
+      await without.stop();
+      await new Promise((resolve) => terminator.close(resolve));
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
 
   it('without XDS_REPOSITORY_URL: 409 CONFLICT naming the setting; a role without the capability: 403', async () => {
     const unset = await rest(b, 'POST', '/api/ehr/patients/p-1001/cda/publish');
