@@ -217,6 +217,12 @@ describe(`XDS.b Document Source: publishing CCDs to another CareGraph (${backend
     const audits = (await exportAudits(a)).filter((r) => r.after.patientId === 'p-7001');
     expect(audits).toHaveLength(1);
     expect(audits[0].after).toMatchObject({ transaction: 'ITI-41', outcome: 'failure', errors: ['XDSUnknownPatientId'] });
+    // GraphQL answers the same code and details.
+    const viaGraphql = await a.graphql('mutation { publishPatientCcd(patientId: "p-7001") { documentUniqueId } }', undefined, { token: clinician });
+    expect(viaGraphql.body.errors[0].extensions).toMatchObject({
+      code: 'UPSTREAM_ERROR',
+      details: [expect.objectContaining({ xdsErrorCode: 'XDSUnknownPatientId' })],
+    });
   });
 
   it('a token B refuses: 502 UPSTREAM_ERROR naming B’s SOAP fault, audited as a failure', async () => {
