@@ -83,6 +83,23 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ PUBLIC_URL: 'https://care.example.org/api?x=1' })).toThrow(/PUBLIC_URL/);
   });
 
+  it('checks the XDS publishing settings: an http(s) URL, the rest only with it, certificate and key together', () => {
+    expect(loadConfig({}).XDS_REPOSITORY_URL).toBeUndefined();
+    const config = loadConfig({ XDS_REPOSITORY_URL: 'https://xds.example.org/xds/repository', XDS_REPOSITORY_TOKEN: 't' });
+    expect([config.XDS_REPOSITORY_URL, config.XDS_REPOSITORY_TIMEOUT_MS, config.XDS_SOURCE_ID]).toEqual([
+      'https://xds.example.org/xds/repository',
+      20_000,
+      '2.999.1.3',
+    ]);
+    expect(() => loadConfig({ XDS_REPOSITORY_URL: 'ftp://xds.example.org' })).toThrow(/XDS_REPOSITORY_URL: must start with http:\/\/ or https:\/\//);
+    expect(() => loadConfig({ XDS_REPOSITORY_TOKEN: 't' })).toThrow(/need XDS_REPOSITORY_URL/);
+    expect(() => loadConfig({ XDS_SOURCE_ID: 'not-an-oid' })).toThrow(/XDS_SOURCE_ID: an OID/);
+    expect(() => loadConfig({ XDS_REPOSITORY_URL: 'https://x', XDS_REPOSITORY_CERT_FILE: __filename })).toThrow(/set together/);
+    expect(() => loadConfig({ XDS_REPOSITORY_URL: 'https://x', XDS_REPOSITORY_CA_FILE: '/nonexistent.pem' })).toThrow(
+      /XDS_REPOSITORY_CA_FILE: is not a readable file/,
+    );
+  });
+
   it('needs Twilio settings for the twilio provider', () => {
     expect(() => loadConfig({ SMS_PROVIDER: 'twilio' })).toThrow(/TWILIO_ACCOUNT_SID/);
     expect(() => loadConfig({ WEBHOOK_RETENTION_DAYS: '0' })).toThrow(/WEBHOOK_RETENTION_DAYS.*1 to 3650/);

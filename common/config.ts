@@ -309,6 +309,21 @@ const envSchema = z.object({
     .regex(/^[0-2](\.(0|[1-9][0-9]*))+$/, 'an OID')
     .optional()
     .default('2.999.1.2'),
+  /** IHE XDS.b Document Source: the sourceId (an OID) of the submission sets CareGraph publishes. */
+  XDS_SOURCE_ID: z
+    .string()
+    .regex(/^[0-2](\.(0|[1-9][0-9]*))+$/, 'an OID')
+    .optional()
+    .default('2.999.1.3'),
+  /** The external repository's ITI-41 endpoint that publishPatientCcd sends to; unset: publishing is off. */
+  XDS_REPOSITORY_URL: optionalUrl(['http:', 'https:']),
+  /** Bearer token sent to XDS_REPOSITORY_URL (a CareGraph repository: a token of its tenant with the document write grant). */
+  XDS_REPOSITORY_TOKEN: z.string().optional(),
+  /** PEM CA certificates trusted for XDS_REPOSITORY_URL's TLS, on top of the system's; client certificate and key for mutual TLS. */
+  XDS_REPOSITORY_CA_FILE: readableFile,
+  XDS_REPOSITORY_CERT_FILE: readableFile,
+  XDS_REPOSITORY_KEY_FILE: readableFile,
+  XDS_REPOSITORY_TIMEOUT_MS: int(1000, 120_000, 20_000),
 });
 
 type Env = z.infer<typeof envSchema>;
@@ -347,6 +362,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (parsed.success && parsed.data.EMAIL_PROVIDER === 'smtp' && !parsed.data.SMTP_URL) problems.push('SMTP_URL: required when EMAIL_PROVIDER=smtp');
   if (problems.length > 0 || !parsed.success) {
     throw new ConfigError(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+  }
+  if (Boolean(parsed.data.XDS_REPOSITORY_CERT_FILE) !== Boolean(parsed.data.XDS_REPOSITORY_KEY_FILE)) {
+    throw new ConfigError('Invalid configuration:\n  - XDS_REPOSITORY_CERT_FILE and XDS_REPOSITORY_KEY_FILE must be set together');
+  }
+  if (!parsed.data.XDS_REPOSITORY_URL && (parsed.data.XDS_REPOSITORY_TOKEN || parsed.data.XDS_REPOSITORY_CERT_FILE || parsed.data.XDS_REPOSITORY_CA_FILE)) {
+    throw new ConfigError('Invalid configuration:\n  - XDS_REPOSITORY_TOKEN, _CA_FILE and _CERT_FILE need XDS_REPOSITORY_URL');
   }
   if (Boolean(parsed.data.TLS_CERT_FILE) !== Boolean(parsed.data.TLS_KEY_FILE)) {
     throw new ConfigError('Invalid configuration:\n  - TLS_CERT_FILE and TLS_KEY_FILE must be set together');

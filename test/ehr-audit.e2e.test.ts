@@ -16,6 +16,8 @@ import { provideBundle, uid } from './support/mhd-bundle';
  */
 describe(`clinical record audit, encryption and isolation at the database (${backendName})`, () => {
   let t: TestPlatform;
+  /** The external XDS repository publishPatientCcd sends to: a second CareGraph. */
+  let repository: TestPlatform;
   let admin: string;
   const db = () => t.platform.db!;
   const gql = async (query: string, variables?: Record<string, unknown>, token = admin) => {
@@ -26,10 +28,15 @@ describe(`clinical record audit, encryption and isolation at the database (${bac
   const auditCount = async () => Number((await db().query<{ n: string }>('SELECT count(*) AS n FROM ehr."AuditRecord"')).rows[0].n);
 
   beforeAll(async () => {
-    t = await startTestPlatform();
+    repository = await startTestPlatform();
+    const token = await repository.token({ sub: 'caregraph-source', roles: ['clinician'], ttlSeconds: 3600 });
+    t = await startTestPlatform({ XDS_REPOSITORY_URL: `${repository.url}/xds/repository`, XDS_REPOSITORY_TOKEN: token });
     admin = await t.token({ sub: 'auditor-test' });
+  }, 120_000);
+  afterAll(async () => {
+    await t?.stop();
+    await repository?.stop();
   });
-  afterAll(() => t?.stop());
 
   // One exercise per mutation of the ehr subgraph. A mutation added without an
   // exercise here fails the first test; one that writes no audit record fails the second.
@@ -213,6 +220,10 @@ describe(`clinical record audit, encryption and isolation at the database (${bac
       const bundle = provideBundle({ docUniqueId: uid(), document: Buffer.from('audit marker note') });
       const data = await gql('mutation($b: JSONObject!) { mhdProvideDocumentBundle(bundle: $b) }', { b: bundle });
       expect(data.mhdProvideDocumentBundle).toMatchObject({ resourceType: 'Bundle', type: 'transaction-response' });
+    },
+    publishPatientCcd: async () => {
+      const data = await gql('mutation { publishPatientCcd(patientId: "p-1001") { documentUniqueId } }');
+      expect(data.publishPatientCcd.documentUniqueId).toMatch(/^2\.25\./);
     },
     // Data subject rights (docs/privacy.md), last: the restriction ends the processing of p-1002.
     setRecordRetention: () => gql('mutation { setRecordRetention(category: "access_log", days: 2000) { days } }'),

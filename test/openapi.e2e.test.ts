@@ -144,6 +144,8 @@ describe(`OpenAPI contract (${backendName})`, () => {
     await call('GET', `/api/ehr/compositions/${encodeURIComponent(v1)}/cda`, 200);
     await call('GET', '/api/ehr/patients/p-1001/cda', 200);
     await call('GET', '/api/ehr/patients/p-2001/cda', 404);
+    // Publishing without XDS_REPOSITORY_URL; its 201 and 502 answers: test/xds-publish.e2e.test.ts, against the same contract.
+    await call('POST', '/api/ehr/patients/p-1001/cda/publish', 409);
     await call('DELETE', `/api/ehr/compositions/${id}`, 204, { headers: { 'If-Match': v2 } });
     await call('PUT', `/api/ehr/compositions/${id}`, 409, { body: { content: VITALS }, headers: { 'If-Match': v2 } });
     await call('GET', `/api/ehr/audit?entityId=${id}&limit=10`, 200);

@@ -52,6 +52,7 @@ const ERROR_EXAMPLES: Partial<Record<ErrorCode, string>> = {
   PATIENT_OPTED_OUT: 'The patient does not accept sms',
   RATE_LIMIT_EXCEEDED: 'Rate limit exceeded for MESSAGES_SEND: retry after 37 seconds',
   INTERNAL_ERROR: 'Internal server error',
+  UPSTREAM_ERROR: 'The XDS repository refused the document: XDSUnknownPatientId',
   SERVICE_UNAVAILABLE: 'The database is unavailable',
 };
 
@@ -67,6 +68,7 @@ const STATUS_TEXT: Record<number, string> = {
   422: 'Understood, but refused by a business rule.',
   429: 'Over the rate limit: retry after `Retry-After` seconds.',
   500: 'Unexpected failure; never a stack trace, SQL or secret.',
+  502: "A system CareGraph called on the request's behalf (an external XDS repository) refused it or could not be reached; `details` carry its error codes.",
   503: 'The database is unreachable, or the request deadline passed.',
 };
 

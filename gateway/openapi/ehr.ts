@@ -416,6 +416,41 @@ export function registerEhr(registry: OpenAPIRegistry): void {
       extraErrors: [404],
     }),
   );
+  const publication = z
+    .strictObject({
+      patientId: z.string(),
+      documentUniqueId: z.string().meta({ description: 'XDSDocumentEntry.uniqueId: the CDA document id as an OID under 2.25.' }),
+      submissionSetUniqueId: z.string(),
+      hash: z.string().meta({ description: 'SHA-1 (hex) of the CCD as sent.' }),
+      size: z.number().int(),
+      creationTime: z.string().meta({ description: 'HL7 DTM, UTC.' }),
+      repository: z.string().meta({ description: 'The repository endpoint (XDS_REPOSITORY_URL).' }),
+    })
+    .meta({ id: 'XdsPublication' });
+  registry.registerPath(
+    authenticated({
+      method: 'post',
+      path: '/api/ehr/patients/{id}/cda/publish',
+      operationId: 'publishPatientCcd',
+      summary: "Publish the patient's CCD to the external XDS repository (IHE ITI-41)",
+      description:
+        'Admin or clinician. The CCD of `GET /api/ehr/patients/{id}/cda`, sent as an ITI-41 Provide and Register Document Set-b (SOAP 1.2, MTOM) to `XDS_REPOSITORY_URL` with `XDS_REPOSITORY_TOKEN`. 409 `CONFLICT` when no repository is configured; 502 `UPSTREAM_ERROR` when the repository refuses the document (`details[].xdsErrorCode`: its RegistryErrors) or cannot be reached. Each publication, accepted or refused, is in the audit trail.',
+      tags,
+      request: { params: z.object({ id: pathId('id', 'p-1001') }) },
+      responses: {
+        201: json('What the remote registry now holds.', publication, {
+          patientId: 'p-1001',
+          documentUniqueId: '2.25.329800735698586629295641978511506172918',
+          submissionSetUniqueId: '2.25.142357834217981470596829584717654032478',
+          hash: 'da39a3ee5e6b4b0d3255bfef95601890afd80709',
+          size: 18342,
+          creationTime: '20261123101500',
+          repository: 'https://xds.example.org/xds/repository',
+        }),
+      },
+      extraErrors: [404, 409, 502],
+    }),
+  );
   registry.registerPath(
     authenticated({
       method: 'get',

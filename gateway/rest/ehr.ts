@@ -27,6 +27,7 @@ const APPOINTMENT_FIELDS = 'id patientId start end status location practitionerI
 const RESTRICTION_FIELDS = 'patientId restrictedAt deleteAfter legalHold';
 const ERASURE_FIELDS = 'messages replies preferenceChanges preferences events webhookDeliveries';
 const EXPORT_FIELDS = 'id patientId status progress error size chunks createdAt completedAt expiresAt';
+const PUBLICATION_FIELDS = 'patientId documentUniqueId submissionSetUniqueId hash size creationTime repository';
 /** CDA documents are XML (HL7 CDA R2); the clinical record's other answers are JSON. */
 const CDA_XML = 'application/xml; charset=utf-8';
 const AUDIT_FIELDS = 'id tenantId seq actor action entityType entityId at before after reason prevHash hash';
@@ -255,6 +256,13 @@ export function ehrRoutes(run: GraphQLRunner): Router {
     const id = pathId(req, 'id');
     const data = await run(req, 'query($id: ID!) { cdaPatientDocument(patientId: $id) }', { id });
     sendCda(res, data.cdaPatientDocument, `ccd-${id}.xml`);
+  });
+
+  // Publishing the CCD to the external XDS repository (ITI-41 as Document Source); the answer names what the remote holds.
+  router.post('/patients/:id/cda/publish', async (req, res) => {
+    onlyQueryParams(req, []);
+    const data = await run(req, `mutation($id: ID!) { publishPatientCcd(patientId: $id) { ${PUBLICATION_FIELDS} } }`, { id: pathId(req, 'id') });
+    res.status(201).json(data.publishPatientCcd);
   });
 
   router.get('/compositions/:uid/cda', async (req, res) => {

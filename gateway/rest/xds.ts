@@ -4,7 +4,7 @@ import type { Logger } from '../../common/logger';
 import { toAppError } from '../http-errors';
 import { BODY_LIMIT_BYTES } from '../security/body';
 import type { GraphQLRunner } from './execute';
-import { envelope, faultEnvelope, mtomMessage, readEnvelope, readSoapMessage, SoapFault, type SoapRequest } from './soap';
+import { envelope, faultEnvelope, mtomMessage, readEnvelope, readSoapMessage, SoapFault, type SoapRequest } from '../../common/soap';
 
 /**
  * `/xds`: IHE XDS.b over SOAP 1.2, as a Document Repository (`/xds/repository`:

@@ -17,6 +17,7 @@ import type { DirectoryService } from './exchange/openehr/directory.service';
 import type { StoredQueryService } from './exchange/openehr/stored-query.service';
 import type { XdsService } from './exchange/xds/xds.service';
 import type { MhdService } from './exchange/mhd/mhd.service';
+import type { XdsPublishService } from './exchange/xds/xds-publish.service';
 
 export interface EhrContext extends BaseContext {
   patients: PatientService;
@@ -37,4 +38,5 @@ export interface EhrContext extends BaseContext {
   storedQueries: StoredQueryService;
   xds: XdsService;
   mhd: MhdService;
+  xdsPublish: XdsPublishService;
 }

@@ -36,6 +36,9 @@ import { XdsResolver } from './exchange/xds/xds.resolver';
 import { MhdResolver } from './exchange/mhd/mhd.resolver';
 import { MhdService } from './exchange/mhd/mhd.service';
 import { XdsService, type XdsSettings } from './exchange/xds/xds.service';
+import { XdsPublishResolver } from './exchange/xds/xds-publish.resolver';
+import { XdsPublishService } from './exchange/xds/xds-publish.service';
+import type { XdsRepositoryClient } from './exchange/xds/repository-client';
 import { RecordPrivacyResolver } from './privacy/privacy.resolver';
 import { RecordPrivacyService } from './privacy/privacy.service';
 import { systemClock, type Clock } from '../../common/clock';
@@ -67,6 +70,7 @@ export function buildEhrSchema(): Promise<FederatedSchema> {
       OpenEhrRecordResolver,
       StoredQueryResolver,
       XdsResolver,
+      XdsPublishResolver,
       MhdResolver,
     ],
     referenceResolvers: { ...patientReference, ...appointmentReference },
@@ -83,7 +87,9 @@ export interface EhrDeps {
   /** The audit chain's key and signed checkpoints. */
   auditSeal: AuditSeal;
   /** IHE XDS.b: the affinity domain's assigning authority and this repository's id. */
-  xds: XdsSettings;
+  xds: XdsSettings & { sourceId: string };
+  /** The external repository CCDs are published to (XDS_REPOSITORY_URL), if one is configured. */
+  xdsRepository?: XdsRepositoryClient;
   /** The time of restrictions and their deletion dates (default: the system clock). */
   clock?: Clock;
 }
@@ -108,6 +114,7 @@ export function createEhrContext(deps: EhrDeps) {
     const xds = new XdsService(store, deps.cipher, accessPolicy, consents, deps.xds);
     const mhd = new MhdService(xds, deps.xds);
     const fhir = new FhirService(patients, appointments, compositions, templates, mhd, deps.systemId);
+    const cda = new CdaService(fhir, compositions, templates, base.identity.tenantId);
     return {
       ...base,
       patients,
@@ -119,13 +126,14 @@ export function createEhrContext(deps: EhrDeps) {
       accessPolicy,
       audit: new AuditService(store, deps.auditSeal),
       fhir,
-      cda: new CdaService(fhir, compositions, templates, base.identity.tenantId),
+      cda,
       openehr,
       contributions: new ContributionService(store, ehrs, compositions, openehr, deps.systemId),
       directories: new DirectoryService(store, deps.cipher, ehrs, accessPolicy, deps.systemId),
       storedQueries: new StoredQueryService(store, openehr),
       xds,
       mhd,
+      xdsPublish: new XdsPublishService(store, cda, deps.xds, deps.xdsRepository),
       privacy: new RecordPrivacyService(store, accessPolicy, deps.clock ?? systemClock),
       clinicalContext: new ClinicalContextService(store, patients, appointments, compositions, consents, templates, accessPolicy),
     };

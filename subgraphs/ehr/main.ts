@@ -9,6 +9,7 @@ import { chainKey } from './audit/chain';
 import { AuditCheckpointer, CheckpointLog } from './audit/checkpoints';
 import { ehrMetrics } from './metrics';
 import { RecordRetention, scheduleRecordPurge } from './privacy/retention';
+import { XdsRepositoryClient } from './exchange/xds/repository-client';
 
 /** Migrates and (outside production) seeds the clinical record's schema, then serves the subgraph. */
 export async function startEhrSubgraph(options: SubgraphStartOptions): Promise<RunningSubgraph> {
@@ -32,6 +33,17 @@ export async function startEhrSubgraph(options: SubgraphStartOptions): Promise<R
   const transactionalReads = options.db.kind === 'postgres';
   const retention = new RecordRetention(prisma, auditSeal.chainKey, checkpointer, auditSeal.checkpoints, transactionalReads, options.clock);
   const purge = await scheduleRecordPurge(options.boss, retention, logger.child({ component: 'retention' }));
+  const config = options.config;
+  const xdsRepository = config.XDS_REPOSITORY_URL
+    ? new XdsRepositoryClient({
+        url: config.XDS_REPOSITORY_URL,
+        token: config.XDS_REPOSITORY_TOKEN,
+        caFile: config.XDS_REPOSITORY_CA_FILE,
+        certFile: config.XDS_REPOSITORY_CERT_FILE,
+        keyFile: config.XDS_REPOSITORY_KEY_FILE,
+        timeoutMs: config.XDS_REPOSITORY_TIMEOUT_MS,
+      })
+    : undefined;
   const { schema } = await buildEhrSchema();
   const server = await startSubgraphServer(
     subgraphServerOptions(
@@ -46,7 +58,8 @@ export async function startEhrSubgraph(options: SubgraphStartOptions): Promise<R
         transactionalReads,
         auditSeal,
         clock: options.clock,
-        xds: { assigningAuthority: options.config.XDS_ASSIGNING_AUTHORITY, repositoryUniqueId: options.config.XDS_REPOSITORY_UNIQUE_ID },
+        xds: { assigningAuthority: config.XDS_ASSIGNING_AUTHORITY, repositoryUniqueId: config.XDS_REPOSITORY_UNIQUE_ID, sourceId: config.XDS_SOURCE_ID },
+        xdsRepository,
       }),
     ),
   );
@@ -56,6 +69,7 @@ export async function startEhrSubgraph(options: SubgraphStartOptions): Promise<R
       await server.close();
       await purge.close();
       await checkpointer.stop();
+      await xdsRepository?.close();
       await prisma.$disconnect();
     },
   };

@@ -96,6 +96,7 @@ const CAPABILITIES = {
   manageTemplates: { roles: ['admin'], what: 'upload clinical templates' },
   manageStoredQueries: { roles: ['admin'], what: 'store (register) AQL queries for the tenant' },
   changeEhrStatus: { roles: ['admin', 'clinician'], what: 'change an EHR status' },
+  publishDocuments: { roles: ['admin', 'clinician'], what: "publish a patient's CCD to the external XDS repository (ITI-41 as Document Source)" },
   listPatients: { roles: TENANT_ROLES, what: 'list and search patients and schedules across the tenant' },
   registerPatients: { roles: TENANT_ROLES, what: 'register patients' },
   editAllDemographics: { roles: TENANT_ROLES, what: 'change any demographic field (a patient changes only their contact details)' },

@@ -704,6 +704,8 @@ export type Mutation = {
   openehrUpdateDirectory: OpenEhrResult;
   openehrUpdateEhrStatus: OpenEhrResult;
   openehrUploadTemplate: OpenEhrResult;
+  /** Sends the patient's C-CDA 2.1 CCD to the external XDS repository (XDS_REPOSITORY_URL) with ITI-41 over SOAP 1.2/MTOM. CONFLICT when no repository is configured; UPSTREAM_ERROR when the repository refuses (details carry its XDS error codes) or cannot be reached. Audited either way. */
+  publishPatientCcd: XdsPublication;
   /** An inbound SMS (provider webhook, or an integration posting one). */
   receiveSms: ReplyResult;
   /** SMS provider status callback (provider identity only); true when it moved the message. */
@@ -960,6 +962,11 @@ export type MutationOpenehrUpdateEhrStatusArgs = {
 export type MutationOpenehrUploadTemplateArgs = {
   reason?: InputMaybe<Scalars['String']['input']>;
   template?: InputMaybe<Scalars['JSON']['input']>;
+};
+
+
+export type MutationPublishPatientCcdArgs = {
+  patientId: Scalars['ID']['input'];
 };
 
 
@@ -2171,6 +2178,24 @@ export type WebhookTestResult = {
   nextAttemptAt?: Maybe<Scalars['DateTimeISO']['output']>;
   statusCode?: Maybe<Scalars['Int']['output']>;
   success: Scalars['Boolean']['output'];
+};
+
+/** A CCD published to the external XDS repository (ITI-41): what the remote registry now holds. */
+export type XdsPublication = {
+  __typename?: 'XdsPublication';
+  /** creationTime (HL7 DTM, UTC). */
+  creationTime: Scalars['String']['output'];
+  /** XDSDocumentEntry.uniqueId: the CDA document id as an OID (2.25.…). */
+  documentUniqueId: Scalars['String']['output'];
+  /** SHA-1 of the CCD as sent (hex). */
+  hash: Scalars['String']['output'];
+  patientId: Scalars['ID']['output'];
+  /** The repository endpoint (XDS_REPOSITORY_URL). */
+  repository: Scalars['String']['output'];
+  /** Size of the CCD in bytes. */
+  size: Scalars['Int']['output'];
+  /** XDSSubmissionSet.uniqueId (2.25.…). */
+  submissionSetUniqueId: Scalars['String']['output'];
 };
 
 export type EventsSubscriptionVariables = Exact<{

@@ -562,6 +562,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/ehr/patients/{id}/cda/publish": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Publish the patient's CCD to the external XDS repository (IHE ITI-41)
+         * @description Admin or clinician. The CCD of `GET /api/ehr/patients/{id}/cda`, sent as an ITI-41 Provide and Register Document Set-b (SOAP 1.2, MTOM) to `XDS_REPOSITORY_URL` with `XDS_REPOSITORY_TOKEN`. 409 `CONFLICT` when no repository is configured; 502 `UPSTREAM_ERROR` when the repository refuses the document (`details[].xdsErrorCode`: its RegistryErrors) or cannot be reached. Each publication, accepted or refused, is in the audit trail.
+         */
+        post: operations["publishPatientCcd"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/ehr/compositions/{uid}/cda": {
         parameters: {
             query?: never;
@@ -761,7 +781,7 @@ export interface components {
         Error: {
             error: {
                 /** @enum {string} */
-                code: "VALIDATION_ERROR" | "TENANT_REQUIRED" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "NOT_ACCEPTABLE" | "CONFLICT" | "GONE" | "PRECONDITION_FAILED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "PATIENT_OPTED_OUT" | "TEMPLATE_VARIABLES_INVALID" | "COMPOSITION_INVALID" | "UNKNOWN_TEMPLATE" | "RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "NOT_IMPLEMENTED" | "SERVICE_UNAVAILABLE";
+                code: "VALIDATION_ERROR" | "TENANT_REQUIRED" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "NOT_ACCEPTABLE" | "CONFLICT" | "GONE" | "PRECONDITION_FAILED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "PATIENT_OPTED_OUT" | "TEMPLATE_VARIABLES_INVALID" | "COMPOSITION_INVALID" | "UNKNOWN_TEMPLATE" | "RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "NOT_IMPLEMENTED" | "UPSTREAM_ERROR" | "SERVICE_UNAVAILABLE";
                 message: string;
                 details?: ({
                     path?: string;
@@ -1202,6 +1222,19 @@ export interface components {
             prevHash: string;
             hash: string;
         };
+        XdsPublication: {
+            patientId: string;
+            /** @description XDSDocumentEntry.uniqueId: the CDA document id as an OID under 2.25. */
+            documentUniqueId: string;
+            submissionSetUniqueId: string;
+            /** @description SHA-1 (hex) of the CCD as sent. */
+            hash: string;
+            size: number;
+            /** @description HL7 DTM, UTC. */
+            creationTime: string;
+            /** @description The repository endpoint (XDS_REPOSITORY_URL). */
+            repository: string;
+        };
         Readiness: {
             /** @enum {string} */
             status: "ready" | "not ready";
@@ -1331,6 +1364,18 @@ export interface components {
         };
         /** @description Unexpected failure; never a stack trace, SQL or secret. Codes: `INTERNAL_ERROR`. */
         Error500: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description A system CareGraph called on the request's behalf (an external XDS repository) refused it or could not be reached; `details` carry its error codes. Codes: `UPSTREAM_ERROR`. */
+        Error502: {
             headers: {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -3475,6 +3520,54 @@ export interface operations {
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    publishPatientCcd: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The tenant of the call; one of the token's tenants. Optional when the token names one tenant (docs/api.md §3). */
+                "X-Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description What the remote registry now holds. */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "patientId": "p-1001",
+                     *       "documentUniqueId": "2.25.329800735698586629295641978511506172918",
+                     *       "submissionSetUniqueId": "2.25.142357834217981470596829584717654032478",
+                     *       "hash": "da39a3ee5e6b4b0d3255bfef95601890afd80709",
+                     *       "size": 18342,
+                     *       "creationTime": "20261123101500",
+                     *       "repository": "https://xds.example.org/xds/repository"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["XdsPublication"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            502: components["responses"]["Error502"];
             503: components["responses"]["Error503"];
         };
     };

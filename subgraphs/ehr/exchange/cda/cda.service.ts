@@ -19,17 +19,17 @@ export class CdaService {
   ) {}
 
   /**
-   * The patient's Continuity of Care Document, as of now. Each export is a new
-   * document (a fresh id); all of a patient's exports share one setId.
+   * The patient's Continuity of Care Document, as of now (or `now`). Each export is a new
+   * document (a fresh id, or the `documentId` given); all of a patient's exports share one setId.
    */
-  async patientDocument(patientId: string, now = new Date()): Promise<string> {
+  async patientDocument(patientId: string, options: { now?: Date; documentId?: string } = {}): Promise<string> {
     const [patient, ...resources] = await this.fhir.everythingResources(patientId);
     return buildCcd({
       tenantId: this.tenantId,
-      documentId: randomUUID().toUpperCase(),
+      documentId: options.documentId ?? randomUUID().toUpperCase(),
       setId: nameUuid(`ccd:${this.tenantId}:${patient.id}`),
       version: 1,
-      effectiveTime: now,
+      effectiveTime: options.now ?? new Date(),
       title: 'Continuity of Care Document',
       patient,
       resources,

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { readEnvelope, readSoapMessage } from '../../../../gateway/rest/soap';
+import { readEnvelope, readSoapMessage } from '../../../../common/soap';
 import { parseCx, queryValues, readProvideAndRegister, readStoredQuery, registryResponseXml, XDS } from './ebrim';
 
 const fixture = readFileSync(join(__dirname, '../../../../test/fixtures/xds/iti41-provide-and-register.xml'), 'utf8');

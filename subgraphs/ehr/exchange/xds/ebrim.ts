@@ -130,6 +130,7 @@ export class EbXmlError extends Error {
 }
 
 const ARRAYS = new Set([
+  'RegistryError',
   'Slot',
   'Value',
   'Classification',
@@ -431,4 +432,39 @@ export function retrieveResponseXml(
       })),
     },
   });
+}
+
+/**
+ * xdsb:ProvideAndRegisterDocumentSetRequest (ITI-41, as a Document Source sends it): the submission's
+ * objects and each document inline as base64 in `xdsb:Document` (the SOAP layer makes them MTOM parts).
+ */
+export function provideAndRegisterXml(submit: SubmitObjects, documents: Array<{ id: string; content: Buffer }>): string {
+  return builder.build({
+    'xdsb:ProvideAndRegisterDocumentSetRequest': {
+      '@xmlns:xdsb': NS.xdsb,
+      '@xmlns:lcm': NS.lcm,
+      '@xmlns:rim': NS.rim,
+      'lcm:SubmitObjectsRequest': {
+        'rim:RegistryObjectList': {
+          'rim:ExtrinsicObject': submit.extrinsicObjects.map(registryObjectXml),
+          'rim:RegistryPackage': submit.registryPackages.map(registryObjectXml),
+          'rim:Classification': submit.classifications.map(classificationXml),
+          'rim:Association': submit.associations.map(associationXml),
+        },
+      },
+      'xdsb:Document': documents.map((d) => ({ '@id': d.id, '#text': d.content.toString('base64') })),
+    },
+  });
+}
+
+/** An rs:RegistryResponse (the answer to ITI-41/42): whether it is Success, and its RegistryErrors. */
+export function readRegistryResponse(xml: string): { success: boolean; status: string; errors: RegistryError[] } {
+  const root = parsePayload(xml, 'RegistryResponse');
+  const status = String(root['@status'] ?? '');
+  const errors = list(root.RegistryErrorList?.RegistryError).map((e) => ({
+    errorCode: String(e['@errorCode'] ?? ''),
+    codeContext: String(e['@codeContext'] ?? text(e)),
+    ...(e['@location'] ? { location: String(e['@location']) } : {}),
+  }));
+  return { success: status === XDS.response.success, status, errors };
 }

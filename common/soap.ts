@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
-import { xmlWriter as builder } from '../../common/xml';
-import { AppError, validationError } from '../../common/errors';
+import { xmlWriter as builder } from './xml';
+import { AppError, validationError } from './errors';
 
 /**
  * SOAP 1.2 envelopes with WS-Addressing, and MTOM/XOP (multipart/related;
@@ -134,13 +134,22 @@ export function readEnvelope(xml: string): Omit<SoapRequest, 'mtom'> {
 
 /** A response envelope around a payload (already XML) with its Action and RelatesTo. */
 export function envelope(action: string, relatesTo: string | undefined, payload: string): string {
-  const header = builder.build({
-    'soap:Header': {
-      'wsa:Action': { '@soap:mustUnderstand': 'true', '#text': action },
-      'wsa:MessageID': `urn:uuid:${randomUUID()}`,
-      ...(relatesTo ? { 'wsa:RelatesTo': relatesTo } : {}),
-    },
-  });
+  return envelopeWith({ 'wsa:MessageID': `urn:uuid:${randomUUID()}`, ...(relatesTo ? { 'wsa:RelatesTo': relatesTo } : {}) }, action, payload);
+}
+
+/** A request envelope to an endpoint (WS-Addressing To, a fresh MessageID, ReplyTo anonymous as ITI TF-2 Appendix V asks). */
+export function requestEnvelope(action: string, to: string, payload: string): { xml: string; messageId: string } {
+  const messageId = `urn:uuid:${randomUUID()}`;
+  const headers = {
+    'wsa:To': { '@soap:mustUnderstand': 'true', '#text': to },
+    'wsa:MessageID': { '@soap:mustUnderstand': 'true', '#text': messageId },
+    'wsa:ReplyTo': { '@soap:mustUnderstand': 'true', 'wsa:Address': `${WSA}/anonymous` },
+  };
+  return { xml: envelopeWith(headers, action, payload), messageId };
+}
+
+function envelopeWith(headers: Record<string, unknown>, action: string, payload: string): string {
+  const header = builder.build({ 'soap:Header': { 'wsa:Action': { '@soap:mustUnderstand': 'true', '#text': action }, ...headers } });
   return `<?xml version="1.0" encoding="UTF-8"?><soap:Envelope xmlns:soap="${SOAP12}" xmlns:wsa="${WSA}">${header}<soap:Body>${payload.replace(/^<\?xml[^>]*\?>/, '')}</soap:Body></soap:Envelope>`;
 }
 
@@ -160,19 +169,19 @@ export function faultEnvelope(code: 'VersionMismatch' | 'Sender' | 'Receiver', s
 }
 
 /**
- * An MTOM response (multipart/related, root application/xop+xml): the text
- * of each element `<tag>` that holds base64 goes into a binary part of its
- * own, replaced by an xop:Include of it.
+ * An MTOM message (multipart/related, root application/xop+xml): the text
+ * of each element `<tag>` (attributes kept) that holds base64 goes into a
+ * binary part of its own, replaced by an xop:Include of it.
  */
 export function mtomMessage(xml: string, binaryElement?: string): { contentType: string; body: Buffer } {
   const boundary = `MIMEBoundary_${randomUUID().replace(/-/g, '')}`;
   const rootId = `root.${randomUUID()}@caregraph`;
   const attachments: Array<{ id: string; bytes: Buffer }> = [];
   const root = binaryElement
-    ? xml.replace(new RegExp(`<${binaryElement}>([A-Za-z0-9+/=\\s]*)</${binaryElement}>`, 'g'), (_all: string, base64: string) => {
+    ? xml.replace(new RegExp(`<${binaryElement}(\\s[^>]*)?>([A-Za-z0-9+/=\\s]*)</${binaryElement}>`, 'g'), (_all: string, attributes = '', base64: string) => {
         const id = `${randomUUID()}@caregraph`;
         attachments.push({ id, bytes: Buffer.from(base64.replace(/\s+/g, ''), 'base64') });
-        return `<${binaryElement}><xop:Include xmlns:xop="${XOP}" href="cid:${encodeURIComponent(id)}"/></${binaryElement}>`;
+        return `<${binaryElement}${attributes}><xop:Include xmlns:xop="${XOP}" href="cid:${encodeURIComponent(id)}"/></${binaryElement}>`;
       })
     : xml;
   const chunks: Buffer[] = [
@@ -191,5 +200,18 @@ export function mtomMessage(xml: string, binaryElement?: string): { contentType:
   return {
     contentType: `multipart/related; type="application/xop+xml"; boundary="${boundary}"; start="<${rootId}>"; start-info="application/soap+xml"`,
     body: Buffer.concat(chunks),
+  };
+}
+
+/** The Code, Subcode and Reason of a SOAP 1.2 fault in a Body's content, or undefined when it holds none. */
+export function readFault(payload: string): { code: string; subcode?: string; reason: string } | undefined {
+  if (!/^<([A-Za-z_][\w.-]*:)?Fault\b/.test(payload.trim())) return undefined;
+  const fault = (headerParser.parse(payload) as Record<string, any>).Fault ?? {};
+  const textOf = (value: unknown): string => (typeof value === 'string' ? value : typeof (value as any)?.['#text'] === 'string' ? (value as any)['#text'] : '');
+  const reason = [fault.Reason?.Text].flat()[0];
+  return {
+    code: textOf(fault.Code?.Value).replace(/^[\w.-]+:/, ''),
+    subcode: textOf(fault.Code?.Subcode?.Value) || undefined,
+    reason: textOf(reason),
   };
 }
