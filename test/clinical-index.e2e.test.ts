@@ -81,6 +81,25 @@ describe(`clinical index: FHIR Observation search in SQL (${backendName})`, () =
     expect(decrypted).toBeGreaterThanOrEqual(COUNT);
   });
 
+  it('narrows AQL in SQL by the quantities and codes its WHERE requires', async () => {
+    const rate = 'p/data[at0002]/events[at0003]/data[at0001]/items[at0004]/value/magnitude';
+    const aql = async (where: string) => {
+      const d0 = await decrypts(t);
+      const q = `SELECT ${rate} AS rate FROM EHR e[ehr_id/value='ehr-p-1002'] CONTAINS COMPOSITION c CONTAINS OBSERVATION p[openEHR-EHR-OBSERVATION.pulse.v2] WHERE ${where} ORDER BY ${rate}`;
+      const res = await t.request('POST', '/openehr/v1/query/aql', { body: { q, query_parameters: { min: 72 } } });
+      expect(res.status).toBe(200);
+      return { rates: res.body.rows.map((r: number[]) => r[0]), decrypted: (await decrypts(t)) - d0 };
+    };
+    const high = await aql(`${rate} > 70`);
+    expect(high.rates).toEqual([71, 72, 73, 74]);
+    expect(high.decrypted).toBeGreaterThan(0);
+    expect(high.decrypted).toBeLessThanOrEqual(4);
+    const param = await aql(`$min <= ${rate} AND ${rate} != 73`);
+    expect(param.rates).toEqual([72, 74]);
+    // != is evaluated, not narrowed: the candidates are those >= 72.
+    expect(param.decrypted).toBeLessThanOrEqual(3);
+  });
+
   it('follows updates and deletions in the commit that makes them', async () => {
     const id = ids[COUNT - 1];
     const current = await t.request('GET', `/api/ehr/compositions/${id}`);

@@ -28,6 +28,25 @@ export interface EntryCondition {
   requires?: { path: string; codes?: string[] };
 }
 
+/** A leaf a composition must have: below an archetype (at any depth), at a path relative to it, with a value. */
+export interface LeafCondition {
+  archetypeId: string;
+  path: string;
+  magnitude?: { op: '=' | '<' | '>' | '<=' | '>='; value: number };
+  code?: string;
+}
+
+/** A LeafCondition as a filter on index rows. */
+export function leafWhere(c: LeafCondition): Prisma.ClinicalIndexEntryWhereInput {
+  const ops = { '=': 'equals', '<': 'lt', '>': 'gt', '<=': 'lte', '>=': 'gte' } as const;
+  return {
+    archetypeId: c.archetypeId,
+    path: { endsWith: `[${c.archetypeId}]${c.path}` },
+    ...(c.magnitude ? { magnitude: { [ops[c.magnitude.op]]: c.magnitude.value } } : {}),
+    ...(c.code !== undefined ? { code: c.code } : {}),
+  };
+}
+
 export type IndexRow = Omit<Prisma.ClinicalIndexEntryCreateManyInput, 'tenantId'>;
 
 type Json = Record<string, any>;

@@ -16,7 +16,7 @@ import type { ConsentService } from '../consents/consent.service';
 import type { ClinicalTemplateService } from '../templates/clinical-template.service';
 import { parsePaging, type Page } from '../common/paging';
 import { parseBound } from '../common/dates';
-import { reindex, type EntryCondition, type IndexedComposition } from './clinical-index';
+import { leafWhere, reindex, type EntryCondition, type IndexedComposition, type LeafCondition } from './clinical-index';
 import type { EhrMetrics } from '../metrics';
 
 /**
@@ -402,11 +402,28 @@ export class CompositionService {
    * than `cap` candidates is refused, so a query must be narrowed. With
    * `logAccess: false` the caller logs what it returns itself (logQueryAccess).
    */
-  async scan(filter: CompositionFilter & { templateIds?: string[] }, cap: number, options: { logAccess?: boolean } = {}): Promise<CompositionView[]> {
+  async scan(
+    filter: CompositionFilter & {
+      templateIds?: string[];
+      /** Leaves the compositions of `templateIds` must have in the clinical index (their content is indexed leaf by leaf). */
+      indexed?: { templateIds: string[]; leaves: LeafCondition[] };
+    },
+    cap: number,
+    options: { logAccess?: boolean } = {},
+  ): Promise<CompositionView[]> {
     if (filter.templateIds && filter.templateIds.length === 0) return [];
     const scope = await this.readableScope(filter);
+    const indexed = filter.indexed?.leaves.length ? filter.indexed : undefined;
     return this.store.read(async (tx) => {
-      const where = { ...(await scope(tx)), ...(filter.templateIds ? { templateId: { in: filter.templateIds } } : {}) };
+      const where: Prisma.CompositionWhereInput = {
+        ...(await scope(tx)),
+        ...(filter.templateIds ? { templateId: { in: filter.templateIds } } : {}),
+        ...(indexed
+          ? {
+              OR: [{ templateId: { notIn: indexed.templateIds } }, { AND: indexed.leaves.map((leaf) => ({ clinicalIndex: { some: leafWhere(leaf) } })) }],
+            }
+          : {}),
+      };
       const rows = await tx.composition.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'asc' }], take: cap + 1 });
       if (rows.length > cap) throw validationError(`More than ${cap} compositions match; narrow the query (patient, EHR or template)`);
       return this.latestViews(tx, rows, options.logAccess === false ? null : 'list');
