@@ -205,7 +205,7 @@ export function indexRows(composition: IndexedComposition, content: unknown): In
 }
 
 /** Replaces a composition's index rows with those of its new latest version (none for a deletion), inside the commit's transaction. */
-export async function reindex(tx: TenantTx, composition: IndexedComposition, content: unknown | null): Promise<void> {
+export async function reindex(tx: TenantTx, composition: IndexedComposition, content: unknown): Promise<void> {
   await tx.clinicalIndexEntry.deleteMany({ where: { compositionId: composition.compositionId } });
   if (content === null) return;
   await tx.clinicalIndexEntry.createMany({ data: indexRows(composition, content) as Prisma.ClinicalIndexEntryCreateManyInput[] });
