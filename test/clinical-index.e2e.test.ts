@@ -70,6 +70,16 @@ describe(`clinical index: FHIR Observation search in SQL (${backendName})`, () =
     const both = await measured(`patient=p-1002&code=85354-9,8867-4&_count=4`);
     expect(both.bundle.total).toBe(2 * COUNT);
     expect(both.decrypted).toBeLessThanOrEqual(2);
+    // The patient's latest vitals, by category.
+    const latest = await measured(`patient=p-1002&category=vital-signs&_sort=-date&_count=2`);
+    expect(latest.bundle.total).toBe(2 * COUNT);
+    expect(latest.bundle.entry.map((e: any) => e.resource.effectiveDateTime)).toEqual(['2026-11-24T08:00:00Z', '2026-11-24T08:00:00Z']);
+    expect(latest.decrypted).toBeLessThanOrEqual(1);
+    const category = encodeURIComponent('http://terminology.hl7.org/CodeSystem/observation-category|vital-signs');
+    expect((await measured(`patient=p-1002&category=${category}&code=8867-4&_count=1`)).bundle.total).toBe(COUNT);
+    const lab = await measured(`patient=p-1002&category=laboratory`);
+    expect(lab.bundle.total).toBe(0);
+    expect(lab.decrypted).toBe(0);
     const none = await measured(`patient=p-1002&code=http://snomed.info/sct|8867-4`);
     expect(none.bundle.total).toBe(0);
     expect(none.decrypted).toBe(0);

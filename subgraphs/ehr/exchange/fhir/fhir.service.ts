@@ -17,6 +17,7 @@ import {
   resourceIds,
   mappedTemplate,
   LOINC,
+  OBSERVATION_CATEGORY,
   observationEntries,
   templateSlots,
   withoutEmpty,
@@ -267,7 +268,7 @@ export class FhirService {
 
   /**
    * An Observation search the clinical index answers (docs/exchange.md
-   * "Search from the clinical index"): patient/subject, code, date and
+   * "Search from the clinical index"): patient/subject, code, category, date and
    * `_sort=date|-date`, over operational templates' compositions. Only the
    * page's compositions are decrypted. Null when the search needs more (it
    * then runs over decrypted candidates).
@@ -277,7 +278,8 @@ export class FhirService {
     const patients = search.criteria.filter((c) => c.kind === 'reference' && plain(c));
     const codes = search.criteria.filter((c) => c.name === 'code' && plain(c));
     const dates = search.criteria.filter((c) => c.name === 'date' && plain(c));
-    if (patients.length + codes.length + dates.length !== search.criteria.length || patients.length > 1 || codes.length > 1) return null;
+    const categories = search.criteria.filter((c) => c.name === 'category' && plain(c));
+    if (patients.length + codes.length + dates.length + categories.length !== search.criteria.length || patients.length > 1 || codes.length > 1) return null;
     if (patients[0] && patients[0].values.length !== 1) return null;
     if (search.sort.some((s) => s.name !== 'date') || search.sort.length > 1) return null;
     const templates = await this.templates.list('observation');
@@ -285,11 +287,14 @@ export class FhirService {
     if (templates.some((t) => !this.templates.operational(t))) return null;
     const tokens = codes[0]?.values.map(parseToken) ?? [];
     const loinc = tokens.filter((t) => t.system === undefined || t.system === LOINC);
-    const entries = codes[0]
-      ? loinc.some((t) => t.code === undefined)
-        ? observationEntries()
-        : observationEntries(loinc.map((t) => t.code!))
-      : observationEntries();
+    const entries = (
+      codes[0] ? (loinc.some((t) => t.code === undefined) ? observationEntries() : observationEntries(loinc.map((t) => t.code!))) : observationEntries()
+    ).filter((e) =>
+      // Each category parameter (AND) lists alternatives (OR) of the Observation's one category coding.
+      categories.every((c) =>
+        c.values.map(parseToken).some((t) => (t.system === undefined || t.system === OBSERVATION_CATEGORY) && (t.code === undefined || t.code === e.category)),
+      ),
+    );
     const patientId = patients[0] ? referenceId(patients[0].values[0]) : null;
     const found = await this.compositions
       .indexedEntries({

@@ -21,7 +21,7 @@ export type FhirResource = Record<string, any> & { resourceType: string; id?: st
 
 export const LOINC = 'http://loinc.org';
 const UCUM = 'http://unitsofmeasure.org';
-const OBSERVATION_CATEGORY = 'http://terminology.hl7.org/CodeSystem/observation-category';
+export const OBSERVATION_CATEGORY = 'http://terminology.hl7.org/CodeSystem/observation-category';
 export const PATIENT_ID_SYSTEM = 'urn:caregraph:patient-id';
 export const EHR_ID_SYSTEM = 'urn:openehr:ehr-id';
 const ACT_CODE = 'http://terminology.hl7.org/CodeSystem/v3-ActCode';
@@ -292,10 +292,11 @@ const RM_MAPPERS: Record<string, (entry: Json, ctx: Context) => Json | null> = {
  * Which indexed entries are Observations (of operational templates' canonical
  * content), as clinical-index conditions: the first entry of an archetype
  * whose mapper yields an Observation, and, where the mapper needs a value, a
- * leaf at `requires` (with one of `codes`). `codes` narrows to LOINC codes
- * (undefined: any code); the answer follows RM_MAPPERS above.
+ * leaf at `requires` (with one of `codes`), with the Observation's category.
+ * `codes` narrows to LOINC codes (undefined: any code); the answer follows
+ * RM_MAPPERS above.
  */
-export function observationEntries(codes?: string[]): EntryCondition[] {
+export function observationEntries(codes?: string[]): Array<EntryCondition & { category: 'vital-signs' | 'laboratory' }> {
   const fixed: Array<[string, string, string | undefined]> = [
     [ARCHETYPE.bloodPressure, LOINC_BP_PANEL.code, undefined],
     [ARCHETYPE.pulse, LOINC_HEART_RATE.code, VITAL_SIGN_VALUE[ARCHETYPE.pulse]],
@@ -307,12 +308,14 @@ export function observationEntries(codes?: string[]): EntryCondition[] {
   ];
   const wanted = (code: string) => !codes || codes.includes(code);
   return [
-    ...fixed.filter(([, code]) => wanted(code)).map(([archetypeId, , requires]) => ({ archetypeId, ...(requires ? { requires: { path: requires } } : {}) })),
+    ...fixed
+      .filter(([, code]) => wanted(code))
+      .map(([archetypeId, , requires]) => ({ archetypeId, category: 'vital-signs' as const, ...(requires ? { requires: { path: requires } } : {}) })),
     // A lab result's code is its test name's (coded in content).
     ...(codes === undefined
-      ? [{ archetypeId: ARCHETYPE.lab }]
+      ? [{ archetypeId: ARCHETYPE.lab, category: 'laboratory' as const }]
       : codes.length
-        ? [{ archetypeId: ARCHETYPE.lab, requires: { path: LAB_TEST_NAME, codes } }]
+        ? [{ archetypeId: ARCHETYPE.lab, category: 'laboratory' as const, requires: { path: LAB_TEST_NAME, codes } }]
         : []),
   ];
 }
