@@ -77,6 +77,9 @@ describe(`clinical index: FHIR Observation search in SQL (${backendName})`, () =
     expect(latest.decrypted).toBeLessThanOrEqual(1);
     const category = encodeURIComponent('http://terminology.hl7.org/CodeSystem/observation-category|vital-signs');
     expect((await measured(`patient=p-1002&category=${category}&code=8867-4&_count=1`)).bundle.total).toBe(COUNT);
+    const counted = await measured(`patient=p-1002&code=8867-4&_summary=count`);
+    expect(counted.bundle.total).toBe(COUNT);
+    expect(counted.decrypted).toBe(0);
     const lab = await measured(`patient=p-1002&category=laboratory`);
     expect(lab.bundle.total).toBe(0);
     expect(lab.decrypted).toBe(0);

@@ -302,7 +302,8 @@ export class FhirService {
         entries,
         effectiveAt: dates.map((c) => ({ OR: c.values.map((v) => effectiveCondition(parseDateParam('date', v))) })),
         descending: search.sort[0]?.descending ?? true,
-        limit: search.count,
+        // _summary=count reads no composition.
+        limit: search.summary === 'count' ? 0 : search.count,
         offset: search.offset,
       })
       .catch((err) => {
