@@ -1,3 +1,4 @@
+import type { EhrMetrics } from './metrics';
 import { buildFederatedSchema, type FederatedSchema } from '../../common/graphql/federation';
 import type { BaseContext } from '../../common/graphql/subgraph-server';
 import type { FieldCipher } from '../../common/crypto';
@@ -92,6 +93,7 @@ export interface EhrDeps {
   xdsRepository?: XdsRepositoryClient;
   /** The time of restrictions and their deletion dates (default: the system clock). */
   clock?: Clock;
+  metrics: EhrMetrics;
 }
 
 /** Per-request services of the clinical record subgraph, bound to the caller's identity and tenant. */
@@ -109,7 +111,7 @@ export function createEhrContext(deps: EhrDeps) {
     const patients = new PatientService(store, deps.cipher, accessPolicy, deps.systemId);
     const appointments = new AppointmentService(store, accessPolicy);
     const ehrs = new EhrService(store, accessPolicy, deps.systemId);
-    const compositions = new CompositionService(store, deps.cipher, deps.systemId, accessPolicy, consents, templates);
+    const compositions = new CompositionService(store, deps.cipher, deps.systemId, accessPolicy, consents, templates, deps.metrics);
     const openehr = new OpenEhrService(ehrs, compositions, templates, deps.systemId);
     const xds = new XdsService(store, deps.cipher, accessPolicy, consents, deps.xds);
     const mhd = new MhdService(xds, deps.xds);

@@ -3,6 +3,7 @@ import { prepareSubgraph, subgraphServerOptions } from '../../common/subgraph-st
 import { startSubgraphServer, type RunningSubgraph } from '../../common/graphql/subgraph-server';
 import { createEhrPrisma } from './db/client';
 import { seedEhr } from './seed';
+import { backfillClinicalIndex } from './compositions/index-backfill';
 import { buildEhrSchema, createEhrContext, EHR_SUBGRAPH } from './index';
 import { join } from 'node:path';
 import { chainKey } from './audit/chain';
@@ -21,12 +22,18 @@ export async function startEhrSubgraph(options: SubgraphStartOptions): Promise<R
   };
   // Demo patients are for development: a production database starts empty.
   if (!options.config.production && (await seedEhr(prisma, cipher, auditSeal.chainKey))) logger.info('ehr demo data seeded');
+  // Before serving: indexed searches must see every composition, including those committed before the index existed.
+  const backfill = await backfillClinicalIndex(prisma, cipher);
+  if (backfill.indexed > 0) logger.info({ indexed: backfill.indexed }, 'clinical index backfilled');
+  if (backfill.unreadable.length > 0)
+    logger.warn({ unreadable: backfill.unreadable }, 'compositions left out of the clinical index: no configured key reads them');
+  const metrics = ehrMetrics(options.metrics);
   const checkpointer = new AuditCheckpointer(
     prisma,
     auditSeal.checkpoints,
     logger.child({ component: 'audit-checkpoints' }),
     options.config.AUDIT_CHECKPOINT_INTERVAL,
-    ehrMetrics(options.metrics),
+    metrics,
     options.clock,
   );
   await checkpointer.start();
@@ -58,6 +65,7 @@ export async function startEhrSubgraph(options: SubgraphStartOptions): Promise<R
         transactionalReads,
         auditSeal,
         clock: options.clock,
+        metrics,
         xds: { assigningAuthority: config.XDS_ASSIGNING_AUTHORITY, repositoryUniqueId: config.XDS_REPOSITORY_UNIQUE_ID, sourceId: config.XDS_SOURCE_ID },
         xdsRepository,
       }),

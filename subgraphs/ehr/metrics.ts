@@ -5,6 +5,8 @@ export interface EhrMetrics {
   /** A checkpoint pass finished: `signed` checkpoints were appended (0 when no chain moved). */
   checkpointPass(signed: number, at: Date): void;
   checkpointFailed(): void;
+  /** Composition versions decrypted to answer a request (what the clinical index keeps searches from doing wholesale). */
+  compositionsDecrypted(count: number): void;
 }
 
 export function ehrMetrics(registry: MetricsRegistry): EhrMetrics {
@@ -24,14 +26,21 @@ export function ehrMetrics(registry: MetricsRegistry): EhrMetrics {
         if (lastPass !== undefined) this.set((Date.now() - lastPass) / 1000);
       },
     });
+    const decrypted = new Counter({
+      name: 'caregraph_composition_decrypts_total',
+      help: 'Composition versions decrypted to answer requests',
+      registers: [registers],
+    });
     // Present from the start, so a rate over them is defined before the first failure.
     failures.inc(0);
+    decrypted.inc(0);
     return {
       checkpointPass: (count, at) => {
         signed.inc(count);
         lastPass = at.getTime();
       },
       checkpointFailed: () => failures.inc(),
+      compositionsDecrypted: (count) => decrypted.inc(count),
     };
   });
 }

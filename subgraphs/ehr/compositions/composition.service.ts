@@ -16,6 +16,8 @@ import type { ConsentService } from '../consents/consent.service';
 import type { ClinicalTemplateService } from '../templates/clinical-template.service';
 import { parsePaging, type Page } from '../common/paging';
 import { parseBound } from '../common/dates';
+import { leafWhere, reindex, type EntryCondition, type IndexedComposition, type LeafCondition } from './clinical-index';
+import type { EhrMetrics } from '../metrics';
 
 /**
  * What a caller said about a commit (openEHR-AUDIT_DETAILS and openEHR-VERSION
@@ -65,6 +67,12 @@ export interface CompositionFilter {
   includeDeleted?: boolean | null;
 }
 
+/** What the clinical index keeps of a composition and the version being committed. */
+function indexed(composition: CompositionRow, version: VersionRow): IndexedComposition {
+  const { id: compositionId, ehrId, patientId, templateId, area } = composition;
+  return { compositionId, ehrId, patientId, templateId, area, committedAt: version.committedAt };
+}
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** `<uuid>` or `<uuid>::<system-id>::<version>`; anything else is a 404 (never a 400: uids are opaque). */
@@ -89,6 +97,7 @@ export class CompositionService {
     private readonly policy: AccessPolicyService,
     private readonly consents: ConsentService,
     private readonly templates: ClinicalTemplateService,
+    private readonly metrics: Pick<EhrMetrics, 'compositionsDecrypted'>,
   ) {}
 
   private uidOf(id: string, version: number): string {
@@ -211,6 +220,7 @@ export class CompositionService {
             ...this.commitColumns(commit, contributionId),
           },
         });
+        await reindex(tx, indexed(composition, version), input.content);
         await audit.record({ action: 'create', entityType: 'Composition', entityId: id, after: this.snapshot(composition, version) });
         return this.view(composition, version, input.content as Record<string, unknown>);
       },
@@ -232,6 +242,7 @@ export class CompositionService {
         const { composition, version } = await this.commit(tx, audit, current, {
           changeType: 'modification',
           contentEnc,
+          content,
           deleted: false,
           ...this.commitColumns(commit, contributionId),
         });
@@ -254,6 +265,7 @@ export class CompositionService {
         const { composition, version } = await this.commit(tx, audit, current, {
           changeType: 'deleted',
           contentEnc: null,
+          content: null,
           deleted: true,
           ...this.commitColumns(commit, contributionId),
         });
@@ -293,7 +305,15 @@ export class CompositionService {
     tx: TenantTx,
     audit: { record: (e: { action: string; entityType: string; entityId: string; before?: unknown; after?: unknown }) => Promise<void> },
     current: CompositionRow,
-    change: { changeType: string; contentEnc: string | null; deleted: boolean; commitAudit?: Prisma.InputJsonObject; contributionId?: string },
+    change: {
+      changeType: string;
+      contentEnc: string | null;
+      /** The plaintext of contentEnc, for the clinical index. */
+      content: unknown;
+      deleted: boolean;
+      commitAudit?: Prisma.InputJsonObject;
+      contributionId?: string;
+    },
   ) {
     const next = current.latestVersion + 1;
     // Optimistic lock: only one writer moves the composition from the version it read.
@@ -318,6 +338,7 @@ export class CompositionService {
         ...(change.contributionId ? { contributionId: change.contributionId } : {}),
       },
     });
+    await reindex(tx, indexed(moved[0], version), change.deleted ? null : change.content);
     await audit.record({
       action: change.deleted ? 'delete' : 'update',
       entityType: 'Composition',
@@ -381,14 +402,93 @@ export class CompositionService {
    * than `cap` candidates is refused, so a query must be narrowed. With
    * `logAccess: false` the caller logs what it returns itself (logQueryAccess).
    */
-  async scan(filter: CompositionFilter & { templateIds?: string[] }, cap: number, options: { logAccess?: boolean } = {}): Promise<CompositionView[]> {
+  async scan(
+    filter: CompositionFilter & {
+      templateIds?: string[];
+      /** Leaves the compositions of `templateIds` must have in the clinical index (their content is indexed leaf by leaf). */
+      indexed?: { templateIds: string[]; leaves: LeafCondition[] };
+    },
+    cap: number,
+    options: { logAccess?: boolean } = {},
+  ): Promise<CompositionView[]> {
     if (filter.templateIds && filter.templateIds.length === 0) return [];
     const scope = await this.readableScope(filter);
+    const indexed = filter.indexed?.leaves.length ? filter.indexed : undefined;
     return this.store.read(async (tx) => {
-      const where = { ...(await scope(tx)), ...(filter.templateIds ? { templateId: { in: filter.templateIds } } : {}) };
+      const where: Prisma.CompositionWhereInput = {
+        ...(await scope(tx)),
+        ...(filter.templateIds ? { templateId: { in: filter.templateIds } } : {}),
+        ...(indexed
+          ? {
+              OR: [{ templateId: { notIn: indexed.templateIds } }, { AND: indexed.leaves.map((leaf) => ({ clinicalIndex: { some: leafWhere(leaf) } })) }],
+            }
+          : {}),
+      };
       const rows = await tx.composition.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'asc' }], take: cap + 1 });
       if (rows.length > cap) throw validationError(`More than ${cap} compositions match; narrow the query (patient, EHR or template)`);
       return this.latestViews(tx, rows, options.logAccess === false ? null : 'list');
+    });
+  }
+
+  /**
+   * A page of the top-level entries the clinical index finds (each the first
+   * entry of its archetype in a readable latest version), ordered by clinical
+   * time, and how many there are in all. Only the page's compositions are
+   * read, decrypted and access-logged.
+   */
+  async indexedEntries(query: {
+    filter: CompositionFilter;
+    entries: EntryCondition[];
+    /** Conditions on the entries' clinical time, AND-ed. */
+    effectiveAt: Prisma.ClinicalIndexEntryWhereInput[];
+    descending: boolean;
+    limit: number;
+    offset: number;
+  }): Promise<{ page: Array<{ composition: CompositionView; archetypeId: string }>; total: number }> {
+    if (query.entries.length === 0) return { page: [], total: 0 };
+    const scope = await this.readableScope(query.filter);
+    return this.store.read(async (tx) => {
+      const entryPath = (archetypeId: string) => `/content[${archetypeId}]`;
+      const where: Prisma.ClinicalIndexEntryWhereInput = {
+        composition: { is: await scope(tx) },
+        entryOrdinal: 1,
+        OR: query.entries.map((e) => ({
+          entryArchetypeId: e.archetypeId,
+          path: entryPath(e.archetypeId),
+          ...(e.requires
+            ? {
+                composition: {
+                  is: {
+                    clinicalIndex: {
+                      some: {
+                        entryArchetypeId: e.archetypeId,
+                        entryOrdinal: 1,
+                        path: entryPath(e.archetypeId) + e.requires.path,
+                        ...(e.requires.codes ? { code: { in: e.requires.codes } } : {}),
+                      },
+                    },
+                  },
+                },
+              }
+            : {}),
+        })),
+        AND: query.effectiveAt,
+      };
+      const direction = query.descending ? 'desc' : 'asc';
+      const [rows, total] = await Promise.all([
+        tx.clinicalIndexEntry.findMany({
+          where,
+          orderBy: [{ effectiveAt: direction }, { compositionId: 'asc' }, { entryArchetypeId: 'asc' }],
+          skip: query.offset,
+          take: query.limit,
+          select: { compositionId: true, entryArchetypeId: true },
+        }),
+        tx.clinicalIndexEntry.count({ where }),
+      ]);
+      const ids = [...new Set(rows.map((r) => r.compositionId))];
+      const compositions = ids.length ? await tx.composition.findMany({ where: { id: { in: ids } } }) : [];
+      const views = new Map((await this.latestViews(tx, compositions, 'list')).map((v) => [v.id, v]));
+      return { page: rows.map((r) => ({ composition: views.get(r.compositionId)!, archetypeId: r.entryArchetypeId! })), total };
     });
   }
 
@@ -482,7 +582,13 @@ export class CompositionService {
       committer: version.committer,
       commitAudit: (version.commitAudit as CommitAudit | null) ?? null,
       contributionId: version.contributionId,
-      content: content !== undefined ? content : version.contentEnc ? JSON.parse(this.cipher.decrypt(version.contentEnc)) : null,
+      content: content !== undefined ? content : this.decrypt(version.contentEnc),
     };
+  }
+
+  private decrypt(contentEnc: string | null): Record<string, unknown> | null {
+    if (!contentEnc) return null;
+    this.metrics.compositionsDecrypted(1);
+    return JSON.parse(this.cipher.decrypt(contentEnc)) as Record<string, unknown>;
   }
 }

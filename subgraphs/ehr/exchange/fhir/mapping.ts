@@ -6,6 +6,7 @@ import type { PatientView } from '../../patients/patient.service';
 import type { ClinicalTemplateService } from '../../templates/clinical-template.service';
 import type { ClinicalTemplate as TemplateRow } from '../../db/generated/client';
 import { clinicalTime, rmAll, rmAt, topLevelSlots } from '../content';
+import type { EntryCondition } from '../../compositions/clinical-index';
 
 /**
  * openEHR → FHIR R4 mapping (the table in docs/exchange.md). A composition
@@ -20,7 +21,7 @@ export type FhirResource = Record<string, any> & { resourceType: string; id?: st
 
 export const LOINC = 'http://loinc.org';
 const UCUM = 'http://unitsofmeasure.org';
-const OBSERVATION_CATEGORY = 'http://terminology.hl7.org/CodeSystem/observation-category';
+export const OBSERVATION_CATEGORY = 'http://terminology.hl7.org/CodeSystem/observation-category';
 export const PATIENT_ID_SYSTEM = 'urn:caregraph:patient-id';
 export const EHR_ID_SYSTEM = 'urn:openehr:ehr-id';
 const ACT_CODE = 'http://terminology.hl7.org/CodeSystem/v3-ActCode';
@@ -206,6 +207,17 @@ function vitalSign(path: string, loinc: { code: string; display: string }, text:
   };
 }
 
+/** Where each vital sign's quantity is, below its entry: its Observation exists when that value does. */
+const VITAL_SIGN_VALUE = {
+  [ARCHETYPE.pulse]: '/data[at0002]/events[at0003]/data[at0001]/items[at0004]/value',
+  [ARCHETYPE.bodyTemperature]: '/data[at0002]/events[at0003]/data[at0001]/items[at0004]/value',
+  [ARCHETYPE.respiration]: '/data[at0001]/events[at0002]/data[at0003]/items[at0004]/value',
+  [ARCHETYPE.pulseOximetry]: '/data[at0001]/events[at0002]/data[at0003]/items[at0006]/value',
+  [ARCHETYPE.bodyWeight]: '/data[at0002]/events[at0003]/data[at0001]/items[at0004]/value',
+  [ARCHETYPE.height]: '/data[at0001]/events[at0002]/data[at0003]/items[at0004]/value',
+} as const;
+const LAB_TEST_NAME = '/data[at0001]/events[at0002]/data[at0003]/items[at0005]/value';
+
 const INTERPRETATION_DISPLAY: Record<string, string> = { N: 'Normal', L: 'Low', H: 'High', LL: 'Critical low', HH: 'Critical high' };
 const LAB_STATUS_OF_CODE = Object.fromEntries(Object.entries(LAB_STATUS).map(([status, s]) => [s.atCode, status]));
 const ANALYTE = 'openEHR-EHR-CLUSTER.laboratory_test_analyte.v1';
@@ -234,19 +246,19 @@ const RM_MAPPERS: Record<string, (entry: Json, ctx: Context) => Json | null> = {
   },
   [ARCHETYPE.pulse]: (pulse, ctx) => {
     const event = '/data[at0002]/events[at0003]/data[at0001]';
-    const rate = vitalSign(`${event}/items[at0004]/value`, LOINC_HEART_RATE, 'Heart rate')(pulse, ctx);
+    const rate = vitalSign(VITAL_SIGN_VALUE[ARCHETYPE.pulse], LOINC_HEART_RATE, 'Heart rate')(pulse, ctx);
     const regularity = rmAt(pulse, `${event}/items[at0005]/value`)?.defining_code?.code_string;
     if (!rate) return null;
     return { ...rate, ...(regularity ? { note: [{ text: regularity === 'at0006' ? 'Regular rhythm' : 'Irregular rhythm' }] } : {}) };
   },
-  [ARCHETYPE.bodyTemperature]: vitalSign('/data[at0002]/events[at0003]/data[at0001]/items[at0004]/value', LOINC_BODY_TEMPERATURE, 'Body temperature'),
-  [ARCHETYPE.respiration]: vitalSign('/data[at0001]/events[at0002]/data[at0003]/items[at0004]/value', LOINC_RESPIRATORY_RATE, 'Respiratory rate'),
-  [ARCHETYPE.pulseOximetry]: vitalSign('/data[at0001]/events[at0002]/data[at0003]/items[at0006]/value', LOINC_SPO2, 'SpO2'),
-  [ARCHETYPE.bodyWeight]: vitalSign('/data[at0002]/events[at0003]/data[at0001]/items[at0004]/value', LOINC_BODY_WEIGHT, 'Body weight'),
-  [ARCHETYPE.height]: vitalSign('/data[at0001]/events[at0002]/data[at0003]/items[at0004]/value', LOINC_BODY_HEIGHT, 'Body height'),
+  [ARCHETYPE.bodyTemperature]: vitalSign(VITAL_SIGN_VALUE[ARCHETYPE.bodyTemperature], LOINC_BODY_TEMPERATURE, 'Body temperature'),
+  [ARCHETYPE.respiration]: vitalSign(VITAL_SIGN_VALUE[ARCHETYPE.respiration], LOINC_RESPIRATORY_RATE, 'Respiratory rate'),
+  [ARCHETYPE.pulseOximetry]: vitalSign(VITAL_SIGN_VALUE[ARCHETYPE.pulseOximetry], LOINC_SPO2, 'SpO2'),
+  [ARCHETYPE.bodyWeight]: vitalSign(VITAL_SIGN_VALUE[ARCHETYPE.bodyWeight], LOINC_BODY_WEIGHT, 'Body weight'),
+  [ARCHETYPE.height]: vitalSign(VITAL_SIGN_VALUE[ARCHETYPE.height], LOINC_BODY_HEIGHT, 'Body height'),
   [ARCHETYPE.lab]: (lab, ctx) => {
     const tree = '/data[at0001]/events[at0002]/data[at0003]';
-    const testName = rmAt(lab, `${tree}/items[at0005]/value`);
+    const testName = rmAt(lab, LAB_TEST_NAME);
     const status = rmAt(lab, `${tree}/items[at0073]/value`)?.defining_code?.code_string as string | undefined;
     const conclusion = rmAt(lab, `${tree}/items[at0057]/value`)?.value as string | undefined;
     const results = rmAll(lab, `${tree}/items[${ANALYTE}]`).map((analyte) => {
@@ -275,6 +287,38 @@ const RM_MAPPERS: Record<string, (entry: Json, ctx: Context) => Json | null> = {
     };
   },
 };
+
+/**
+ * Which indexed entries are Observations (of operational templates' canonical
+ * content), as clinical-index conditions: the first entry of an archetype
+ * whose mapper yields an Observation, and, where the mapper needs a value, a
+ * leaf at `requires` (with one of `codes`), with the Observation's category.
+ * `codes` narrows to LOINC codes (undefined: any code); the answer follows
+ * RM_MAPPERS above.
+ */
+export function observationEntries(codes?: string[]): Array<EntryCondition & { category: 'vital-signs' | 'laboratory' }> {
+  const fixed: Array<[string, string, string | undefined]> = [
+    [ARCHETYPE.bloodPressure, LOINC_BP_PANEL.code, undefined],
+    [ARCHETYPE.pulse, LOINC_HEART_RATE.code, VITAL_SIGN_VALUE[ARCHETYPE.pulse]],
+    [ARCHETYPE.bodyTemperature, LOINC_BODY_TEMPERATURE.code, VITAL_SIGN_VALUE[ARCHETYPE.bodyTemperature]],
+    [ARCHETYPE.respiration, LOINC_RESPIRATORY_RATE.code, VITAL_SIGN_VALUE[ARCHETYPE.respiration]],
+    [ARCHETYPE.pulseOximetry, LOINC_SPO2.code, VITAL_SIGN_VALUE[ARCHETYPE.pulseOximetry]],
+    [ARCHETYPE.bodyWeight, LOINC_BODY_WEIGHT.code, VITAL_SIGN_VALUE[ARCHETYPE.bodyWeight]],
+    [ARCHETYPE.height, LOINC_BODY_HEIGHT.code, VITAL_SIGN_VALUE[ARCHETYPE.height]],
+  ];
+  const wanted = (code: string) => !codes || codes.includes(code);
+  return [
+    ...fixed
+      .filter(([, code]) => wanted(code))
+      .map(([archetypeId, , requires]) => ({ archetypeId, category: 'vital-signs' as const, ...(requires ? { requires: { path: requires } } : {}) })),
+    // A lab result's code is its test name's (coded in content).
+    ...(codes === undefined
+      ? [{ archetypeId: ARCHETYPE.lab, category: 'laboratory' as const }]
+      : codes.length
+        ? [{ archetypeId: ARCHETYPE.lab, category: 'laboratory' as const, requires: { path: LAB_TEST_NAME, codes } }]
+        : []),
+  ];
+}
 
 /**
  * A template as the mapping reads it: a CareGraph JSON definition (content

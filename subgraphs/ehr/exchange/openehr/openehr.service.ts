@@ -8,7 +8,7 @@ import type { AuditVersion } from '../../audit/versions';
 import { clinicalTime } from '../content';
 import { parseAql } from './aql/parser';
 import { Evaluator, type Parameters } from './aql/evaluate';
-import { archetypeIdsOf, namedEhr, templateCanMatch, templateInWhere } from './aql/narrow';
+import { archetypeIdsOf, leafConditions, namedEhr, templateCanMatch, templateInWhere } from './aql/narrow';
 import { buildUniverse, type QueriedComposition } from './aql/universe';
 import type { WebNode } from '../../clinical/opt/web-template';
 import { webTemplate } from './web-template';
@@ -545,7 +545,8 @@ export class OpenEhrService {
 
   /**
    * `context`: the EHR the caller runs the query in (openEHR's `ehr_id`), besides any the query names itself.
-   * Candidates are narrowed in SQL (tenant, policy and consent, EHR, templates the FROM clause can match),
+   * Candidates are narrowed in SQL (tenant, policy and consent, EHR, templates the FROM clause can match,
+   * values WHERE requires of indexed leaves: aql/narrow.ts leafConditions),
    * decrypted and evaluated in memory; the access log records the compositions (or EHRs) the answer was
    * computed from, not every candidate.
    */
@@ -565,7 +566,18 @@ export class OpenEhrService {
     const scanned =
       context && named && context !== named
         ? []
-        : await this.compositions.scan({ ehrId, templateIds: matching.map((t) => t.id) }, AQL_CAP, { logAccess: false });
+        : await this.compositions.scan(
+            {
+              ehrId,
+              templateIds: matching.map((t) => t.id),
+              indexed: {
+                templateIds: matching.filter((t) => this.templates.operational(t)).map((t) => t.id),
+                leaves: leafConditions(query.from, query.where, parameters),
+              },
+            },
+            AQL_CAP,
+            { logAccess: false },
+          );
     const byId = new Map(templateRows.map((t) => [t.id, t]));
     const compositions: QueriedComposition[] = await Promise.all(
       scanned.map(async (c) => {

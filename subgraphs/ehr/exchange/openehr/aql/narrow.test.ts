@@ -1,4 +1,4 @@
-import { namedEhr, templateCanMatch, templateInWhere } from './narrow';
+import { leafConditions, namedEhr, templateCanMatch, templateInWhere } from './narrow';
 import { parseAql } from './parser';
 
 const BP = 'openEHR-EHR-OBSERVATION.blood_pressure.v2';
@@ -40,5 +40,29 @@ describe('AQL narrowing before reading', () => {
     expect(pinned("SELECT c FROM EHR e CONTAINS COMPOSITION c WHERE c/archetype_details/template_id/value = 'lab_result.v1'")).toBe('lab_result.v1');
     expect(pinned("SELECT c FROM EHR e CONTAINS COMPOSITION c WHERE c/archetype_details/template_id/value = 'lab_result.v1' OR c/x = 1")).toBeUndefined();
     expect(pinned("SELECT c FROM COMPOSITION c OR COMPOSITION d WHERE c/archetype_details/template_id/value = 'x.v1'")).toBeUndefined();
+  });
+
+  it('turns WHERE terms on node-id paths below an archetype into clinical-index conditions, only where every row needs them', () => {
+    const leaves = (q: string, params = {}) => {
+      const parsed = parseAql(q);
+      return leafConditions(parsed.from, parsed.where, params);
+    };
+    const from = `FROM EHR e CONTAINS COMPOSITION c CONTAINS OBSERVATION o[${BP}]`;
+    const sys = 'o/data[at0001]/events[at0006]/data[at0003]/items[at0004]/value';
+    const rel = '/data[at0001]/events[at0006]/data[at0003]/items[at0004]/value';
+    expect(
+      leaves(`SELECT c ${from} WHERE ${sys}/magnitude > 140 AND $code = ${sys.replace('at0004', 'at0008')}/defining_code/code_string`, { code: 'at1001' }),
+    ).toEqual([
+      { archetypeId: BP, path: rel, magnitude: { op: '>', value: 140 } },
+      { archetypeId: BP, path: rel.replace('at0004', 'at0008'), code: 'at1001' },
+    ]);
+    expect(leaves(`SELECT c ${from} WHERE 140 >= ${sys}/magnitude`)).toEqual([{ archetypeId: BP, path: rel, magnitude: { op: '<=', value: 140 } }]);
+    // Not required of every row: OR, NOT, an OR in FROM, a NOT CONTAINS, versions; nor a simple-form path or a != test.
+    expect(leaves(`SELECT c ${from} WHERE ${sys}/magnitude > 140 OR c/uid/value = 'x'`)).toEqual([]);
+    expect(leaves(`SELECT c ${from} WHERE NOT ${sys}/magnitude > 140`)).toEqual([]);
+    expect(leaves(`SELECT o FROM EHR e CONTAINS (OBSERVATION o[${BP}] OR OBSERVATION p[${PULSE}]) WHERE ${sys}/magnitude > 140`)).toEqual([]);
+    expect(leaves(`SELECT c FROM EHR e CONTAINS VERSION v CONTAINS COMPOSITION c CONTAINS OBSERVATION o[${BP}] WHERE ${sys}/magnitude > 140`)).toEqual([]);
+    expect(leaves(`SELECT c ${from} WHERE o/systolic/magnitude > 140 AND ${sys}/magnitude != 120`)).toEqual([]);
+    expect(leaves(`SELECT c ${from} WHERE ${sys}/magnitude > '140'`)).toEqual([]);
   });
 });

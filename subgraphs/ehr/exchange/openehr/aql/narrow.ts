@@ -1,7 +1,8 @@
 import { findArchetype } from '../../../clinical/archetypes';
 import type { ConstraintNode } from '../../../clinical/constraints';
 import { parameterValue, type Parameters } from './evaluate';
-import type { Condition, Containment, Predicate, Value } from './parser';
+import type { Condition, Containment, Operator, Predicate, Value } from './parser';
+import type { LeafCondition } from '../../../compositions/clinical-index';
 
 /**
  * What a query's FROM and WHERE tell the service before it reads anything,
@@ -21,9 +22,8 @@ function literal(value: Value, params: Parameters): unknown {
 const isEhrIdPath = (parts: Array<{ name: string; predicate?: unknown }>) =>
   parts.length === 2 && parts[0].name === 'ehr_id' && parts[1].name === 'value' && !parts.some((p) => p.predicate);
 
-/** `<variable>/<a>/<b> = literal or parameter` among the top-level AND terms of WHERE: the value, else undefined. */
-function equalityInWhere(where: Condition | undefined, variable: string | undefined, names: string[], params: Parameters): unknown {
-  if (!where || !variable) return undefined;
+/** The top-level AND terms of WHERE: each must hold for a row to be answered. */
+function andTerms(where: Condition | undefined): Condition[] {
   const terms: Condition[] = [];
   const collect = (c: Condition): void => {
     if (c.kind === 'and') {
@@ -31,8 +31,14 @@ function equalityInWhere(where: Condition | undefined, variable: string | undefi
       collect(c.right);
     } else terms.push(c);
   };
-  collect(where);
-  for (const term of terms) {
+  if (where) collect(where);
+  return terms;
+}
+
+/** `<variable>/<a>/<b> = literal or parameter` among the top-level AND terms of WHERE: the value, else undefined. */
+function equalityInWhere(where: Condition | undefined, variable: string | undefined, names: string[], params: Parameters): unknown {
+  if (!where || !variable) return undefined;
+  for (const term of andTerms(where)) {
     if (term.kind !== 'compare' || term.op !== '=') continue;
     const [path, other] = term.left.kind === 'path' ? [term.left, term.right] : [term.right, term.left];
     if (path.kind !== 'path' || path.variable !== variable || path.predicate || other.kind === 'path' || other.kind === 'call') continue;
@@ -112,4 +118,48 @@ export function archetypeIdsOf(node: ConstraintNode, found: Set<string>, depth =
       return;
     default:
   }
+}
+
+const AT_CODE = /^at\d+(\.\d+)*$/;
+const FLIPPED: Record<Operator, Operator> = { '=': '=', '!=': '!=', '<': '>', '>': '<', '<=': '>=', '>=': '<=' };
+
+/**
+ * The conditions on the clinical index a query's WHERE implies, for
+ * compositions of operational templates: each top-level AND term comparing
+ * a node-id path to a number (`…/value/magnitude > 140`) or a code
+ * (`…/value/defining_code/code_string = 'at0006'`), below a variable bound to
+ * an archetype in a FROM chain without OR, NOT or VERSION. A composition
+ * without such a leaf cannot give a row, so SQL leaves it out; the query is
+ * still evaluated on what remains.
+ */
+export function leafConditions(from: Containment, where: Condition | undefined, params: Parameters): LeafCondition[] {
+  const archetypeOf = new Map<string, string>();
+  const walk = (c: Containment): boolean => {
+    if (c.kind === 'or') return false;
+    if (c.kind === 'and') return walk(c.left) && walk(c.right);
+    if (c.rmClass === 'VERSION' || c.contains?.not) return false;
+    const p = c.predicate;
+    if (c.variable && p?.kind === 'node' && typeof p.id === 'string' && ARCHETYPE_ID.test(p.id) && !p.id.includes('::')) archetypeOf.set(c.variable, p.id);
+    return !c.contains || walk(c.contains.expr);
+  };
+  if (!walk(from)) return [];
+  const found: LeafCondition[] = [];
+  for (const term of andTerms(where)) {
+    if (term.kind !== 'compare') continue;
+    const [path, other, op] = term.left.kind === 'path' ? [term.left, term.right, term.op] : ([term.right, term.left, FLIPPED[term.op]] as const);
+    if (path.kind !== 'path' || path.predicate || other.kind === 'path' || other.kind === 'call') continue;
+    const archetypeId = archetypeOf.get(path.variable);
+    const value = literal(other, params);
+    const names = path.parts.map((p) => p.name);
+    const at = names.lastIndexOf('value');
+    // Every step to the value names its node (at-codes only): the path is one of the archetype's, not a simple-form one.
+    const steps = path.parts.slice(0, at);
+    if (!archetypeId || at < 1 || steps.some((p) => p.predicate?.kind !== 'node' || typeof p.predicate.id !== 'string' || !AT_CODE.test(p.predicate.id)))
+      continue;
+    const rel = steps.map((p) => `/${p.name}[${(p.predicate as { id: string }).id}]`).join('') + '/value';
+    const suffix = names.slice(at + 1).join('/');
+    if (suffix === 'magnitude' && typeof value === 'number' && op !== '!=') found.push({ archetypeId, path: rel, magnitude: { op, value } });
+    else if (suffix === 'defining_code/code_string' && typeof value === 'string' && op === '=') found.push({ archetypeId, path: rel, code: value });
+  }
+  return found;
 }

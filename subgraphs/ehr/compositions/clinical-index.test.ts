@@ -1,0 +1,80 @@
+import { parseOpt } from '../clinical/opt/parse';
+import { buildWebTemplate } from '../clinical/opt/web-template';
+import { flatToCanonical } from '../clinical/opt/flat';
+import { demoOpt } from '../clinical/templates';
+import { simpleFormOf } from '../clinical/simple-forms';
+import { indexRows } from './clinical-index';
+
+const BP = 'openEHR-EHR-OBSERVATION.blood_pressure.v2';
+const PULSE = 'openEHR-EHR-OBSERVATION.pulse.v2';
+const META = {
+  compositionId: '6b1f3c2e-0000-4000-8000-000000000001',
+  ehrId: 'ehr-p-1',
+  patientId: 'p-1',
+  templateId: 'vital_signs.v1',
+  area: 'observation',
+  committedAt: new Date('2026-11-23T12:00:00Z'),
+};
+
+function vitals(recordedAt: string) {
+  const wt = buildWebTemplate(parseOpt(demoOpt('vital_signs.v1')));
+  const form = simpleFormOf('vital_signs.v1', wt.tree.id)!;
+  const body = {
+    blood_pressure: {
+      systolic: { magnitude: 141, unit: 'mm[Hg]' },
+      diastolic: { magnitude: 88, unit: 'mm[Hg]' },
+      position: { code: 'at1001', value: 'Sitting' },
+    },
+    pulse: { rate: { magnitude: 72, unit: '/min' }, regular: false },
+    recorded_at: recordedAt,
+  };
+  return flatToCanonical(form.toFlat(body, 'Nurse Annemarie Jansen'), wt);
+}
+
+describe('clinical index rows', () => {
+  const rows = indexRows(META, vitals('2026-11-22T09:00:00Z'));
+
+  it('keeps a row for the composition, one per entry and one per structured leaf, at RM paths with node ids', () => {
+    expect(rows[0]).toMatchObject({ seq: 0, path: '/', rmType: 'COMPOSITION', effectiveAt: new Date('2026-11-22T09:00:00Z') });
+    expect(rows.map((r) => r.seq)).toEqual(rows.map((_, i) => i));
+    expect(rows.filter((r) => r.path === `/content[${BP}]`)).toEqual([
+      expect.objectContaining({ rmType: 'OBSERVATION', entryArchetypeId: BP, entryOrdinal: 1, effectiveAt: new Date('2026-11-22T09:00:00Z') }),
+    ]);
+    expect(rows.find((r) => r.path === `/content[${BP}]/data[at0001]/events[at0006]/data[at0003]/items[at0004]/value`)).toMatchObject({
+      rmType: 'DV_QUANTITY',
+      magnitude: 141,
+      unit: 'mm[Hg]',
+      archetypeId: BP,
+      entryArchetypeId: BP,
+      patientId: 'p-1',
+      ehrId: 'ehr-p-1',
+    });
+    expect(rows.find((r) => r.path === `/content[${BP}]/data[at0001]/events[at0006]/state[at0007]/items[at0008]/value`)).toMatchObject({
+      rmType: 'DV_CODED_TEXT',
+      code: 'at1001',
+      terminology: 'local',
+    });
+    expect(rows.find((r) => r.path === `/content[${PULSE}]/data[at0002]/events[at0003]/data[at0001]/items[at0004]/value`)).toMatchObject({
+      magnitude: 72,
+      unit: '/min',
+    });
+    expect(rows.find((r) => r.path === `/content[${BP}]/data[at0001]/events[at0006]/time`)).toMatchObject({
+      rmType: 'DV_DATE_TIME',
+      dateTime: new Date('2026-11-22T09:00:00Z'),
+    });
+  });
+
+  it('holds no free text, names or parties', () => {
+    const text = JSON.stringify(rows);
+    expect(text).not.toMatch(/Annemarie|Jansen|Sitting|Blood pressure/i);
+    expect(rows.map((r) => r.rmType)).not.toContain('DV_TEXT');
+    expect(rows.some((r) => /composer|subject|\/name/.test(r.path))).toBe(false);
+  });
+
+  it('takes the entry time from its first event, and indexes content that is not canonical as the composition only', () => {
+    expect(indexRows(META, vitals('2025-01-02T03:04:05Z')).find((r) => r.entryArchetypeId === PULSE)?.effectiveAt).toEqual(new Date('2025-01-02T03:04:05Z'));
+    expect(indexRows(META, { blood_pressure: { systolic: { magnitude: 120, unit: 'mm[Hg]' } } })).toEqual([
+      expect.objectContaining({ seq: 0, rmType: 'COMPOSITION', effectiveAt: META.committedAt }),
+    ]);
+  });
+});

@@ -1,0 +1,212 @@
+import type { Prisma } from '../db/generated/client';
+import type { TenantTx } from '../db/tenant';
+import { rmAt } from '../exchange/content';
+
+/**
+ * The clinical index (docs/security.md "Clinical index"): the structured leaf
+ * values of a canonical RM COMPOSITION as rows, so FHIR search and AQL can
+ * select compositions in SQL and decrypt only those they return. Free text
+ * (DV_TEXT), names, identifiers' values and the parties (composer, subject,
+ * participations) are never indexed.
+ */
+
+/** What the index says of the composition a row belongs to. */
+export interface IndexedComposition {
+  compositionId: string;
+  ehrId: string;
+  patientId: string;
+  templateId: string;
+  area: string;
+  /** The commit time: the clinical time of entries without one. */
+  committedAt: Date;
+}
+
+/** One kind of top-level entry, as the clinical index selects it (CompositionService.indexedEntries). */
+export interface EntryCondition {
+  archetypeId: string;
+  /** A leaf the entry must have (path below the entry), with one of `codes` when given. */
+  requires?: { path: string; codes?: string[] };
+}
+
+/** A leaf a composition must have: below an archetype (at any depth), at a path relative to it, with a value. */
+export interface LeafCondition {
+  archetypeId: string;
+  path: string;
+  magnitude?: { op: '=' | '<' | '>' | '<=' | '>='; value: number };
+  code?: string;
+}
+
+/** A LeafCondition as a filter on index rows. */
+export function leafWhere(c: LeafCondition): Prisma.ClinicalIndexEntryWhereInput {
+  const ops = { '=': 'equals', '<': 'lt', '>': 'gt', '<=': 'lte', '>=': 'gte' } as const;
+  return {
+    archetypeId: c.archetypeId,
+    path: { endsWith: `[${c.archetypeId}]${c.path}` },
+    ...(c.magnitude ? { magnitude: { [ops[c.magnitude.op]]: c.magnitude.value } } : {}),
+    ...(c.code !== undefined ? { code: c.code } : {}),
+  };
+}
+
+export type IndexRow = Omit<Prisma.ClinicalIndexEntryCreateManyInput, 'tenantId'>;
+
+type Json = Record<string, any>;
+const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** Attributes never indexed: parties (they may name people), free-text names, links and provenance. */
+const SKIPPED = new Set([
+  'name',
+  'uid',
+  'composer',
+  'subject',
+  'provider',
+  'other_participations',
+  'participations',
+  'health_care_facility',
+  'feeder_audit',
+  'archetype_details',
+  'links',
+  'workflow_id',
+  'guideline_id',
+  'wf_definition',
+]);
+
+/** RM classes that are content entries (what a FHIR resource or an AQL `CONTAINS OBSERVATION o` names). */
+const ENTRY = /^(OBSERVATION|EVALUATION|INSTRUCTION|ACTION|ADMIN_ENTRY|GENERIC_ENTRY|SECTION)$/;
+
+function parseTime(value: unknown): Date | undefined {
+  if (typeof value !== 'string') return undefined;
+  const t = Date.parse(/^\d{4}-\d{2}-\d{2}$/.test(value) ? `${value}T00:00:00Z` : value);
+  return Number.isNaN(t) ? undefined : new Date(t);
+}
+
+/** The indexed fields of one data value, or null when it is not an indexed type (DV_TEXT and the like). */
+function leaf(value: Json): Partial<IndexRow> | null {
+  switch (value._type) {
+    case 'DV_QUANTITY':
+      return typeof value.magnitude === 'number' ? { magnitude: value.magnitude, unit: value.units ?? null } : null;
+    case 'DV_COUNT':
+      return typeof value.magnitude === 'number' ? { magnitude: value.magnitude } : null;
+    case 'DV_PROPORTION':
+      return typeof value.numerator === 'number' ? { magnitude: value.numerator } : null;
+    case 'DV_CODED_TEXT':
+      return value.defining_code?.code_string
+        ? { code: String(value.defining_code.code_string), terminology: value.defining_code.terminology_id?.value ?? null }
+        : null;
+    case 'DV_ORDINAL':
+      return {
+        magnitude: typeof value.value === 'number' ? value.value : null,
+        code: value.symbol?.defining_code?.code_string ?? null,
+        terminology: value.symbol?.defining_code?.terminology_id?.value ?? null,
+      };
+    case 'DV_BOOLEAN':
+      return typeof value.value === 'boolean' ? { boolean: value.value } : null;
+    case 'DV_DATE_TIME':
+    case 'DV_DATE': {
+      const at = parseTime(value.value);
+      return at ? { dateTime: at } : null;
+    }
+    case 'DV_IDENTIFIER':
+      // The type only: an identifier's value may identify a person.
+      return typeof value.type === 'string' ? { code: value.type } : null;
+    default:
+      return null;
+  }
+}
+
+/**
+ * The index rows of one composition version's content: row 0 is the
+ * composition itself (present for every indexed composition, whatever its
+ * content, so the backfill can tell indexed compositions apart), then one row
+ * per top-level entry and one per indexed leaf. Content that is not a
+ * canonical COMPOSITION (CareGraph JSON templates) gets row 0 only.
+ */
+export function indexRows(composition: IndexedComposition, content: unknown): IndexRow[] {
+  const base = {
+    compositionId: composition.compositionId,
+    ehrId: composition.ehrId,
+    patientId: composition.patientId,
+    templateId: composition.templateId,
+    area: composition.area,
+  };
+  const canonical = isObject(content) && content._type === 'COMPOSITION';
+  const startTime = canonical ? parseTime(rmAt(content, '/context/start_time')?.value) : undefined;
+  const rootArchetype = canonical && typeof content.archetype_node_id === 'string' ? content.archetype_node_id : composition.templateId;
+  const rows: IndexRow[] = [
+    { ...base, seq: 0, effectiveAt: startTime ?? composition.committedAt, archetypeId: rootArchetype, path: '/', rmType: 'COMPOSITION' },
+  ];
+  if (!canonical) return rows;
+
+  const ordinals = new Map<string, number>();
+  interface Entry {
+    archetypeId: string;
+    ordinal: number;
+    effectiveAt: Date;
+  }
+  const visit = (node: Json, path: string, archetypeId: string, entry: Entry | null, depth: number) => {
+    if (depth > 40) return;
+    for (const [attribute, child] of Object.entries(node)) {
+      if (SKIPPED.has(attribute) || attribute.startsWith('_')) continue;
+      for (const item of Array.isArray(child) ? child : [child]) {
+        if (!isObject(item)) continue;
+        const nodeId = typeof item.archetype_node_id === 'string' ? item.archetype_node_id : undefined;
+        const itemPath = `${path === '/' ? '' : path}/${attribute}${nodeId ? `[${nodeId}]` : ''}`;
+        const itemArchetype = nodeId && !nodeId.startsWith('at') ? nodeId : archetypeId;
+        if (typeof item._type === 'string' && item._type.startsWith('DV_')) {
+          const fields = leaf(item);
+          if (fields && entry !== null) {
+            rows.push({
+              ...base,
+              ...fields,
+              seq: rows.length,
+              entryArchetypeId: entry.archetypeId,
+              entryOrdinal: entry.ordinal,
+              effectiveAt: entry.effectiveAt,
+              archetypeId,
+              path: itemPath,
+              rmType: item._type,
+            });
+          } else if (fields) {
+            rows.push({
+              ...base,
+              ...fields,
+              seq: rows.length,
+              effectiveAt: startTime ?? composition.committedAt,
+              archetypeId,
+              path: itemPath,
+              rmType: item._type,
+            });
+          }
+          continue;
+        }
+        let itemEntry = entry;
+        if (entry === null && attribute === 'content' && nodeId && ENTRY.test(String(item._type))) {
+          const ordinal = (ordinals.get(nodeId) ?? 0) + 1;
+          ordinals.set(nodeId, ordinal);
+          // An entry's clinical time is its first event's, as the FHIR mapping reads it.
+          const effectiveAt = parseTime(rmAt(item, '/data/events/time')?.value) ?? startTime ?? composition.committedAt;
+          itemEntry = { archetypeId: nodeId, ordinal, effectiveAt };
+          rows.push({
+            ...base,
+            seq: rows.length,
+            entryArchetypeId: nodeId,
+            entryOrdinal: ordinal,
+            effectiveAt,
+            archetypeId: nodeId,
+            path: itemPath,
+            rmType: String(item._type),
+          });
+        }
+        visit(item, itemPath, itemArchetype, itemEntry, depth + 1);
+      }
+    }
+  };
+  visit(content, '/', rootArchetype, null, 0);
+  return rows;
+}
+
+/** Replaces a composition's index rows with those of its new latest version (none for a deletion), inside the commit's transaction. */
+export async function reindex(tx: TenantTx, composition: IndexedComposition, content: unknown): Promise<void> {
+  await tx.clinicalIndexEntry.deleteMany({ where: { compositionId: composition.compositionId } });
+  if (content === null) return;
+  await tx.clinicalIndexEntry.createMany({ data: indexRows(composition, content) as Prisma.ClinicalIndexEntryCreateManyInput[] });
+}

@@ -1,0 +1,82 @@
+import type { FieldCipher } from '../../../common/crypto';
+import type { EhrPrisma } from '../db/client';
+import type { Prisma } from '../db/generated/client';
+import { indexRows } from './clinical-index';
+
+const BATCH = 200;
+
+export interface BackfillReport {
+  indexed: number;
+  /** Compositions whose content no configured key can read; they stay out of the index (and out of indexed searches). */
+  unreadable: Array<{ tenantId: string; compositionId: string }>;
+}
+
+/**
+ * Indexes every live composition that has no clinical-index rows: those
+ * committed before the index existed. Run at every start of the ehr subgraph;
+ * idempotent (an indexed composition always has its row 0, so a second run
+ * finds nothing), and safe beside writers and other instances: each batch
+ * locks its compositions' rows (a commit takes the same row lock) and checks
+ * again under the lock before writing.
+ */
+export async function backfillClinicalIndex(prisma: EhrPrisma, cipher: FieldCipher): Promise<BackfillReport> {
+  const report: BackfillReport = { indexed: 0, unreadable: [] };
+  // Across tenants through the owner's function: row-level security shows the runtime role one tenant at a time.
+  const tenants = (await prisma.$queryRaw<Array<{ tenantId: string }>>`SELECT t AS "tenantId" FROM ehr.tenants_with_records() AS t`).map((r) => r.tenantId);
+  for (const tenantId of tenants) {
+    let cursor = '';
+    for (;;) {
+      const last = await prisma.$transaction(
+        async (tx) => {
+          await tx.$queryRaw`SELECT set_config('app.tenant_id', ${tenantId}, true)`;
+          const batch = await tx.$queryRaw<Array<{ id: string }>>`
+            SELECT c."id" FROM "ehr"."Composition" c
+            WHERE c."tenantId" = ${tenantId} AND c."deletedAt" IS NULL AND c."id" > ${cursor}
+              AND NOT EXISTS (SELECT 1 FROM "ehr"."ClinicalIndexEntry" i WHERE i."tenantId" = c."tenantId" AND i."compositionId" = c."id")
+            ORDER BY c."id" LIMIT ${BATCH} FOR UPDATE`;
+          if (batch.length === 0) return null;
+          const ids = batch.map((r) => r.id);
+          // Under the lock, a composition a commit indexed meanwhile is left alone.
+          const done = new Set(
+            (await tx.clinicalIndexEntry.findMany({ where: { tenantId, compositionId: { in: ids }, seq: 0 }, select: { compositionId: true } })).map(
+              (r) => r.compositionId,
+            ),
+          );
+          const compositions = await tx.composition.findMany({ where: { tenantId, id: { in: ids.filter((id) => !done.has(id)) }, deletedAt: null } });
+          const versions = compositions.length
+            ? await tx.compositionVersion.findMany({ where: { tenantId, OR: compositions.map((c) => ({ compositionId: c.id, version: c.latestVersion })) } })
+            : [];
+          const byId = new Map(versions.map((v) => [v.compositionId, v]));
+          const rows: Prisma.ClinicalIndexEntryCreateManyInput[] = [];
+          for (const c of compositions) {
+            const version = byId.get(c.id);
+            if (!version?.contentEnc) continue;
+            let content: unknown;
+            try {
+              content = JSON.parse(cipher.decrypt(version.contentEnc));
+            } catch {
+              report.unreadable.push({ tenantId, compositionId: c.id });
+              continue;
+            }
+            const meta = {
+              compositionId: c.id,
+              ehrId: c.ehrId,
+              patientId: c.patientId,
+              templateId: c.templateId,
+              area: c.area,
+              committedAt: version.committedAt,
+            };
+            rows.push(...indexRows(meta, content).map((row) => ({ ...row, tenantId })));
+            report.indexed++;
+          }
+          if (rows.length) await tx.clinicalIndexEntry.createMany({ data: rows });
+          return ids[ids.length - 1];
+        },
+        { maxWait: 20_000, timeout: 120_000 },
+      );
+      if (last === null) break;
+      cursor = last;
+    }
+  }
+  return report;
+}

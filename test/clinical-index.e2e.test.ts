@@ -1,0 +1,179 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { backendName, startTestPlatform, type TestPlatform } from './harness';
+import { scrape } from './support/metrics';
+
+const HEART_RATE = 'http://loinc.org|8867-4';
+const COUNT = 24;
+
+/** Vital signs of patient p-1002 at day `day` of November 2026, pulse 50 + day. */
+const vitals = (day: number, rate = 50 + day) => ({
+  templateId: 'vital_signs.v1',
+  ehrId: 'ehr-p-1002',
+  content: {
+    blood_pressure: { systolic: { magnitude: 120, unit: 'mm[Hg]' }, diastolic: { magnitude: 80, unit: 'mm[Hg]' } },
+    pulse: { rate: { magnitude: rate, unit: '/min' } },
+    recorded_at: `2026-11-${String(day).padStart(2, '0')}T08:00:00Z`,
+  },
+});
+
+const decrypts = async (t: TestPlatform) => (await scrape(`${t.url}/metrics`)).total('caregraph_composition_decrypts_total');
+const accessLogRows = async (t: TestPlatform) =>
+  (await t.platform.db!.query<{ n: number }>(`SELECT count(*)::int AS n FROM ehr."AccessLog" WHERE "entityType" = 'Composition'`)).rows[0].n;
+const rates = (bundle: any) => (bundle.entry ?? []).map((e: any) => e.resource.valueQuantity.value);
+
+describe(`clinical index: FHIR Observation search in SQL (${backendName})`, () => {
+  let t: TestPlatform;
+  const ids: string[] = [];
+
+  beforeAll(async () => {
+    t = await startTestPlatform();
+    for (let day = 1; day <= COUNT; day++) {
+      const res = await t.request('POST', '/api/ehr/compositions', { body: vitals(day) });
+      expect(res.status).toBe(201);
+      ids.push(res.body.id);
+    }
+  });
+  afterAll(async () => {
+    await t?.stop();
+  });
+
+  /** A search, with the compositions it decrypted and the access-log rows it wrote. */
+  const measured = async (query: string) => {
+    const [d0, a0] = [await decrypts(t), await accessLogRows(t)];
+    const res = await t.request('GET', `/fhir/R4/Observation?${query}`);
+    expect(res.status).toBe(200);
+    return { bundle: res.body, decrypted: (await decrypts(t)) - d0, logged: (await accessLogRows(t)) - a0 };
+  };
+
+  it('answers patient + code + _sort=-date + _count from the index, decrypting only the page', async () => {
+    const { bundle, decrypted, logged } = await measured(`patient=Patient/p-1002&code=${encodeURIComponent(HEART_RATE)}&_sort=-date&_count=5`);
+    expect(bundle.total).toBe(COUNT);
+    expect(rates(bundle)).toEqual([74, 73, 72, 71, 70]);
+    expect(bundle.entry[0].resource.effectiveDateTime).toBe('2026-11-24T08:00:00Z');
+    // The bound: one decrypt and one access-log row per composition returned, none for those only considered.
+    expect(decrypted).toBeGreaterThan(0);
+    expect(decrypted).toBeLessThanOrEqual(5);
+    expect(logged).toBeLessThanOrEqual(5);
+  });
+
+  it('pages, filters by date and sorts ascending from the index', async () => {
+    const page2 = await measured(`patient=p-1002&code=8867-4&_sort=-date&_count=5&_offset=5`);
+    expect(rates(page2.bundle)).toEqual([69, 68, 67, 66, 65]);
+    expect(page2.decrypted).toBeLessThanOrEqual(5);
+    const week = await measured(`subject=Patient/p-1002&code=${encodeURIComponent(HEART_RATE)}&date=ge2026-11-10&date=lt2026-11-17&_sort=date`);
+    expect(week.bundle.total).toBe(7);
+    expect(rates(week.bundle)).toEqual([60, 61, 62, 63, 64, 65, 66]);
+    expect(week.decrypted).toBeLessThanOrEqual(7);
+    // Both codes of the vital-signs compositions: blood pressure panels and heart rates.
+    const both = await measured(`patient=p-1002&code=85354-9,8867-4&_count=4`);
+    expect(both.bundle.total).toBe(2 * COUNT);
+    expect(both.decrypted).toBeLessThanOrEqual(2);
+    // The patient's latest vitals, by category.
+    const latest = await measured(`patient=p-1002&category=vital-signs&_sort=-date&_count=2`);
+    expect(latest.bundle.total).toBe(2 * COUNT);
+    expect(latest.bundle.entry.map((e: any) => e.resource.effectiveDateTime)).toEqual(['2026-11-24T08:00:00Z', '2026-11-24T08:00:00Z']);
+    expect(latest.decrypted).toBeLessThanOrEqual(1);
+    const category = encodeURIComponent('http://terminology.hl7.org/CodeSystem/observation-category|vital-signs');
+    expect((await measured(`patient=p-1002&category=${category}&code=8867-4&_count=1`)).bundle.total).toBe(COUNT);
+    const counted = await measured(`patient=p-1002&code=8867-4&_summary=count`);
+    expect(counted.bundle.total).toBe(COUNT);
+    expect(counted.decrypted).toBe(0);
+    const lab = await measured(`patient=p-1002&category=laboratory`);
+    expect(lab.bundle.total).toBe(0);
+    expect(lab.decrypted).toBe(0);
+    const none = await measured(`patient=p-1002&code=http://snomed.info/sct|8867-4`);
+    expect(none.bundle.total).toBe(0);
+    expect(none.decrypted).toBe(0);
+  });
+
+  it('counts what a search the index does not serve decrypts: every candidate', async () => {
+    const { bundle, decrypted } = await measured(`patient=p-1002&value-quantity=gt73`);
+    expect(rates(bundle)).toEqual([74]);
+    expect(decrypted).toBeGreaterThanOrEqual(COUNT);
+  });
+
+  it('narrows AQL in SQL by the quantities and codes its WHERE requires', async () => {
+    const rate = 'p/data[at0002]/events[at0003]/data[at0001]/items[at0004]/value/magnitude';
+    const aql = async (where: string) => {
+      const d0 = await decrypts(t);
+      const q = `SELECT ${rate} AS rate FROM EHR e[ehr_id/value='ehr-p-1002'] CONTAINS COMPOSITION c CONTAINS OBSERVATION p[openEHR-EHR-OBSERVATION.pulse.v2] WHERE ${where} ORDER BY ${rate}`;
+      const res = await t.request('POST', '/openehr/v1/query/aql', { body: { q, query_parameters: { min: 72 } } });
+      expect(res.status).toBe(200);
+      return { rates: res.body.rows.map((r: number[]) => r[0]), decrypted: (await decrypts(t)) - d0 };
+    };
+    const high = await aql(`${rate} > 70`);
+    expect(high.rates).toEqual([71, 72, 73, 74]);
+    expect(high.decrypted).toBeGreaterThan(0);
+    expect(high.decrypted).toBeLessThanOrEqual(4);
+    const param = await aql(`$min <= ${rate} AND ${rate} != 73`);
+    expect(param.rates).toEqual([72, 74]);
+    // != is evaluated, not narrowed: the candidates are those >= 72.
+    expect(param.decrypted).toBeLessThanOrEqual(3);
+  });
+
+  it('follows updates and deletions in the commit that makes them', async () => {
+    const id = ids[COUNT - 1];
+    const current = await t.request('GET', `/api/ehr/compositions/${id}`);
+    const updated = await t.request('PUT', `/api/ehr/compositions/${id}`, {
+      body: { content: vitals(30, 99).content },
+      headers: { 'If-Match': `"${current.body.uid}"` },
+    });
+    expect(updated.status).toBe(200);
+    const latest = await measured(`patient=p-1002&code=8867-4&_count=2`);
+    expect(rates(latest.bundle)).toEqual([99, 73]);
+    const deleted = await t.request('DELETE', `/api/ehr/compositions/${id}`, { headers: { 'If-Match': `"${updated.body.uid}"` } });
+    expect(deleted.status).toBe(204);
+    const after = await measured(`patient=p-1002&code=8867-4&_count=2`);
+    expect(after.bundle.total).toBe(COUNT - 1);
+    expect(rates(after.bundle)).toEqual([73, 72]);
+  });
+
+  it('matches nothing for another tenant or an unknown patient', async () => {
+    const acme = await t.token({ tenants: ['acme'], roles: ['admin'] });
+    const other = await t.request('GET', `/fhir/R4/Observation?patient=p-1002&code=8867-4`, { token: acme });
+    expect(other.status).toBe(200);
+    expect(other.body.total).toBe(0);
+    expect((await measured(`patient=p-9999&code=8867-4`)).bundle.total).toBe(0);
+  });
+});
+
+// File-backed PGlite, restarted on the same DATA_DIR: the PostgreSQL pass need not run it again.
+const embedded = process.env.TEST_DATABASE_URL ? describe.skip : describe;
+
+embedded('clinical index backfill at start-up', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'caregraph-index-'));
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  it('indexes compositions committed without index rows, once', async () => {
+    const env = { DATABASE_URL: '', DATA_DIR: dataDir };
+    const first = await startTestPlatform(env);
+    try {
+      for (const day of [3, 4]) expect((await first.request('POST', '/api/ehr/compositions', { body: vitals(day) })).status).toBe(201);
+      // As a database from before the index: no rows.
+      await first.platform.db!.query(`DELETE FROM ehr."ClinicalIndexEntry"`);
+      const empty = await first.request('GET', '/fhir/R4/Observation?patient=p-1002&code=8867-4');
+      expect(empty.body.total).toBe(0);
+    } finally {
+      await first.stop();
+    }
+    const count = async (p: TestPlatform) => (await p.platform.db!.query<{ n: number }>(`SELECT count(*)::int AS n FROM ehr."ClinicalIndexEntry"`)).rows[0].n;
+    const second = await startTestPlatform(env);
+    let rows: number;
+    try {
+      rows = await count(second);
+      expect(rows).toBeGreaterThan(2);
+      const found = await second.request('GET', '/fhir/R4/Observation?patient=p-1002&code=8867-4&_sort=-date');
+      expect(rates(found.body)).toEqual([54, 53]);
+    } finally {
+      await second.stop();
+    }
+    const third = await startTestPlatform(env);
+    try {
+      expect(await count(third)).toBe(rows);
+    } finally {
+      await third.stop();
+    }
+  });
+});
