@@ -10,6 +10,7 @@ import { makeCertificate } from '../scripts/support/certificate';
 import { XMLParser } from 'fast-xml-parser';
 import { startTestPlatform, backendName, type RequestOptions, type TestPlatform } from './harness';
 import { openApiContract } from './support/openapi-contract';
+import { readMultipart } from './support/multipart';
 
 /**
  * CareGraph as an XDS.b Document Source: instance A publishes a patient's CCD
@@ -28,29 +29,6 @@ const xml = new XMLParser({
   parseTagValue: false,
   isArray: (name) => ['ExtrinsicObject', 'ExternalIdentifier', 'Slot', 'Value', 'RegistryError', 'DocumentResponse'].includes(name),
 });
-
-/** The binary parts of an MTOM answer by Content-ID, and its root (a test-side reader, not the gateway's). */
-function readMultipart(contentType: string, bytes: Buffer): { root: string; parts: Map<string, Buffer> } {
-  const boundary = /boundary="?([^";]+)"?/.exec(contentType)![1];
-  const start = /start="?<([^>"]+)>"?/.exec(contentType)?.[1];
-  const parts = new Map<string, Buffer>();
-  let root = '';
-  const delimiter = Buffer.from(`\r\n--${boundary}`);
-  const all = Buffer.concat([Buffer.from('\r\n'), bytes]);
-  let at = all.indexOf(delimiter);
-  while (at >= 0) {
-    const headerStart = at + delimiter.length;
-    if (all.subarray(headerStart, headerStart + 2).toString() === '--') break;
-    const headerEnd = all.indexOf('\r\n\r\n', headerStart);
-    const next = all.indexOf(delimiter, headerEnd);
-    const id = /content-id:\s*<([^>]+)>/i.exec(all.subarray(headerStart, headerEnd).toString())?.[1] ?? '';
-    const content = all.subarray(headerEnd + 4, next);
-    if (id === start) root = content.toString('utf8');
-    else parts.set(id, content);
-    at = next;
-  }
-  return { root, parts };
-}
 
 const soap = (action: string, payload: string) =>
   `<s:Envelope xmlns:s="${SOAP12}" xmlns:a="http://www.w3.org/2005/08/addressing"><s:Header><a:Action>${action}</a:Action>` +

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { XMLParser } from 'fast-xml-parser';
 import { startTestPlatform, backendName, type TestPlatform } from './harness';
+import { readMultipart } from './support/multipart';
 
 const FIXTURES = join(__dirname, 'fixtures', 'xds');
 const ITI41 = readFileSync(join(FIXTURES, 'iti41-provide-and-register.xml'), 'utf8');
@@ -37,30 +38,6 @@ interface Answer {
   /** The MTOM parts other than the root, by Content-ID. */
   parts: Map<string, Buffer>;
   body: any;
-}
-
-/** A test-side MIME reader, independent of the gateway's. */
-function readMultipart(contentType: string, bytes: Buffer): { root: string; parts: Map<string, Buffer> } {
-  const boundary = /boundary="?([^";]+)"?/.exec(contentType)![1];
-  const start = /start="?<([^>"]+)>"?/.exec(contentType)?.[1];
-  const parts = new Map<string, Buffer>();
-  let root = '';
-  const delimiter = Buffer.from(`\r\n--${boundary}`);
-  const all = Buffer.concat([Buffer.from('\r\n'), bytes]);
-  let at = all.indexOf(delimiter);
-  while (at >= 0) {
-    const headerStart = at + delimiter.length;
-    if (all.subarray(headerStart, headerStart + 2).toString() === '--') break;
-    const headerEnd = all.indexOf('\r\n\r\n', headerStart);
-    const next = all.indexOf(delimiter, headerEnd);
-    const headers = all.subarray(headerStart, headerEnd).toString();
-    const id = /content-id:\s*<([^>]+)>/i.exec(headers)?.[1] ?? '';
-    const content = all.subarray(headerEnd + 4, next);
-    if (id === start || (!start && !root)) root = content.toString('utf8');
-    else parts.set(id, content);
-    at = next;
-  }
-  return { root, parts };
 }
 
 describe(`IHE XDS.b /xds (${backendName})`, () => {
