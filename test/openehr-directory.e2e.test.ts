@@ -140,6 +140,84 @@ describe(`openEHR DIRECTORY (${backendName})`, () => {
     });
   });
 
+  it('commits FOLDER and EHR_STATUS versions with compositions in one CONTRIBUTION, all or none', async () => {
+    const ehrId = await newEhr();
+    const composition = await newComposition(ehrId);
+    const audit = { _type: 'AUDIT_DETAILS', committer: { _type: 'PARTY_IDENTIFIED', name: 'Dr. Batch' }, description: { _type: 'DV_TEXT', value: 'filing' } };
+    const change = (code: [string, string], data?: unknown, preceding?: string) => ({
+      _type: 'ORIGINAL_VERSION',
+      ...(preceding ? { preceding_version_uid: { _type: 'OBJECT_VERSION_ID', value: preceding } } : {}),
+      commit_audit: { change_type: { value: code[0], defining_code: { terminology_id: { value: 'openehr' }, code_string: code[1] } } },
+      lifecycle_state: { value: 'complete', defining_code: { terminology_id: { value: 'openehr' }, code_string: '532' } },
+      ...(data ? { data } : {}),
+    });
+    const CREATION: [string, string] = ['creation', '249'];
+    const MODIFICATION: [string, string] = ['modification', '251'];
+    const DELETED: [string, string] = ['deleted', '523'];
+    const vitals = { _type: 'COMPOSITION', archetype_details: { template_id: { value: 'vital_signs.v1' } }, content: VITALS };
+    const status = (await api('GET', `/ehr/${ehrId}/ehr_status`)).body;
+    const status1 = status.uid.value as string;
+
+    // A directory, a status change and a new composition, together.
+    const first = await api('POST', `/ehr/${ehrId}/contribution`, {
+      body: {
+        versions: [
+          change(CREATION, folder('root', { folders: [folder('episodes', { items: [ref(composition)] })] })),
+          change(MODIFICATION, { ...status, is_queryable: false }, status1),
+          change(CREATION, vitals),
+        ],
+        audit,
+      },
+      headers: representation,
+    });
+    expect(first.status).toBe(201);
+    const contributionId = first.body.uid.value as string;
+    expect(first.body.versions.map((v: any) => v.type)).toEqual(['FOLDER', 'EHR_STATUS', 'COMPOSITION']);
+    const [folder1, status2] = first.body.versions.map((v: any) => v.id.value as string);
+    expect(folder1).toMatch(VERSION_UID);
+    expect(status2).toBe(status1.replace(/::1$/, '::2'));
+    const directory = await api('GET', `/ehr/${ehrId}/directory`);
+    expect(directory.headers.get('etag')).toBe(`"${folder1}"`);
+    expect(directory.body.folders[0].items).toEqual([ref(composition)]);
+    const statusNow = await api('GET', `/ehr/${ehrId}/ehr_status`);
+    expect(statusNow.body).toMatchObject({ uid: { value: status2 }, is_queryable: false });
+    // Each version names the contribution it was committed in.
+    expect((await api('GET', `/ehr/${ehrId}/versioned_ehr_status/version/${encodeURIComponent(status2)}`)).body.contribution.id.value).toBe(contributionId);
+    const filed = await t.request('GET', `/api/ehr/audit?entityType=Directory&entityId=${folder1.split('::')[0]}`);
+    expect(filed.body.data[0].after).toMatchObject({ uid: folder1, contributionId });
+
+    // A later version that fails (a stale EHR_STATUS: 409, as the CONTRIBUTION API names it) leaves the folder change before it uncommitted.
+    const stale = await api('POST', `/ehr/${ehrId}/contribution`, {
+      body: { versions: [change(MODIFICATION, folder('renamed'), folder1), change(MODIFICATION, { ...status, is_queryable: true }, status1)], audit },
+    });
+    expect(stale.status).toBe(409);
+    expect(stale.body.message).toMatch(/versions\[1\]/);
+    expect((await api('GET', `/ehr/${ehrId}/directory`)).headers.get('etag')).toBe(`"${folder1}"`);
+
+    // An EHR_STATUS is never created or deleted through a contribution; two changes of one object in one contribution are refused.
+    expect((await api('POST', `/ehr/${ehrId}/contribution`, { body: { versions: [change(CREATION, { ...status, is_queryable: true })], audit } })).status).toBe(
+      400,
+    );
+    const twice = await api('POST', `/ehr/${ehrId}/contribution`, {
+      body: { versions: [change(MODIFICATION, folder('a'), folder1), change(DELETED, undefined, folder1)], audit },
+    });
+    expect(twice.status).toBe(400);
+    expect((await api('GET', `/ehr/${ehrId}/directory`)).headers.get('etag')).toBe(`"${folder1}"`);
+
+    // A deletion carries no FOLDER: its preceding version tells what it deletes.
+    const deleted = await api('POST', `/ehr/${ehrId}/contribution`, {
+      body: { versions: [change(DELETED, undefined, folder1), change(MODIFICATION, { ...status, is_queryable: true }, status2)], audit },
+      headers: representation,
+    });
+    expect(deleted.status).toBe(201);
+    expect(deleted.body.versions.map((v: any) => [v.type, v.id.value])).toEqual([
+      ['FOLDER', folder1.replace(/::1$/, '::2')],
+      ['EHR_STATUS', status1.replace(/::1$/, '::3')],
+    ]);
+    expect((await api('GET', `/ehr/${ehrId}/directory`)).status).toBe(204);
+    expect((await api('GET', `/ehr/${ehrId}/ehr_status`)).body.is_queryable).toBe(true);
+  });
+
   it('refuses bad folders and references to compositions that are not in the EHR (400), and unknown EHRs (404)', async () => {
     const ehrId = await newEhr();
     const other = await newEhr();

@@ -158,12 +158,11 @@ describe(`openEHR REST resources (${backendName})`, () => {
         [`${statusId}::caregraph.local::3`, 'modification'],
       ]);
       expect(history.body.items[1].audits[0]).toMatchObject({ description: { value: 'hide from queries (committer: Dr. Who)' } });
-      // ORIGINAL_VERSION.contribution must name a UUID CONTRIBUTION; EHR_STATUS changes are not yet recorded as contributions (unchecked).
-      const atTime = await raw('GET', `/ehr/${ehrId}/versioned_ehr_status/version?version_at_time=${encodeURIComponent(between)}`);
+      const atTime = await api('GET', `/ehr/${ehrId}/versioned_ehr_status/version?version_at_time=${encodeURIComponent(between)}`);
       expect(atTime.status).toBe(200);
       expect(atTime.body).toMatchObject({ _type: 'ORIGINAL_VERSION', uid: { value: v1Uid }, data: { is_queryable: true } });
       expect(atTime.headers.get('etag')).toBe(`"${v1Uid}"`);
-      const byId = await raw('GET', `/ehr/${ehrId}/versioned_ehr_status/version/${encodeURIComponent(v2Uid)}`);
+      const byId = await api('GET', `/ehr/${ehrId}/versioned_ehr_status/version/${encodeURIComponent(v2Uid)}`);
       expect(byId.body).toMatchObject({ uid: { value: v2Uid }, preceding_version_uid: { value: v1Uid }, data: { is_queryable: false } });
       const statusAt = await api('GET', `/ehr/${ehrId}/ehr_status?version_at_time=${encodeURIComponent(between)}`);
       expect(statusAt.body.uid.value).toBe(v1Uid);

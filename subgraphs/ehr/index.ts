@@ -117,6 +117,7 @@ export function createEhrContext(deps: EhrDeps) {
     const mhd = new MhdService(xds, deps.xds);
     const fhir = new FhirService(patients, appointments, compositions, templates, mhd, deps.systemId);
     const cda = new CdaService(fhir, compositions, templates, base.identity.tenantId);
+    const directories = new DirectoryService(store, deps.cipher, ehrs, accessPolicy, deps.systemId);
     return {
       ...base,
       patients,
@@ -130,8 +131,8 @@ export function createEhrContext(deps: EhrDeps) {
       fhir,
       cda,
       openehr,
-      contributions: new ContributionService(store, ehrs, compositions, openehr, deps.systemId),
-      directories: new DirectoryService(store, deps.cipher, ehrs, accessPolicy, deps.systemId),
+      contributions: new ContributionService(store, ehrs, compositions, openehr, directories, deps.systemId),
+      directories,
       storedQueries: new StoredQueryService(store, openehr),
       xds,
       mhd,

@@ -1,4 +1,5 @@
 import type { TenantTx } from '../db/tenant';
+import type { AuditWriter } from '../db/store';
 import { nameUuid } from '../exchange/openehr/versioning';
 import type { CommitAudit } from '../compositions/composition.service';
 
@@ -7,6 +8,20 @@ export interface ContributionVersion {
   uid: string;
   type: 'COMPOSITION' | 'EHR_STATUS' | 'FOLDER';
   changeType: string;
+}
+
+/**
+ * One version checked (policy, content, preceding version) and ready to
+ * write inside a commit's transaction, with the CONTRIBUTION it belongs to.
+ */
+export interface PreparedVersion<Written = unknown> {
+  /** The version uid the write commits. */
+  uid: string;
+  type: ContributionVersion['type'];
+  changeType: 'creation' | 'modification' | 'deleted';
+  write(tx: TenantTx, audit: AuditWriter, contributionId: string): Promise<Written>;
+  /** After the transaction committed: drops what the service cached of the old state. */
+  committed?(): void;
 }
 
 /**

@@ -7,7 +7,7 @@ import type { TenantStore } from '../db/store';
 import { assertCan } from '../policy/rules';
 import type { AccessPolicyService } from '../policy/access-policy.service';
 import { assertVersion, auditVersions, type AuditVersion } from '../audit/versions';
-import { writeStatusContribution } from './contributions';
+import { statusVersionUid, writeStatusContribution, type PreparedVersion } from './contributions';
 
 /** The subject namespace of CareGraph patient ids. */
 export const PATIENT_NAMESPACE = 'caregraph';
@@ -160,38 +160,61 @@ export class EhrService {
     reason?: string | null,
     ifVersion?: number,
   ): Promise<EhrView> {
+    const prepared = await this.prepareStatusChange(ehrId, change, ifVersion);
+    const contributionId = randomUUID();
+    const row = await this.store.change(reason, async (tx, audit) => {
+      const { row, version } = await prepared.write(tx, audit, contributionId);
+      await writeStatusContribution(tx, { ...this.commit(contributionId, ehrId, reason), version });
+      return row;
+    });
+    prepared.committed?.();
+    return view(row);
+  }
+
+  /**
+   * An EHR_STATUS change checked and ready to write in a caller's transaction
+   * (a status change of its own, or one version of a CONTRIBUTION). With
+   * `ifVersion`, the write fails (412) unless that is still the latest version.
+   */
+  async prepareStatusChange(
+    ehrId: string,
+    change: { isQueryable?: boolean | null; isModifiable?: boolean | null },
+    ifVersion?: number,
+  ): Promise<PreparedVersion<{ row: EhrRow; version: number }>> {
     const current = await this.get(ehrId);
     assertCan(this.store.identity, 'changeEhrStatus');
     const data = {
       ...(typeof change.isQueryable === 'boolean' ? { isQueryable: change.isQueryable } : {}),
       ...(typeof change.isModifiable === 'boolean' ? { isModifiable: change.isModifiable } : {}),
     };
-    const row = await this.store.change(reason, async (tx, audit) => {
-      if (ifVersion !== undefined) {
-        const tenantId = this.store.tenantId;
-        await assertVersion(
-          tx,
-          () => tx.$queryRaw`SELECT id FROM ehr."Ehr" WHERE "tenantId" = ${tenantId} AND id = ${ehrId} FOR UPDATE`,
-          STATUS_ENTITY,
-          ehrId,
-          ifVersion,
-        );
-      }
-      const [after] = await tx.ehr.updateManyAndReturn({ where: { id: ehrId }, data });
-      const contributionId = randomUUID();
-      await audit.record({
-        action: 'update',
-        entityType: 'EhrStatus',
-        entityId: ehrId,
-        before: { isQueryable: current.status.isQueryable, isModifiable: current.status.isModifiable },
-        after: { isQueryable: after.isQueryable, isModifiable: after.isModifiable, contributionId },
-      });
-      // The version this change made: EHR_STATUS versions are the EHR's status audit records.
-      const version = await tx.auditRecord.count({ where: { entityType: { in: STATUS_ENTITY }, entityId: ehrId } });
-      await writeStatusContribution(tx, { ...this.commit(contributionId, ehrId, reason), version });
-      return after;
-    });
-    this.byPatient.clear(row.patientId);
-    return view(row);
+    return {
+      uid: statusVersionUid(this.systemId, ehrId, (ifVersion ?? 0) + 1),
+      type: 'EHR_STATUS',
+      changeType: 'modification',
+      write: async (tx, audit, contributionId) => {
+        if (ifVersion !== undefined) {
+          const tenantId = this.store.tenantId;
+          await assertVersion(
+            tx,
+            () => tx.$queryRaw`SELECT id FROM ehr."Ehr" WHERE "tenantId" = ${tenantId} AND id = ${ehrId} FOR UPDATE`,
+            STATUS_ENTITY,
+            ehrId,
+            ifVersion,
+          );
+        }
+        const [row] = await tx.ehr.updateManyAndReturn({ where: { id: ehrId }, data });
+        await audit.record({
+          action: 'update',
+          entityType: 'EhrStatus',
+          entityId: ehrId,
+          before: { isQueryable: current.status.isQueryable, isModifiable: current.status.isModifiable },
+          after: { isQueryable: row.isQueryable, isModifiable: row.isModifiable, contributionId },
+        });
+        // The version this change made: EHR_STATUS versions are the EHR's status audit records.
+        const version = await tx.auditRecord.count({ where: { entityType: { in: STATUS_ENTITY }, entityId: ehrId } });
+        return { row, version };
+      },
+      committed: () => void this.byPatient.clear(current.patientId),
+    };
   }
 }

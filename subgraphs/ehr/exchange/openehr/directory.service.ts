@@ -7,7 +7,7 @@ import type { EhrService, EhrView } from '../../records/ehr.service';
 import type { AccessPolicyService } from '../../policy/access-policy.service';
 import type { AccessArea } from '../../policy/rules';
 import { parseUid } from '../../compositions/composition.service';
-import { writeContribution } from '../../records/contributions';
+import { writeContribution, type PreparedVersion } from '../../records/contributions';
 import type { OpenEhrResult } from './openehr.service';
 import { parseTime, type CommitAudit } from './versioning';
 
@@ -65,30 +65,97 @@ export class DirectoryService {
 
   /** POST: the EHR's first directory (409 when it has one), or a new one after a deletion, as the next version. */
   async create(ehrId: string, folder: unknown, reason: string | null, commit?: CommitAudit): Promise<OpenEhrResult> {
-    const ehr = await this.forWrite(ehrId);
-    const existing = await this.store.read((tx) => tx.directory.findFirst({ where: { ehrId } }));
-    if (existing && !existing.deletedAt) {
-      const latest = this.uidOf(existing.id, existing.latestVersion);
-      throw new AppError('CONFLICT', `EHR '${ehrId}' already has a directory; change it with PUT (If-Match: ${latest})`, [
-        { path: 'directory', message: 'exists', latestVersionUid: latest },
-      ]);
-    }
-    const id = existing?.id ?? randomUUID();
-    return this.commit(ehr, { id, exists: !!existing, version: (existing?.latestVersion ?? 0) + 1 }, 'creation', folder, reason, commit);
+    return this.commit(await this.prepare(ehrId, 'creation', folder, undefined, commit), reason, commit);
   }
 
   /** PUT: a new version replacing the one If-Match names (412 when that is not the latest). */
   async update(ehrId: string, ifMatch: string, folder: unknown, reason: string | null, commit?: CommitAudit): Promise<OpenEhrResult> {
-    const ehr = await this.forWrite(ehrId);
-    const current = await this.current(ehrId, ifMatch);
-    return this.commit(ehr, { id: current.id, exists: true, version: current.latestVersion + 1 }, 'modification', folder, reason, commit);
+    return this.commit(await this.prepare(ehrId, 'modification', folder, ifMatch, commit), reason, commit);
   }
 
   /** DELETE: a final version without content, replacing the one If-Match names. */
   async delete(ehrId: string, ifMatch: string, reason: string | null, commit?: CommitAudit): Promise<OpenEhrResult> {
+    return this.commit(await this.prepare(ehrId, 'deleted', null, ifMatch, commit), reason, commit);
+  }
+
+  /** Whether a version uid names a version of this EHR's directory (a CONTRIBUTION's deletion carries no FOLDER to tell). */
+  async isDirectoryVersion(ehrId: string, versionUid: string): Promise<boolean> {
+    const id = versionUid.split('::')[0];
+    return !!(await this.store.read((tx) => tx.directory.findFirst({ where: { ehrId, id }, select: { id: true } })));
+  }
+
+  /**
+   * A directory version checked and ready to write in a caller's transaction
+   * (the directory's own commit, or one version of a CONTRIBUTION): a creation
+   * needs no live directory (409), a change or deletion names the latest
+   * version it replaces (412 otherwise).
+   */
+  async prepare(
+    ehrId: string,
+    changeType: 'creation' | 'modification' | 'deleted',
+    folder: unknown,
+    preceding: string | undefined,
+    commit?: CommitAudit,
+  ): Promise<PreparedVersion<VersionRow> & { ehrId: string; content: Folder | null }> {
     const ehr = await this.forWrite(ehrId);
-    const current = await this.current(ehrId, ifMatch);
-    return this.commit(ehr, { id: current.id, exists: true, version: current.latestVersion + 1 }, 'deleted', null, reason, commit);
+    let target: { id: string; exists: boolean; version: number };
+    if (changeType === 'creation') {
+      const existing = await this.store.read((tx) => tx.directory.findFirst({ where: { ehrId } }));
+      if (existing && !existing.deletedAt) {
+        const latest = this.uidOf(existing.id, existing.latestVersion);
+        throw new AppError('CONFLICT', `EHR '${ehrId}' already has a directory; change it with PUT (If-Match: ${latest})`, [
+          { path: 'directory', message: 'exists', latestVersionUid: latest },
+        ]);
+      }
+      target = { id: existing?.id ?? randomUUID(), exists: !!existing, version: (existing?.latestVersion ?? 0) + 1 };
+    } else {
+      const current = await this.current(ehrId, preceding ?? '');
+      target = { id: current.id, exists: true, version: current.latestVersion + 1 };
+    }
+    const uid = this.uidOf(target.id, target.version);
+    const content = changeType === 'deleted' ? null : await this.checked(ehr.id, folder, uid);
+    const contentEnc = content ? this.cipher.encrypt(JSON.stringify(content)) : null;
+    return {
+      uid,
+      type: 'FOLDER',
+      changeType,
+      ehrId: ehr.id,
+      content,
+      write: async (tx, audit, contributionId) => {
+        const state = { latestVersion: target.version, deletedAt: changeType === 'deleted' ? new Date() : null };
+        if (!target.exists) {
+          await tx.directory.create({ data: { tenantId: this.store.tenantId, id: target.id, ehrId: ehr.id, patientId: ehr.patientId, ...state } });
+        } else {
+          // Only the writer that read the preceding version moves the directory on; a concurrent one finds it moved (412).
+          const moved = await tx.directory.updateMany({ where: { id: target.id, latestVersion: target.version - 1 }, data: state });
+          if (moved.count !== 1) {
+            const now = await tx.directory.findFirst({ where: { id: target.id } });
+            throw this.stale(this.uidOf(target.id, target.version - 1), this.uidOf(target.id, now!.latestVersion));
+          }
+        }
+        const row = await tx.directoryVersion.create({
+          data: {
+            tenantId: this.store.tenantId,
+            directoryId: target.id,
+            version: target.version,
+            uid,
+            changeType,
+            contentEnc,
+            committer: this.store.identity.sub,
+            commitAudit: commit ? { ...commit } : undefined,
+            contributionId,
+          },
+        });
+        // The folder tree stays out of the audit trail (it is encrypted at rest); the version names it.
+        await audit.record({
+          action: changeType === 'creation' ? 'create' : changeType === 'deleted' ? 'delete' : 'update',
+          entityType: 'Directory',
+          entityId: target.id,
+          after: { ehrId: ehr.id, uid, changeType, contributionId },
+        });
+        return row;
+      },
+    };
   }
 
   /** Every version of the EHR's directory, oldest first; the read is logged like other reads of a patient's record. */
@@ -126,61 +193,27 @@ export class DirectoryService {
     ]);
   }
 
+  /** A directory version committed in a CONTRIBUTION of its own. */
   private async commit(
-    ehr: EhrView,
-    target: { id: string; exists: boolean; version: number },
-    changeType: 'creation' | 'modification' | 'deleted',
-    folder: unknown,
+    prepared: Awaited<ReturnType<DirectoryService['prepare']>>,
     reason: string | null,
     commit: CommitAudit | undefined,
   ): Promise<OpenEhrResult> {
-    const uid = this.uidOf(target.id, target.version);
-    const content = changeType === 'deleted' ? null : await this.checked(ehr.id, folder, uid);
-    const contentEnc = content ? this.cipher.encrypt(JSON.stringify(content)) : null;
     const contributionId = randomUUID();
     const version = await this.store.change(reason ?? commit?.description, async (tx, audit) => {
-      const state = { latestVersion: target.version, deletedAt: changeType === 'deleted' ? new Date() : null };
-      if (!target.exists) {
-        await tx.directory.create({ data: { tenantId: this.store.tenantId, id: target.id, ehrId: ehr.id, patientId: ehr.patientId, ...state } });
-      } else {
-        // Only the writer that read the preceding version moves the directory on; a concurrent one finds it moved (412).
-        const moved = await tx.directory.updateMany({ where: { id: target.id, latestVersion: target.version - 1 }, data: state });
-        if (moved.count !== 1) {
-          const now = await tx.directory.findFirst({ where: { id: target.id } });
-          throw this.stale(this.uidOf(target.id, target.version - 1), this.uidOf(target.id, now!.latestVersion));
-        }
-      }
-      const row = await tx.directoryVersion.create({
-        data: {
-          tenantId: this.store.tenantId,
-          directoryId: target.id,
-          version: target.version,
-          uid,
-          changeType,
-          contentEnc,
-          committer: this.store.identity.sub,
-          commitAudit: commit ? { ...commit } : undefined,
-          contributionId,
-        },
-      });
+      const row = await prepared.write(tx, audit, contributionId);
       await writeContribution(tx, {
         tenantId: this.store.tenantId,
         id: contributionId,
-        ehrId: ehr.id,
+        ehrId: prepared.ehrId,
         committer: this.store.identity.sub,
-        versions: [{ uid, type: 'FOLDER', changeType }],
+        versions: [{ uid: prepared.uid, type: 'FOLDER', changeType: prepared.changeType }],
         audit: commit ?? {},
-      });
-      // The folder tree stays out of the audit trail (it is encrypted at rest); the version names it.
-      await audit.record({
-        action: changeType === 'creation' ? 'create' : changeType === 'deleted' ? 'delete' : 'update',
-        entityType: 'Directory',
-        entityId: target.id,
-        after: { ehrId: ehr.id, uid, changeType, contributionId },
       });
       return row;
     });
-    return { body: content ?? undefined, uid, lastModified: version.committedAt, deleted: changeType === 'deleted' };
+    const deleted = prepared.changeType === 'deleted';
+    return { body: prepared.content ?? undefined, uid: prepared.uid, lastModified: version.committedAt, deleted };
   }
 
   /**

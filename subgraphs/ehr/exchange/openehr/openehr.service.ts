@@ -214,24 +214,10 @@ export class OpenEhrService {
   }
 
   async updateEhrStatus(ehrId: string, ifMatch: string, status: unknown, reason: string | null): Promise<OpenEhrResult> {
-    if (!isObject(status) || status._type !== 'EHR_STATUS' || typeof status.is_queryable !== 'boolean' || typeof status.is_modifiable !== 'boolean') {
-      throw validationError('The body must be an EHR_STATUS with boolean is_queryable and is_modifiable', [
-        { path: 'is_queryable', message: 'required boolean' },
-      ]);
-    }
-    const ehr = await this.ehrs.get(ehrId);
-    const subjectId = status.subject?.external_ref?.id?.value;
-    if (subjectId !== undefined && subjectId !== (ehr.subject?.id ?? ehr.patientId))
-      throw validationError('The subject of an EHR cannot change', [{ path: 'subject', message: "differs from the EHR's subject" }]);
-    const match = /^(.+)::([^:]+)::([1-9]\d{0,8})$/.exec(ifMatch);
-    if (!match || match[1] !== this.statusObjectId(ehrId) || match[2] !== this.systemId) {
-      const current = await this.getEhrStatus(ehrId, null, null);
-      throw new AppError('PRECONDITION_FAILED', `If-Match '${ifMatch}' is not a version of this EHR_STATUS; the latest is ${current.uid}`, [
-        { path: 'If-Match', message: 'not this EHR_STATUS', latestVersionUid: current.uid },
-      ]);
-    }
+    const change = await this.statusChange(ehrId, status);
+    const version = await this.statusVersionNamed(ehrId, ifMatch);
     try {
-      await this.ehrs.updateStatus(ehrId, { isQueryable: status.is_queryable, isModifiable: status.is_modifiable }, reason, Number(match[3]));
+      await this.ehrs.updateStatus(ehrId, change, reason, version);
     } catch (err) {
       if (err instanceof AppError && err.code === 'PRECONDITION_FAILED') {
         const current = await this.getEhrStatus(ehrId, null, null);
@@ -242,6 +228,32 @@ export class OpenEhrService {
       throw err;
     }
     return this.getEhrStatus(ehrId, null, null);
+  }
+
+  /** The flags an EHR_STATUS body sets: 400 unless it is one, with the EHR's own subject if it names one. */
+  async statusChange(ehrId: string, status: unknown): Promise<{ isQueryable: boolean; isModifiable: boolean }> {
+    if (!isObject(status) || status._type !== 'EHR_STATUS' || typeof status.is_queryable !== 'boolean' || typeof status.is_modifiable !== 'boolean') {
+      throw validationError('The body must be an EHR_STATUS with boolean is_queryable and is_modifiable', [
+        { path: 'is_queryable', message: 'required boolean' },
+      ]);
+    }
+    const ehr = await this.ehrs.get(ehrId);
+    const subjectId = status.subject?.external_ref?.id?.value;
+    if (subjectId !== undefined && subjectId !== (ehr.subject?.id ?? ehr.patientId))
+      throw validationError('The subject of an EHR cannot change', [{ path: 'subject', message: "differs from the EHR's subject" }]);
+    return { isQueryable: status.is_queryable, isModifiable: status.is_modifiable };
+  }
+
+  /** The version number an EHR_STATUS version uid names; 412 naming the latest when it is no version of this EHR's status. */
+  async statusVersionNamed(ehrId: string, versionUid: string): Promise<number> {
+    const match = /^(.+)::([^:]+)::([1-9]\d{0,8})$/.exec(versionUid);
+    if (!match || match[1] !== this.statusObjectId(ehrId) || match[2] !== this.systemId) {
+      const current = await this.getEhrStatus(ehrId, null, null);
+      throw new AppError('PRECONDITION_FAILED', `If-Match '${versionUid}' is not a version of this EHR_STATUS; the latest is ${current.uid}`, [
+        { path: 'If-Match', message: 'not this EHR_STATUS', latestVersionUid: current.uid },
+      ]);
+    }
+    return Number(match[3]);
   }
 
   // ---- COMPOSITION ---------------------------------------------------------
