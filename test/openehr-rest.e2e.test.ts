@@ -31,7 +31,7 @@ describe(`openEHR REST resources (${backendName})`, () => {
       : { _type: 'PARTY_SELF' },
     ...flags,
   });
-  /** The same call, unchecked: for answers the OAS cannot judge (403, which it does not name; composition bodies, whose RM form is built separately). */
+  /** The same call, unchecked: for answers the OAS does not name (403, FLAT bodies). */
   const raw = (method: string, path: string, options: Parameters<TestPlatform['request']>[2] = {}) => t.request(method, `/openehr/v1${path}`, options);
   const envelope = (content: unknown) => ({ _type: 'COMPOSITION', archetype_details: { template_id: { value: 'vital_signs.v1' } }, content });
 
@@ -194,7 +194,7 @@ describe(`openEHR REST resources (${backendName})`, () => {
       const uid = created.body.uid as string;
       const id = uid.split('::')[0];
       expect(created.headers.get('etag')).toBe(`"${uid}"`);
-      const version = await raw('GET', `/ehr/${ehrId}/versioned_composition/${id}/version/${encodeURIComponent(uid)}`);
+      const version = await api('GET', `/ehr/${ehrId}/versioned_composition/${id}/version/${encodeURIComponent(uid)}`);
       expect(version.status).toBe(200);
       expect(version.body).toMatchObject({
         lifecycle_state: { value: 'incomplete', defining_code: { code_string: '553' } },
@@ -218,7 +218,7 @@ describe(`openEHR REST resources (${backendName})`, () => {
       });
       expect(deleted.status).toBe(204);
       expect((await api('DELETE', `/ehr/${ehrId}/composition/${encodeURIComponent(`${id}::caregraph.local::3`)}`)).status).toBe(400);
-      const history = await raw('GET', `/ehr/${ehrId}/versioned_composition/${id}/revision_history`);
+      const history = await api('GET', `/ehr/${ehrId}/versioned_composition/${id}/revision_history`);
       expect(history.body.items.map((i: any) => i.audits[0].committer.name)).toEqual(['Nurse Ann', 'test-user', 'Dr. Jones']);
       expect((await api('GET', `/ehr/${ehrId}/versioned_composition/${id}/revision_history`, { token: acme })).status).toBe(404);
     });
@@ -272,8 +272,8 @@ describe(`openEHR REST resources (${backendName})`, () => {
       // vital_signs.v1 is an operational template: read the change in its FLAT form.
       const modified = await raw('GET', `/ehr/${ehrId}/composition/${a.split('::')[0]}?format=FLAT`);
       expect(modified.body['vital_signs/pulse_heart_beat/any_event:0/rate|magnitude']).toBe(90);
-      expect((await raw('GET', `/ehr/${ehrId}/composition/${b.split('::')[0]}`)).status).toBe(204);
-      const v2 = await raw('GET', `/ehr/${ehrId}/versioned_composition/${a.split('::')[0]}/version/${encodeURIComponent(a.replace(/::1$/, '::2'))}`);
+      expect((await api('GET', `/ehr/${ehrId}/composition/${b.split('::')[0]}`)).status).toBe(204);
+      const v2 = await api('GET', `/ehr/${ehrId}/versioned_composition/${a.split('::')[0]}/version/${encodeURIComponent(a.replace(/::1$/, '::2'))}`);
       expect(v2.body.contribution.id.value).toBe(secondId);
       expect(v2.body.commit_audit.committer.name).toBe('Dr. Batch');
       const auditTrail = await t.request('GET', `/api/ehr/audit?entityId=${secondId}&entityType=Contribution`);

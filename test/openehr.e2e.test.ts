@@ -1,5 +1,6 @@
 import { startTestPlatform, backendName, type TestPlatform } from './harness';
 import { VITALS } from './ehr-fixtures';
+import { openEhrContracts } from './support/openehr-oas';
 
 const V1 = /^([0-9a-f-]{36})::caregraph\.local::1$/;
 const json = { 'content-type': 'application/json' };
@@ -9,6 +10,17 @@ describe(`openEHR REST API /openehr/v1 (${backendName})`, () => {
   let t: TestPlatform;
   let acme: string;
   const api = (method: string, path: string, options: Parameters<TestPlatform['request']>[2] = {}) => t.request(method, `/openehr/v1${path}`, options);
+  const oas = openEhrContracts();
+  /**
+   * The same call, its answer checked against the openEHR OAS: the COMPOSITION calls (canonical RM bodies
+   * included). Not the others here: the demo EHRs keep their non-UUID ids and name registered patients by
+   * GENERIC_ID, and this file also covers CareGraph's extensions (JSON templates) and the 501s.
+   */
+  const checked = async (method: string, path: string, options: Parameters<TestPlatform['request']>[2] = {}) => {
+    const res = await api(method, path, options);
+    oas.check(method, `/openehr/v1${path}`, res);
+    return res;
+  };
   /** vital_signs.v1 is an operational template: its compositions come back as canonical RM. */
   const systolic = (composition: any) =>
     composition.content
@@ -94,7 +106,7 @@ describe(`openEHR REST API /openehr/v1 (${backendName})`, () => {
     let id: string;
 
     it('creates a composition (envelope, Prefer: return=representation) with 201, Location, ETag and Last-Modified', async () => {
-      const res = await api('POST', '/ehr/ehr-p-1001/composition', {
+      const res = await checked('POST', '/ehr/ehr-p-1001/composition', {
         body: envelope(VITALS),
         headers: { ...representation, 'openehr-audit-details': 'committer.name="Nurse Ann", description.value="morning round"' },
       });
@@ -126,35 +138,35 @@ describe(`openEHR REST API /openehr/v1 (${backendName})`, () => {
     });
 
     it('creates from flat content with ?templateId and answers minimal by default', async () => {
-      const res = await api('POST', '/ehr/ehr-p-1002/composition?templateId=vital_signs.v1', { body: VITALS });
+      const res = await checked('POST', '/ehr/ehr-p-1002/composition?templateId=vital_signs.v1', { body: VITALS });
       expect(res.status).toBe(201);
       expect(res.text).toBe('');
       expect(res.headers.get('etag')).toMatch(/^"[0-9a-f-]{36}::caregraph\.local::1"$/);
     });
 
     it('gets by versioned object uid and by version uid', async () => {
-      const latest = await api('GET', `/ehr/ehr-p-1001/composition/${id}`);
+      const latest = await checked('GET', `/ehr/ehr-p-1001/composition/${id}`);
       expect(latest.status).toBe(200);
       expect(latest.body.uid.value).toBe(uid);
-      const version = await api('GET', `/ehr/ehr-p-1001/composition/${uid}`);
+      const version = await checked('GET', `/ehr/ehr-p-1001/composition/${uid}`);
       expect(version.body.content).toEqual(latest.body.content);
       expect(systolic(version.body)).toBe(VITALS.blood_pressure.systolic.magnitude);
-      expect((await api('GET', `/ehr/ehr-p-1002/composition/${uid}`)).status).toBe(404);
+      expect((await checked('GET', `/ehr/ehr-p-1002/composition/${uid}`)).status).toBe(404);
     });
 
     it('updates with If-Match: 400 without, 412 (with the latest in ETag and Location) when stale, a new version when current', async () => {
       const changed = { ...VITALS, blood_pressure: { ...VITALS.blood_pressure, systolic: { magnitude: 135, unit: 'mm[Hg]' } } };
-      expect((await api('PUT', `/ehr/ehr-p-1001/composition/${id}`, { body: envelope(changed) })).status).toBe(400);
-      const ok = await api('PUT', `/ehr/ehr-p-1001/composition/${id}`, { body: envelope(changed), headers: { ...representation, 'if-match': `"${uid}"` } });
+      expect((await checked('PUT', `/ehr/ehr-p-1001/composition/${id}`, { body: envelope(changed) })).status).toBe(400);
+      const ok = await checked('PUT', `/ehr/ehr-p-1001/composition/${id}`, { body: envelope(changed), headers: { ...representation, 'if-match': `"${uid}"` } });
       expect(ok.status).toBe(200);
       const v2 = ok.body.uid.value;
       expect(v2).toBe(`${id}::caregraph.local::2`);
       expect(systolic(ok.body)).toBe(135);
-      const stale = await api('PUT', `/ehr/ehr-p-1001/composition/${id}`, { body: envelope(changed), headers: { 'if-match': `"${uid}"` } });
+      const stale = await checked('PUT', `/ehr/ehr-p-1001/composition/${id}`, { body: envelope(changed), headers: { 'if-match': `"${uid}"` } });
       expect(stale.status).toBe(412);
       expect(stale.headers.get('etag')).toBe(`"${v2}"`);
       expect(stale.headers.get('location')).toContain(`/composition/${v2}`);
-      const minimal = await api('PUT', `/ehr/ehr-p-1001/composition/${id}`, { body: envelope(VITALS), headers: { 'if-match': v2 } });
+      const minimal = await checked('PUT', `/ehr/ehr-p-1001/composition/${id}`, { body: envelope(VITALS), headers: { 'if-match': v2 } });
       expect(minimal.status).toBe(204);
       expect(minimal.headers.get('etag')).toBe(`"${id}::caregraph.local::3"`);
     });
@@ -162,7 +174,7 @@ describe(`openEHR REST API /openehr/v1 (${backendName})`, () => {
     it('shows the versioned composition, its revision history and each version', async () => {
       const versioned = await api('GET', `/ehr/ehr-p-1001/versioned_composition/${id}`);
       expect(versioned.body).toMatchObject({ _type: 'VERSIONED_COMPOSITION', uid: { value: id }, owner_id: { id: { value: 'ehr-p-1001' } } });
-      const history = await api('GET', `/ehr/ehr-p-1001/versioned_composition/${id}/revision_history`);
+      const history = await checked('GET', `/ehr/ehr-p-1001/versioned_composition/${id}/revision_history`);
       expect(history.body._type).toBe('REVISION_HISTORY');
       expect(
         history.body.items.map((h: any) => [h.version_id.value, h.audits[0].change_type.value, h.audits[0].change_type.defining_code.code_string]),
@@ -171,35 +183,38 @@ describe(`openEHR REST API /openehr/v1 (${backendName})`, () => {
         [`${id}::caregraph.local::2`, 'modification', '251'],
         [`${id}::caregraph.local::3`, 'modification', '251'],
       ]);
-      const v2 = await api('GET', `/ehr/ehr-p-1001/versioned_composition/${id}/version/${id}::caregraph.local::2`);
+      const v2 = await checked('GET', `/ehr/ehr-p-1001/versioned_composition/${id}/version/${id}::caregraph.local::2`);
       expect(v2.body).toMatchObject({
         _type: 'ORIGINAL_VERSION',
         preceding_version_uid: { value: uid },
         lifecycle_state: { value: 'complete' },
       });
       expect(systolic(v2.body.data)).toBe(135);
-      const atTime = await api('GET', `/ehr/ehr-p-1001/versioned_composition/${id}/version?version_at_time=${encodeURIComponent(new Date().toISOString())}`);
+      const atTime = await checked(
+        'GET',
+        `/ehr/ehr-p-1001/versioned_composition/${id}/version?version_at_time=${encodeURIComponent(new Date().toISOString())}`,
+      );
       expect(atTime.body.uid.value).toBe(`${id}::caregraph.local::3`);
     });
 
     it('deletes logically: 409 for a stale version, 204, then GET answers 204, deleting again 400, and the history keeps every version', async () => {
-      const stale = await api('DELETE', `/ehr/ehr-p-1001/composition/${uid}`);
+      const stale = await checked('DELETE', `/ehr/ehr-p-1001/composition/${uid}`);
       expect(stale.status).toBe(409);
       const latest = `${id}::caregraph.local::3`;
-      const deleted = await api('DELETE', `/ehr/ehr-p-1001/composition/${latest}`, { headers: { 'x-change-reason': 'entered in error' } });
+      const deleted = await checked('DELETE', `/ehr/ehr-p-1001/composition/${latest}`, { headers: { 'x-change-reason': 'entered in error' } });
       expect(deleted.status).toBe(204);
       expect(deleted.headers.get('etag')).toBe(`"${id}::caregraph.local::4"`);
-      expect((await api('GET', `/ehr/ehr-p-1001/composition/${id}`)).status).toBe(204);
-      expect((await api('GET', `/ehr/ehr-p-1001/composition/${latest}`)).status).toBe(200);
-      expect((await api('DELETE', `/ehr/ehr-p-1001/composition/${id}::caregraph.local::4`)).status).toBe(400);
-      const history = await api('GET', `/ehr/ehr-p-1001/versioned_composition/${id}/revision_history`);
+      expect((await checked('GET', `/ehr/ehr-p-1001/composition/${id}`)).status).toBe(204);
+      expect((await checked('GET', `/ehr/ehr-p-1001/composition/${latest}`)).status).toBe(200);
+      expect((await checked('DELETE', `/ehr/ehr-p-1001/composition/${id}::caregraph.local::4`)).status).toBe(400);
+      const history = await checked('GET', `/ehr/ehr-p-1001/versioned_composition/${id}/revision_history`);
       expect(history.body.items.at(-1).audits[0].change_type).toMatchObject({ value: 'deleted', defining_code: { code_string: '523' } });
       const audit = await t.request('GET', `/api/ehr/audit?entityId=${id}`);
       expect(audit.body.data[0]).toMatchObject({ action: 'delete', reason: 'entered in error' });
     });
 
     it('answers 422 with validationErrors for content that breaks the template and for unknown templates, 400 for a missing template id', async () => {
-      const broken = await api('POST', '/ehr/ehr-p-1001/composition', {
+      const broken = await checked('POST', '/ehr/ehr-p-1001/composition', {
         body: envelope({ ...VITALS, blood_pressure: { systolic: { magnitude: 1200, unit: 'mm[Hg]' } } }),
       });
       expect(broken.status).toBe(422);
@@ -208,21 +223,21 @@ describe(`openEHR REST API /openehr/v1 (${backendName})`, () => {
         validationErrors: expect.arrayContaining([expect.stringContaining('blood_pressure.systolic.magnitude')]),
         error: { code: 'COMPOSITION_INVALID' },
       });
-      expect((await api('POST', '/ehr/ehr-p-1001/composition', { body: envelope(VITALS, 'nope.v1') })).status).toBe(422);
-      expect((await api('POST', '/ehr/ehr-p-1001/composition', { body: VITALS })).status).toBe(400);
+      expect((await checked('POST', '/ehr/ehr-p-1001/composition', { body: envelope(VITALS, 'nope.v1') })).status).toBe(422);
+      expect((await checked('POST', '/ehr/ehr-p-1001/composition', { body: VITALS })).status).toBe(400);
       // XML is canonical XML (test/openehr-xml.e2e.test.ts): an empty composition is invalid; plain text is no composition type.
-      expect((await api('POST', '/ehr/ehr-p-1001/composition', { rawBody: '<composition/>', headers: { 'content-type': 'application/xml' } })).status).toBe(
+      expect((await checked('POST', '/ehr/ehr-p-1001/composition', { rawBody: '<composition/>', headers: { 'content-type': 'application/xml' } })).status).toBe(
         400,
       );
       expect((await api('POST', '/ehr/ehr-p-1001/composition', { rawBody: 'composition', headers: { 'content-type': 'text/plain' } })).status).toBe(415);
     });
 
     it('keeps tenants apart: other-tenant EHRs and compositions answer 404', async () => {
-      expect((await api('GET', '/ehr/ehr-p-2001')).status).toBe(404);
-      expect((await api('POST', '/ehr/ehr-p-2001/composition', { body: envelope(VITALS) })).status).toBe(404);
-      const mine = await api('POST', '/ehr/ehr-p-1001/composition', { body: envelope(VITALS), headers: representation });
-      expect((await api('GET', `/ehr/ehr-p-1001/composition/${mine.body.uid.value}`, { token: acme })).status).toBe(404);
-      expect((await api('GET', '/ehr/ehr-p-1001', { token: acme })).status).toBe(404);
+      expect((await checked('GET', '/ehr/ehr-p-2001')).status).toBe(404);
+      expect((await checked('POST', '/ehr/ehr-p-2001/composition', { body: envelope(VITALS) })).status).toBe(404);
+      const mine = await checked('POST', '/ehr/ehr-p-1001/composition', { body: envelope(VITALS), headers: representation });
+      expect((await checked('GET', `/ehr/ehr-p-1001/composition/${mine.body.uid.value}`, { token: acme })).status).toBe(404);
+      expect((await checked('GET', '/ehr/ehr-p-1001', { token: acme })).status).toBe(404);
     });
   });
 

@@ -39,8 +39,28 @@ export function toCanonical(body: unknown, format: CompositionFormat, wt: WebTem
 export function fromCanonical(content: Record<string, unknown>, versionUid: string, format: CompositionFormat, wt: WebTemplate): unknown {
   const { _type, name, uid: _uid, ...rest } = content;
   const composition = { _type, name, uid: { _type: 'OBJECT_VERSION_ID', value: versionUid }, ...rest };
-  if (format === 'JSON') return composition;
+  if (format === 'JSON') return withoutStaticTypes(composition);
   if (format === 'XML') return compositionToXml(composition);
   const flat = canonicalToFlat(composition, wt);
   return format === 'FLAT' ? flat : flatToStructured(flat);
+}
+
+/**
+ * Canonical JSON as the openEHR REST API's published schema reads it: ARCHETYPED
+ * has no subtypes, so `archetype_details` carries no `_type` (ITS-JSON requires
+ * `_type` only where the value's type is not the attribute's own), and the
+ * schema's ARCHETYPED admits no other property. Stored compositions keep what
+ * was posted; answers drop it.
+ */
+function withoutStaticTypes(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutStaticTypes);
+  if (!isObject(value)) return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, child] of Object.entries(value)) {
+    if (key === 'archetype_details' && isObject(child)) {
+      const { _type: _archetyped, ...details } = child;
+      out[key] = details;
+    } else out[key] = withoutStaticTypes(child);
+  }
+  return out;
 }
