@@ -41,11 +41,21 @@ function noise(...keys: number[]): number {
   return ((h >>> 0) % 1_000_003) / 1_000_003;
 }
 
+/**
+ * Distinct contents per template. A composition's content is one of them, so the canonical form and index rows
+ * of each are computed once per load (every composition is still encrypted on its own, as the service does).
+ */
+const VARIANTS = 2000;
+
 /** The simple-form body of patient `p`'s composition `k` (docs/api.md §10 forms): lab results every LAB_EVERY-th, else vital signs. */
 export function clinicalContent(p: number, k: number, load: Pick<ClinicalLoad, 'now' | 'days'>): { templateId: string; content: Record<string, unknown> } {
-  const at = new Date(load.now.getTime() - Math.floor(noise(p, k, 1) * load.days * DAY)).toISOString().replace(/\.\d{3}Z$/, 'Z');
-  if (k % LAB_EVERY === LAB_EVERY - 1) {
-    const [code, name, analyte, typical, unit] = LAB_TESTS[(p + k) % LAB_TESTS.length];
+  return variantContent(k % LAB_EVERY === LAB_EVERY - 1, Math.floor(noise(p, k) * VARIANTS), load);
+}
+
+function variantContent(lab: boolean, v: number, load: Pick<ClinicalLoad, 'now' | 'days'>): { templateId: string; content: Record<string, unknown> } {
+  const at = new Date(load.now.getTime() - Math.floor(noise(v, lab ? 1 : 0, 1) * load.days * DAY)).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  if (lab) {
+    const [code, name, analyte, typical, unit] = LAB_TESTS[v % LAB_TESTS.length];
     return {
       templateId: 'lab_result.v1',
       content: {
@@ -53,7 +63,7 @@ export function clinicalContent(p: number, k: number, load: Pick<ClinicalLoad, '
           test_name: { code, value: name },
           status: { code: 'final' },
           specimen_collected_at: at,
-          results: [{ analyte, value: { magnitude: Math.round(typical * (0.7 + 0.6 * noise(p, k, 2)) * 10) / 10, unit } }],
+          results: [{ analyte, value: { magnitude: Math.round(typical * (0.7 + 0.6 * noise(v, 2)) * 10) / 10, unit } }],
         },
       },
     };
@@ -62,10 +72,10 @@ export function clinicalContent(p: number, k: number, load: Pick<ClinicalLoad, '
     templateId: 'vital_signs.v1',
     content: {
       blood_pressure: {
-        systolic: { magnitude: 100 + Math.floor(noise(p, k, 3) * 80), unit: 'mm[Hg]' },
-        diastolic: { magnitude: 60 + Math.floor(noise(p, k, 4) * 40), unit: 'mm[Hg]' },
+        systolic: { magnitude: 100 + Math.floor(noise(v, 3) * 80), unit: 'mm[Hg]' },
+        diastolic: { magnitude: 60 + Math.floor(noise(v, 4) * 40), unit: 'mm[Hg]' },
       },
-      pulse: { rate: { magnitude: 50 + Math.floor(noise(p, k, 5) * 60), unit: '/min' } },
+      pulse: { rate: { magnitude: 50 + Math.floor(noise(v, 5) * 60), unit: '/min' } },
       recorded_at: at,
     },
   };
@@ -128,16 +138,78 @@ export async function loadClinicalCompositions(db: Database, cipher: FieldCipher
   return done;
 }
 
+/** The ClinicalIndexEntry columns besides the ids, in the order `indexValues` lists them. */
+const INDEX_COLUMNS: Array<[string, string]> = [
+  ['seq', 'int[]'],
+  ['templateId', 'text[]'],
+  ['area', 'text[]'],
+  ['entryArchetypeId', 'text[]'],
+  ['entryOrdinal', 'int[]'],
+  ['effectiveAt', 'timestamp(3)[]'],
+  ['archetypeId', 'text[]'],
+  ['path', 'text[]'],
+  ['rmType', 'text[]'],
+  ['code', 'text[]'],
+  ['terminology', 'text[]'],
+  ['magnitude', 'float8[]'],
+  ['unit', 'text[]'],
+  ['dateTime', 'timestamp(3)[]'],
+  ['boolean', 'bool[]'],
+];
+
+function indexValues(r: IndexRow): unknown[] {
+  const time = (d: unknown) => (d instanceof Date ? d.toISOString() : null);
+  return [
+    r.seq,
+    r.templateId,
+    r.area,
+    r.entryArchetypeId ?? null,
+    r.entryOrdinal ?? null,
+    time(r.effectiveAt),
+    r.archetypeId,
+    r.path,
+    r.rmType,
+    r.code ?? null,
+    r.terminology ?? null,
+    r.magnitude ?? null,
+    r.unit ?? null,
+    time(r.dateTime),
+    r.boolean ?? null,
+  ];
+}
+
+interface Variant {
+  templateId: string;
+  json: string;
+  /** indexValues of each index row: the content holds its own times, so rows differ between compositions only in their ids. */
+  rows: unknown[][];
+}
+const variants = new Map<string, Variant>();
+
+/** Patient `p`'s composition `k` as stored: canonical JSON and index rows (computed once per distinct content). */
+function stored(p: number, k: number, load: ClinicalLoad): Variant {
+  const { templateId, content } = clinicalContent(p, k, load);
+  const key = `${load.now.getTime()}:${JSON.stringify(content)}`;
+  let variant = variants.get(key);
+  if (!variant) {
+    const composition = canonical(templateId, content, 'bench');
+    const rows = indexRows({ compositionId: '', ehrId: '', patientId: '', templateId, area: 'observation', committedAt: load.now }, composition);
+    variant = { templateId, json: JSON.stringify(composition), rows: rows.map(indexValues) };
+    variants.set(key, variant);
+  }
+  return variant;
+}
+
 /** The INSERT of patients `numbers`, their EHRs and compositions (versions and index rows included). */
 function batchStatement(cipher: FieldCipher, load: ClinicalLoad, numbers: number[]): { text: string; values: unknown[][] } {
   const patientIds = numbers.map(clinicalPatientId);
   const ehrIds = patientIds.map((id) => `ehr-${id}`);
   const compositions: Array<{ id: string; ehrId: string; patientId: string; templateId: string; committedAt: string; contentEnc: string }> = [];
-  const index: IndexRow[] = [];
+  const ids: string[][] = [[], [], []];
+  const index: unknown[][] = INDEX_COLUMNS.map(() => []);
   numbers.forEach((n, i) => {
     for (let k = 0; k < load.compositionsPerPatient; k++) {
-      const { templateId, content } = clinicalContent(n, k, load);
-      const stored = canonical(templateId, content, 'bench');
+      const { templateId, json, rows } = stored(n, k, load);
       const committedAt = new Date(load.now.getTime() - (load.compositionsPerPatient - k) * 1000);
       const id = randomUUID();
       compositions.push({
@@ -146,15 +218,18 @@ function batchStatement(cipher: FieldCipher, load: ClinicalLoad, numbers: number
         patientId: patientIds[i],
         templateId,
         committedAt: committedAt.toISOString(),
-        contentEnc: cipher.encrypt(JSON.stringify(stored)),
+        contentEnc: cipher.encrypt(json),
       });
-      index.push(...indexRows({ compositionId: id, ehrId: ehrIds[i], patientId: patientIds[i], templateId, area: 'observation', committedAt }, stored));
+      for (const row of rows) {
+        ids[0].push(id);
+        ids[1].push(ehrIds[i]);
+        ids[2].push(patientIds[i]);
+        row.forEach((value, c) => index[c].push(value));
+      }
     }
   });
   const tenant = (rows: unknown[]) => rows.map(() => TENANT);
   const of = <T>(pick: (c: (typeof compositions)[number]) => T) => compositions.map(pick);
-  const indexed = <T>(pick: (r: IndexRow) => T) => index.map(pick);
-  const time = (d: unknown) => (d instanceof Date ? d.toISOString() : null);
   return insertStatement([
     {
       table: 'Patient',
@@ -203,25 +278,11 @@ function batchStatement(cipher: FieldCipher, load: ClinicalLoad, numbers: number
     {
       table: 'ClinicalIndexEntry',
       columns: [
-        ['tenantId', 'text[]', tenant(index)],
-        ['compositionId', 'text[]', indexed((r) => r.compositionId)],
-        ['seq', 'int[]', indexed((r) => r.seq)],
-        ['ehrId', 'text[]', indexed((r) => r.ehrId)],
-        ['patientId', 'text[]', indexed((r) => r.patientId)],
-        ['templateId', 'text[]', indexed((r) => r.templateId)],
-        ['area', 'text[]', indexed((r) => r.area)],
-        ['entryArchetypeId', 'text[]', indexed((r) => r.entryArchetypeId ?? null)],
-        ['entryOrdinal', 'int[]', indexed((r) => r.entryOrdinal ?? null)],
-        ['effectiveAt', 'timestamp(3)[]', indexed((r) => time(r.effectiveAt))],
-        ['archetypeId', 'text[]', indexed((r) => r.archetypeId)],
-        ['path', 'text[]', indexed((r) => r.path)],
-        ['rmType', 'text[]', indexed((r) => r.rmType)],
-        ['code', 'text[]', indexed((r) => r.code ?? null)],
-        ['terminology', 'text[]', indexed((r) => r.terminology ?? null)],
-        ['magnitude', 'float8[]', indexed((r) => r.magnitude ?? null)],
-        ['unit', 'text[]', indexed((r) => r.unit ?? null)],
-        ['dateTime', 'timestamp(3)[]', indexed((r) => time(r.dateTime))],
-        ['boolean', 'bool[]', indexed((r) => r.boolean ?? null)],
+        ['tenantId', 'text[]', tenant(ids[0])],
+        ['compositionId', 'text[]', ids[0]],
+        ['ehrId', 'text[]', ids[1]],
+        ['patientId', 'text[]', ids[2]],
+        ...INDEX_COLUMNS.map(([name, type], c): Column => [name, type, index[c]]),
       ],
       constants: {},
     },
