@@ -5,20 +5,23 @@ import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
 import { loadConfig } from '../common/config';
 import { resolveSecrets } from '../common/secrets';
-import { redactUrl, withClient } from '../common/db/database';
+import { openDatabase, redactUrl, withClient } from '../common/db/database';
 import { issueAccessToken, signIdentity, IDENTITY_HEADER } from '../common/auth/tokens';
 import { freePort, Monitor, sample, startChild, type Child } from './lib/proc';
 import { measure, measureInterleaved, percentile, preflight, round, type Measurement, type Target } from './lib/load';
 import { seedBenchData, type SeedPlan, type SeededData } from './lib/seed';
 import { startReceiver, type Receiver } from './lib/receiver';
 import { connectSubscribers } from './lib/subscribers';
+import { clinicalPatientId, loadClinicalCompositions } from './lib/clinical-load';
+import { FieldCipher } from '../common/crypto';
 
 /**
  * `npm run bench`: CareGraph against direct subgraph calls and peer gateways,
  * all on loopback, every comparison inside one run (the machine may be shared:
  * compare ratios, not absolute numbers across runs). `--quick` for a short
  * run, `--only 1,2` for some scenarios, `--soak <seconds>` for the memory soak only,
- * `--db postgres` (scenarios 3 and 4) on PostgreSQL and Redis instead of PGlite.
+ * `--db postgres` (scenarios 3, 4 and 6) on PostgreSQL and Redis instead of PGlite; scenario 6 (clinical
+ * queries at 10k, 100k and 1M compositions, `--clinical-sizes 10000,100000` for fewer) runs on PostgreSQL only.
  */
 
 interface Settings {
@@ -37,6 +40,8 @@ interface Settings {
   webhookSubscriptions: number;
   webhookMessages: number;
   batches: number;
+  /** Scenario 6: the composition counts the database grows through, measured at each. */
+  clinicalSizes: number[];
 }
 
 /** `--db postgres`: a fresh database on this server (DATABASE_URL, else the local one), dropped afterwards; Redis from REDIS_URL, else the local one. */
@@ -46,14 +51,21 @@ const REDIS = process.env.REDIS_URL?.trim() || 'redis://127.0.0.1:6379';
 function parseArgs(argv: string[]): { settings: Settings; soak?: number; only: Set<number>; postgres: boolean } {
   const quick = argv.includes('--quick');
   const onlyAt = argv.indexOf('--only');
-  const only = new Set((onlyAt >= 0 ? (argv[onlyAt + 1] ?? '') : '1,2,3,4,5').split(',').map(Number));
-  if (only.size === 0 || [...only].some((n) => !Number.isInteger(n) || n < 1 || n > 5))
-    throw new Error('--only takes scenario numbers 1..5, comma-separated (e.g. --only 1,2)');
   const dbAt = argv.indexOf('--db');
   const db = dbAt >= 0 ? argv[dbAt + 1] : 'pglite';
   if (db !== 'pglite' && db !== 'postgres') throw new Error('--db takes pglite (default) or postgres');
+  const only = new Set((onlyAt >= 0 ? (argv[onlyAt + 1] ?? '') : '1,2,3,4,5').split(',').map(Number));
+  if (only.size === 0 || [...only].some((n) => !Number.isInteger(n) || n < 1 || n > 6))
+    throw new Error('--only takes scenario numbers 1..6, comma-separated (e.g. --only 1,2)');
   // Scenarios 1, 2 and 5 run second platforms on copies of the embedded data folder.
-  if (db === 'postgres' && [...only].some((n) => n !== 3 && n !== 4)) throw new Error('--db postgres runs scenarios 3 and 4 only (e.g. --only 4)');
+  if (db === 'postgres' && [...only].some((n) => n !== 3 && n !== 4 && n !== 6))
+    throw new Error('--db postgres runs scenarios 3, 4 and 6 only (e.g. --only 4)');
+  // A million compositions is a server database's load, not an embedded one's.
+  if (db === 'pglite' && only.has(6)) throw new Error('scenario 6 (clinical queries) runs on PostgreSQL: --db postgres --only 6');
+  const sizesAt = argv.indexOf('--clinical-sizes');
+  const clinicalSizes = (sizesAt >= 0 ? (argv[sizesAt + 1] ?? '') : '10000,100000,1000000').split(',').map(Number);
+  if (clinicalSizes.some((n, i) => !Number.isInteger(n) || n < 1000 || n % 1000 !== 0 || (i > 0 && n <= clinicalSizes[i - 1])))
+    throw new Error('--clinical-sizes takes growing composition counts, multiples of 1000 (e.g. --clinical-sizes 10000,100000)');
   const soakAt = argv.indexOf('--soak');
   const soak = soakAt >= 0 ? Number(argv[soakAt + 1] ?? 60) : undefined;
   if (soak !== undefined && !(soak >= 10 && soak <= 3600)) throw new Error('--soak takes seconds, 10..3600');
@@ -77,6 +89,7 @@ function parseArgs(argv: string[]): { settings: Settings; soak?: number; only: S
       webhookSubscriptions: 4,
       webhookMessages: quick ? 60 : 200,
       batches: quick ? 3 : 5,
+      clinicalSizes,
     },
   };
 }
@@ -173,7 +186,7 @@ async function main(): Promise<void> {
     mode:
       soak !== undefined
         ? `soak ${soak}s`
-        : `${settings.quick ? 'quick' : 'full'}${only.size < 5 ? `, scenarios ${[...only].sort().join(',')}` : ''}${postgres ? ', PostgreSQL + Redis' : ', PGlite'}`,
+        : `${settings.quick ? 'quick' : 'full'}${[...only].join() !== '1,2,3,4,5' ? `, scenarios ${[...only].sort().join(',')}` : ''}${postgres ? ', PostgreSQL + Redis' : ', PGlite'}`,
     startedAt: new Date().toISOString(),
   };
   const rows: Measurement[] = [];
@@ -372,6 +385,16 @@ async function main(): Promise<void> {
         rows.push(...withRatio(pair, pair[0]));
       }
     }
+
+    // 6. Clinical queries as the record grows: compositions bulk-loaded into the database, measured at each size.
+    if (only.has(6)) {
+      await platform.child.stop();
+      results.clinical = await clinicalQueries(database!.url, dataDir, settings, token, async () => {
+        platform = await startCareGraph(dataDir, ports, cgEnv);
+        children.push(platform.child);
+        return platform;
+      });
+    }
   } finally {
     for (const child of children.reverse()) await child.stop().catch(() => {});
     await receiver?.close();
@@ -565,6 +588,209 @@ async function batchThroughput(platform: Platform, ctx: RunContext) {
   };
 }
 
+/** Scenario 6: compositions per patient (three vital signs to one lab result, bench/lib/clinical-load.ts). */
+const CLINICAL_PER_PATIENT = 10;
+/** Clinical times spread over the last year. */
+const CLINICAL_DAYS = 365;
+const HEART_RATE = 'http://loinc.org|8867-4';
+const BP_SYSTOLIC = 'o/data[at0001]/events[at0006]/data[at0003]/items[at0004]/value/magnitude';
+const POPULATION_AQL = `SELECT COUNT(*) FROM EHR e CONTAINS COMPOSITION c CONTAINS OBSERVATION o[openEHR-EHR-OBSERVATION.blood_pressure.v2] WHERE ${BP_SYSTOLIC} > 140 AND c/context/start_time/value > $since`;
+/** Sequential requests of the exact decrypt count (no other request in flight between the two scrapes) and the unloaded latency. */
+const DECRYPT_PROBES = 10;
+
+interface ClinicalRow {
+  compositions: number;
+  query: string;
+  connections: number;
+  requestsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  errors: number;
+  cpuMsPerRequest: number;
+  peakRssMiB: number;
+  /** Median latency of the sequential requests (one at a time, before the load). */
+  sequentialP50Ms: number;
+  /** Compositions decrypted per request, over the sequential requests. */
+  decryptsPerRequest: number | null;
+  /** Compositions the answers held per request (FHIR: distinct compositions of the Observations; AQL: those the COUNT counted). */
+  answerCompositions: number | null;
+  note?: string;
+}
+
+async function decryptTotal(platform: Platform): Promise<number> {
+  const text = await (await fetch(`${platform.url}/metrics`)).text();
+  return Number(/^caregraph_composition_decrypts_total (\S+)/m.exec(text)?.[1] ?? NaN);
+}
+
+/** Waits (up to a minute) until requests a load left in flight have finished: the decrypt counter holds still for a second. */
+async function quiesce(platform: Platform): Promise<void> {
+  let last = await decryptTotal(platform);
+  for (const deadline = Date.now() + 60_000; Date.now() < deadline;) {
+    await sleep(1000);
+    const now = await decryptTotal(platform);
+    if (now === last) return;
+    last = now;
+  }
+}
+
+/**
+ * 6: grows the database through `settings.clinicalSizes` compositions (bulk-loaded, not through HTTP), and at each
+ * size starts CareGraph afresh and measures a patient's latest vitals, an AQL population count and a patient's
+ * latest heart rates: latency, throughput, CPU, peak RSS, and compositions decrypted per request.
+ */
+async function clinicalQueries(databaseUrl: string, dataDir: string, settings: Settings, token: string, start: () => Promise<Platform>) {
+  const config = loadConfig({ DATA_DIR: dataDir });
+  const cipher = new FieldCipher(resolveSecrets(config).encryptionKey);
+  const now = new Date();
+  const since = new Date(now.getTime() - 30 * 86_400_000).toISOString();
+  const bearer = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+  const rows: ClinicalRow[] = [];
+  const loads: Array<{ compositions: number; loadSeconds: number; compositionsPerSecond: number; databaseMiB: number; indexRows: number }> = [];
+  let loaded = 0;
+  for (const size of settings.clinicalSizes) {
+    const db = await openDatabase({ dataDir, databaseUrl });
+    try {
+      const t0 = Date.now();
+      let reported = 0;
+      log(`6 clinical queries: loading compositions ${loaded} → ${size}`);
+      await loadClinicalCompositions(db, cipher, {
+        fromPatient: loaded / CLINICAL_PER_PATIENT,
+        patients: (size - loaded) / CLINICAL_PER_PATIENT,
+        compositionsPerPatient: CLINICAL_PER_PATIENT,
+        systemId: config.OPENEHR_SYSTEM_ID,
+        now,
+        days: CLINICAL_DAYS,
+        onProgress: (done, total) => {
+          if (done - reported >= 25_000 || done === total) {
+            reported = done;
+            log(`6 clinical queries: ${loaded + done}/${size} compositions (${round((Date.now() - t0) / 1000, 0)} s)`);
+          }
+        },
+      });
+      // Planner statistics and the visibility map, as autovacuum keeps them on a live server.
+      for (const table of ['Patient', 'Ehr', 'Composition', 'CompositionVersion', 'ClinicalIndexEntry']) await db.query(`VACUUM ANALYZE ehr."${table}"`);
+      const loadSeconds = (Date.now() - t0) / 1000;
+      const [{ bytes }] = (await db.query<{ bytes: string }>('SELECT pg_database_size(current_database()) AS bytes')).rows;
+      const [{ n }] = (await db.query<{ n: string }>('SELECT count(*) AS n FROM ehr."ClinicalIndexEntry"')).rows;
+      loads.push({
+        compositions: size,
+        loadSeconds: round(loadSeconds, 1),
+        compositionsPerSecond: round((size - loaded) / loadSeconds, 0),
+        databaseMiB: round(Number(bytes) / 2 ** 20, 0),
+        indexRows: Number(n),
+      });
+      loaded = size;
+    } finally {
+      await db.close();
+    }
+
+    const platform = await start();
+    const patients = loaded / CLINICAL_PER_PATIENT;
+    // Patients spread over everything loaded so far (old and new rows alike).
+    const patient = (i: number) => clinicalPatientId((i * 7919) % patients);
+    const fhir = (name: string, query: (i: number) => string): Target => ({
+      name,
+      url: platform.url,
+      method: 'GET',
+      headers: bearer,
+      path: (i) => `/fhir/R4/Observation?patient=Patient/${patient(i)}&${query(i)}`,
+      pids: [platform.child.pid],
+    });
+    // The population query runs one at a time (an analyst's query, each one scanning the population), the per-patient ones as many users' would.
+    const queries: Array<{ target: Target; answer: (body: any) => number; connections?: number; probes?: number }> = [
+      {
+        target: fhir('latest vitals: Observation?patient&category=vital-signs&_sort=-date&_count=10', () => 'category=vital-signs&_sort=-date&_count=10'),
+        answer: fhirCompositions,
+      },
+      {
+        target: {
+          name: 'AQL population: COUNT of systolic > 140 in the last 30 days',
+          url: `${platform.url}/openehr/v1/query/aql`,
+          method: 'POST',
+          headers: bearer,
+          body: () => JSON.stringify({ q: POPULATION_AQL, query_parameters: { since } }),
+          pids: [platform.child.pid],
+        },
+        answer: (body) => Number(body.rows?.[0]?.[0] ?? NaN),
+        connections: 1,
+        probes: 3,
+      },
+      {
+        target: fhir(
+          `latest heart rates: Observation?patient&code=${HEART_RATE}&_sort=-date&_count=10`,
+          () => `code=${encodeURIComponent(HEART_RATE)}&_sort=-date&_count=10`,
+        ),
+        answer: fhirCompositions,
+      },
+    ];
+    for (const { target, answer, connections = settings.connections, probes = DECRYPT_PROBES } of queries) {
+      log(`6 clinical queries at ${size}: ${target.name}`);
+      const row: ClinicalRow = {
+        compositions: size,
+        query: target.name,
+        connections,
+        requestsPerSecond: 0,
+        p50Ms: NaN,
+        p99Ms: NaN,
+        sequentialP50Ms: NaN,
+        errors: 0,
+        cpuMsPerRequest: NaN,
+        peakRssMiB: NaN,
+        decryptsPerRequest: null,
+        answerCompositions: null,
+      };
+      try {
+        // The exact count first: sequential requests, so the counter moves only for them.
+        await quiesce(platform);
+        const before = await decryptTotal(platform);
+        let answered = 0;
+        const latencies: number[] = [];
+        for (let i = 0; i < probes; i++) {
+          const t0 = performance.now();
+          answered += answer(await preflight({ ...target, path: target.path && (() => target.path!(i)) }));
+          latencies.push(performance.now() - t0);
+        }
+        row.sequentialP50Ms = round(percentile(latencies, 50), 0);
+        row.decryptsPerRequest = round(((await decryptTotal(platform)) - before) / probes, 1);
+        row.answerCompositions = round(answered / probes, 1);
+        const m = await measure(`6 clinical queries (${size})`, target, connections, settings.seconds, settings.warmup);
+        Object.assign(row, {
+          requestsPerSecond: m.requestsPerSecond,
+          p50Ms: m.p50Ms,
+          p99Ms: m.p99Ms,
+          errors: m.errors,
+          cpuMsPerRequest: m.cpuMsPerRequest,
+          peakRssMiB: m.peakRssMiB,
+        });
+      } catch (err) {
+        // A refused query (e.g. more candidates than the AQL cap) is a result, not a crash of the run.
+        row.errors += 1;
+        row.note = (err as Error).message.slice(0, 300);
+        log(`6 clinical queries at ${size}: ${row.note}`);
+      }
+      rows.push(row);
+      await quiesce(platform);
+    }
+    await platform.child.stop();
+  }
+  const smallest = settings.clinicalSizes[0];
+  const largest = settings.clinicalSizes.at(-1)!;
+  const at = (size: number, query: string) => rows.find((r) => r.compositions === size && r.query === query);
+  const ratios = [...new Set(rows.map((r) => r.query))].map((query) => ({
+    query,
+    from: smallest,
+    to: largest,
+    p50Ratio: round(at(largest, query)!.p50Ms / at(smallest, query)!.p50Ms, 2),
+    sequentialP50Ratio: round(at(largest, query)!.sequentialP50Ms / at(smallest, query)!.sequentialP50Ms, 2),
+  }));
+  return { perPatient: CLINICAL_PER_PATIENT, loads, rows, ratios };
+}
+
+/** Distinct compositions behind a FHIR search page (an Observation id is `<composition uuid>.<slot>`). */
+function fhirCompositions(bundle: any): number {
+  return new Set((bundle.entry ?? []).map((e: any) => String(e.resource.id).split('.')[0])).size;
+}
+
 /** --soak: mixed load (reads, sends, federated queries, subscribers, webhooks) for N seconds, RSS sampled each second. */
 async function soakRun(platform: Platform, ctx: RunContext, seconds: number) {
   const bearer = { authorization: `Bearer ${ctx.token}`, 'content-type': 'application/json' };
@@ -719,6 +945,47 @@ function printReport(results: Record<string, any>, rows: Measurement[]): void {
       `  floor growth over the last third ${s.lastThirdFloorGrowthMiB} MiB (slope over the last half ${s.lastHalfSlopeMiBPerMinute} MiB/min): ${s.bounded ? 'bounded' : 'STILL GROWING'}; ${s.subscriberEvents} subscriber events, ${s.webhookDeliveries} webhook deliveries`,
     );
     for (const [name, r] of Object.entries<any>(s.requests)) out.push(`  ${name}: ${r.requestsPerSecond} req/s, p99 ${r.p99Ms} ms, ${r.errors} errors`);
+  }
+  if (results.clinical) {
+    const c = results.clinical;
+    out.push('', `6 clinical queries: ${c.perPatient} compositions per patient, bulk-loaded; CareGraph restarted at each size`);
+    for (const l of c.loads)
+      out.push(
+        `  ${l.compositions} compositions: loaded in ${l.loadSeconds} s (${l.compositionsPerSecond}/s), ${l.indexRows} index rows, database ${l.databaseMiB} MiB`,
+      );
+    out.push(
+      ...markdownTable(
+        [
+          'compositions',
+          'query',
+          'sequential p50 ms',
+          'conns',
+          'req/s',
+          'p50 ms',
+          'p99 ms',
+          'CPU ms/req',
+          'peak RSS MiB',
+          'decrypts/req',
+          'answer compositions/req',
+          'errors',
+        ],
+        c.rows.map((r: any) => [
+          String(r.compositions),
+          r.query,
+          String(r.sequentialP50Ms),
+          String(r.connections),
+          String(r.requestsPerSecond),
+          String(r.p50Ms),
+          String(r.p99Ms),
+          String(r.cpuMsPerRequest),
+          String(r.peakRssMiB),
+          String(r.decryptsPerRequest ?? '–'),
+          String(r.answerCompositions ?? '–'),
+          `${r.errors}${r.note ? ` (${r.note})` : ''}`,
+        ]),
+      ),
+    );
+    for (const r of c.ratios) out.push(`  p50 at ${r.to} / p50 at ${r.from}: ${r.p50Ratio}× under load, ${r.sequentialP50Ratio}× sequential — ${r.query}`);
   }
   out.push('', `total ${results.totalSeconds} s`);
   process.stdout.write(`${out.join('\n')}\n`);

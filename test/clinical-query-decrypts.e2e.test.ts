@@ -1,0 +1,87 @@
+import { FieldCipher } from '../common/crypto';
+import { clinicalContent, clinicalPatientId, loadClinicalCompositions } from '../bench/lib/clinical-load';
+import { backendName, startTestPlatform, type TestPlatform } from './harness';
+import { scrape } from './support/metrics';
+
+/** Bulk-loaded as the benchmark's scenario 6 loads them: 300 patients × 10 compositions. */
+const PATIENTS = 300;
+const PER_PATIENT = 10;
+const DAYS = 365;
+/**
+ * Compositions a search may decrypt beyond those its page holds: none. The index selects the page in SQL;
+ * each of the page's compositions is decrypted once, and nothing else is.
+ */
+const DECRYPT_OVERHEAD = 0;
+const HEART_RATE = encodeURIComponent('http://loinc.org|8867-4');
+
+const decrypts = async (t: TestPlatform) => (await scrape(`${t.url}/metrics`)).total('caregraph_composition_decrypts_total');
+/** Distinct compositions behind a page of Observations (`<composition uuid>.<slot>`). */
+const compositionsOf = (bundle: any) => new Set((bundle.entry ?? []).map((e: any) => String(e.resource.id).split('.')[0])).size;
+
+describe(`clinical queries decrypt only what they return, over ${PATIENTS * PER_PATIENT} bulk-loaded compositions (${backendName})`, () => {
+  let t: TestPlatform;
+  const now = new Date();
+  // Patients from the start, the middle and the end of the load.
+  const sampled = [0, 1, 149, 298, 299];
+
+  beforeAll(async () => {
+    t = await startTestPlatform();
+    const written = await loadClinicalCompositions(t.platform.db!, new FieldCipher(t.platform.runtime.secrets.encryptionKey), {
+      fromPatient: 0,
+      patients: PATIENTS,
+      compositionsPerPatient: PER_PATIENT,
+      systemId: t.platform.runtime.config.OPENEHR_SYSTEM_ID,
+      now,
+      days: DAYS,
+    });
+    expect(written).toBe(PATIENTS * PER_PATIENT);
+  });
+  afterAll(async () => {
+    await t?.stop();
+  });
+
+  /** A search, with the compositions it decrypted. */
+  const measured = async (query: string) => {
+    const before = await decrypts(t);
+    const res = await t.request('GET', `/fhir/R4/Observation?${query}`);
+    expect(res.status).toBe(200);
+    return { bundle: res.body, decrypted: (await decrypts(t)) - before };
+  };
+
+  /** What the loader wrote for patient `p`: each vital-signs composition's time and pulse. */
+  const vitalsOf = (p: number) =>
+    Array.from({ length: PER_PATIENT }, (_, k) => clinicalContent(p, k, { now, days: DAYS }))
+      .filter((c) => c.templateId === 'vital_signs.v1')
+      .map((c) => ({ at: c.content.recorded_at as string, rate: (c.content.pulse as any).rate.magnitude as number }))
+      .sort((a, b) => b.at.localeCompare(a.at));
+
+  it("a patient's latest vitals (category=vital-signs, _sort=-date, _count=10)", async () => {
+    for (const p of sampled) {
+      const { bundle, decrypted } = await measured(`patient=Patient/${clinicalPatientId(p)}&category=vital-signs&_sort=-date&_count=10`);
+      const vitals = vitalsOf(p);
+      // Each vital-signs composition is two Observations: the blood pressure panel and the heart rate.
+      expect(bundle.total).toBe(2 * vitals.length);
+      expect(bundle.entry).toHaveLength(10);
+      expect(bundle.entry.map((e: any) => e.resource.effectiveDateTime)).toEqual(vitals.slice(0, 5).flatMap((v) => [v.at, v.at]));
+      expect(decrypted).toBeGreaterThan(0);
+      expect(decrypted).toBeLessThanOrEqual(compositionsOf(bundle) + DECRYPT_OVERHEAD);
+    }
+  });
+
+  it("a patient's latest heart rates (code=<LOINC>, _sort=-date, _count=10), values as loaded", async () => {
+    for (const p of sampled) {
+      const { bundle, decrypted } = await measured(`patient=Patient/${clinicalPatientId(p)}&code=${HEART_RATE}&_sort=-date&_count=10`);
+      const vitals = vitalsOf(p);
+      expect(bundle.total).toBe(vitals.length);
+      expect(bundle.entry.map((e: any) => e.resource.valueQuantity.value)).toEqual(vitals.map((v) => v.rate));
+      expect(decrypted).toBeGreaterThan(0);
+      expect(decrypted).toBeLessThanOrEqual(compositionsOf(bundle) + DECRYPT_OVERHEAD);
+    }
+  });
+
+  it('counts the decrypts of a search the index does not serve: every candidate of the patient', async () => {
+    const { bundle, decrypted } = await measured(`patient=Patient/${clinicalPatientId(1)}&value-quantity=gt0`);
+    expect(bundle.total).toBeGreaterThan(0);
+    expect(decrypted).toBeGreaterThanOrEqual(PER_PATIENT);
+  });
+});
