@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../common/clock';
 import { openDatabase } from '../common/db/database';
+import { shared } from '../common/db/pglite-thread';
 import { createTestDatabase, type TestDatabase } from '../common/db/test-backends';
 import { issueAccessToken } from '../common/auth/tokens';
 import { startPlatform, type Platform, type ProcessRole } from '../bin/platform';
@@ -48,7 +49,8 @@ let snapshot: { manifest: SnapshotManifest; pglite?: Uint8Array } | null | undef
 function loadSnapshot(): typeof snapshot {
   if (snapshot !== undefined) return snapshot;
   const manifest = snapshotManifest();
-  return (snapshot = manifest && { manifest, pglite: manifest.pglite ? readFileSync(manifest.pglite) : undefined });
+  // In shared memory: each platform's database thread then reads it in place instead of getting a copy.
+  return (snapshot = manifest && { manifest, pglite: manifest.pglite ? shared(readFileSync(manifest.pglite)) : undefined });
 }
 
 /**
