@@ -195,15 +195,19 @@ describe(`openEHR operational templates and composition formats (${backendName})
   });
 
   describe('the demo templates (operational templates shipped with CareGraph)', () => {
-    const DEMO = ['vital_signs.v1', 'lab_result.v1'];
+    const DEMO = [
+      ['vital_signs.v1', 'observation'],
+      ['lab_result.v1', 'observation'],
+      ['medication_order.v1', 'order'],
+    ];
     const demo = { 'x-tenant-id': 'demo' };
 
-    it.each(DEMO)('%s is an OPT with a web template; its FLAT and canonical compositions are stored and read back', async (id) => {
+    it.each(DEMO)('%s is an OPT with a web template; its FLAT and canonical compositions are stored and read back', async (id, area) => {
       const xml = await api('GET', template(id), { headers: { accept: 'application/xml' } });
       expect(xml.status).toBe(200);
       expect(xml.text).toContain(`<value>${id}</value>`);
       const list = await api('GET', '/definition/template/adl1.4');
-      expect(list.body).toEqual(expect.arrayContaining([expect.objectContaining({ template_id: id, format: 'OPT 1.4', area: 'observation' })]));
+      expect(list.body).toEqual(expect.arrayContaining([expect.objectContaining({ template_id: id, format: 'OPT 1.4', area })]));
       const web = await api('GET', template(id), { headers: { accept: 'application/openehr.wt+json' } });
       expect(web.body).toMatchObject({ templateId: id, tree: { rmType: 'COMPOSITION' } });
 
@@ -328,6 +332,54 @@ describe(`openEHR operational templates and composition formats (${backendName})
         interpretation: [{ coding: [{ code: 'H' }] }],
         referenceRange: [{ text: '60-110 umol/L' }],
         note: [{ text: 'Raised creatinine.' }],
+      });
+    });
+
+    it('stores the documented medication-order body at the CKM archetype paths and maps it to a FHIR MedicationRequest', async () => {
+      const order = {
+        medication_order: {
+          medication: 'Amoxicillin 500 mg capsule',
+          route: { code: '20053000' },
+          dose: { magnitude: 500, unit: 'mg' },
+          doses_per_day: 3,
+          as_needed: true,
+          start_date: '2026-10-01',
+          end_date: '2026-10-08',
+          instructions: 'Complete the course.',
+        },
+      };
+      const created = await t.request('POST', '/api/ehr/compositions', {
+        body: { templateId: 'medication_order.v1', ehrId: 'ehr-p-1003', content: order },
+        headers: demo,
+      });
+      expect(created.status).toBe(201);
+      expect(created.body.content).toEqual({ medication_order: { ...order.medication_order, route: { code: '20053000', value: 'Oral' } } });
+      const flat = (await api('GET', `/ehr/ehr-p-1003/composition/${created.body.uid}?format=FLAT`)).body;
+      expect(flat).toMatchObject({
+        'prescription/medication_order/order/medication_item': 'Amoxicillin 500 mg capsule',
+        'prescription/medication_order/order/route|code': '20053000',
+        'prescription/medication_order/order/therapeutic_direction/dosage/dose|magnitude': 500,
+        'prescription/medication_order/order/therapeutic_direction/dosage/timing_daily/frequency|magnitude': 3,
+        'prescription/medication_order/order/therapeutic_direction/dosage/timing_daily/as_required': true,
+        'prescription/medication_order/order/order_details/order_stop_date_time': '2026-10-08T00:00:00Z',
+      });
+      const request = await t.request('GET', `/fhir/R4/MedicationRequest/${created.body.uid.split('::')[0]}`, { headers: demo });
+      expect(request.status).toBe(200);
+      expect(request.body).toMatchObject({
+        resourceType: 'MedicationRequest',
+        status: 'completed',
+        intent: 'order',
+        medicationCodeableConcept: { text: 'Amoxicillin 500 mg capsule' },
+        subject: { reference: 'Patient/p-1003' },
+        dosageInstruction: [
+          {
+            text: 'Complete the course.',
+            timing: { repeat: { boundsPeriod: { start: '2026-10-01', end: '2026-10-08' }, frequency: 3, period: 1, periodUnit: 'd' } },
+            asNeededBoolean: true,
+            route: { coding: [{ system: 'http://standardterms.edqm.eu', code: '20053000', display: 'Oral' }] },
+            doseAndRate: [{ doseQuantity: { value: 500, unit: 'mg', system: 'http://unitsofmeasure.org', code: 'mg' } }],
+          },
+        ],
       });
     });
 

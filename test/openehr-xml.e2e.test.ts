@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startTestPlatform, backendName, type TestPlatform } from './harness';
 import { compositionSchemaErrors } from './support/openehr-xsd';
-import { ENCOUNTER, VITALS } from './ehr-fixtures';
+import { ENCOUNTER, ORDER, VITALS } from './ehr-fixtures';
 
 /**
  * Canonical XML compositions over /openehr/v1 (`Accept` / `Content-Type:
@@ -145,6 +145,18 @@ describe(`openEHR canonical XML compositions (${backendName})`, () => {
     expect(res.text).toContain('xsi:type="POINT_EVENT"');
     // HISTORY.origin is mandatory in the RM: the earliest event time, filled in when the form does not give it.
     expect(res.text).toMatch(/<origin>\s*<value>[^<]+<\/value>\s*<\/origin>/);
+    expect(compositionSchemaErrors(res.text)).toBe('');
+  });
+
+  it('answers a medication order posted in its simple form as canonical XML that meets the RM schema', async () => {
+    const created = await api('POST', '/ehr/ehr-p-1001/composition', {
+      body: { _type: 'COMPOSITION', archetype_details: { template_id: { value: 'medication_order.v1' } }, content: ORDER },
+    });
+    expect(created.status).toBe(201);
+    const res = await api('GET', `/ehr/ehr-p-1001/composition/${uidOf(created)}`, { headers: acceptXml });
+    expect(res.status).toBe(200);
+    // ACTIVITY.action_archetype_id is mandatory in the RM: filled in as any ACTION archetype.
+    expect(res.text).toMatch(/<action_archetype_id>\/\.\*\/<\/action_archetype_id>/);
     expect(compositionSchemaErrors(res.text)).toBe('');
   });
 });

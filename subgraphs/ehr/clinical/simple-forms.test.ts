@@ -28,6 +28,20 @@ const LAB = {
   },
 };
 
+const ORDER = {
+  medication_order: {
+    medication: 'Metformin 500 mg tablet',
+    route: { code: '20053000', value: 'Oral' },
+    dose: { magnitude: 500, unit: 'mg' },
+    doses_per_day: 2,
+    as_needed: true,
+    start_date: '2026-11-22',
+    end_date: '2027-02-22',
+    instructions: 'Take with food.',
+  },
+};
+const BODIES: Record<string, object> = { 'vital_signs.v1': VITALS, 'lab_result.v1': LAB, 'medication_order.v1': ORDER };
+
 describe.each(SEED_TEMPLATES.filter((t) => 'opt' in t).map((t) => t.id))('demo OPT %s', (templateId) => {
   const opt = parseOpt(demoOpt(templateId));
   const wt = buildWebTemplate(opt);
@@ -42,7 +56,7 @@ describe.each(SEED_TEMPLATES.filter((t) => 'opt' in t).map((t) => t.id))('demo O
   it('has a simple form that maps onto a valid composition and back', () => {
     const form = simpleFormOf(templateId, wt.tree.id)!;
     expect(form).toBeDefined();
-    const body = templateId === 'vital_signs.v1' ? VITALS : LAB;
+    const body = BODIES[templateId];
     const canonical = flatToCanonical(form.toFlat(body, 'dr-jones'), wt);
     expect(validateComposition(canonical, wt)).toEqual([]);
     expect(canonical.composer).toEqual({ _type: 'PARTY_IDENTIFIED', name: 'dr-jones' });
@@ -73,5 +87,34 @@ describe('the vital-signs simple form', () => {
   it('belongs to the demo OPT only, not to another template uploaded under the same id', () => {
     expect(simpleFormOf('vital_signs.v1', 'encounter')).toBeUndefined();
     expect(simpleFormOf('weight.v1', 'vital_signs')).toBeUndefined();
+  });
+});
+
+describe('the medication-order simple form', () => {
+  const wt = buildWebTemplate(parseOpt(demoOpt('medication_order.v1')));
+  const form = simpleFormOf('medication_order.v1', wt.tree.id)!;
+
+  it('puts the order at the paths of the CKM medication order, therapeutic direction, dosage and daily timing archetypes', () => {
+    const canonical = flatToCanonical(form.toFlat(ORDER, 'dr-jones'), wt);
+    const instruction = canonical.content[0];
+    expect(instruction.archetype_node_id).toBe('openEHR-EHR-INSTRUCTION.medication_order.v3');
+    expect(instruction.narrative.value).toBe('Metformin 500 mg tablet: 500 mg, 2 times a day, as required');
+    expect(instruction.activities[0].action_archetype_id).toBe('/.*/');
+    const items = instruction.activities[0].description.items;
+    const item = (id: string, list = items) => list.find((i: any) => i.archetype_node_id === id);
+    expect(item('at0070').value.value).toBe('Metformin 500 mg tablet');
+    expect(item('at0091').value.defining_code).toMatchObject({ code_string: '20053000', terminology_id: { value: 'EDQM' } });
+    const dosage = item('openEHR-EHR-CLUSTER.dosage.v2', item('openEHR-EHR-CLUSTER.therapeutic_direction.v1').items);
+    expect(item('at0144', dosage.items).value).toMatchObject({ magnitude: 500, units: 'mg' });
+    const timing = item('openEHR-EHR-CLUSTER.timing_daily.v1', dosage.items);
+    expect(item('at0003', timing.items).value).toMatchObject({ magnitude: 2, units: '1/d' });
+    expect(item('at0024', timing.items).value).toEqual({ _type: 'DV_BOOLEAN', value: true });
+    expect(item('at0012', item('at0113').items).value.value).toBe('2026-11-22T00:00:00Z');
+  });
+
+  it('shows an order whose dates carry a time of day canonical, not as dates', () => {
+    const flat = form.toFlat(ORDER, 'dr-jones');
+    flat['prescription/medication_order/order/order_details/order_start_date_time'] = '2026-11-22T08:00:00Z';
+    expect(simpleView(form, flat)).toBeUndefined();
   });
 });

@@ -1,6 +1,4 @@
 import { ARCHETYPES } from './archetypes';
-import type { ConstraintNode } from './constraints';
-import { SEED_TEMPLATES } from './templates';
 import { simpleFormOf } from './simple-forms';
 import { validateContent, validateDefinition } from './validate';
 
@@ -57,7 +55,7 @@ describe('composition validation', () => {
       'lab_result.v1',
     );
     expect(details).toEqual([{ path: 'lab_result.results', message: 'needs at least 1 item(s), got 0' }]);
-    const order = (SEED_TEMPLATES.find((t) => t.id === 'medication_order.v1') as { definition: ConstraintNode }).definition;
+    const order = simpleFormOf('medication_order.v1', 'prescription')!.definition;
     const bad = validateContent(
       order,
       { medication_order: { medication: '', route: { code: '20053000' }, dose: { magnitude: 500, unit: 'mg' }, doses_per_day: 30, start_date: '2026-13-01' } },

@@ -321,6 +321,8 @@ class FlatReader {
       rm.encoding ??= code('IANA_character-sets', 'UTF-8');
       rm.subject ??= { _type: 'PARTY_SELF' };
     }
+    // Mandatory in the RM and no web-template node: any ACTION archetype, as EHRbase fills it in.
+    if (node.rmType === 'ACTIVITY') rm.action_archetype_id ??= '/.*/';
   }
 
   /** Builds one instance of a node below its parent's RM object. */

@@ -1,6 +1,6 @@
 import type { ConstraintNode } from '../../clinical/constraints';
 import type { OperationalTemplate } from '../../clinical/opt/parse';
-import { LAB_STATUS } from '../../clinical/simple-forms';
+import { dateOfDateTime, LAB_STATUS } from '../../clinical/simple-forms';
 import type { CompositionView } from '../../compositions/composition.service';
 import type { PatientView } from '../../patients/patient.service';
 import type { ClinicalTemplateService } from '../../templates/clinical-template.service';
@@ -221,6 +221,9 @@ const LAB_TEST_NAME = '/data[at0001]/events[at0002]/data[at0003]/items[at0005]/v
 const INTERPRETATION_DISPLAY: Record<string, string> = { N: 'Normal', L: 'Low', H: 'High', LL: 'Critical low', HH: 'Critical high' };
 const LAB_STATUS_OF_CODE = Object.fromEntries(Object.entries(LAB_STATUS).map(([status, s]) => [s.atCode, status]));
 const ANALYTE = 'openEHR-EHR-CLUSTER.laboratory_test_analyte.v1';
+const THERAPEUTIC_DIRECTION = 'openEHR-EHR-CLUSTER.therapeutic_direction.v1';
+const DOSAGE = 'openEHR-EHR-CLUSTER.dosage.v2';
+const TIMING_DAILY = 'openEHR-EHR-CLUSTER.timing_daily.v1';
 
 /** Mappers of canonical RM entries (operational templates), by archetype, at the archetypes' paths. */
 const RM_MAPPERS: Record<string, (entry: Json, ctx: Context) => Json | null> = {
@@ -284,6 +287,43 @@ const RM_MAPPERS: Record<string, (entry: Json, ctx: Context) => Json | null> = {
       issued: ctx.composition.committedAt.toISOString(),
       ...(results.length === 1 ? results[0].fields : { component: results.map((r) => ({ code: { text: r.name }, ...r.fields })) }),
       ...(conclusion ? { note: [{ text: conclusion }] } : {}),
+    };
+  },
+  [ARCHETYPE.medication]: (instruction, ctx) => {
+    const order = '/activities[at0001]/description[at0002]';
+    const text = (path: string) => rmAt(instruction, `${order}${path}/value`)?.value as string | undefined;
+    const dosage = `${order}/items[${THERAPEUTIC_DIRECTION}]/items[${DOSAGE}]`;
+    const dose = rmAt(instruction, `${dosage}/items[at0144]/value`);
+    const frequency = rmAt(instruction, `${dosage}/items[${TIMING_DAILY}]/items[at0003]/value`);
+    const asRequired = rmAt(instruction, `${dosage}/items[${TIMING_DAILY}]/items[at0024]/value`)?.value as boolean | undefined;
+    const route = rmAt(instruction, `${order}/items[at0091]/value`);
+    // The demo template's order dates are dates (midnight UTC date-times): FHIR shows them as dates.
+    const date = (value: string | undefined) => (value === undefined ? undefined : (dateOfDateTime(value) ?? value));
+    const start = date(text('/items[at0113]/items[at0012]'));
+    const end = date(text('/items[at0113]/items[at0013]'));
+    const instructions = text('/items[at0009]');
+    const today = new Date().toISOString().slice(0, 10);
+    return {
+      resourceType: 'MedicationRequest',
+      status: end && end < today ? 'completed' : 'active',
+      intent: 'order',
+      medicationCodeableConcept: { text: text('/items[at0070]') },
+      subject: ctx.subject,
+      authoredOn: ctx.composition.committedAt.toISOString(),
+      dosageInstruction: [
+        {
+          ...(instructions ? { text: instructions } : {}),
+          timing: {
+            repeat: {
+              ...(start ? { boundsPeriod: { start, ...(end ? { end } : {}) } } : {}),
+              ...(frequency?.units === '1/d' ? { frequency: frequency.magnitude, period: 1, periodUnit: 'd' } : {}),
+            },
+          },
+          ...(asRequired === true ? { asNeededBoolean: true } : {}),
+          ...(route ? { route: concept(EDQM, route.defining_code?.code_string, route.value) } : {}),
+          ...(dose ? { doseAndRate: [{ doseQuantity: rmQuantity(dose) }] } : {}),
+        },
+      ],
     };
   },
 };
