@@ -16,7 +16,7 @@ import type { ConsentService } from '../consents/consent.service';
 import type { ClinicalTemplateService } from '../templates/clinical-template.service';
 import { parsePaging, type Page } from '../common/paging';
 import { parseBound } from '../common/dates';
-import { writeContribution } from '../records/contributions';
+import { commitAlone } from '../records/contributions';
 import { leafWhere, reindex, type EntryCondition, type IndexedComposition, type LeafCondition } from './clinical-index';
 import type { EhrMetrics } from '../metrics';
 
@@ -170,32 +170,20 @@ export class CompositionService {
   }
 
   async create(input: { templateId: string; ehrId: string; content: unknown }, reason?: string | null, commit?: CommitAudit): Promise<CompositionView> {
-    return this.commitAlone(await this.prepareCreate(input, commit), reason, commit);
+    return this.commitInOwnContribution(await this.prepareCreate(input, commit), reason, commit);
   }
 
   async update(idOrUid: string, ifMatch: string, content: unknown, reason?: string | null, commit?: CommitAudit): Promise<CompositionView> {
-    return this.commitAlone(await this.prepareUpdate(idOrUid, ifMatch, content, commit), reason, commit);
+    return this.commitInOwnContribution(await this.prepareUpdate(idOrUid, ifMatch, content, commit), reason, commit);
   }
 
   async delete(idOrUid: string, ifMatch: string | null | undefined, reason?: string | null, commit?: CommitAudit): Promise<CompositionView> {
-    return this.commitAlone(await this.prepareDelete(idOrUid, ifMatch, commit), reason, commit);
+    return this.commitInOwnContribution(await this.prepareDelete(idOrUid, ifMatch, commit), reason, commit);
   }
 
   /** A change committed in a CONTRIBUTION of its own, as openEHR commits every version. */
-  private commitAlone(change: PreparedChange, reason: string | null | undefined, commit: CommitAudit | undefined): Promise<CompositionView> {
-    const contributionId = randomUUID();
-    return this.store.change(reason, async (tx, audit) => {
-      const view = await change.write(tx, audit, contributionId);
-      await writeContribution(tx, {
-        tenantId: this.store.tenantId,
-        id: contributionId,
-        ehrId: change.ehrId,
-        committer: this.store.identity.sub,
-        versions: [{ uid: change.uid, type: 'COMPOSITION', changeType: change.changeType }],
-        audit: commit ?? (reason ? { description: reason.slice(0, 1000) } : {}),
-      });
-      return view;
-    });
+  private commitInOwnContribution(change: PreparedChange, reason: string | null | undefined, commit: CommitAudit | undefined): Promise<CompositionView> {
+    return commitAlone(this.store, { ...change, type: 'COMPOSITION' }, reason, commit ?? (reason ? { description: reason.slice(0, 1000) } : {}));
   }
 
   /**

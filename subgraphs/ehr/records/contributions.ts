@@ -1,5 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import type { TenantTx } from '../db/tenant';
-import type { AuditWriter } from '../db/store';
+import type { AuditWriter, TenantStore } from '../db/store';
 import { nameUuid } from '../exchange/openehr/versioning';
 import type { CommitAudit } from '../compositions/composition.service';
 
@@ -22,6 +23,31 @@ export interface PreparedVersion<Written = unknown> {
   write(tx: TenantTx, audit: AuditWriter, contributionId: string): Promise<Written>;
   /** After the transaction committed: drops what the service cached of the old state. */
   committed?(): void;
+}
+
+/**
+ * One prepared version committed in a CONTRIBUTION of its own (a single-resource POST, PUT or DELETE), as
+ * openEHR commits every version: the version and its contribution in one transaction.
+ */
+export function commitAlone<Written>(
+  store: TenantStore,
+  version: PreparedVersion<Written> & { ehrId: string },
+  reason: string | null | undefined,
+  audit: CommitAudit,
+): Promise<Written> {
+  const contributionId = randomUUID();
+  return store.change(reason, async (tx, auditWriter) => {
+    const written = await version.write(tx, auditWriter, contributionId);
+    await writeContribution(tx, {
+      tenantId: store.tenantId,
+      id: contributionId,
+      ehrId: version.ehrId,
+      committer: store.identity.sub,
+      versions: [{ uid: version.uid, type: version.type, changeType: version.changeType }],
+      audit,
+    });
+    return written;
+  });
 }
 
 /**

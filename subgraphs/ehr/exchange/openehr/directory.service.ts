@@ -7,7 +7,7 @@ import type { EhrService, EhrView } from '../../records/ehr.service';
 import type { AccessPolicyService } from '../../policy/access-policy.service';
 import type { AccessArea } from '../../policy/rules';
 import { parseUid } from '../../compositions/composition.service';
-import { writeContribution, type PreparedVersion } from '../../records/contributions';
+import { commitAlone, type PreparedVersion } from '../../records/contributions';
 import type { OpenEhrResult } from './openehr.service';
 import { parseTime, type CommitAudit } from './versioning';
 
@@ -199,19 +199,7 @@ export class DirectoryService {
     reason: string | null,
     commit: CommitAudit | undefined,
   ): Promise<OpenEhrResult> {
-    const contributionId = randomUUID();
-    const version = await this.store.change(reason ?? commit?.description, async (tx, audit) => {
-      const row = await prepared.write(tx, audit, contributionId);
-      await writeContribution(tx, {
-        tenantId: this.store.tenantId,
-        id: contributionId,
-        ehrId: prepared.ehrId,
-        committer: this.store.identity.sub,
-        versions: [{ uid: prepared.uid, type: 'FOLDER', changeType: prepared.changeType }],
-        audit: commit ?? {},
-      });
-      return row;
-    });
+    const version = await commitAlone(this.store, prepared, reason ?? commit?.description, commit ?? {});
     const deleted = prepared.changeType === 'deleted';
     return { body: prepared.content ?? undefined, uid: prepared.uid, lastModified: version.committedAt, deleted };
   }
