@@ -1,10 +1,10 @@
-import { parseOpt } from './opt/parse';
-import { buildWebTemplate } from './opt/web-template';
-import { exampleFlat } from './opt/example';
-import { canonicalToFlat, flatToCanonical } from './opt/flat';
-import { validateComposition } from './opt/validate';
-import { SEED_TEMPLATES, demoOpt } from './templates';
-import { simpleFormOf, simpleView } from './simple-forms';
+import { parseOpt } from '../opt/parse';
+import { buildWebTemplate } from '../opt/web-template';
+import { exampleFlat } from '../opt/example';
+import { canonicalToFlat, flatToCanonical } from '../opt/flat';
+import { validateComposition } from '../opt/validate';
+import { SEED_TEMPLATES, demoOpt } from '../templates';
+import { simpleFormOf, simpleView } from '.';
 
 const VITALS = {
   blood_pressure: {
