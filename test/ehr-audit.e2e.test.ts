@@ -132,6 +132,21 @@ describe(`clinical record audit, encryption and isolation at the database (${bac
       );
       state.openehrUid = data.openehrUpdateComposition.uid;
     },
+    // Tag values are free text: the marker must stay out of the raw rows too.
+    openehrSetItemTags: () =>
+      gql('mutation($e: ID!, $u: String!, $t: JSON!) { openehrSetItemTags(ehrId: $e, targetType: "COMPOSITION", uid: $u, tags: $t) { body } }', {
+        e: state.ehr,
+        u: state.openehrUid.split('::')[0],
+        t: [
+          { key: 'flag', value: 'MARKER-headache follow-up' },
+          { key: 'review', value: 'MARKER-headache' },
+        ],
+      }),
+    openehrDeleteItemTags: () =>
+      gql('mutation($e: ID!, $u: String!) { openehrDeleteItemTags(ehrId: $e, targetType: "COMPOSITION", uid: $u, key: "review") { uid } }', {
+        e: state.ehr,
+        u: state.openehrUid.split('::')[0],
+      }),
     openehrDeleteComposition: () =>
       gql('mutation($e: ID!, $u: ID!) { openehrDeleteComposition(ehrId: $e, precedingVersionUid: $u) { uid } }', { e: state.ehr, u: state.openehrUid }),
     openehrCreateEhr: () => gql('mutation { openehrCreateEhr { uid } }'),

@@ -366,7 +366,7 @@ describe(`openEHR REST API /openehr/v1 (${backendName})`, () => {
   });
 
   it('answers 501 in the openEHR error shape for parts of the API it does not implement, 401 without a token', async () => {
-    const res = await api('GET', '/ehr/ehr-p-1001/tags');
+    const res = await api('GET', '/definition/template/adl2');
     expect(res.status).toBe(501);
     expect(res.body).toMatchObject({ message: expect.any(String), error: { code: 'NOT_IMPLEMENTED' } });
     const anonymous = await api('GET', '/ehr/ehr-p-1001', { token: null });

@@ -15,6 +15,7 @@ import type { ClinicalContextService } from './clinical-context/clinical-context
 import type { ContributionService } from './exchange/openehr/contribution.service';
 import type { DirectoryService } from './exchange/openehr/directory.service';
 import type { StoredQueryService } from './exchange/openehr/stored-query.service';
+import type { ItemTagService } from './exchange/openehr/item-tag.service';
 import type { XdsService } from './exchange/xds/xds.service';
 import type { MhdService } from './exchange/mhd/mhd.service';
 import type { XdsPublishService } from './exchange/xds/xds-publish.service';
@@ -36,6 +37,7 @@ export interface EhrContext extends BaseContext {
   contributions: ContributionService;
   directories: DirectoryService;
   storedQueries: StoredQueryService;
+  itemTags: ItemTagService;
   xds: XdsService;
   mhd: MhdService;
   xdsPublish: XdsPublishService;

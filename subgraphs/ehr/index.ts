@@ -32,6 +32,8 @@ import { ContributionService } from './exchange/openehr/contribution.service';
 import { DirectoryService } from './exchange/openehr/directory.service';
 import { OpenEhrService } from './exchange/openehr/openehr.service';
 import { StoredQueryResolver } from './exchange/openehr/stored-query.resolver';
+import { ItemTagResolver } from './exchange/openehr/item-tag.resolver';
+import { ItemTagService } from './exchange/openehr/item-tag.service';
 import { StoredQueryService } from './exchange/openehr/stored-query.service';
 import { XdsResolver } from './exchange/xds/xds.resolver';
 import { MhdResolver } from './exchange/mhd/mhd.resolver';
@@ -70,6 +72,7 @@ export function buildEhrSchema(): Promise<FederatedSchema> {
       ClinicalContextResolver,
       OpenEhrRecordResolver,
       StoredQueryResolver,
+      ItemTagResolver,
       XdsResolver,
       XdsPublishResolver,
       MhdResolver,
@@ -134,6 +137,7 @@ export function createEhrContext(deps: EhrDeps) {
       contributions: new ContributionService(store, ehrs, compositions, openehr, directories, deps.systemId),
       directories,
       storedQueries: new StoredQueryService(store, openehr),
+      itemTags: new ItemTagService(store, deps.cipher, accessPolicy, compositions, openehr),
       xds,
       mhd,
       xdsPublish: new XdsPublishService(store, cda, deps.xds, deps.xdsRepository),

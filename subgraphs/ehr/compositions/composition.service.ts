@@ -370,6 +370,28 @@ export class CompositionService {
     return this.view(found.composition, found.version);
   }
 
+  /** Which of these data areas of a patient's record the caller may read. */
+  async readableAreas(patientId: string, areas: string[]): Promise<Set<string>> {
+    const target = { patientId, consents: await this.consents.effective(patientId) };
+    const allowed = await Promise.all(areas.map(async (area) => (await this.policy.decide('read', area as DataArea, target)).allowed));
+    return new Set(areas.filter((_, i) => allowed[i]));
+  }
+
+  /**
+   * A composition of an EHR named by its versioned object uid or one version
+   * uid, for what is said about it rather than in it (item tags): its content
+   * is neither read nor logged; reading needs the right to read it, writing
+   * also the right to write it.
+   */
+  async describedTarget(ehrId: string, uid: string, action: 'read' | 'write'): Promise<{ id: string; patientId: string; area: string }> {
+    const ref = parseUid(uid, this.systemId);
+    const row = ref && (await this.store.read((tx) => tx.composition.findFirst({ where: { id: ref.id, ehrId } })));
+    if (!row || (ref.version !== undefined && ref.version > row.latestVersion)) throw notFound('Composition', uid);
+    await this.assertRead(row.area, row.patientId, 'Composition', uid);
+    if (action === 'write') await this.policy.assert('write', row.area as DataArea, { patientId: row.patientId });
+    return row;
+  }
+
   /** Every version of a composition, oldest first (VERSIONED_COMPOSITION revision history). */
   async history(idOrUid: string): Promise<CompositionView[]> {
     const ref = parseUid(idOrUid, this.systemId);

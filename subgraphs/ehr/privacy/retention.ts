@@ -90,6 +90,7 @@ export class RecordRetention {
         const directories = await tx.directory.findMany({ where: { patientId: id }, select: { id: true } });
         await tx.directoryVersion.deleteMany({ where: { directoryId: { in: directories.map((d) => d.id) } } });
         await tx.directory.deleteMany({ where: { patientId: id } });
+        await tx.itemTag.deleteMany({ where: { patientId: id } });
         await tx.contribution.deleteMany({ where: { ehrId: patient.ehrId } });
         await tx.consent.deleteMany({ where: { patientId: id } });
         await tx.appointment.deleteMany({ where: { patientId: id } });

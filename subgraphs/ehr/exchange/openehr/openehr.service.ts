@@ -144,6 +144,12 @@ export class OpenEhrService {
     return { ehr, states };
   }
 
+  /** A readable EHR with the uids that name its EHR_STATUS: the versioned object's and each version's. */
+  async statusUids(ehrId: string): Promise<{ ehr: EhrView; uids: string[] }> {
+    const { ehr, states } = await this.statusHistory(ehrId);
+    return { ehr, uids: [this.statusObjectId(ehrId), ...states.map((s) => this.statusUid(ehrId, s.version))] };
+  }
+
   /** The EHR_STATUS version a request names: by version uid, at a time, or the latest. */
   private async statusVersion(ehrId: string, versionUid: string | null, versionAtTime: string | null) {
     const { ehr, states } = await this.statusHistory(ehrId);

@@ -1,0 +1,115 @@
+import { type Request, type Response } from 'express';
+import { AppError, validationError } from '../../../common/errors';
+import { hasBody, ifMatch } from '../params';
+
+/** What the adapter's HTTP pieces share: the answer of one ehr-subgraph field, and the openEHR headers and bodies around it. */
+export const RESULT = 'body uid lastModified deleted';
+
+export interface OpenEhrResult {
+  body?: unknown;
+  uid?: string | null;
+  lastModified?: string | null;
+  deleted?: boolean | null;
+}
+
+/** The adapter's one-operation call: `field(arg: $arg, …) { body uid lastModified deleted }`. */
+export type Call = (req: Request, field: string, vars: Record<string, unknown>, kind?: 'query' | 'mutation') => Promise<OpenEhrResult>;
+
+export const queryString = (req: Request, name: string) => (typeof req.query[name] === 'string' ? req.query[name] : null);
+
+/** The `name="value"` pairs of openEHR's structured headers (`committer.name="Dr X", description.value="why"`), names lower-cased. */
+function headerFields(req: Request, names: string[]): Record<string, string> {
+  const fields: Record<string, string> = {};
+  for (const name of names) {
+    const header = req.headers[name];
+    if (typeof header !== 'string') continue;
+    for (const match of header.matchAll(/([A-Za-z_.]+)\s*=\s*"((?:[^"\\]|\\.)*)"/g)) fields[match[1].toLowerCase()] = match[2].replace(/\\(.)/g, '$1');
+  }
+  return fields;
+}
+
+/** `openehr-audit-details: committer.name="Dr X", description.value="why"` (plus X-Change-Reason) → the audit record's reason. */
+export function auditReason(req: Request): string | undefined {
+  const fields = headerFields(req, ['openehr-audit-details']);
+  const changeReason = req.headers['x-change-reason'];
+  const description = fields['description.value'] ?? fields.description ?? (typeof changeReason === 'string' ? changeReason.trim() : undefined);
+  const committer = fields['committer.name'];
+  const reason = [description, committer ? `(committer: ${committer})` : undefined].filter(Boolean).join(' ');
+  return reason ? reason.slice(0, 1000) : undefined;
+}
+
+export function requiredIfMatch(req: Request): string {
+  const version = ifMatch(req);
+  if (!version) throw validationError('If-Match is required: the version uid this change replaces', [{ path: 'If-Match', message: 'required' }]);
+  return version;
+}
+
+export function jsonBody(req: Request, optional = false): Record<string, unknown> | undefined {
+  // An optional body may be left out, with or without a Content-Type.
+  if (optional && !hasBody(req)) return undefined;
+  if (!req.is(['application/json', 'application/*+json'])) {
+    throw new AppError(
+      'UNSUPPORTED_MEDIA_TYPE',
+      req.is(['application/xml', 'text/xml']) ? 'XML is not supported: send JSON (see docs/exchange.md)' : 'Send the body as application/json',
+    );
+  }
+  if (typeof req.body !== 'object' || req.body === null || Array.isArray(req.body)) throw validationError('The body must be a JSON object');
+  return req.body as Record<string, unknown>;
+}
+
+/** `Prefer: return=minimal|representation|identifier` (minimal by default). */
+export function preference(req: Request): 'minimal' | 'representation' | 'identifier' {
+  const match = /return=(minimal|representation|identifier)/.exec(String(req.headers.prefer ?? ''));
+  return (match?.[1] as 'minimal' | 'representation' | 'identifier' | undefined) ?? 'minimal';
+}
+
+/**
+ * The caller's word on a commit: `openEHR-AUDIT_DETAILS` (committer.name, description.value)
+ * and `openEHR-VERSION` (lifecycle_state.code_string), stored in the version's commit_audit.
+ */
+export function commitAudit(req: Request): Record<string, string> | null {
+  const fields = headerFields(req, ['openehr-audit-details', 'openehr-version']);
+  const audit: Record<string, string> = {};
+  if (fields['committer.name']) audit.committer = fields['committer.name'];
+  const description = fields['description.value'] ?? fields.description;
+  if (description) audit.description = description;
+  const state = fields['lifecycle_state.code_string'];
+  if (state) audit.lifecycleState = state;
+  return Object.keys(audit).length ? audit : null;
+}
+
+export function headers(res: Response, result: OpenEhrResult, location?: string) {
+  const base = res.locals.openEhrBase as string;
+  if (result.uid) res.setHeader('ETag', `"${result.uid}"`);
+  if (location) res.location(`${base}${location}`);
+  if (result.lastModified) res.setHeader('Last-Modified', new Date(result.lastModified).toUTCString());
+}
+
+/** JSON as `application/json` exactly (openEHR's documented content type; JSON needs no charset parameter). */
+export function sendJson(res: Response, status: number, body: unknown) {
+  // setHeader, not res.type(): the latter appends `; charset=utf-8`.
+  if (!res.get('Content-Type')) res.setHeader('Content-Type', 'application/json');
+  res.status(status).send(Buffer.from(JSON.stringify(body)));
+}
+
+/** GET: the body (204 for a logically deleted composition); `location` is the resource's path below /openehr/v1. */
+export function read(res: Response, result: OpenEhrResult, location?: string) {
+  headers(res, result, location);
+  if (result.deleted) res.status(204).end();
+  else send(res, 200, result.body);
+}
+
+/** A body as JSON, or as XML when it is a string (a canonical XML composition). */
+function send(res: Response, status: number, body: unknown) {
+  if (typeof body === 'string') res.status(status).type('application/xml').send(body);
+  else sendJson(res, status, body);
+}
+
+/** Writes: `Prefer: return=representation` gives the body, `return=identifier` `{uid}`, the default (minimal) none. */
+export function written(req: Request, res: Response, status: 200 | 201, result: OpenEhrResult, location: string) {
+  headers(res, result, location);
+  const prefer = preference(req);
+  if (prefer === 'representation' && result.body !== undefined) send(res, status, result.body);
+  else if (prefer === 'identifier' && result.uid) sendJson(res, status, { uid: result.uid });
+  else res.status(status === 200 ? 204 : 201).end();
+}
