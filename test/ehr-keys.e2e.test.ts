@@ -6,6 +6,7 @@ import { createEhrPrisma } from '../subgraphs/ehr/db/client';
 import { rotateEncryptionKeys } from '../subgraphs/ehr/keys/rotate';
 import { chainKey } from '../subgraphs/ehr/audit/chain';
 import { VITALS } from './ehr-fixtures';
+import { provideBundle, uid } from './support/mhd-bundle';
 
 describe(`encryption key rotation (${backendName})`, () => {
   const newKey = randomBytes(32);
@@ -19,12 +20,27 @@ describe(`encryption key rotation (${backendName})`, () => {
   });
   afterAll(() => t?.stop());
 
-  const encryptedValues = async () => {
+  /** Every encrypted column of the clinical record (docs/security.md, "Encryption at rest"). */
+  const ENCRYPTED_COLUMNS = [
+    ['Patient', 'phoneEnc'],
+    ['Patient', 'emailEnc'],
+    ['CompositionVersion', 'contentEnc'],
+    ['DirectoryVersion', 'contentEnc'],
+    ['ItemTag', 'valueEnc'],
+    ['XdsDocument', 'metadataEnc'],
+    ['XdsDocument', 'contentEnc'],
+    ['XdsSubmissionSet', 'metadataEnc'],
+  ];
+  const encryptedColumns = async () => {
     const db = t.platform.db!;
-    const patients = (await db.query<{ v: string }>('SELECT "phoneEnc" AS v FROM ehr."Patient" UNION ALL SELECT "emailEnc" FROM ehr."Patient"')).rows;
-    const versions = (await db.query<{ v: string }>('SELECT "contentEnc" AS v FROM ehr."CompositionVersion" WHERE "contentEnc" IS NOT NULL')).rows;
-    return [...patients, ...versions].map((r) => r.v).filter(Boolean);
+    const columns: Record<string, string[]> = {};
+    for (const [table, column] of ENCRYPTED_COLUMNS)
+      columns[`${table}.${column}`] = (await db.query<{ v: string | null }>(`SELECT "${column}" AS v FROM ehr."${table}" ORDER BY 1`)).rows.flatMap((r) =>
+        r.v ? [r.v] : [],
+      );
+    return columns;
   };
+  const encryptedValues = async () => Object.values(await encryptedColumns()).flat();
 
   it('validates PREVIOUS_ENCRYPTION_KEYS', () => {
     expect(loadConfig({ PREVIOUS_ENCRYPTION_KEYS: `${oldKey.toString('base64')}, ${newKey.toString('base64')}` }).PREVIOUS_ENCRYPTION_KEYS).toEqual([
@@ -35,9 +51,18 @@ describe(`encryption key rotation (${backendName})`, () => {
     expect(() => loadConfig({ PREVIOUS_ENCRYPTION_KEYS: 'c2hvcnQ=' })).toThrow(/PREVIOUS_ENCRYPTION_KEYS: key 1 must be base64 of exactly 32 bytes/);
   });
 
-  it('re-encrypts contact details and composition content with the new key, audited and re-runnable', async () => {
+  it('re-encrypts contact details, compositions, directories, item tags and XDS documents with the new key, audited and re-runnable', async () => {
     const created = await t.request('POST', '/api/ehr/compositions', { body: { templateId: 'vital_signs.v1', ehrId: 'ehr-p-1001', content: VITALS } });
     expect(created.status).toBe(201);
+    const folder = { _type: 'FOLDER', archetype_node_id: 'openEHR-EHR-FOLDER.generic.v1', name: { value: 'Oncology episode' } };
+    const json = { 'content-type': 'application/json' };
+    expect((await t.request('POST', '/openehr/v1/ehr/ehr-p-1001/directory', { body: folder, headers: json })).status).toBe(201);
+    const tags = [{ key: 'flag', value: 'follow-up' }];
+    expect((await t.request('PUT', `/openehr/v1/ehr/ehr-p-1001/composition/${created.body.id}/tags`, { body: tags, headers: json })).status).toBe(204);
+    const bundle = provideBundle({ docUniqueId: uid(), document: Buffer.from('a referral letter') });
+    expect((await t.request('POST', '/fhir/R4', { body: bundle, headers: { 'content-type': 'application/fhir+json' } })).status).toBe(200);
+    // Every encrypted column holds a value written with the old key.
+    for (const [column, values] of Object.entries(await encryptedColumns())) expect({ column, empty: values.length === 0 }).toEqual({ column, empty: false });
     const before = await encryptedValues();
     expect(before.every((v) => v.split('.')[1] === FieldCipher.fingerprint(oldKey))).toBe(true);
 
@@ -52,7 +77,7 @@ describe(`encryption key rotation (${backendName})`, () => {
       const cipher = new FieldCipher(newKey, [oldKey]);
       const report = await rotateEncryptionKeys(prisma, cipher, key);
       expect(report.unreadable).toEqual([]);
-      expect(report.tenants.demo).toEqual({ patients: 3, compositionVersions: 1 });
+      expect(report.tenants.demo).toEqual({ Patient: 3, CompositionVersion: 1, DirectoryVersion: 1, ItemTag: 1, XdsDocument: 1, XdsSubmissionSet: 1 });
       const after = await encryptedValues();
       expect(after).toHaveLength(before.length);
       const onlyNew = new FieldCipher(newKey);
@@ -60,7 +85,10 @@ describe(`encryption key rotation (${backendName})`, () => {
       const decrypted = after.map((v) => onlyNew.decrypt(v));
       expect(decrypted).toContain('+31612345671');
       // vital_signs.v1 is an operational template: the version holds the canonical COMPOSITION of the posted body.
-      const stored = decrypted.filter((d) => d.startsWith('{')).map((d) => JSON.parse(d));
+      expect(decrypted).toEqual(expect.arrayContaining(['follow-up', 'a referral letter']));
+      expect(decrypted.some((d) => d.includes('Oncology episode'))).toBe(true);
+      // …and the API reads them with the new key alone.
+      const stored = decrypted.filter((d) => d.startsWith('{') && d.includes('"_type":"COMPOSITION"')).map((d) => JSON.parse(d));
       expect(stored).toEqual([
         expect.objectContaining({
           _type: 'COMPOSITION',
@@ -69,7 +97,14 @@ describe(`encryption key rotation (${backendName})`, () => {
       ]);
       expect(JSON.stringify(stored[0])).toContain(`"magnitude":${VITALS.blood_pressure.systolic.magnitude}`);
 
-      expect((await rotateEncryptionKeys(prisma, cipher, key)).tenants.demo).toEqual({ patients: 0, compositionVersions: 0 });
+      expect((await rotateEncryptionKeys(prisma, cipher, key)).tenants.demo).toEqual({
+        Patient: 0,
+        CompositionVersion: 0,
+        DirectoryVersion: 0,
+        ItemTag: 0,
+        XdsDocument: 0,
+        XdsSubmissionSet: 0,
+      });
       const audit = (
         await t.platform.db!.query<{ action: string; entityId: string }>(
           `SELECT action, "entityId" FROM ehr."AuditRecord" WHERE "tenantId" = 'demo' AND action = 'rotate-keys'`,

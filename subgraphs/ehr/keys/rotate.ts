@@ -4,7 +4,8 @@ import { AuditWriter } from '../db/store';
 
 export interface RotationReport {
   keyId: string;
-  tenants: Record<string, { patients: number; compositionVersions: number }>;
+  /** Per tenant: how many rows of each table were re-encrypted. */
+  tenants: Record<string, Record<EncryptedTable, number>>;
   /** Values no configured key can read (their key is missing from PREVIOUS_ENCRYPTION_KEYS). */
   unreadable: Array<{ tenantId: string; table: string; key: string }>;
 }
@@ -13,11 +14,34 @@ const BATCH = 200;
 const ACTOR = 'system:key-rotation';
 
 /**
+ * Every encrypted column of the clinical record, by table, with the unique
+ * column a batch cursor walks in order. A new encrypted column belongs here
+ * (test/ehr-keys.e2e.test.ts lists them all and checks each is rotated).
+ */
+const ENCRYPTED = {
+  Patient: { model: 'patient', cursor: 'id', columns: ['phoneEnc', 'emailEnc'] },
+  CompositionVersion: { model: 'compositionVersion', cursor: 'uid', columns: ['contentEnc'] },
+  DirectoryVersion: { model: 'directoryVersion', cursor: 'uid', columns: ['contentEnc'] },
+  ItemTag: { model: 'itemTag', cursor: 'id', columns: ['valueEnc'] },
+  XdsDocument: { model: 'xdsDocument', cursor: 'id', columns: ['metadataEnc', 'contentEnc'] },
+  XdsSubmissionSet: { model: 'xdsSubmissionSet', cursor: 'id', columns: ['metadataEnc'] },
+} as const;
+type EncryptedTable = keyof typeof ENCRYPTED;
+
+type Row = Record<string, string | null>;
+/** The part of a Prisma model delegate the rotation uses, the same for every table above. */
+interface Delegate {
+  findMany(args: { where: Row | Record<string, unknown>; orderBy: Record<string, 'asc'>; take: number }): Promise<Row[]>;
+  updateMany(args: { where: Record<string, unknown>; data: Row }): Promise<unknown>;
+}
+
+/**
  * Re-encrypts every encrypted column of the clinical record (contact details,
- * composition content) that was written with another key than the cipher's
- * current one. Runs per tenant, in batches, each batch in one transaction with
- * `app.tenant_id` set; each tenant's rotation leaves one audit record.
- * Audit snapshots are immutable and keep their original ciphertext.
+ * composition content, directories, item tag values, XDS documents and their
+ * metadata) that was written with another key than the cipher's current one.
+ * Runs per tenant, in batches, in one transaction with `app.tenant_id` set;
+ * each tenant's rotation leaves one audit record. Audit snapshots are
+ * immutable and keep their original ciphertext.
  */
 export async function rotateEncryptionKeys(
   prisma: EhrPrisma,
@@ -41,61 +65,36 @@ export async function rotateEncryptionKeys(
   };
 
   for (const tenantId of tenants) {
-    const counts = { patients: 0, compositionVersions: 0 };
-    let patientCursor: string | undefined;
-    let versionCursor: { compositionId: string; version: number } | undefined;
+    const counts = Object.fromEntries(Object.keys(ENCRYPTED).map((table) => [table, 0])) as Record<EncryptedTable, number>;
     await prisma.$transaction(
       async (tx) => {
         await tx.$queryRaw`SELECT set_config('app.tenant_id', ${tenantId}, true)`;
-        for (;;) {
-          const rows = await tx.patient.findMany({
-            where: { tenantId, ...(patientCursor ? { id: { gt: patientCursor } } : {}) },
-            orderBy: { id: 'asc' },
-            take: BATCH,
-          });
-          if (rows.length === 0) break;
-          for (const row of rows) {
-            const phoneEnc = rotate(tenantId, 'Patient', row.id, row.phoneEnc);
-            const emailEnc = rotate(tenantId, 'Patient', row.id, row.emailEnc);
-            if (phoneEnc === undefined && emailEnc === undefined) continue;
-            counts.patients++;
-            if (!options.dryRun) {
-              await tx.patient.updateMany({
-                where: { tenantId, id: row.id },
-                data: { ...(phoneEnc !== undefined ? { phoneEnc } : {}), ...(emailEnc !== undefined ? { emailEnc } : {}) },
-              });
+        for (const [table, { model, cursor, columns }] of Object.entries(ENCRYPTED) as Array<[EncryptedTable, (typeof ENCRYPTED)[EncryptedTable]]>) {
+          const delegate = tx[model] as unknown as Delegate;
+          let after: string | undefined;
+          for (;;) {
+            const rows = await delegate.findMany({
+              where: { tenantId, ...(after !== undefined ? { [cursor]: { gt: after } } : {}) },
+              orderBy: { [cursor]: 'asc' },
+              take: BATCH,
+            });
+            if (rows.length === 0) break;
+            for (const row of rows) {
+              const key = row[cursor]!;
+              const data: Row = {};
+              for (const column of columns) {
+                const rotated = rotate(tenantId, table, key, row[column]);
+                if (rotated !== undefined) data[column] = rotated;
+              }
+              if (Object.keys(data).length === 0) continue;
+              counts[table]++;
+              if (!options.dryRun) await delegate.updateMany({ where: { tenantId, [cursor]: key }, data });
             }
+            after = rows[rows.length - 1][cursor]!;
           }
-          patientCursor = rows[rows.length - 1].id;
         }
-        for (;;) {
-          const rows = await tx.compositionVersion.findMany({
-            where: {
-              tenantId,
-              ...(versionCursor
-                ? {
-                    OR: [
-                      { compositionId: { gt: versionCursor.compositionId } },
-                      { compositionId: versionCursor.compositionId, version: { gt: versionCursor.version } },
-                    ],
-                  }
-                : {}),
-            },
-            orderBy: [{ compositionId: 'asc' }, { version: 'asc' }],
-            take: BATCH,
-          });
-          if (rows.length === 0) break;
-          for (const row of rows) {
-            const contentEnc = rotate(tenantId, 'CompositionVersion', row.uid, row.contentEnc);
-            if (contentEnc === undefined) continue;
-            counts.compositionVersions++;
-            if (!options.dryRun)
-              await tx.compositionVersion.updateMany({ where: { tenantId, compositionId: row.compositionId, version: row.version }, data: { contentEnc } });
-          }
-          const last = rows[rows.length - 1];
-          versionCursor = { compositionId: last.compositionId, version: last.version };
-        }
-        if (!options.dryRun && counts.patients + counts.compositionVersions > 0) {
+        const total = Object.values(counts).reduce((a, b) => a + b, 0);
+        if (!options.dryRun && total > 0) {
           const audit = new AuditWriter(tx, tenantId, ACTOR, 'encryption key rotation', chainKey);
           await audit.record({ action: 'rotate-keys', entityType: 'EncryptionKey', entityId: cipher.keyId, after: counts });
         }
@@ -103,9 +102,10 @@ export async function rotateEncryptionKeys(
       { maxWait: 60_000, timeout: 600_000 },
     );
     report.tenants[tenantId] = counts;
-    log(
-      `${tenantId}: ${options.dryRun ? 'would re-encrypt' : 're-encrypted'} ${counts.patients} patient(s), ${counts.compositionVersions} composition version(s)`,
-    );
+    const summary = Object.entries(counts)
+      .map(([table, n]) => `${n} ${table}`)
+      .join(', ');
+    log(`${tenantId}: ${options.dryRun ? 'would re-encrypt' : 're-encrypted'} rows: ${summary}`);
   }
   return report;
 }
