@@ -365,6 +365,17 @@ describe(`openEHR REST API /openehr/v1 (${backendName})`, () => {
     });
   });
 
+  it('answers 406 for a template or example asked for in a type it is not served in', async () => {
+    for (const path of ['/definition/template/adl1.4/vital_signs.v1', '/definition/template/adl1.4/lab_result.v1/example']) {
+      const res = await checked('GET', path, { headers: { accept: 'text/csv' } });
+      expect({ path, status: res.status }).toEqual({ path, status: 406 });
+      expect(res.body).toMatchObject({ message: expect.stringContaining('text/csv'), error: { code: 'NOT_ACCEPTABLE' } });
+    }
+    expect((await checked('GET', '/definition/template/adl1.4/vital_signs.v1', { headers: { accept: 'application/xml' } })).status).toBe(200);
+    // (vital_signs.v1's example holds a DV_PROPORTION, whose `type` the OAS names otherwise: docs/exchange.md.)
+    expect((await checked('GET', '/definition/template/adl1.4/lab_result.v1/example', { headers: { accept: '*/*' } })).status).toBe(200);
+  });
+
   it('answers 501 in the openEHR error shape for parts of the API it does not implement, 401 without a token', async () => {
     const res = await api('GET', '/definition/template/adl2');
     expect(res.status).toBe(501);

@@ -99,9 +99,15 @@ export function read(res: Response, result: OpenEhrResult, location?: string) {
   else send(res, 200, result.body);
 }
 
+/** XML as `application/xml` exactly, the type the openEHR documents name (a string sent by Express would get `; charset=utf-8`). */
+export function sendXml(res: Response, status: number, body: string) {
+  res.setHeader('Content-Type', 'application/xml');
+  res.status(status).send(Buffer.from(body));
+}
+
 /** A body as JSON, or as XML when it is a string (a canonical XML composition). */
 function send(res: Response, status: number, body: unknown) {
-  if (typeof body === 'string') res.status(status).type('application/xml').send(body);
+  if (typeof body === 'string') sendXml(res, status, body);
   else sendJson(res, status, body);
 }
 

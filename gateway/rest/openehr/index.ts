@@ -8,7 +8,7 @@ import { hasBody, pathId } from '../params';
 import { BODY_LIMIT_BYTES } from '../../security/body';
 import { verifyUtf8 } from '../../security/text';
 import { DIRECTORY_FIELDS, directoryRoutes } from './directory';
-import { auditReason, commitAudit, headers, jsonBody, read, RESULT, requiredIfMatch, sendJson, written, type OpenEhrResult } from './http';
+import { auditReason, commitAudit, headers, jsonBody, read, RESULT, requiredIfMatch, sendJson, sendXml, written, type OpenEhrResult } from './http';
 import { ITEM_TAG_FIELDS, itemTagRoutes } from './item-tags';
 import { queryRoutes } from './queries';
 
@@ -204,18 +204,20 @@ export function openEhrRoutes(run: GraphQLRunner, publicBase: PublicBase): Route
   });
   router.get('/definition/template/adl1.4', async (req, res) => read(res, await call(req, 'openehrTemplates', {})));
   router.get('/definition/template/adl1.4/:templateId', async (req, res) => {
+    acceptable(req, ['application/xml', 'application/json', 'application/openehr.wt+json']);
     const web = /application\/openehr\.wt\+json/.test(String(req.headers.accept ?? ''));
     const templateId = pathId(req, 'templateId');
     const result = await call(req, 'openehrTemplate', { templateId, webTemplate: web });
     if (typeof result.body === 'string') {
       // An OPT is answered as the XML it was uploaded as.
       headers(res, result, at.template(templateId));
-      return void res.status(200).type('application/xml').send(result.body);
+      return void sendXml(res, 200, result.body);
     }
     if (web) res.setHeader('Content-Type', 'application/openehr.wt+json');
     read(res, result, at.template(templateId));
   });
   router.get('/definition/template/adl1.4/:templateId/example', async (req, res) => {
+    acceptable(req, ['application/json', 'application/xml']);
     read(res, await call(req, 'openehrTemplateExample', { templateId: pathId(req, 'templateId'), format: formatParam(req) }));
   });
 
@@ -223,11 +225,16 @@ export function openEhrRoutes(run: GraphQLRunner, publicBase: PublicBase): Route
   itemTagRoutes(router, call);
   queryRoutes(router, run, call);
 
-  // The rest of the openEHR REST API (ADL2, tags, …) is not implemented.
+  // The rest of the openEHR REST API (ADL2 templates, demographics, admin) is not implemented.
   router.all('/{*rest}', (req) => {
     throw new AppError('NOT_IMPLEMENTED', `${req.method} ${req.baseUrl}${req.path} is not implemented (see docs/exchange.md)`);
   });
   return router;
+}
+
+/** 406 when the client's Accept names none of the types an interaction answers in. */
+function acceptable(req: Request, types: string[]): void {
+  if (!req.accepts(types)) throw new AppError('NOT_ACCEPTABLE', `Accept: ${req.headers.accept}: this resource is served as ${types.join(', ')}`);
 }
 
 // ---- Canonical XML compositions: Content-Type and Accept application/xml ----

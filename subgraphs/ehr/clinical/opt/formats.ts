@@ -52,7 +52,7 @@ export function fromCanonical(content: Record<string, unknown>, versionUid: stri
  * schema's ARCHETYPED admits no other property. Stored compositions keep what
  * was posted; answers drop it.
  */
-function withoutStaticTypes(value: unknown): unknown {
+export function withoutStaticTypes(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(withoutStaticTypes);
   if (!isObject(value)) return value;
   const out: Record<string, unknown> = {};

@@ -13,7 +13,7 @@ import { buildUniverse, type QueriedComposition } from './aql/universe';
 import type { WebNode } from '../../clinical/opt/web-template';
 import { webTemplate } from './web-template';
 import { compositionFromXml, compositionToXml } from '../../clinical/opt/rm-xml';
-import { compositionFormat, fromCanonical, toCanonical, type CompositionFormat } from '../../clinical/opt/formats';
+import { compositionFormat, fromCanonical, toCanonical, withoutStaticTypes, type CompositionFormat } from '../../clinical/opt/formats';
 import { exampleFlat } from '../../clinical/opt/example';
 import { flatToCanonical, flatToStructured } from '../../clinical/opt/flat';
 import { auditDetails, LIFECYCLE, objectId, parseTime, nameUuid, type CommitAudit } from './versioning';
@@ -536,7 +536,7 @@ export class OpenEhrService {
     if (!operational) throw validationError(`Examples are generated for operational templates; ${templateId} is a CareGraph JSON template`);
     const flat = exampleFlat(operational.webTemplate, new Date());
     const { uid: _uid, ...composition } = flatToCanonical(flat, operational.webTemplate);
-    const body = chosen === 'FLAT' ? flat : chosen === 'STRUCTURED' ? flatToStructured(flat) : chosen === 'XML' ? compositionToXml(composition) : composition;
+    const body = chosen === 'FLAT' ? flat : chosen === 'STRUCTURED' ? flatToStructured(flat) : chosen === 'XML' ? compositionToXml(composition) : withoutStaticTypes(composition);
     return { body };
   }
 
