@@ -444,6 +444,14 @@ describe(`openEHR operational templates and composition formats (${backendName})
       });
       const other = await t.request('GET', `/fhir/R4/DocumentReference/${byUser.body.uid.split('::')[0]}`, { headers: demo });
       expect(other.body.author).toBeUndefined();
+      // AQL tells the two named context elements apart by name.
+      const q =
+        "SELECT c/context/other_context[at0001]/items[at0007,'Document type']/value/defining_code/code_string AS type, " +
+        "c/context/other_context[at0001]/items[at0007,'Title']/value/value AS title FROM EHR e CONTAINS COMPOSITION c " +
+        "WHERE c/archetype_details/template_id/value = 'clinical_note.v1' AND c/name/value = 'Clinical note'";
+      const aql = await api('POST', '/query/aql', { body: { q }, headers: json });
+      expect(aql.status).toBe(200);
+      expect(aql.body.rows).toEqual(expect.arrayContaining([['18842-5', 'Discharge letter']]));
     });
 
     it('answers simple bodies that break the template with the simple paths', async () => {
