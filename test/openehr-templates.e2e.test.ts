@@ -208,6 +208,7 @@ describe(`openEHR operational templates and composition formats (${backendName})
       ['vital_signs.v1', 'observation'],
       ['lab_result.v1', 'observation'],
       ['medication_order.v1', 'order'],
+      ['clinical_note.v1', 'document'],
     ];
     const demo = { 'x-tenant-id': 'demo' };
 
@@ -393,6 +394,64 @@ describe(`openEHR operational templates and composition formats (${backendName})
           },
         ],
       });
+    });
+
+    it('stores the documented clinical-note body in a CKM report composition and maps it to a FHIR DocumentReference from the RM', async () => {
+      const note = {
+        title: 'Discharge letter',
+        note_type: { code: '18842-5' },
+        authored_at: '2026-11-21T16:00:00Z',
+        author: 'Dr. A. Jones',
+        body: 'Home; BP < 130 & stable.',
+      };
+      const created = await t.request('POST', '/api/ehr/compositions', {
+        body: { templateId: 'clinical_note.v1', ehrId: 'ehr-p-1003', content: { note } },
+        headers: demo,
+      });
+      expect(created.status).toBe(201);
+      expect(created.body.content).toEqual({ note: { ...note, note_type: { code: '18842-5', value: 'Discharge summary' } } });
+      const rm = (await checked('GET', `/ehr/ehr-p-1003/composition/${created.body.uid}`)).body;
+      expect(rm.archetype_details.archetype_id.value).toBe('openEHR-EHR-COMPOSITION.report.v1');
+      expect(rm.composer).toEqual({ _type: 'PARTY_IDENTIFIED', name: 'Dr. A. Jones' });
+      const flat = (await api('GET', `/ehr/ehr-p-1003/composition/${created.body.uid}?format=FLAT`)).body;
+      expect(flat).toMatchObject({
+        'clinical_note/context/title': 'Discharge letter',
+        'clinical_note/context/document_type|code': '18842-5',
+        'clinical_note/context/document_type|terminology': 'LOINC',
+        'clinical_note/context/start_time': '2026-11-21T16:00:00Z',
+        'clinical_note/clinical_synopsis/synopsis': 'Home; BP < 130 & stable.',
+      });
+      // Unauthored, the writing user composes it, and is not read back as an author.
+      const { author: _author, ...unauthored } = note;
+      const byUser = await t.request('POST', '/api/ehr/compositions', {
+        body: { templateId: 'clinical_note.v1', ehrId: 'ehr-p-1003', content: { note: unauthored } },
+        headers: demo,
+      });
+      expect(byUser.body.content.note).not.toHaveProperty('author');
+      const reference = await t.request('GET', `/fhir/R4/DocumentReference/${created.body.uid.split('::')[0]}`, { headers: demo });
+      expect(reference.status).toBe(200);
+      expect(reference.body).toMatchObject({
+        resourceType: 'DocumentReference',
+        status: 'current',
+        type: { coding: [{ system: 'http://loinc.org', code: '18842-5', display: 'Discharge summary' }] },
+        category: [{ coding: [{ code: 'clinical-note' }] }],
+        subject: { reference: 'Patient/p-1003' },
+        date: '2026-11-21T16:00:00.000Z',
+        author: [{ display: 'Dr. A. Jones' }],
+        description: 'Discharge letter',
+        content: [{ attachment: { contentType: 'text/plain; charset=utf-8', data: Buffer.from(note.body).toString('base64'), title: 'Discharge letter' } }],
+        context: { period: { start: '2026-11-21T16:00:00Z' } },
+      });
+      const other = await t.request('GET', `/fhir/R4/DocumentReference/${byUser.body.uid.split('::')[0]}`, { headers: demo });
+      expect(other.body.author).toBeUndefined();
+      // AQL tells the two named context elements apart by name.
+      const q =
+        "SELECT c/context/other_context[at0001]/items[at0007,'Document type']/value/defining_code/code_string AS type, " +
+        "c/context/other_context[at0001]/items[at0007,'Title']/value/value AS title FROM EHR e CONTAINS COMPOSITION c " +
+        "WHERE c/archetype_details/template_id/value = 'clinical_note.v1' AND c/name/value = 'Clinical note'";
+      const aql = await api('POST', '/query/aql', { body: { q }, headers: json });
+      expect(aql.status).toBe(200);
+      expect(aql.body.rows).toEqual(expect.arrayContaining([['18842-5', 'Discharge letter']]));
     });
 
     it('answers simple bodies that break the template with the simple paths', async () => {

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startTestPlatform, backendName, type TestPlatform } from './harness';
 import { compositionSchemaErrors } from './support/openehr-xsd';
-import { ENCOUNTER, ORDER, VITALS } from './ehr-fixtures';
+import { ENCOUNTER, NOTE, ORDER, VITALS } from './ehr-fixtures';
 
 /**
  * Canonical XML compositions over /openehr/v1 (`Accept` / `Content-Type:
@@ -157,6 +157,18 @@ describe(`openEHR canonical XML compositions (${backendName})`, () => {
     expect(res.status).toBe(200);
     // ACTIVITY.action_archetype_id is mandatory in the RM: filled in as any ACTION archetype.
     expect(res.text).toMatch(/<action_archetype_id>\/\.\*\/<\/action_archetype_id>/);
+    expect(compositionSchemaErrors(res.text)).toBe('');
+  });
+
+  it('answers a clinical note posted in its simple form as canonical XML that meets the RM schema', async () => {
+    const created = await api('POST', '/ehr/ehr-p-1001/composition', {
+      body: { _type: 'COMPOSITION', archetype_details: { template_id: { value: 'clinical_note.v1' } }, content: NOTE('Feels well; BP < 130 & stable.') },
+    });
+    expect(created.status).toBe(201);
+    const res = await api('GET', `/ehr/ehr-p-1001/composition/${uidOf(created)}`, { headers: acceptXml });
+    expect(res.status).toBe(200);
+    expect(res.text).toContain('<code_string>11506-3</code_string>');
+    expect(res.text).toContain('Feels well; BP &lt; 130 &amp; stable.');
     expect(compositionSchemaErrors(res.text)).toBe('');
   });
 });

@@ -27,5 +27,5 @@ export const SEED_TEMPLATES: TemplateSeed[] = [
   singleSlot('encounter.v1', 'Encounter', 'encounter', 'encounter', 'openEHR-EHR-COMPOSITION.encounter.v1'),
   { id: 'lab_result.v1', name: 'Laboratory result', area: 'observation', opt: demoOpt('lab_result.v1') },
   { id: 'medication_order.v1', name: 'Medication order', area: 'order', opt: demoOpt('medication_order.v1') },
-  singleSlot('clinical_note.v1', 'Clinical note', 'document', 'note', 'openEHR-EHR-EVALUATION.clinical_note.v1'),
+  { id: 'clinical_note.v1', name: 'Clinical note', area: 'document', opt: demoOpt('clinical_note.v1') },
 ];

@@ -1,6 +1,7 @@
 import { parseOpt } from './parse';
 import { buildWebTemplate, webId, type WebNode } from './web-template';
 import { THIRD_PARTY, fixture, fixtureJson } from './fixtures';
+import { demoOpt } from '../templates';
 
 /** What a form tool relies on, per node: path, id, type, node id, occurrences and the inputs with their coded lists. */
 function skeleton(node: WebNode, out: string[] = []): string[] {
@@ -27,5 +28,17 @@ describe('web template from an OPT', () => {
     const json = JSON.stringify(buildWebTemplate(parseOpt(fixture(THIRD_PARTY[0].opt))));
     expect(json).not.toContain('"steps"');
     expect(json).not.toContain('"constraint"');
+  });
+
+  it("names a node by the template's name constraint where it renames one, else by the archetype term", () => {
+    const tree = buildWebTemplate(parseOpt(demoOpt('clinical_note.v1'))).tree;
+    expect(tree).toMatchObject({ id: 'clinical_note', name: 'Clinical note' });
+    const context = tree.children!.find((c) => c.id === 'context')!;
+    const named = context.children!.filter((c) => c.nodeId === 'at0007').map((c) => [c.id, c.name, c.rmType]);
+    expect(named).toEqual([
+      ['title', 'Title', 'DV_TEXT'],
+      ['document_type', 'Document type', 'DV_CODED_TEXT'],
+    ]);
+    expect(tree.children!.find((c) => c.id === 'clinical_synopsis')?.name).toBe('Clinical synopsis');
   });
 });

@@ -91,11 +91,17 @@ function makeNode(
 
 const maxOf = (max: number | null) => (max === null ? -1 : max);
 
-/** The term text and description of an object's node id in its archetype. */
+/** A template's rename of a node: its `name` constrained to one text (`name/value` ∈ {"Title"}). */
+function templateName(o: OptObject): string | undefined {
+  const value = o.attributes.find((a) => a.name === 'name')?.children[0]?.attributes.find((a) => a.name === 'value')?.children[0];
+  return value?.primitive?.list?.length === 1 ? value.primitive.list[0] : undefined;
+}
+
+/** The term text and description of an object's node id in its archetype; its name, when the template renames it. */
 function term(o: OptObject, language: string) {
   const code = o.kind === 'archetype_root' ? 'at0000' : o.nodeId;
   const t = o.terms.get(code);
-  const name = t?.text ?? o.rmType;
+  const name = templateName(o) ?? t?.text ?? o.rmType;
   return {
     name,
     localizedName: name,

@@ -1,4 +1,5 @@
 import type { Flat } from '../opt/flat';
+import { clinicalNote } from './clinical-note';
 import { labResult } from './lab-result';
 import { medicationOrder } from './medication-order';
 import type { Json, SimpleForm } from './shared';
@@ -17,10 +18,16 @@ import { vitalSigns } from './vital-signs';
  */
 
 export type { SimpleForm } from './shared';
+export { USER_ID_SCHEME } from './clinical-note';
 export { LAB_STATUS } from './lab-result';
 export { dateOfDateTime } from './medication-order';
 
-const FORMS: Record<string, SimpleForm> = { 'vital_signs.v1': vitalSigns, 'lab_result.v1': labResult, 'medication_order.v1': medicationOrder };
+const FORMS: Record<string, SimpleForm> = {
+  'vital_signs.v1': vitalSigns,
+  'lab_result.v1': labResult,
+  'medication_order.v1': medicationOrder,
+  'clinical_note.v1': clinicalNote,
+};
 
 /** The simple form of a demo template, when the template is that demo OPT (its FLAT root matches). */
 export function simpleFormOf(templateId: string, flatRoot: string): SimpleForm | undefined {
@@ -31,7 +38,7 @@ export function simpleFormOf(templateId: string, flatRoot: string): SimpleForm |
 /**
  * The simple body of a composition's FLAT form, or undefined when the simple
  * form cannot hold all of it (other elements, other times, a composer
- * identified by more than a name): such compositions are shown canonical.
+ * identified otherwise than the form writes one): such compositions are shown canonical.
  */
 export function simpleView(form: SimpleForm, flat: Flat): Json | undefined {
   const composer = flat[`${form.root}/composer|name`];

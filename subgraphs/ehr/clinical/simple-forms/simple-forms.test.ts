@@ -40,7 +40,15 @@ const ORDER = {
     instructions: 'Take with food.',
   },
 };
-const BODIES: Record<string, object> = { 'vital_signs.v1': VITALS, 'lab_result.v1': LAB, 'medication_order.v1': ORDER };
+const NOTE = {
+  note: {
+    title: 'Progress note',
+    note_type: { code: '11506-3', value: 'Progress note' },
+    authored_at: '2026-11-22T10:00:00Z',
+    body: 'Feels well.\nBP < 130 & stable.',
+  },
+};
+const BODIES: Record<string, object> = { 'vital_signs.v1': VITALS, 'lab_result.v1': LAB, 'medication_order.v1': ORDER, 'clinical_note.v1': NOTE };
 
 describe.each(SEED_TEMPLATES.filter((t) => 'opt' in t).map((t) => t.id))('demo OPT %s', (templateId) => {
   const opt = parseOpt(demoOpt(templateId));
@@ -59,7 +67,7 @@ describe.each(SEED_TEMPLATES.filter((t) => 'opt' in t).map((t) => t.id))('demo O
     const body = BODIES[templateId];
     const canonical = flatToCanonical(form.toFlat(body, 'dr-jones'), wt);
     expect(validateComposition(canonical, wt)).toEqual([]);
-    expect(canonical.composer).toEqual({ _type: 'PARTY_IDENTIFIED', name: 'dr-jones' });
+    expect(canonical.composer).toMatchObject({ _type: 'PARTY_IDENTIFIED', name: 'dr-jones' });
     expect(simpleView(form, canonicalToFlat(canonical, wt))).toEqual(body);
   });
 });
@@ -115,6 +123,50 @@ describe('the medication-order simple form', () => {
   it('shows an order whose dates carry a time of day canonical, not as dates', () => {
     const flat = form.toFlat(ORDER, 'dr-jones');
     flat['prescription/medication_order/order/order_details/order_start_date_time'] = '2026-11-22T08:00:00Z';
+    expect(simpleView(form, flat)).toBeUndefined();
+  });
+});
+
+describe('the clinical-note simple form', () => {
+  const wt = buildWebTemplate(parseOpt(demoOpt('clinical_note.v1')));
+  const form = simpleFormOf('clinical_note.v1', wt.tree.id)!;
+  const contextItem = (composition: any, name: string) =>
+    composition.context.other_context.items.find((i: any) => i.archetype_node_id === 'at0007' && i.name.value === name);
+
+  it('puts the note in a CKM report composition: title and document type in its context, the text in a clinical synopsis', () => {
+    const canonical = flatToCanonical(form.toFlat(NOTE, 'dr-jones'), wt);
+    expect(canonical.archetype_details.archetype_id.value).toBe('openEHR-EHR-COMPOSITION.report.v1');
+    expect(canonical.name.value).toBe('Clinical note');
+    expect(canonical.context.start_time.value).toBe('2026-11-22T10:00:00Z');
+    expect(canonical.context.other_context.archetype_node_id).toBe('at0001');
+    expect(contextItem(canonical, 'Title').value).toEqual({ _type: 'DV_TEXT', value: 'Progress note' });
+    expect(contextItem(canonical, 'Document type').value).toMatchObject({
+      value: 'Progress note',
+      defining_code: { code_string: '11506-3', terminology_id: { value: 'LOINC' } },
+    });
+    const synopsis = canonical.content[0];
+    expect(synopsis.archetype_node_id).toBe('openEHR-EHR-EVALUATION.clinical_synopsis.v1');
+    expect(synopsis.data.items[0]).toMatchObject({ archetype_node_id: 'at0002', value: { value: NOTE.note.body } });
+  });
+
+  it('makes a named author the composer, and the writing user the composer (by id) when none is named', () => {
+    const byUser = flatToCanonical(form.toFlat(NOTE, 'dr-jones'), wt);
+    expect(byUser.composer.external_ref).toMatchObject({ id: { value: 'dr-jones', scheme: 'caregraph-user' }, namespace: 'caregraph' });
+    expect(simpleView(form, canonicalToFlat(byUser, wt))).toEqual(NOTE);
+    const authored = { note: { ...NOTE.note, author: 'Dr. A. Jones' } };
+    const byAuthor = flatToCanonical(form.toFlat(authored, 'dr-jones'), wt);
+    expect(byAuthor.composer).toEqual({ _type: 'PARTY_IDENTIFIED', name: 'Dr. A. Jones' });
+    expect(simpleView(form, canonicalToFlat(byAuthor, wt))).toEqual(authored);
+  });
+
+  it('refuses a canonical note without its title or document type', () => {
+    const canonical = flatToCanonical(form.toFlat(NOTE, 'dr-jones'), wt);
+    canonical.context.other_context.items = canonical.context.other_context.items.filter((i: any) => i.name.value !== 'Title');
+    expect(validateComposition(canonical, wt).map((e) => e.path)).toEqual([expect.stringContaining('/context/other_context')]);
+  });
+
+  it('shows a note composed by a user identified otherwise canonical', () => {
+    const flat = { ...form.toFlat(NOTE, 'dr-jones'), 'clinical_note/composer|id_scheme': 'hospital' };
     expect(simpleView(form, flat)).toBeUndefined();
   });
 });

@@ -1,6 +1,6 @@
 import type { ConstraintNode } from '../../clinical/constraints';
 import type { OperationalTemplate } from '../../clinical/opt/parse';
-import { dateOfDateTime, LAB_STATUS } from '../../clinical/simple-forms';
+import { dateOfDateTime, LAB_STATUS, USER_ID_SCHEME } from '../../clinical/simple-forms';
 import type { CompositionView } from '../../compositions/composition.service';
 import type { PatientView } from '../../patients/patient.service';
 import type { ClinicalTemplateService } from '../../templates/clinical-template.service';
@@ -51,6 +51,7 @@ export const ARCHETYPE = {
   encounter: 'openEHR-EHR-COMPOSITION.encounter.v1',
   medication: 'openEHR-EHR-INSTRUCTION.medication_order.v3',
   note: 'openEHR-EHR-EVALUATION.clinical_note.v1',
+  synopsis: 'openEHR-EHR-EVALUATION.clinical_synopsis.v1',
 } as const;
 
 /** Which FHIR resource type each mapped archetype becomes. */
@@ -66,6 +67,7 @@ const RESOURCE_OF_ARCHETYPE: Record<string, string> = {
   [ARCHETYPE.encounter]: 'Encounter',
   [ARCHETYPE.medication]: 'MedicationRequest',
   [ARCHETYPE.note]: 'DocumentReference',
+  [ARCHETYPE.synopsis]: 'DocumentReference',
 };
 
 type Json = Record<string, any>;
@@ -171,19 +173,28 @@ const MAPPERS: Record<string, (value: Json, ctx: Context) => Json | null> = {
       ],
     };
   },
-  [ARCHETYPE.note]: (note, ctx) => ({
+  [ARCHETYPE.note]: (note, ctx) =>
+    clinicalNote(ctx, { type: note.note_type, title: note.title, authoredAt: note.authored_at, author: note.author, body: note.body }),
+};
+
+/** A clinical note as a FHIR DocumentReference (category clinical-note, the text as a plain-text attachment). */
+function clinicalNote(
+  ctx: Context,
+  note: { type?: { code?: string; value?: string }; title?: string; authoredAt?: string; author?: string; body?: string },
+): Json {
+  return {
     resourceType: 'DocumentReference',
     status: 'current',
-    type: concept(LOINC, note.note_type.code, note.note_type.value),
+    ...(note.type?.code ? { type: concept(LOINC, note.type.code, note.type.value) } : {}),
     category: [concept(DOC_CATEGORY, 'clinical-note', 'Clinical Note')],
     subject: ctx.subject,
-    date: instant(note.authored_at),
+    ...(note.authoredAt ? { date: instant(note.authoredAt) } : {}),
     ...(note.author ? { author: [{ display: note.author }] } : {}),
     description: note.title,
-    content: [{ attachment: { contentType: 'text/plain; charset=utf-8', data: Buffer.from(note.body, 'utf8').toString('base64'), title: note.title } }],
-    context: { period: { start: fhirDateTime(note.authored_at) } },
-  }),
-};
+    content: [{ attachment: { contentType: 'text/plain; charset=utf-8', data: Buffer.from(note.body ?? '', 'utf8').toString('base64'), title: note.title } }],
+    ...(note.authoredAt ? { context: { period: { start: fhirDateTime(note.authoredAt) } } } : {}),
+  };
+}
 
 /** A DV_QUANTITY as a FHIR Quantity (UCUM). */
 const rmQuantity = (q: Json) => ({ value: q.magnitude, unit: q.units, system: UCUM, code: q.units });
@@ -224,6 +235,8 @@ const ANALYTE = 'openEHR-EHR-CLUSTER.laboratory_test_analyte.v1';
 const THERAPEUTIC_DIRECTION = 'openEHR-EHR-CLUSTER.therapeutic_direction.v1';
 const DOSAGE = 'openEHR-EHR-CLUSTER.dosage.v2';
 const TIMING_DAILY = 'openEHR-EHR-CLUSTER.timing_daily.v1';
+/** The report composition's context elements, told apart by the names the clinical-note template gives them. */
+const REPORT_CONTEXT_ITEM = '/context/other_context[at0001]/items[at0007]';
 
 /** Mappers of canonical RM entries (operational templates), by archetype, at the archetypes' paths. */
 const RM_MAPPERS: Record<string, (entry: Json, ctx: Context) => Json | null> = {
@@ -325,6 +338,20 @@ const RM_MAPPERS: Record<string, (entry: Json, ctx: Context) => Json | null> = {
         },
       ],
     };
+  },
+  [ARCHETYPE.synopsis]: (synopsis, ctx) => {
+    const composition = ctx.composition.content as Json;
+    const named = (name: string) => rmAll(composition, REPORT_CONTEXT_ITEM).find((i) => i.name?.value === name)?.value;
+    const type = named('Document type');
+    const composer = composition.composer as Json | undefined;
+    return clinicalNote(ctx, {
+      type: type && { code: type.defining_code?.code_string, value: type.value },
+      title: named('Title')?.value,
+      authoredAt: rmAt(composition, '/context/start_time')?.value,
+      // The composer is the note's author unless it is the writing user.
+      author: composer?.external_ref?.id?.scheme === USER_ID_SCHEME ? undefined : composer?.name,
+      body: rmAt(synopsis, '/data[at0001]/items[at0002]/value')?.value,
+    });
   },
 };
 
