@@ -24,7 +24,7 @@ export const demoOpt = (templateId: string): string =>
 /** Templates every demo tenant starts with; `vital_signs.v1` is docs/api.md §10's. */
 export const SEED_TEMPLATES: TemplateSeed[] = [
   { id: 'vital_signs.v1', name: 'Vital signs', area: 'observation', opt: demoOpt('vital_signs.v1') },
-  singleSlot('encounter.v1', 'Encounter', 'encounter', 'encounter', 'openEHR-EHR-COMPOSITION.encounter.v1'),
+  { id: 'encounter.v1', name: 'Encounter', area: 'encounter', opt: demoOpt('encounter.v1') },
   { id: 'lab_result.v1', name: 'Laboratory result', area: 'observation', opt: demoOpt('lab_result.v1') },
   { id: 'medication_order.v1', name: 'Medication order', area: 'order', opt: demoOpt('medication_order.v1') },
   singleSlot('clinical_note.v1', 'Clinical note', 'document', 'note', 'openEHR-EHR-EVALUATION.clinical_note.v1'),

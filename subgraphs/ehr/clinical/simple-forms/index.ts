@@ -1,4 +1,5 @@
 import type { Flat } from '../opt/flat';
+import { encounter } from './encounter';
 import { labResult } from './lab-result';
 import { medicationOrder } from './medication-order';
 import type { Json, SimpleForm } from './shared';
@@ -20,7 +21,12 @@ export type { SimpleForm } from './shared';
 export { LAB_STATUS } from './lab-result';
 export { dateOfDateTime } from './medication-order';
 
-const FORMS: Record<string, SimpleForm> = { 'vital_signs.v1': vitalSigns, 'lab_result.v1': labResult, 'medication_order.v1': medicationOrder };
+const FORMS: Record<string, SimpleForm> = {
+  'vital_signs.v1': vitalSigns,
+  'encounter.v1': encounter,
+  'lab_result.v1': labResult,
+  'medication_order.v1': medicationOrder,
+};
 
 /** The simple form of a demo template, when the template is that demo OPT (its FLAT root matches). */
 export function simpleFormOf(templateId: string, flatRoot: string): SimpleForm | undefined {
