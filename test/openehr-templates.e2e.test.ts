@@ -430,6 +430,14 @@ describe(`openEHR operational templates and composition formats (${backendName})
         'encounter/reason_for_encounter/contact_type|code': 'AMB',
         'encounter/reason_for_encounter/presenting_problem': 'Follow-up of raised blood pressure',
       });
+      // STRUCTURED shares the simple body's root key `encounter`, and is told apart by its template nodes.
+      const structured = (await api('GET', `/ehr/ehr-p-1003/composition/${created.body.uid}?format=STRUCTURED`)).body;
+      const fromStructured = await t.request('POST', '/api/ehr/compositions', {
+        body: { templateId: 'encounter.v1', ehrId: 'ehr-p-1003', content: structured },
+        headers: demo,
+      });
+      expect(fromStructured.status).toBe(201);
+      expect(fromStructured.body.content).toEqual(encounter);
       // The same FLAT posted back is the same encounter.
       const again = await t.request('POST', `/openehr/v1/ehr/ehr-p-1003/composition?templateId=encounter.v1&format=FLAT`, {
         body: withoutUid(flat),

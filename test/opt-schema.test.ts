@@ -13,7 +13,7 @@ describe('demo operational templates against the OPT 1.4 schema', () => {
   it('covers every OPT shipped in the demo folder, and those are the seeded OPTs', () => {
     const files = readdirSync(DEMO).filter((f) => f.endsWith('.opt'));
     expect(files.map((f) => f.slice(0, -'.opt'.length)).sort()).toEqual([...SEEDED_OPTS].sort());
-    expect(SEEDED_OPTS).toEqual(expect.arrayContaining(['vital_signs.v1', 'lab_result.v1', 'medication_order.v1']));
+    expect(SEEDED_OPTS).toEqual(expect.arrayContaining(['vital_signs.v1', 'encounter.v1', 'lab_result.v1', 'medication_order.v1']));
   });
 
   it.each(SEEDED_OPTS)('%s validates', (id) => {
