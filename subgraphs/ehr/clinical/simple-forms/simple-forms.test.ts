@@ -3,6 +3,7 @@ import { buildWebTemplate } from '../opt/web-template';
 import { exampleFlat } from '../opt/example';
 import { canonicalToFlat, flatToCanonical } from '../opt/flat';
 import { validateComposition } from '../opt/validate';
+import { compositionFromXml, compositionToXml } from '../opt/rm-xml';
 import { SEED_TEMPLATES, demoOpt } from '../templates';
 import { simpleFormOf, simpleView } from '.';
 
@@ -155,6 +156,11 @@ describe('the encounter simple form', () => {
       defining_code: { _type: 'CODE_PHRASE', terminology_id: { _type: 'TERMINOLOGY_ID', value: 'HL7-ActCode' }, code_string: 'AMB' },
     });
     expect(item('at0004').value).toBe('Follow-up of raised blood pressure');
+  });
+
+  it('reads its canonical XML (context participation, DV_IDENTIFIER) back into the same composition', () => {
+    const canonical = flatToCanonical(form.toFlat(ENCOUNTER, 'dr-jones'), wt);
+    expect(compositionFromXml(compositionToXml(canonical))).toEqual(canonical);
   });
 
   it('keeps the bodies of the API: only the required fields, and the type without its value', () => {
