@@ -206,6 +206,7 @@ describe(`openEHR operational templates and composition formats (${backendName})
   describe('the demo templates (operational templates shipped with CareGraph)', () => {
     const DEMO = [
       ['vital_signs.v1', 'observation'],
+      ['encounter.v1', 'encounter'],
       ['lab_result.v1', 'observation'],
       ['medication_order.v1', 'order'],
       ['clinical_note.v1', 'document'],
@@ -452,6 +453,72 @@ describe(`openEHR operational templates and composition formats (${backendName})
       const aql = await api('POST', '/query/aql', { body: { q }, headers: json });
       expect(aql.status).toBe(200);
       expect(aql.body.rows).toEqual(expect.arrayContaining([['18842-5', 'Discharge letter']]));
+    });
+
+    it('stores the documented encounter body in the COMPOSITION context and CKM archetypes and maps it to a FHIR Encounter', async () => {
+      const encounter = {
+        encounter: {
+          encounter_type: { code: 'AMB' },
+          start: '2026-11-22T09:30:00Z',
+          end: '2026-11-22T10:00:00Z',
+          location: 'Clinic Amstel, room 2',
+          practitioner: 'Dr. Jones',
+          reason: 'Follow-up of raised blood pressure',
+          appointment_id: 'apt-42',
+        },
+      };
+      const created = await t.request('POST', '/api/ehr/compositions', {
+        body: { templateId: 'encounter.v1', ehrId: 'ehr-p-1003', content: encounter },
+        headers: demo,
+      });
+      expect(created.status).toBe(201);
+      expect(created.body.content).toEqual(encounter);
+      const rm = (await checked('GET', `/ehr/ehr-p-1003/composition/${created.body.uid}`)).body;
+      expect(rm.context).toMatchObject({
+        start_time: { value: '2026-11-22T09:30:00Z' },
+        end_time: { value: '2026-11-22T10:00:00Z' },
+        health_care_facility: { _type: 'PARTY_IDENTIFIED', name: 'Clinic Amstel, room 2' },
+        participations: [{ _type: 'PARTICIPATION', function: { value: 'performer' }, performer: { _type: 'PARTY_IDENTIFIED', name: 'Dr. Jones' } }],
+      });
+      expect(rm.content[0].archetype_node_id).toBe('openEHR-EHR-EVALUATION.reason_for_encounter.v1');
+      const flat = (await api('GET', `/ehr/ehr-p-1003/composition/${created.body.uid}?format=FLAT`)).body;
+      expect(flat).toMatchObject({
+        'encounter/context/_participation:0|function': 'performer',
+        'encounter/context/_participation:0|name': 'Dr. Jones',
+        'encounter/context/encounter_details/encounter_id|id': 'apt-42',
+        'encounter/reason_for_encounter/contact_type|code': 'AMB',
+        'encounter/reason_for_encounter/presenting_problem': 'Follow-up of raised blood pressure',
+      });
+      // STRUCTURED shares the simple body's root key `encounter`, and is told apart by its template nodes.
+      const structured = (await api('GET', `/ehr/ehr-p-1003/composition/${created.body.uid}?format=STRUCTURED`)).body;
+      const fromStructured = await t.request('POST', '/api/ehr/compositions', {
+        body: { templateId: 'encounter.v1', ehrId: 'ehr-p-1003', content: structured },
+        headers: demo,
+      });
+      expect(fromStructured.status).toBe(201);
+      expect(fromStructured.body.content).toEqual(encounter);
+      // The same FLAT posted back is the same encounter.
+      const again = await t.request('POST', `/openehr/v1/ehr/ehr-p-1003/composition?templateId=encounter.v1&format=FLAT`, {
+        body: withoutUid(flat),
+        headers: { ...demo, prefer: 'return=representation' },
+      });
+      expect(again.status).toBe(201);
+      const fhir = await t.request('GET', `/fhir/R4/Encounter/${created.body.uid.split('::')[0]}`, { headers: demo });
+      expect(fhir.status).toBe(200);
+      expect(fhir.body).toMatchObject({
+        resourceType: 'Encounter',
+        status: 'finished',
+        class: { system: 'http://terminology.hl7.org/CodeSystem/v3-ActCode', code: 'AMB', display: 'Ambulatory' },
+        subject: { reference: 'Patient/p-1003' },
+        period: { start: '2026-11-22T09:30:00Z', end: '2026-11-22T10:00:00Z' },
+        participant: [{ individual: { display: 'Dr. Jones' } }],
+        reasonCode: [{ text: 'Follow-up of raised blood pressure' }],
+        location: [{ location: { display: 'Clinic Amstel, room 2' } }],
+        appointment: [{ reference: 'Appointment/apt-42' }],
+      });
+      const fromFlat = await t.request('GET', `/fhir/R4/Encounter/${again.headers.get('etag')!.replace(/"/g, '').split('::')[0]}`, { headers: demo });
+      const { id: _id, meta: _meta, ...resource } = fhir.body;
+      expect(fromFlat.body).toMatchObject(resource);
     });
 
     it('answers simple bodies that break the template with the simple paths', async () => {

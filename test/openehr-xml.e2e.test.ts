@@ -125,8 +125,13 @@ describe(`openEHR canonical XML compositions (${backendName})`, () => {
   });
 
   it('answers XML only for compositions of operational templates (400 for a CareGraph JSON template)', async () => {
+    const weight = { type: 'object', children: { weight: { type: 'quantity', required: true, units: [{ unit: 'kg', min: 0, max: 500 }] } } };
+    const up = await api('POST', '/definition/template/adl1.4', {
+      body: { template_id: 'xml_weight.v1', name: 'Weight', area: 'observation', definition: weight },
+    });
+    expect(up.status).toBe(201);
     const created = await api('POST', '/ehr/ehr-p-1001/composition', {
-      body: { _type: 'COMPOSITION', archetype_details: { template_id: { value: 'encounter.v1' } }, content: ENCOUNTER },
+      body: { _type: 'COMPOSITION', archetype_details: { template_id: { value: 'xml_weight.v1' } }, content: { weight: { magnitude: 71.5, unit: 'kg' } } },
     });
     expect(created.status).toBe(201);
     const res = await api('GET', `/ehr/ehr-p-1001/composition/${uidOf(created)}`, { headers: acceptXml });
@@ -145,6 +150,20 @@ describe(`openEHR canonical XML compositions (${backendName})`, () => {
     expect(res.text).toContain('xsi:type="POINT_EVENT"');
     // HISTORY.origin is mandatory in the RM: the earliest event time, filled in when the form does not give it.
     expect(res.text).toMatch(/<origin>\s*<value>[^<]+<\/value>\s*<\/origin>/);
+    expect(compositionSchemaErrors(res.text)).toBe('');
+  });
+
+  it('answers an encounter posted in its simple form as canonical XML that meets the RM schema', async () => {
+    const content = {
+      encounter: { ...ENCOUNTER.encounter, end: '2026-11-22T10:00:00Z', practitioner: 'Dr. Jones', reason: 'Follow-up', appointment_id: 'apt-42' },
+    };
+    const created = await api('POST', '/ehr/ehr-p-1001/composition', {
+      body: { _type: 'COMPOSITION', archetype_details: { template_id: { value: 'encounter.v1' } }, content },
+    });
+    expect(created.status).toBe(201);
+    const res = await api('GET', `/ehr/ehr-p-1001/composition/${uidOf(created)}`, { headers: acceptXml });
+    expect(res.status).toBe(200);
+    expect(res.text).toContain('<participations><function><value>performer</value></function>');
     expect(compositionSchemaErrors(res.text)).toBe('');
   });
 

@@ -90,29 +90,16 @@ export async function seedEhr(prisma: EhrPrisma, cipher: FieldCipher, chainKey: 
         await tx.$queryRaw`SELECT set_config('app.tenant_id', ${tenantId}, true)`;
         const audit = new AuditWriter(tx, tenantId, SEED_ACTOR, 'demo data', chainKey);
         for (const t of SEED_TEMPLATES) {
-          if ('opt' in t) {
-            // As an OPT upload stores it: the XML, and a definition that marks the row as operational.
-            await tx.clinicalTemplate.create({
-              data: { tenantId, id: t.id, name: t.name, area: t.area, definition: OPT_DEFINITION, opt: t.opt, createdBy: SEED_ACTOR },
-            });
-            const sha256 = createHash('sha256').update(t.opt).digest('hex');
-            await audit.record({
-              action: 'create',
-              entityType: 'ClinicalTemplate',
-              entityId: t.id,
-              after: { name: t.name, area: t.area, format: 'OPT 1.4', sha256 },
-            });
-            continue;
-          }
+          // As an OPT upload stores it: the XML, and a definition that marks the row as operational.
           await tx.clinicalTemplate.create({
-            // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- tsc rejects the recursive ConstraintNode as Prisma JSON input without it
-            data: { tenantId, id: t.id, name: t.name, area: t.area, definition: t.definition as object, createdBy: SEED_ACTOR },
+            data: { tenantId, id: t.id, name: t.name, area: t.area, definition: OPT_DEFINITION, opt: t.opt, createdBy: SEED_ACTOR },
           });
+          const sha256 = createHash('sha256').update(t.opt).digest('hex');
           await audit.record({
             action: 'create',
             entityType: 'ClinicalTemplate',
             entityId: t.id,
-            after: { name: t.name, area: t.area, definition: t.definition },
+            after: { name: t.name, area: t.area, format: 'OPT 1.4', sha256 },
           });
         }
         for (const p of PATIENTS.filter((x) => x.tenantId === tenantId)) {

@@ -129,7 +129,10 @@ export class CompositionService {
     if ('_type' in content) return toCanonical(content, 'JSON', wt);
     if (Object.keys(content).some((key) => key.startsWith(`${root}/`))) return toCanonical(content, 'FLAT', wt);
     const form = this.templates.simpleForm(template);
-    if (form && !(root in content)) {
+    // encounter.v1's simple body and its STRUCTURED form share the root key `encounter`: STRUCTURED names template nodes below it.
+    const value = (content as Record<string, unknown>)[root];
+    const structured = typeof value === 'object' && value !== null && Object.keys(value).some((k) => wt.tree.children?.some((c) => c.id === k));
+    if (form && !structured) {
       const details = validateContent(form.definition, content, templateId);
       if (details.length > 0) throw new AppError('COMPOSITION_INVALID', `The content does not conform to template ${templateId}`, details);
       return toCanonical(form.toFlat(content, this.store.identity.sub), 'FLAT', wt);

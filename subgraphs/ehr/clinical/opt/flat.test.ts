@@ -64,3 +64,54 @@ describe('FLAT errors', () => {
     );
   });
 });
+
+describe('FLAT context participations (_participation)', () => {
+  const t = THIRD_PARTY[0];
+  const wt = buildWebTemplate(parseOpt(fixture(t.opt)));
+  const base: Record<string, unknown> = fixtureJson(t.flat);
+  const ctx = `${wt.tree.id}/context`;
+  const participations = {
+    [`${ctx}/_participation:0|function`]: 'performer',
+    [`${ctx}/_participation:0|name`]: 'Dr. Jones',
+    [`${ctx}/_participation:1|function`]: 'requester',
+    [`${ctx}/_participation:1|name`]: 'Dr. Marcus Johnson',
+    [`${ctx}/_participation:1|id`]: '199',
+    [`${ctx}/_participation:1|id_scheme`]: 'HOSPITAL-NS',
+    [`${ctx}/_participation:1|id_namespace`]: 'HOSPITAL-NS',
+  };
+
+  it('reads them into EVENT_CONTEXT.participations and writes them back', () => {
+    const rm = flatToCanonical({ ...base, ...participations }, wt);
+    expect(rm.context.participations).toEqual([
+      { _type: 'PARTICIPATION', function: { _type: 'DV_TEXT', value: 'performer' }, performer: { _type: 'PARTY_IDENTIFIED', name: 'Dr. Jones' } },
+      {
+        _type: 'PARTICIPATION',
+        function: { _type: 'DV_TEXT', value: 'requester' },
+        performer: {
+          _type: 'PARTY_IDENTIFIED',
+          name: 'Dr. Marcus Johnson',
+          external_ref: { _type: 'PARTY_REF', id: { _type: 'GENERIC_ID', value: '199', scheme: 'HOSPITAL-NS' }, namespace: 'HOSPITAL-NS', type: 'PERSON' },
+        },
+      },
+    ]);
+    expect(normalise(canonicalToFlat(rm, wt))).toEqual(normalise({ ...base, ...participations }));
+  });
+
+  it('rejects a participation without a function or performer, or with suffixes it does not read', () => {
+    const bad = {
+      ...base,
+      [`${ctx}/_participation:0|name`]: 'Dr. Jones',
+      [`${ctx}/_participation:1|function`]: 'performer',
+      [`${ctx}/_participation:1|mode`]: '216',
+    };
+    expect(() => flatToCanonical(bad, wt)).toThrow(
+      expect.objectContaining({
+        code: 'VALIDATION_ERROR',
+        details: [
+          { path: `${ctx}/_participation`, message: expect.stringContaining('needs |function') },
+          { path: `${ctx}/_participation`, message: expect.stringContaining('not |mode') },
+        ],
+      }),
+    );
+  });
+});

@@ -1,4 +1,5 @@
 import { validationError, type ErrorDetail } from '../../../../common/errors';
+import { emitParticipations, readParticipation } from './flat-participation';
 import type { WebNode, WebTemplate } from './web-template';
 
 /**
@@ -151,6 +152,7 @@ function emit(node: WebNode, rm: Rm, prefix: string, out: Flat) {
   if (node.rmType === 'EVENT_CONTEXT') {
     if (rm.end_time) out[`${prefix}/_end_time`] = isoPoint(rm.end_time.value);
     if (rm.health_care_facility) emitValue('PARTY_IDENTIFIED', rm.health_care_facility, `${prefix}/_health_care_facility`, out);
+    emitParticipations(rm, prefix, out);
   }
   if (rm._type === 'INTERVAL_EVENT') {
     if (rm.width) out[`${prefix}/width`] = rm.width.value;
@@ -357,11 +359,14 @@ class FlatReader {
     else this.fill(node, object, group, path);
   }
 
-  /** FLAT attributes that are not web-template nodes: `_end_time`, `_health_care_facility`, interval `width` / `math_function`. */
+  /** FLAT attributes that are not web-template nodes: `_end_time`, `_health_care_facility`, `_participation`, interval `width` / `math_function`. */
   private special(node: WebNode, rm: Rm, id: string, group: Group, path: string) {
     if (node.rmType === 'EVENT_CONTEXT' && id === '_end_time') rm.end_time = { _type: 'DV_DATE_TIME', value: group.fields.get('') };
     else if (node.rmType === 'EVENT_CONTEXT' && id === '_health_care_facility') rm.health_care_facility = buildValue('PARTY_PROXY', group.fields);
-    else if (node.rmType === 'EVENT' && id === 'width') {
+    else if (node.rmType === 'EVENT_CONTEXT' && id === '_participation') {
+      const participation = readParticipation(group.fields, group.children.size > 0, path, this.details);
+      if (participation) attach(rm, 'participations', participation);
+    } else if (node.rmType === 'EVENT' && id === 'width') {
       rm._type = 'INTERVAL_EVENT';
       rm.width = { _type: 'DV_DURATION', value: group.fields.get('') };
     } else if (node.rmType === 'EVENT' && id === 'math_function')

@@ -1,5 +1,6 @@
 import type { Flat } from '../opt/flat';
 import { clinicalNote } from './clinical-note';
+import { encounter } from './encounter';
 import { labResult } from './lab-result';
 import { medicationOrder } from './medication-order';
 import type { Json, SimpleForm } from './shared';
@@ -24,6 +25,7 @@ export { dateOfDateTime } from './medication-order';
 
 const FORMS: Record<string, SimpleForm> = {
   'vital_signs.v1': vitalSigns,
+  'encounter.v1': encounter,
   'lab_result.v1': labResult,
   'medication_order.v1': medicationOrder,
   'clinical_note.v1': clinicalNote,

@@ -3,6 +3,7 @@ import { buildWebTemplate } from '../opt/web-template';
 import { exampleFlat } from '../opt/example';
 import { canonicalToFlat, flatToCanonical } from '../opt/flat';
 import { validateComposition } from '../opt/validate';
+import { compositionFromXml, compositionToXml } from '../opt/rm-xml';
 import { SEED_TEMPLATES, demoOpt } from '../templates';
 import { simpleFormOf, simpleView } from '.';
 
@@ -48,9 +49,26 @@ const NOTE = {
     body: 'Feels well.\nBP < 130 & stable.',
   },
 };
-const BODIES: Record<string, object> = { 'vital_signs.v1': VITALS, 'lab_result.v1': LAB, 'medication_order.v1': ORDER, 'clinical_note.v1': NOTE };
+const ENCOUNTER = {
+  encounter: {
+    encounter_type: { code: 'AMB' },
+    start: '2026-11-22T09:30:00Z',
+    end: '2026-11-22T10:00:00Z',
+    location: 'Clinic Amstel, room 2',
+    practitioner: 'Dr. Jones',
+    reason: 'Follow-up of raised blood pressure',
+    appointment_id: 'apt-42',
+  },
+};
+const BODIES: Record<string, object> = {
+  'vital_signs.v1': VITALS,
+  'encounter.v1': ENCOUNTER,
+  'lab_result.v1': LAB,
+  'medication_order.v1': ORDER,
+  'clinical_note.v1': NOTE,
+};
 
-describe.each(SEED_TEMPLATES.filter((t) => 'opt' in t).map((t) => t.id))('demo OPT %s', (templateId) => {
+describe.each(SEED_TEMPLATES.map((t) => t.id))('demo OPT %s', (templateId) => {
   const opt = parseOpt(demoOpt(templateId));
   const wt = buildWebTemplate(opt);
 
@@ -168,5 +186,55 @@ describe('the clinical-note simple form', () => {
   it('shows a note composed by a user identified otherwise canonical', () => {
     const flat = { ...form.toFlat(NOTE, 'dr-jones'), 'clinical_note/composer|id_scheme': 'hospital' };
     expect(simpleView(form, flat)).toBeUndefined();
+  });
+});
+
+describe('the encounter simple form', () => {
+  const wt = buildWebTemplate(parseOpt(demoOpt('encounter.v1')));
+  const form = simpleFormOf('encounter.v1', wt.tree.id)!;
+
+  it('puts the encounter in the COMPOSITION context and the CKM reason-for-encounter and encounter-details archetypes', () => {
+    const canonical = flatToCanonical(form.toFlat(ENCOUNTER, 'dr-jones'), wt);
+    expect(canonical.archetype_node_id).toBe('openEHR-EHR-COMPOSITION.encounter.v1');
+    const context = canonical.context;
+    expect(context.start_time.value).toBe('2026-11-22T09:30:00Z');
+    expect(context.end_time.value).toBe('2026-11-22T10:00:00Z');
+    expect(context.health_care_facility).toEqual({ _type: 'PARTY_IDENTIFIED', name: 'Clinic Amstel, room 2' });
+    expect(context.participations).toEqual([
+      { _type: 'PARTICIPATION', function: { _type: 'DV_TEXT', value: 'performer' }, performer: { _type: 'PARTY_IDENTIFIED', name: 'Dr. Jones' } },
+    ]);
+    const details = context.other_context.items.find((i: any) => i.archetype_node_id === 'openEHR-EHR-CLUSTER.encounter_details.v0');
+    expect(details.items.find((i: any) => i.archetype_node_id === 'at0046').value).toEqual({ _type: 'DV_IDENTIFIER', id: 'apt-42', type: 'appointment' });
+    const reason = canonical.content[0];
+    expect(reason.archetype_node_id).toBe('openEHR-EHR-EVALUATION.reason_for_encounter.v1');
+    const item = (id: string) => reason.data.items.find((i: any) => i.archetype_node_id === id).value;
+    expect(item('at0002')).toEqual({
+      _type: 'DV_CODED_TEXT',
+      value: 'Ambulatory',
+      defining_code: { _type: 'CODE_PHRASE', terminology_id: { _type: 'TERMINOLOGY_ID', value: 'HL7-ActCode' }, code_string: 'AMB' },
+    });
+    expect(item('at0004').value).toBe('Follow-up of raised blood pressure');
+  });
+
+  it('reads its canonical XML (context participation, DV_IDENTIFIER) back into the same composition', () => {
+    const canonical = flatToCanonical(form.toFlat(ENCOUNTER, 'dr-jones'), wt);
+    expect(compositionFromXml(compositionToXml(canonical))).toEqual(canonical);
+  });
+
+  it('keeps the bodies of the API: only the required fields, and the type without its value', () => {
+    const minimal = { encounter: { encounter_type: { code: 'EMER' }, start: '2026-11-22T09:30:00Z' } };
+    const canonical = flatToCanonical(form.toFlat(minimal, 'dr-jones'), wt);
+    expect(validateComposition(canonical, wt)).toEqual([]);
+    expect(canonical.context.participations).toBeUndefined();
+    expect(simpleView(form, canonicalToFlat(canonical, wt))).toEqual(minimal);
+  });
+
+  it('shows an encounter with another participation, or an identifier of another type, canonical', () => {
+    const flat = form.toFlat(ENCOUNTER, 'dr-jones');
+    expect(simpleView(form, { ...flat, 'encounter/context/_participation:0|function': 'requester' })).toBeUndefined();
+    expect(
+      simpleView(form, { ...flat, 'encounter/context/_participation:1|function': 'performer', 'encounter/context/_participation:1|name': 'Dr. Smith' }),
+    ).toBeUndefined();
+    expect(simpleView(form, { ...flat, 'encounter/context/encounter_details/encounter_id|type': 'visit' })).toBeUndefined();
   });
 });

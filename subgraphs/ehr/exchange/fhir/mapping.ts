@@ -49,6 +49,7 @@ export const ARCHETYPE = {
   height: 'openEHR-EHR-OBSERVATION.height.v2',
   lab: 'openEHR-EHR-OBSERVATION.laboratory_test_result.v1',
   encounter: 'openEHR-EHR-COMPOSITION.encounter.v1',
+  reasonForEncounter: 'openEHR-EHR-EVALUATION.reason_for_encounter.v1',
   medication: 'openEHR-EHR-INSTRUCTION.medication_order.v3',
   note: 'openEHR-EHR-EVALUATION.clinical_note.v1',
   synopsis: 'openEHR-EHR-EVALUATION.clinical_synopsis.v1',
@@ -65,6 +66,7 @@ const RESOURCE_OF_ARCHETYPE: Record<string, string> = {
   [ARCHETYPE.height]: 'Observation',
   [ARCHETYPE.lab]: 'Observation',
   [ARCHETYPE.encounter]: 'Encounter',
+  [ARCHETYPE.reasonForEncounter]: 'Encounter',
   [ARCHETYPE.medication]: 'MedicationRequest',
   [ARCHETYPE.note]: 'DocumentReference',
   [ARCHETYPE.synopsis]: 'DocumentReference',
@@ -234,6 +236,7 @@ const LAB_STATUS_OF_CODE = Object.fromEntries(Object.entries(LAB_STATUS).map(([s
 const ANALYTE = 'openEHR-EHR-CLUSTER.laboratory_test_analyte.v1';
 const THERAPEUTIC_DIRECTION = 'openEHR-EHR-CLUSTER.therapeutic_direction.v1';
 const DOSAGE = 'openEHR-EHR-CLUSTER.dosage.v2';
+const ENCOUNTER_DETAILS = 'openEHR-EHR-CLUSTER.encounter_details.v0';
 const TIMING_DAILY = 'openEHR-EHR-CLUSTER.timing_daily.v1';
 /** The report composition's context elements, told apart by the names the clinical-note template gives them. */
 const REPORT_CONTEXT_ITEM = '/context/other_context[at0001]/items[at0007]';
@@ -300,6 +303,36 @@ const RM_MAPPERS: Record<string, (entry: Json, ctx: Context) => Json | null> = {
       issued: ctx.composition.committedAt.toISOString(),
       ...(results.length === 1 ? results[0].fields : { component: results.map((r) => ({ code: { text: r.name }, ...r.fields })) }),
       ...(conclusion ? { note: [{ text: conclusion }] } : {}),
+    };
+  },
+  /**
+   * The Encounter is the COMPOSITION itself (its context: times, facility,
+   * performer, appointment); its reason-for-encounter entry (type, reason)
+   * marks it as an encounter record: the COMPOSITION.encounter archetype alone
+   * does not, other demo templates are built on it too.
+   */
+  [ARCHETYPE.reasonForEncounter]: (reason, ctx) => {
+    const composition = ctx.composition.content;
+    const context = rmAt(composition, '/context');
+    const type = rmAt(reason, '/data[at0001]/items[at0002]/value');
+    const problem = rmAt(reason, '/data[at0001]/items[at0004]/value')?.value as string | undefined;
+    const start = context?.start_time?.value as string | undefined;
+    const end = context?.end_time?.value as string | undefined;
+    const performers = rmAll(composition, '/context/participations').filter((p) => p.function?.value === 'performer' && p.performer?.name);
+    const facility = context?.health_care_facility?.name as string | undefined;
+    const appointment = rmAll(composition, `/context/other_context[at0001]/items[${ENCOUNTER_DETAILS}]/items[at0046]/value`).find(
+      (v) => v.type === 'appointment',
+    )?.id as string | undefined;
+    return {
+      resourceType: 'Encounter',
+      status: end ? 'finished' : 'in-progress',
+      ...(type?.defining_code ? { class: coding(ACT_CODE, type.defining_code.code_string, type.value) } : {}),
+      subject: ctx.subject,
+      ...(start ? { period: { start: fhirDateTime(start), ...(end ? { end: fhirDateTime(end) } : {}) } } : {}),
+      ...(performers.length ? { participant: performers.map((p) => ({ individual: { display: p.performer.name } })) } : {}),
+      ...(problem ? { reasonCode: [{ text: problem }] } : {}),
+      ...(facility ? { location: [{ location: { display: facility } }] } : {}),
+      ...(appointment ? { appointment: [{ reference: `Appointment/${appointment}` }] } : {}),
     };
   },
   [ARCHETYPE.medication]: (instruction, ctx) => {

@@ -536,7 +536,14 @@ export class OpenEhrService {
     if (!operational) throw validationError(`Examples are generated for operational templates; ${templateId} is a CareGraph JSON template`);
     const flat = exampleFlat(operational.webTemplate, new Date());
     const { uid: _uid, ...composition } = flatToCanonical(flat, operational.webTemplate);
-    const body = chosen === 'FLAT' ? flat : chosen === 'STRUCTURED' ? flatToStructured(flat) : chosen === 'XML' ? compositionToXml(composition) : withoutStaticTypes(composition);
+    const body =
+      chosen === 'FLAT'
+        ? flat
+        : chosen === 'STRUCTURED'
+          ? flatToStructured(flat)
+          : chosen === 'XML'
+            ? compositionToXml(composition)
+            : withoutStaticTypes(composition);
     return { body };
   }
 
