@@ -697,6 +697,10 @@ export type Mutation = {
   openehrDeleteComposition: OpenEhrResult;
   /** Deletes the EHR's directory (a final version); ifMatch names the latest version. */
   openehrDeleteDirectory: OpenEhrResult;
+  /** Deletes the tags with a key (at any target path) of a composition or EHR_STATUS. */
+  openehrDeleteItemTags: OpenEhrResult;
+  /** Replaces the tags of a composition or EHR_STATUS: [{key, value?, target_path?}] (an empty list removes them). */
+  openehrSetItemTags: OpenEhrResult;
   /** Stores an AQL query under a name and version (1.0.0, or the next patch version, when none is given). */
   openehrStoreQuery: OpenEhrResult;
   openehrUpdateComposition: OpenEhrResult;
@@ -917,6 +921,24 @@ export type MutationOpenehrDeleteDirectoryArgs = {
   ehrId: Scalars['ID']['input'];
   ifMatch: Scalars['String']['input'];
   reason?: InputMaybe<Scalars['String']['input']>;
+};
+
+
+export type MutationOpenehrDeleteItemTagsArgs = {
+  ehrId: Scalars['ID']['input'];
+  key: Scalars['String']['input'];
+  reason?: InputMaybe<Scalars['String']['input']>;
+  targetType: Scalars['String']['input'];
+  uid: Scalars['String']['input'];
+};
+
+
+export type MutationOpenehrSetItemTagsArgs = {
+  ehrId: Scalars['ID']['input'];
+  reason?: InputMaybe<Scalars['String']['input']>;
+  tags: Scalars['JSON']['input'];
+  targetType: Scalars['String']['input'];
+  uid: Scalars['String']['input'];
 };
 
 
@@ -1514,6 +1536,10 @@ export type Query = {
   openehrEhrStatusRevisionHistory: OpenEhrResult;
   /** An EHR_STATUS version (ORIGINAL_VERSION) by uid, at a time, or the latest. */
   openehrEhrStatusVersion: OpenEhrResult;
+  /** Every readable tag in an EHR, filtered by key, value and target path (each exact). */
+  openehrEhrTags: OpenEhrResult;
+  /** The tags of a composition or EHR_STATUS (body: ITEM_TAG list). */
+  openehrItemTags: OpenEhrResult;
   openehrRevisionHistory: OpenEhrResult;
   /** Runs a stored query like aqlQuery: {meta, name, q, columns, rows}. */
   openehrRunStoredQuery: Scalars['JSONObject']['output'];
@@ -1750,6 +1776,21 @@ export type QueryOpenehrEhrStatusVersionArgs = {
   ehrId: Scalars['ID']['input'];
   versionAtTime?: InputMaybe<Scalars['String']['input']>;
   versionUid?: InputMaybe<Scalars['String']['input']>;
+};
+
+
+export type QueryOpenehrEhrTagsArgs = {
+  ehrId: Scalars['ID']['input'];
+  key?: InputMaybe<Scalars['String']['input']>;
+  targetPath?: InputMaybe<Scalars['String']['input']>;
+  value?: InputMaybe<Scalars['String']['input']>;
+};
+
+
+export type QueryOpenehrItemTagsArgs = {
+  ehrId: Scalars['ID']['input'];
+  targetType: Scalars['String']['input'];
+  uid: Scalars['String']['input'];
 };
 
 
