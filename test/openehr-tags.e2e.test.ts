@@ -87,6 +87,11 @@ describe(`openEHR ITEM_TAG (${backendName})`, () => {
     expect((await api('DELETE', `/ehr/${ehrId}/composition/${objectUid}/tags/flag`)).status).toBe(404);
     expect((await api('GET', `/ehr/${ehrId}/composition/${objectUid}/tags`)).body).toEqual([set.body[0]]);
 
+    // A key is any printable text, spaces and slashes included.
+    await api('PUT', `/ehr/${ehrId}/composition/${objectUid}/tags`, { body: [{ key: 'category', value: 'final' }, { key: 'to do/soon' }], headers: json });
+    expect((await api('DELETE', `/ehr/${ehrId}/composition/${objectUid}/tags/${encodeURIComponent('to do/soon')}`)).status).toBe(204);
+    expect((await api('GET', `/ehr/${ehrId}/composition/${objectUid}/tags`)).body).toEqual([set.body[0]]);
+
     // An empty list removes them all.
     expect((await api('PUT', `/ehr/${ehrId}/composition/${objectUid}/tags`, { body: [], headers: json })).status).toBe(204);
     expect((await api('GET', `/ehr/${ehrId}/composition/${objectUid}/tags`)).body).toEqual([]);

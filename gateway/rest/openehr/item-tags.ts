@@ -55,7 +55,8 @@ export function itemTagRoutes(router: Router, call: Call) {
       else res.status(204).end();
     });
     router.delete(`/ehr/:ehrId/${segment}/:uid/tags/:key`, async (req, res) => {
-      await call(req, 'openehrDeleteItemTags', { ...target(req), key: pathId(req, 'key'), reason: auditReason(req) ?? null }, 'mutation');
+      // A key is any printable text (the ehr subgraph checks it), so it is not held to the path-id pattern.
+      await call(req, 'openehrDeleteItemTags', { ...target(req), key: String(req.params.key), reason: auditReason(req) ?? null }, 'mutation');
       res.status(204).end();
     });
   }
