@@ -1,6 +1,6 @@
 import { startTestPlatform, backendName, type TestPlatform } from './harness';
 import { VITALS } from './ehr-fixtures';
-import { openEhrContracts } from './support/openehr-oas';
+import { openEhrCalls } from './support/openehr-oas';
 
 const text = { 'content-type': 'text/plain' };
 const BP = `SELECT c/uid/value AS uid, o/systolic/magnitude AS systolic
@@ -18,14 +18,7 @@ describe(`openEHR stored queries (${backendName})`, () => {
   let t: TestPlatform;
   let acme: string;
   let clinician: string;
-  const oas = openEhrContracts();
-  const api = async (method: string, path: string, options: Parameters<TestPlatform['request']>[2] = {}) => {
-    const res = await t.request(method, `/openehr/v1${path}`, options);
-    oas.check(method, `/openehr/v1${path}`, res);
-    return res;
-  };
-  /** For answers the OAS does not name (401, 403, 415). */
-  const raw = (method: string, path: string, options: Parameters<TestPlatform['request']>[2] = {}) => t.request(method, `/openehr/v1${path}`, options);
+  const { checked: api, raw } = openEhrCalls(() => t);
   const put = (path: string, aql: string, token?: string) => api('PUT', `/definition/query/${path}`, { rawBody: aql, headers: text, token });
   const list = async (name = 'org.example::bp', token?: string) => (await api('GET', `/definition/query/${name}`, { token })).body;
   const adhoc = async (q: string, query_parameters: Record<string, unknown>) => (await api('POST', '/query/aql', { body: { q, query_parameters } })).body;

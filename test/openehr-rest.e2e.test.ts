@@ -1,6 +1,6 @@
 import { startTestPlatform, backendName, type TestPlatform } from './harness';
 import { VITALS } from './ehr-fixtures';
-import { openEhrContracts } from './support/openehr-oas';
+import { openEhrCalls } from './support/openehr-oas';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const json = { 'content-type': 'application/json' };
@@ -15,13 +15,7 @@ const randomVersionedId = '0b5a2c4e-aaaa-4a11-8a11-00000000aaaa';
 describe(`openEHR REST resources (${backendName})`, () => {
   let t: TestPlatform;
   let acme: string;
-  const oas = openEhrContracts();
-  /** A call under /openehr/v1 whose answer must match the openEHR OAS. */
-  const api = async (method: string, path: string, options: Parameters<TestPlatform['request']>[2] = {}) => {
-    const res = await t.request(method, `/openehr/v1${path}`, options);
-    oas.check(method, `/openehr/v1${path}`, res);
-    return res;
-  };
+  const { checked: api, raw } = openEhrCalls(() => t);
   const status = (subject?: { id: string; namespace: string }, flags = { is_queryable: true, is_modifiable: true }) => ({
     _type: 'EHR_STATUS',
     archetype_node_id: 'openEHR-EHR-EHR_STATUS.generic.v1',
@@ -31,8 +25,6 @@ describe(`openEHR REST resources (${backendName})`, () => {
       : { _type: 'PARTY_SELF' },
     ...flags,
   });
-  /** The same call, unchecked: for answers the OAS does not name (403, FLAT bodies). */
-  const raw = (method: string, path: string, options: Parameters<TestPlatform['request']>[2] = {}) => t.request(method, `/openehr/v1${path}`, options);
   const envelope = (content: unknown) => ({ _type: 'COMPOSITION', archetype_details: { template_id: { value: 'vital_signs.v1' } }, content });
 
   beforeAll(async () => {

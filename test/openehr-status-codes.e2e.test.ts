@@ -3,7 +3,7 @@ import path from 'node:path';
 import { parse } from 'yaml';
 import { startTestPlatform, backendName, type TestPlatform } from './harness';
 import { VITALS } from './ehr-fixtures';
-import { openEhrContracts } from './support/openehr-oas';
+import { openEhrCalls } from './support/openehr-oas';
 
 const json = { 'content-type': 'application/json' };
 const representation = { ...json, prefer: 'return=representation' };
@@ -21,12 +21,7 @@ const UNKNOWN = '0b6a8c36-1111-4c6e-9e5e-3f1f3f1f3f1f';
  */
 describe(`openEHR REST API: every documented status code (${backendName})`, () => {
   let t: TestPlatform;
-  const oas = openEhrContracts();
-  const api = async (method: string, url: string, options: Parameters<TestPlatform['request']>[2] = {}) => {
-    const res = await t.request(method, `/openehr/v1${url}`, options);
-    oas.check(method, `/openehr/v1${url}`, res);
-    return res;
-  };
+  const { checked: api, contracts: oas } = openEhrCalls(() => t);
   /** A request that must answer `status`, checked against the document. */
   const expectStatus = async (status: number, method: string, url: string, options: Parameters<TestPlatform['request']>[2] = {}) => {
     const res = await api(method, url, options);

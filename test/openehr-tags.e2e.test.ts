@@ -1,6 +1,6 @@
 import { startTestPlatform, backendName, type TestPlatform } from './harness';
 import { VITALS } from './ehr-fixtures';
-import { openEhrContracts } from './support/openehr-oas';
+import { openEhrCalls } from './support/openehr-oas';
 
 const json = { 'content-type': 'application/json' };
 const representation = { ...json, prefer: 'return=representation' };
@@ -13,14 +13,7 @@ const representation = { ...json, prefer: 'return=representation' };
  */
 describe(`openEHR ITEM_TAG (${backendName})`, () => {
   let t: TestPlatform;
-  const oas = openEhrContracts();
-  const api = async (method: string, path: string, options: Parameters<TestPlatform['request']>[2] = {}) => {
-    const res = await t.request(method, `/openehr/v1${path}`, options);
-    oas.check(method, `/openehr/v1${path}`, res);
-    return res;
-  };
-  /** Unchecked: for answers the document does not name (403, 415). */
-  const raw = (method: string, path: string, options: Parameters<TestPlatform['request']>[2] = {}) => t.request(method, `/openehr/v1${path}`, options);
+  const { checked: api, raw } = openEhrCalls(() => t);
   const newEhr = async () => (await api('POST', '/ehr', { headers: { prefer: 'return=representation' } })).body.ehr_id.value as string;
   const newComposition = async (ehrId: string) =>
     (

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
+import type { TestPlatform } from '../harness';
 import { openApiContract, type OpenApiContract } from './openapi-contract';
 
 /**
@@ -39,4 +40,21 @@ export function openEhrContracts(): OpenEhrContracts {
     check: (method, url, response) => owner(url).contract.check(method, url, response),
     covered: () => contracts.flatMap((c) => [...c.contract.covered]).sort(),
   };
+}
+
+type RequestOptions = Parameters<TestPlatform['request']>[2];
+
+/**
+ * Calls below /openehr/v1 of a test platform: `checked` answers must match the
+ * openEHR OAS (it throws naming what does not), `raw` answers are not checked
+ * (for those the documents do not name: 403, 415).
+ */
+export function openEhrCalls(platform: () => TestPlatform, contracts: OpenEhrContracts = openEhrContracts()) {
+  const raw = (method: string, path: string, options: RequestOptions = {}) => platform().request(method, `/openehr/v1${path}`, options);
+  const checked = async (method: string, path: string, options: RequestOptions = {}) => {
+    const res = await raw(method, path, options);
+    contracts.check(method, `/openehr/v1${path}`, res);
+    return res;
+  };
+  return { contracts, checked, raw };
 }
