@@ -81,6 +81,11 @@ describe(`subject access export (${backendName})`, () => {
     expect((await t.request('POST', '/v1/simulator/replies', { body: { messageId: own, body: 'Export test reply' } })).status).toBe(201);
     expect((await t.request('PATCH', '/v1/patients/p-1001/preferences', { body: { language: 'nl' } })).status).toBe(200);
     const composition = await t.request('POST', '/api/ehr/compositions', { body: { templateId: 'vital_signs.v1', ehrId: 'ehr-p-1001', content: VITALS } });
+    const tagged = await t.request('PUT', `/openehr/v1/ehr/ehr-p-1001/composition/${composition.body.id}/tags`, {
+      body: [{ key: 'follow-up', value: 'call back in a week' }],
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(tagged.status).toBe(204);
     expect(composition.status).toBe(201);
     const nurse = await t.token({ roles: ['nurse'], sub: 'nurse-export@example.com' });
     // The nurse's read lands in the access log the export carries.
@@ -134,6 +139,7 @@ describe(`subject access export (${backendName})`, () => {
       'messaging/preferences.json',
       'messaging/replies.json',
       'openehr/compositions.json',
+      'openehr/item-tags.json',
     ]);
     const json = (name: string) => JSON.parse(entries.get(name)!);
 
@@ -145,6 +151,7 @@ describe(`subject access export (${backendName})`, () => {
     expect(compositions.map((c: any) => c.uid)).toContain(composition.body.uid);
     expect(compositions.find((c: any) => c.uid === composition.body.uid).content).toEqual(VITALS);
     expect(json('access-log.json').some((e: any) => e.actor === 'nurse-export@example.com' && e.entityId === 'p-1001')).toBe(true);
+    expect(json('openehr/item-tags.json')).toEqual([expect.objectContaining({ key: 'follow-up', value: 'call back in a week' })]);
     const messages = json('messaging/messages.json');
     expect(messages.map((m: any) => m.id)).toEqual([own]);
     expect(messages[0].body).toContain('10:15');

@@ -225,6 +225,17 @@ async function runPatientExport(deps: ExportJobDeps, tenantId: string, exportId:
         }),
     ],
     [
+      'openehr/item-tags.json',
+      () =>
+        Readable.from(
+          (async function* () {
+            const { patient } = await read<{ patient: { ehrId: string } }>('query($id: ID!) { patient(id: $id) { ehrId } }', { id: patientId });
+            const data = await read<{ openehrEhrTags: { body: unknown } }>('query($e: ID!) { openehrEhrTags(ehrId: $e) { body } }', { e: patient.ehrId });
+            yield JSON.stringify(data.openehrEhrTags.body, null, 2);
+          })(),
+        ),
+    ],
+    [
       'access-log.json',
       () =>
         jsonArray(async (offset) => {
