@@ -13,7 +13,7 @@ const VERSION_UID = /^[0-9a-f-]{36}::caregraph\.local::\d+$/;
  */
 describe(`openEHR DIRECTORY (${backendName})`, () => {
   let t: TestPlatform;
-  const { checked: api, raw } = openEhrCalls(() => t);
+  const { checked: api, raw, newEhr, newComposition } = openEhrCalls(() => t);
   const ref = (uid: string) => ({ id: { _type: 'HIER_OBJECT_ID', value: uid.split('::')[0] }, namespace: 'local', type: 'VERSIONED_COMPOSITION' });
   const folder = (name: string, extra: Record<string, unknown> = {}) => ({
     _type: 'FOLDER',
@@ -21,14 +21,6 @@ describe(`openEHR DIRECTORY (${backendName})`, () => {
     name: { _type: 'DV_TEXT', value: name },
     ...extra,
   });
-  const newEhr = async () => (await api('POST', '/ehr', { headers: { prefer: 'return=representation' } })).body.ehr_id.value as string;
-  const newComposition = async (ehrId: string) =>
-    (
-      await raw('POST', `/ehr/${ehrId}/composition`, {
-        body: { _type: 'COMPOSITION', archetype_details: { template_id: { value: 'vital_signs.v1' } }, content: VITALS },
-        headers: { ...json, prefer: 'return=identifier' },
-      })
-    ).body.uid as string;
 
   beforeAll(async () => {
     t = await startTestPlatform();

@@ -1,5 +1,4 @@
 import { startTestPlatform, backendName, type TestPlatform } from './harness';
-import { VITALS } from './ehr-fixtures';
 import { openEhrCalls } from './support/openehr-oas';
 
 const json = { 'content-type': 'application/json' };
@@ -13,15 +12,7 @@ const representation = { ...json, prefer: 'return=representation' };
  */
 describe(`openEHR ITEM_TAG (${backendName})`, () => {
   let t: TestPlatform;
-  const { checked: api, raw } = openEhrCalls(() => t);
-  const newEhr = async () => (await api('POST', '/ehr', { headers: { prefer: 'return=representation' } })).body.ehr_id.value as string;
-  const newComposition = async (ehrId: string) =>
-    (
-      await raw('POST', `/ehr/${ehrId}/composition`, {
-        body: { _type: 'COMPOSITION', archetype_details: { template_id: { value: 'vital_signs.v1' } }, content: VITALS },
-        headers: { ...json, prefer: 'return=identifier' },
-      })
-    ).body.uid as string;
+  const { checked: api, raw, newEhr, newComposition } = openEhrCalls(() => t);
   const ref = (uid: string, type: string) => ({
     id: { _type: uid.includes('::') ? 'OBJECT_VERSION_ID' : 'HIER_OBJECT_ID', value: uid },
     namespace: 'local',

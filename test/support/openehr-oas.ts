@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import type { TestPlatform } from '../harness';
+import { VITALS } from '../ehr-fixtures';
 import { openApiContract, type OpenApiContract } from './openapi-contract';
 
 /**
@@ -56,5 +57,15 @@ export function openEhrCalls(platform: () => TestPlatform, contracts: OpenEhrCon
     contracts.check(method, `/openehr/v1${path}`, res);
     return res;
   };
-  return { contracts, checked, raw };
+  /** A new EHR without a subject: its id. */
+  const newEhr = async () => (await checked('POST', '/ehr', { headers: { prefer: 'return=representation' } })).body.ehr_id.value as string;
+  /** A vital-signs composition (the demo body) in an EHR: its version uid. */
+  const newComposition = async (ehrId: string) =>
+    (
+      await raw('POST', `/ehr/${ehrId}/composition`, {
+        body: { _type: 'COMPOSITION', archetype_details: { template_id: { value: 'vital_signs.v1' } }, content: VITALS },
+        headers: { 'content-type': 'application/json', prefer: 'return=identifier' },
+      })
+    ).body.uid as string;
+  return { contracts, checked, raw, newEhr, newComposition };
 }
