@@ -81,12 +81,12 @@ export class ItemTagService {
 
   /** The target a uid names in an EHR, checked for the action: its patient and area (none for EHR_STATUS). */
   private async target(ehrId: string, targetType: TagTarget, uid: string, action: 'read' | 'write') {
+    // The EHR first: unknown or unreadable EHRs answer as such, whatever the target.
+    const { ehr, uids } = await this.openehr.statusUids(ehrId);
     if (targetType === 'COMPOSITION') {
-      const { ehr } = await this.openehr.statusUids(ehrId);
       const composition = await this.compositions.describedTarget(ehrId, uid, action);
       return { patientId: ehr.patientId, area: composition.area };
     }
-    const { ehr, uids } = await this.openehr.statusUids(ehrId);
     if (!uids.includes(uid)) throw notFound('EHR_STATUS', uid);
     if (action === 'write') await this.policy.assert('write', 'demographics', { patientId: ehr.patientId });
     return { patientId: ehr.patientId, area: null };
