@@ -1,4 +1,14 @@
-import { execute, GraphQLError, parse, validate, type DocumentNode, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
+import {
+  execute,
+  getOperationAST,
+  GraphQLError,
+  OperationTypeNode,
+  parse,
+  validate,
+  type DocumentNode,
+  type GraphQLFormattedError,
+  type GraphQLSchema,
+} from 'graphql';
 
 import type { SubgraphRequest, SubgraphResponse } from './subgraph-server';
 
@@ -32,6 +42,12 @@ export class LocalExecutor {
     // No `data` at all: the request failed before execution (variables that do not coerce, or no such operation).
     if (!('data' in result)) return { errors: this.format(result.errors, 'BAD_USER_INPUT') };
     return { data: result.data, errors: this.format(result.errors) };
+  }
+
+  /** Whether the request is a valid read (a query operation); mutations and invalid documents are not. */
+  isQuery(request: SubgraphRequest): boolean {
+    const document = this.document(request.query);
+    return !('errors' in document) && getOperationAST(document, request.operationName)?.operation === OperationTypeNode.QUERY;
   }
 
   private document(query: string): DocumentNode | { errors: readonly GraphQLError[]; code: string } {

@@ -14,9 +14,10 @@ import { DEADLINE_HEADER, Deadline } from '../deadline';
 import { IdentityTokenVerifier } from '../auth/identity-cache';
 import { createErrorFormatter, toGraphQLError } from './errors';
 import { LocalExecutor } from './local-executor';
+import { SharedReads, type ReadAccount } from './shared-reads';
 import { listen, type RunningServer } from '../http/listen';
 import { metricsHandler } from '../metrics/http';
-import type { MetricsRegistry } from '../metrics/registry';
+import { Counter, defineOnce, type MetricsRegistry } from '../metrics/registry';
 import { traceRequests } from '../telemetry/http';
 
 export interface BaseContext {
@@ -42,6 +43,8 @@ export interface SubgraphServerOptions<Ctx extends BaseContext> {
   production?: boolean;
   /** The process's Prometheus registry, served at GET /metrics beside /healthz. */
   metrics: MetricsRegistry;
+  /** What a request's execution read and changed; given, identical in-process reads in flight share one execution (SharedReads). */
+  readAccount?: (context: Ctx) => ReadAccount;
 }
 
 /** One GraphQL request to a subgraph, as the gateway's query plan sends it. */
@@ -126,7 +129,27 @@ export async function startSubgraphServer<Ctx extends BaseContext>(options: Subg
   });
   options.logger.info({ url: running.url }, `${options.name} subgraph listening`);
   const local = new LocalExecutor(options.schema, formatError);
-  const execute: RunningSubgraph['execute'] = (request, { identity, requestId, deadline }) =>
-    local.run(request, options.createContext({ identity, requestId, logger: options.logger.child({ requestId }), deadline }));
+  const contextOf = ({ identity, requestId, deadline }: Parameters<RunningSubgraph['execute']>[1]) =>
+    options.createContext({ identity, requestId, logger: options.logger.child({ requestId }), deadline });
+  const sharedFetches = defineOnce(
+    options.metrics,
+    'subgraph-shared-reads',
+    (registry) =>
+      new Counter({
+        name: 'caregraph_subgraph_shared_reads_total',
+        help: 'Subgraph reads answered from an identical read in flight for the same identity, by subgraph',
+        labelNames: ['subgraph'],
+        registers: [registry],
+      }),
+  );
+  const shared = new SharedReads((requests) => sharedFetches.inc({ subgraph: options.name }, requests));
+  const { readAccount } = options;
+  const execute: RunningSubgraph['execute'] = (request, caller) => {
+    if (!readAccount || !local.isQuery(request)) return local.run(request, contextOf(caller));
+    return shared.run(request, caller, async () => {
+      const context = contextOf(caller);
+      return { response: await local.run(request, context), account: readAccount(context) };
+    });
+  };
   return { ...running, url: `${running.url}/graphql`, execute };
 }

@@ -1,4 +1,5 @@
 import type { BaseContext } from '../../common/graphql/subgraph-server';
+import type { ReadAccount } from '../../common/graphql/shared-reads';
 import type { PatientService } from './patients/patient.service';
 import type { AppointmentService } from './appointments/appointment.service';
 import type { EhrService } from './records/ehr.service';
@@ -21,6 +22,8 @@ import type { MhdService } from './exchange/mhd/mhd.service';
 import type { XdsPublishService } from './exchange/xds/xds-publish.service';
 
 export interface EhrContext extends BaseContext {
+  /** What this request read (its access log entries) and whether it changed anything. */
+  readAccount: ReadAccount;
   patients: PatientService;
   appointments: AppointmentService;
   ehrs: EhrService;

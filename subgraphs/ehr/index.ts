@@ -123,6 +123,7 @@ export function createEhrContext(deps: EhrDeps) {
     const directories = new DirectoryService(store, deps.cipher, ehrs, accessPolicy, deps.systemId);
     return {
       ...base,
+      readAccount: store,
       patients,
       appointments,
       ehrs,

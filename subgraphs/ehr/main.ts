@@ -52,8 +52,8 @@ export async function startEhrSubgraph(options: SubgraphStartOptions): Promise<R
       })
     : undefined;
   const { schema } = await buildEhrSchema();
-  const server = await startSubgraphServer(
-    subgraphServerOptions(
+  const server = await startSubgraphServer({
+    ...subgraphServerOptions(
       options,
       EHR_SUBGRAPH,
       logger,
@@ -70,7 +70,9 @@ export async function startEhrSubgraph(options: SubgraphStartOptions): Promise<R
         xdsRepository,
       }),
     ),
-  );
+    // Every change and every access log entry of the clinical record goes through the request's store.
+    readAccount: (context) => context.readAccount,
+  });
   return {
     ...server,
     close: async () => {

@@ -4,6 +4,7 @@ import { tenantBound } from '../../../common/db/tenant-session';
 import type { EhrPrisma } from './client';
 import { inTenantTransaction, tenantScopedClient, type TenantClient, type TenantTx } from './tenant';
 import { auditHash, GENESIS_HASH, HMAC_SHA256 } from '../audit/chain';
+import type { ReadAccount } from '../../../common/graphql/shared-reads';
 
 /** The part of a Prisma transaction client the writer needs (scoped or not). */
 export type AuditTx = Pick<TenantTx, 'auditRecord' | '$queryRaw'>;
@@ -95,9 +96,12 @@ export interface TenantStoreOptions {
  * change without one is rolled back), so no code path can change data
  * silently.
  */
-export class TenantStore {
+export class TenantStore implements ReadAccount {
   private client?: TenantClient;
   private perStatement?: TenantClient;
+  /** What this request logged as read, and whether it began a change: see ReadAccount. */
+  private readonly accessLogged: AccessEntry[] = [];
+  private changeBegun = false;
 
   constructor(
     private readonly prisma: EhrPrisma,
@@ -125,6 +129,7 @@ export class TenantStore {
   }
 
   change<T>(reason: string | null | undefined, fn: (tx: TenantTx, audit: AuditWriter) => Promise<T>): Promise<T> {
+    this.changeBegun = true;
     return inTenantTransaction(this.scoped(), this.tenantId, async (tx) => {
       const audit = new AuditWriter(tx, this.tenantId, this.identity.sub, reason ?? null, this.options.chainKey);
       const result = await fn(tx, audit);
@@ -135,21 +140,34 @@ export class TenantStore {
 
   /**
    * NEN 7513 access logging of patient data reads, awaited before the data is
-   * returned. It runs on every read of patient data, so it is one fixed
-   * statement whatever the number of rows (arrays unnested), which the
-   * database plans once; the tenant is this store's own.
+   * returned; the tenant is this store's own.
    */
   async logAccess(tx: Pick<TenantTx, '$executeRaw'>, entries: AccessEntry[]): Promise<void> {
     if (entries.length === 0) return;
-    const ids = entries.map(() => randomUUID());
+    await this.insertAccess(tx, entries, [this.requestId ?? null]);
+    this.accessLogged.push(...entries);
+  }
+
+  get shareable(): boolean {
+    return !this.changeBegun;
+  }
+
+  logReadsFor(requestIds: readonly string[]): Promise<void> {
+    if (this.accessLogged.length === 0 || requestIds.length === 0) return Promise.resolve();
+    return this.read((tx) => this.insertAccess(tx, this.accessLogged, requestIds));
+  }
+
+  /** One row per entry and request, in one fixed statement (arrays unnested) that the database plans once. */
+  private async insertAccess(tx: Pick<TenantTx, '$executeRaw'>, entries: AccessEntry[], requestIds: readonly (string | null)[]): Promise<void> {
+    const rows = requestIds.flatMap((requestId) => entries.map((entry) => ({ ...entry, requestId })));
     const agent = this.identity.agent;
-    const purposes = entries.map((e) => e.purpose ?? agent?.purpose ?? null);
     await tx.$executeRaw`
       INSERT INTO "ehr"."AccessLog" ("tenantId", "id", "actor", "roles", "action", "entityType", "entityId", "patientId", "requestId", "purpose", "client", "tool")
-      SELECT ${this.tenantId}, e.id, ${this.identity.sub}, ${this.identity.roles}::text[], e.action, e."entityType", e."entityId", e."patientId", ${this.requestId ?? null},
+      SELECT ${this.tenantId}, e.id, ${this.identity.sub}, ${this.identity.roles}::text[], e.action, e."entityType", e."entityId", e."patientId", e."requestId",
              e.purpose, ${agent?.client ?? null}, ${agent?.tool ?? null}
-      FROM unnest(${ids}::text[], ${entries.map((e) => e.action ?? 'read')}::text[], ${entries.map((e) => e.entityType)}::text[],
-                  ${entries.map((e) => e.entityId)}::text[], ${entries.map((e) => e.patientId)}::text[], ${purposes}::text[])
-           AS e(id, action, "entityType", "entityId", "patientId", purpose)`;
+      FROM unnest(${rows.map(() => randomUUID())}::text[], ${rows.map((e) => e.action ?? 'read')}::text[], ${rows.map((e) => e.entityType)}::text[],
+                  ${rows.map((e) => e.entityId)}::text[], ${rows.map((e) => e.patientId)}::text[], ${rows.map((e) => e.requestId)}::text[],
+                  ${rows.map((e) => e.purpose ?? agent?.purpose ?? null)}::text[])
+           AS e(id, action, "entityType", "entityId", "patientId", "requestId", purpose)`;
   }
 }
