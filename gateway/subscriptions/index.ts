@@ -1,6 +1,6 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { subscribe as graphqlSubscribe, type ExecutionArgs, type GraphQLError, type GraphQLSchema } from 'graphql';
+import type { ExecutionArgs, GraphQLError, GraphQLSchema } from 'graphql';
 import { WebSocketServer } from 'ws';
 import { useServer, type Extra } from 'graphql-ws/use/ws';
 import type { Context } from 'graphql-ws';
@@ -15,7 +15,7 @@ import { errorBody } from '../../common/errors';
 import type { GatewayContext } from '../context';
 import { graphQLError, prepareOperation, type SubscriptionPlan } from './plan';
 import { authenticateConnection, closeFor, closeOnExpiry, type Session } from './session';
-import { eventStream, messageStatusStream } from './streams';
+import { EventResults, messageStatusStream } from './streams';
 import { ConnectionRateLimiter } from './rate';
 import type { TenantDirectory } from '../tenants/directory';
 
@@ -43,6 +43,8 @@ export interface SubscriptionServerOptions {
 interface OperationContext {
   session: Session;
   plan: SubscriptionPlan;
+  /** The document, operation and variables as the client sent them: equal keys select equal results. */
+  documentKey: string;
 }
 
 /**
@@ -61,6 +63,7 @@ export function attachSubscriptionServer(options: SubscriptionServerOptions): { 
   const open = new Set<Context<any, Extra>>();
   const limiter = new ConnectionRateLimiter(config.SUBSCRIPTIONS_CONNECTIONS_PER_MINUTE);
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES });
+  const eventResults = new EventResults();
 
   const server = useServer<Record<string, unknown>>(
     {
@@ -91,13 +94,14 @@ export function attachSubscriptionServer(options: SubscriptionServerOptions): { 
         }
         const prepared = prepareOperation(schema, session.identity, payload);
         if (Array.isArray(prepared)) return prepared;
-        const contextValue: OperationContext = { session, plan: prepared.plan };
+        const documentKey = JSON.stringify([payload.query, prepared.operationName ?? null, prepared.variableValues ?? null]);
+        const contextValue: OperationContext = { session, plan: prepared.plan, documentKey };
         return { schema, document: prepared.document, operationName: prepared.operationName, variableValues: prepared.variableValues, contextValue };
       },
       subscribe: (args: ExecutionArgs) => {
-        const { session, plan } = args.contextValue as OperationContext;
+        const { session, plan, documentKey } = args.contextValue as OperationContext;
         if (plan.field === 'messageStatusChanged') return messageStatusStream({ bus: events, apollo, logger }, session, plan);
-        return graphqlSubscribe({ ...args, subscribeFieldResolver: () => eventStream(events, session, plan) });
+        return eventResults.stream(args, documentKey, events, session, plan);
       },
       onNext: (_ctx, _id, _payload, _args, result) => (result.errors ? { ...result, errors: format(result.errors) } : undefined),
       onError: (_ctx, _id, _payload, errors) => format(errors),

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { GraphQLError, Kind, type ExecutionResult, type FragmentDefinitionNode, type SelectionSetNode } from 'graphql';
+import { execute, GraphQLError, Kind, type ExecutionArgs, type ExecutionResult, type FragmentDefinitionNode, type SelectionSetNode } from 'graphql';
 import type { ApolloServer } from '@apollo/server';
 import type { EventBus } from '../../common/events/bus';
 import { eventTypeToEnum, type MessageEventData, type PlatformEvent } from '../../common/events/types';
@@ -21,14 +21,60 @@ const overflow = () =>
   );
 
 /** The `events` field: the caller's visible events of the requested types, as webhooks see them. */
-export function eventStream(bus: EventBus, session: Session, plan: Extract<SubscriptionPlan, { field: 'events' }>) {
+function eventStream(bus: EventBus, session: Session, plan: Extract<SubscriptionPlan, { field: 'events' }>) {
   let unsubscribe = () => {};
-  const queue = new BoundedQueue<{ id: string; type: string; timestamp: string; data: unknown }>(SUBSCRIPTION_QUEUE_LIMIT, overflow, () => unsubscribe());
+  const queue = new BoundedQueue<PlatformEvent>(SUBSCRIPTION_QUEUE_LIMIT, overflow, () => unsubscribe());
   unsubscribe = bus.subscribe((event) => {
     if (!plan.types.has(event.type) || !canSeeEvent(session.identity, event)) return;
-    queue.push({ id: event.id, type: eventTypeToEnum(event.type), timestamp: event.timestamp, data: event.data });
+    queue.push(event);
   });
   return queue;
+}
+
+/** How many (event, document) results EventResults keeps: far more than the documents one event reaches. */
+const EVENT_RESULTS_KEPT = 1000;
+
+/**
+ * The `events` results of every subscription: a document's result for an event
+ * depends on nothing but the two (who may see the event is decided before), so
+ * it is executed once per event and document and handed to each subscription
+ * that selected the same, instead of once per subscriber.
+ */
+export class EventResults {
+  private readonly results = new Map<string, ExecutionResult>();
+
+  /** `documentKey` names the document, operation and variables (equal keys, equal results). */
+  stream(
+    args: ExecutionArgs,
+    documentKey: string,
+    bus: EventBus,
+    session: Session,
+    plan: Extract<SubscriptionPlan, { field: 'events' }>,
+  ): AsyncIterableIterator<ExecutionResult> {
+    const queue = eventStream(bus, session, plan);
+    const resultOf = (event: PlatformEvent) => {
+      const key = `${event.id}\n${documentKey}`;
+      let result = this.results.get(key);
+      if (!result) {
+        const payload = { id: event.id, type: eventTypeToEnum(event.type), timestamp: event.timestamp, data: event.data };
+        // Event's fields resolve synchronously (no resolver of theirs awaits), so execute answers at once.
+        result = execute({ ...args, rootValue: payload }) as ExecutionResult;
+        this.results.set(key, result);
+        if (this.results.size > EVENT_RESULTS_KEPT) this.results.delete(this.results.keys().next().value!);
+      }
+      return result;
+    };
+    const stream: AsyncIterableIterator<ExecutionResult> = {
+      next: async () => {
+        const item = await queue.next();
+        return item.done ? item : { value: resultOf(item.value), done: false };
+      },
+      return: () => queue.return(),
+      throw: (error) => queue.throw(error),
+      [Symbol.asyncIterator]: () => stream,
+    };
+    return stream;
+  }
 }
 
 export interface MessageStatusDeps {
