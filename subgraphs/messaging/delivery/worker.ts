@@ -149,7 +149,11 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
       resume(tenantId, resumes, new Date(now.getTime() + leaseMs)),
     ]);
     if (held.length > 0) logger.debug({ count: held.length }, 'held for quiet hours');
-    const sending = [...claimed.map((move) => move.message), ...resumed].map((row) => ({ ...row, attempts: row.attempts + 1 }));
+    // As the claims left them: `sending`, the lease, one more attempt.
+    const sending = [...claimed.map((move) => ({ ...move.message, status: 'sending', leaseUntil: move.leaseUntil ?? null })), ...resumed].map((row) => ({
+      ...row,
+      attempts: row.attempts + 1,
+    }));
     await send(tenantId, sending, jobs);
   }
 
