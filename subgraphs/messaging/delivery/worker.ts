@@ -260,7 +260,7 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
     const reports = new Map<string, NonNullable<SendResult['report']>>();
     const failures: Move[] = [];
     const retries: MessageRow[] = [];
-    let unexpected: unknown;
+    let unexpected: Error | undefined;
     for (const outcome of outcomes) {
       const { row, job } = outcome;
       if ('result' in outcome) {
@@ -274,7 +274,7 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
         });
         if (result.report) reports.set(row.id, result.report);
       } else if (!(outcome.error instanceof ProviderError)) {
-        unexpected ??= outcome.error;
+        unexpected ??= outcome.error instanceof Error ? outcome.error : new Error(String(outcome.error));
       } else if (outcome.error.permanent || row.attempts >= MAX_ATTEMPTS) {
         logger.warn({ messageId: row.id, err: outcome.error.message }, 'delivery failed');
         failures.push(failMove(row, job, outcome.error.message));
@@ -320,7 +320,7 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
           );
         }),
     ]);
-    if (unexpected !== undefined) throw unexpected;
+    if (unexpected) throw unexpected;
   }
 
   async function report(jobs: RunningJob<SimulatorReportJob>[]): Promise<void> {
