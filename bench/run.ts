@@ -40,6 +40,8 @@ interface Settings {
   webhookSubscriptions: number;
   webhookMessages: number;
   batches: number;
+  /** 4c: messages sent in batches of up to 1,000 and timed to `delivered`. */
+  deliveryMessages: number;
   /** Scenario 6: the composition counts the database grows through, measured at each. */
   clinicalSizes: number[];
 }
@@ -89,6 +91,7 @@ function parseArgs(argv: string[]): { settings: Settings; soak?: number; only: S
       webhookSubscriptions: 4,
       webhookMessages: quick ? 60 : 200,
       batches: quick ? 3 : 5,
+      deliveryMessages: quick ? 1000 : 2000,
       clinicalSizes,
     },
   };
@@ -358,6 +361,11 @@ async function main(): Promise<void> {
     if (only.has(4)) {
       results.webhooks = await webhookThroughput(platform, ctx);
       results.batch = await batchThroughput(platform, ctx);
+      // 4c needs the simulator without delays: CareGraph restarted for it, then as before for what follows.
+      await platform.child.stop();
+      results.delivery = await deliveryThroughput(ctx, { dataDir, ports, cgEnv, postgres: database !== undefined });
+      platform = await startCareGraph(dataDir, ports, cgEnv);
+      children.push(platform.child);
     }
 
     // 5b. Ten times the data: the same reads on a copy of the database as it is and on the database grown
@@ -585,6 +593,149 @@ async function batchThroughput(platform: Platform, ctx: RunContext) {
     itemsPerSecond: round(1000 / percentile(seconds, 50), 1),
     cpuSeconds: round(usage.cpuSeconds, 2),
     peakRssMiB: round(usage.peakRssBytes / 2 ** 20, 1),
+  };
+}
+
+/** The simulator's delays at zero: 4c measures the pipeline, not the simulated network. */
+const NO_SIM_DELAYS = { SIM_SEND_DELAY_MS: '0', SIM_DELIVER_DELAY_MS: '0' };
+
+/** Messages that reached `delivered`, summed over the processes' /metrics (each counts its own transitions). */
+async function deliveredCount(metricsUrls: string[]): Promise<number> {
+  let total = 0;
+  for (const url of metricsUrls) {
+    const text = await (await fetch(url)).text();
+    for (const match of text.matchAll(/^caregraph_message_status_transitions_total\{[^}]*to="delivered"[^}]*\} (\S+)$/gm)) total += Number(match[1]);
+  }
+  return total;
+}
+
+/**
+ * Sends `count` SMS in batches of up to 1,000 (`send` answers how many were accepted) and times the pipeline from
+ * the first batch's acceptance to the last `delivered`, read from the workers' transition counters.
+ */
+async function drainDelivery(ctx: RunContext, count: number, pids: number[], metricsUrls: string[], send: (messages: object[]) => Promise<number>) {
+  const patients = ctx.seeded.patientIds;
+  const before = await deliveredCount(metricsUrls);
+  const monitor = new Monitor(pids);
+  let accepted = 0;
+  let acceptedAt: number | undefined;
+  for (let offset = 0; offset < count; offset += 1000) {
+    const messages = Array.from({ length: Math.min(1000, count - offset) }, (_, i) => ({
+      patientId: patients[(offset + i) % patients.length],
+      templateId: 'appointment-reminder',
+      channel: 'sms',
+      variables: { date: '2027-01-15', time: '09:30' },
+    }));
+    accepted += await send(messages);
+    acceptedAt ??= Date.now();
+  }
+  let delivered = 0;
+  for (const deadline = Date.now() + 600_000; Date.now() < deadline; await sleep(50)) {
+    delivered = (await deliveredCount(metricsUrls)) - before;
+    if (delivered >= accepted) break;
+  }
+  const seconds = (Date.now() - acceptedAt!) / 1000;
+  const usage = monitor.stop();
+  return {
+    accepted,
+    delivered,
+    seconds: round(seconds, 2),
+    messagesPerSecond: round(delivered / seconds, 1),
+    cpuSeconds: round(usage.cpuSeconds, 2),
+  };
+}
+
+/**
+ * 4c: messages from batch acceptance to `delivered` through the simulator without delays: the all-in-one process,
+ * and on PostgreSQL the subgraphs and 1 then 2 `worker` processes (the scale-out roles of docs/deploy.md).
+ */
+async function deliveryThroughput(
+  ctx: RunContext,
+  where: { dataDir: string; ports: { gateway: number; messaging: number; ehr: number }; cgEnv: Record<string, string>; postgres: boolean },
+) {
+  const count = ctx.settings.deliveryMessages;
+  log(`4 delivery: ${count} messages, in-process worker`);
+  const all = await startCareGraph(where.dataDir, where.ports, { ...where.cgEnv, ...NO_SIM_DELAYS });
+  let inProcess;
+  try {
+    inProcess = await drainDelivery(ctx, count, [all.child.pid], [`${all.url}/metrics`], async (messages) => {
+      return (await api(all, ctx.token, 'POST', '/v1/messages/batch', { messages })).accepted;
+    });
+  } finally {
+    await all.child.stop();
+  }
+  if (!where.postgres) return { messages: count, inProcess };
+
+  const env = {
+    PATH: process.env.PATH,
+    NODE_ENV: 'development',
+    HOST: '127.0.0.1',
+    DATA_DIR: where.dataDir,
+    LOG_LEVEL: 'warn',
+    ...UNLIMITED,
+    ...where.cgEnv,
+    ...NO_SIM_DELAYS,
+  };
+  const [ehrPort, messagingPort] = [await freePort(), await freePort()];
+  const urls = { EHR_URL: `http://127.0.0.1:${ehrPort}/graphql`, MESSAGING_URL: `http://127.0.0.1:${messagingPort}/graphql` };
+  const subgraphs: Child[] = [];
+  const byWorkers: Array<{ workers: number } & Awaited<ReturnType<typeof drainDelivery>>> = [];
+  try {
+    subgraphs.push(await startChild('ehr', SCRIPT.caregraph, ['ehr'], { ...env, EHR_PORT: String(ehrPort) }, `http://127.0.0.1:${ehrPort}/healthz`));
+    subgraphs.push(
+      await startChild(
+        'messaging',
+        SCRIPT.caregraph,
+        ['messaging'],
+        { ...env, ...urls, MESSAGING_PORT: String(messagingPort) },
+        `http://127.0.0.1:${messagingPort}/healthz`,
+      ),
+    );
+    const send = async (messages: object[]) => {
+      const response = await fetch(urls.MESSAGING_URL, {
+        method: 'POST',
+        headers: { [IDENTITY_HEADER]: ctx.identity, 'content-type': 'application/json' },
+        body: gql('mutation($messages: [SendMessageInput!]!) { sendMessages(messages: $messages) { accepted } }', { messages }),
+      });
+      const json = (await response.json()) as { data?: { sendMessages: { accepted: number } }; errors?: unknown };
+      if (!json.data) throw new Error(`sendMessages failed: ${JSON.stringify(json.errors)}`);
+      return json.data.sendMessages.accepted;
+    };
+    for (const workers of [1, 2]) {
+      log(`4 delivery: ${count} messages, ${workers} worker process${workers > 1 ? 'es' : ''}`);
+      const started: Array<{ child: Child; metrics: string }> = [];
+      try {
+        for (let i = 0; i < workers; i++) {
+          const port = await freePort();
+          const metrics = `http://127.0.0.1:${port}/metrics`;
+          started.push({
+            child: await startChild(`worker-${i + 1}`, SCRIPT.caregraph, ['worker'], { ...env, ...urls, METRICS_PORT: String(port) }, metrics),
+            metrics,
+          });
+        }
+        const pids = [...subgraphs, ...started.map((w) => w.child)].map((c) => c.pid);
+        byWorkers.push({
+          workers,
+          ...(await drainDelivery(
+            ctx,
+            count,
+            pids,
+            started.map((w) => w.metrics),
+            send,
+          )),
+        });
+      } finally {
+        for (const worker of started) await worker.child.stop();
+      }
+    }
+  } finally {
+    for (const child of subgraphs.reverse()) await child.stop();
+  }
+  return {
+    messages: count,
+    inProcess,
+    workerProcesses: byWorkers,
+    twoWorkersRatio: round(byWorkers[1].messagesPerSecond / byWorkers[0].messagesPerSecond, 2),
   };
 }
 
@@ -935,6 +1086,13 @@ function printReport(results: Record<string, any>, rows: Measurement[]): void {
     out.push(
       `4 batch: POST /v1/messages/batch of 1,000 items into queued in ${b.medianSeconds} s median (${b.itemsPerSecond} items/s; accepted ${b.accepted.join(', ')})`,
     );
+  }
+  if (results.delivery) {
+    const d = results.delivery;
+    const line = (r: any) => `${r.delivered}/${r.accepted} delivered in ${r.seconds} s, ${r.messagesPerSecond} messages/s (CPU ${r.cpuSeconds} s)`;
+    out.push(`4 delivery: ${d.messages} messages from batch acceptance to delivered, no simulated delays; in-process worker ${line(d.inProcess)}`);
+    for (const w of d.workerProcesses ?? []) out.push(`  ${w.workers} worker process${w.workers > 1 ? 'es' : ''}: ${line(w)}`);
+    if (d.twoWorkersRatio !== undefined) out.push(`  2 worker processes / 1: ${d.twoWorkersRatio}×`);
   }
   if (results.soak) {
     const s = results.soak;

@@ -28,6 +28,25 @@ export async function inSpan<T>(
   });
 }
 
+/**
+ * A span for work that is not one awaited call (each job of a batch that is handled set-based): its context,
+ * to run the job's own calls in and to carry on, and `end`, given the error when the work failed.
+ */
+export function startSpan(name: string, options: { kind?: SpanKind; parent?: Context }): { context: Context; end(err?: unknown): void } {
+  const parent = options.parent ?? context.active();
+  const span = tracer().startSpan(name, { kind: options.kind ?? SpanKind.INTERNAL }, parent);
+  return {
+    context: trace.setSpan(parent, span),
+    end(err?: unknown) {
+      if (err !== undefined) {
+        span.recordException(err as Error);
+        span.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof Error ? err.message : String(err) });
+      }
+      span.end();
+    },
+  };
+}
+
 /** The W3C trace context (`traceparent`, `tracestate`) of the active span, for headers and job payloads; empty without one. */
 export function traceCarrier(from: Context = context.active()): Record<string, string> {
   const carrier: Record<string, string> = {};

@@ -106,7 +106,8 @@ export async function enqueueManyInTransaction(boss: PgBoss, tx: RawTx, queue: s
   await boss.insert(
     jobs.map((job) => ({
       name: queue,
-      data: { ...job.data, ...trace },
+      // A job that names its own trace context (the job it continues) keeps it.
+      data: { ...trace, ...job.data },
       ...(job.startAfter && job.startAfter.getTime() > now ? { startAfter: job.startAfter } : {}),
     })),
     { db } as PgBoss.InsertOptions,

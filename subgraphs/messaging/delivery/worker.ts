@@ -8,19 +8,20 @@ import { tenantClient } from '../../../common/db/tenant-session';
 import type { MessagingPrisma } from '../db/client';
 import { staleSends } from '../db/cross-tenant';
 import type { Message as MessageRow } from '../db/generated/client';
+import type { ClinicalPatient } from '../clinical-record/client';
 import type { ClinicalRecord } from '../clinical-record/client';
 import { messagingConsentRefusal } from '../consent';
 import { releaseTime } from '../preferences/quiet-hours';
 import { toPreferencesView } from '../preferences/preference.service';
 import { escapeValue } from '../templates/render';
-import { DELIVER_QUEUE, SIMULATOR_REPORT_QUEUE, ensureQueues, enqueueInTransaction, type DeliverJob, type SimulatorReportJob } from './jobs';
-import { ProviderError, type ChannelProvider } from './providers/provider';
+import { DELIVER_QUEUE, SIMULATOR_REPORT_QUEUE, ensureQueues, enqueueManyInTransaction, type DeliverJob, type SimulatorReportJob } from './jobs';
+import { ProviderError, type ChannelProvider, type SendResult } from './providers/provider';
 import { createProviders, type Providers } from './providers';
-import { advanceStatus } from './transitions';
+import { advanceMany, type Move, type Tx } from './transitions';
 import { openMessage } from '../sealed';
 import { AppError } from '../../../common/errors';
 import type { MessagingMetrics } from '../metrics';
-import { contextFrom, inSpan, SpanKind } from '../../../common/telemetry/tracing';
+import { contextFrom, inSpan, SpanKind, startSpan, traceCarrier, type Context } from '../../../common/telemetry/tracing';
 
 export interface DeliveryWorkerOptions {
   prisma: MessagingPrisma;
@@ -45,19 +46,45 @@ const MAX_ATTEMPTS = 5;
 /** Delay before asking an unavailable clinical record again about a due message. */
 const CLINICAL_RETRY_MS = 30_000;
 const POLL_SECONDS = 0.5;
+/** Jobs fetched and handled together (one statement per kind for the lot). */
+const BATCH = 100;
 
 /** Delay before send attempt n+1 after a transient provider error: 5 s, 10 s, 20 s, 40 s. */
 function retryDelayMs(attempts: number): number {
   return 5000 * 2 ** Math.max(0, attempts - 1);
 }
 
+/** A fetched job with the span it runs in: its calls run in `context`, and what it enqueues or records carries `traceparent`. */
+interface RunningJob<T> {
+  data: T;
+  context: Context;
+  traceparent?: string;
+}
+
+/** Jobs by tenant (row-level security: each statement runs under one tenant), one per message (a duplicate job changes nothing). */
+function byTenant<T extends { tenantId: string; messageId: string }>(jobs: RunningJob<T>[]): Map<string, Map<string, RunningJob<T>>> {
+  const tenants = new Map<string, Map<string, RunningJob<T>>>();
+  for (const job of jobs) {
+    const messages = tenants.get(job.data.tenantId) ?? new Map<string, RunningJob<T>>();
+    tenants.set(job.data.tenantId, messages);
+    if (!messages.has(job.data.messageId)) messages.set(job.data.messageId, job);
+  }
+  return tenants;
+}
+
+/** The deliver job that sends `message` again later, continuing the trace of `job`. */
+const nextJob = (message: Pick<MessageRow, 'id' | 'tenantId'>, job: RunningJob<unknown>, startAfter?: Date) => ({
+  data: { tenantId: message.tenantId, messageId: message.id, ...(job.traceparent ? { traceparent: job.traceparent } : {}) },
+  startAfter,
+});
+
 /**
- * The delivery worker: takes `messaging-deliver` jobs, checks preferences,
- * quiet hours and the clinical record's messaging consent again at send time, claims the message (`sending`, with a
- * lease), hands it to the channel provider and records the outcome through the
- * state machine. A sweep re-enqueues `sending` messages whose lease ran out
- * (their worker died), so a crash anywhere ends, after restart, in exactly one
- * final status per message.
+ * The delivery worker: takes `messaging-deliver` jobs a batch at a time, checks preferences, quiet hours and the
+ * clinical record's messaging consent again at send time, claims the messages (`sending`, with a lease), hands
+ * them to the channel providers concurrently and records the outcomes through the state machine. Each step is
+ * one statement per kind for the batch's messages of one tenant. A sweep re-enqueues `sending` messages whose
+ * lease ran out (their worker died), so a crash anywhere ends, after restart, in exactly one final status per
+ * message.
  */
 export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promise<DeliveryWorker> {
   const { prisma, boss, events, config, cipher, clinical } = options;
@@ -67,166 +94,285 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
   const statusDeps = { prisma, events, cipher, metrics: options.metrics };
   await ensureQueues(boss, config.DELIVERY_JOB_EXPIRY_SECONDS);
 
-  /** The status changes of one tenant's message (row-level security: the tenant is set on each statement). */
-  const statusDepsOf = (tenantId: string) => ({ ...statusDeps, prisma: tenantClient(prisma, tenantId) });
-  const fail = (message: { id: string; tenantId: string }, error: string) =>
-    advanceStatus(statusDepsOf(message.tenantId), { id: message.id }, 'failed', { error });
+  const failMove = (message: MessageRow, job: RunningJob<unknown>, error: string): Move => ({ message, target: 'failed', error, traceparent: job.traceparent });
 
-  async function deliver(job: DeliverJob): Promise<void> {
-    // A job names its tenant: everything below runs under it (row-level security).
-    const db = tenantClient(prisma, job.tenantId);
-    const message = await db.message.findFirst({ where: { id: job.messageId, tenantId: job.tenantId } });
-    if (!message) return;
+  async function deliver(jobs: RunningJob<DeliverJob>[]): Promise<void> {
+    // Tenants side by side; the first unexpected error (a database error) fails the batch's jobs, which pg-boss retries.
+    const results = await Promise.allSettled([...byTenant(jobs)].map(([tenantId, tenantJobs]) => deliverTenant(tenantId, tenantJobs)));
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
+  }
+
+  async function deliverTenant(tenantId: string, jobs: Map<string, RunningJob<DeliverJob>>): Promise<void> {
+    const db = tenantClient(prisma, tenantId);
+    const rows = await db.message.findMany({ where: { tenantId, id: { in: [...jobs.keys()] } } });
     const now = new Date();
-    if (message.status === 'queued') {
-      const row = await db.communicationPreference.findUnique({ where: { tenantId_patientId: { tenantId: message.tenantId, patientId: message.patientId } } });
-      const preferences = toPreferencesView(row);
-      if (!preferences.channels[message.channel as 'sms' | 'email']) {
-        await fail(message, `The patient has opted out of ${message.channel}`);
-        return;
-      }
-      const release = releaseTime(preferences.quietHours, now);
-      if (release.getTime() > now.getTime() + 1000) {
-        await db.$transaction(async (tx) => {
-          const held = await tx.message.updateMany({ where: { id: message.id, status: 'queued' }, data: { dueAt: release } });
-          if (held.count === 1) await enqueueInTransaction(boss, tx, DELIVER_QUEUE, job, release);
-        });
-        logger.debug({ messageId: message.id, release }, 'held for quiet hours');
-        return;
-      }
-      const refusal = await consentRefusal(message, job);
-      if (refusal === undefined) return;
-      if (refusal) {
-        await fail(message, refusal);
-        return;
-      }
-      if (!message.recipientEnc) {
-        await fail(message, `The patient has no ${message.channel === 'sms' ? 'phone number' : 'email address'} on record`);
-        return;
-      }
-      const claimed = await advanceStatus({ ...statusDeps, prisma: db }, { id: message.id }, 'sending', {
-        set: { leaseUntil: new Date(now.getTime() + leaseMs), attempts: { increment: 1 } },
+    const jobOf = (message: MessageRow) => jobs.get(message.id)!;
+    // Resuming: a retry after a transient error (lease cleared) or a send whose worker died (lease expired).
+    const resumable = rows.filter((row) => row.status === 'sending' && !(row.leaseUntil && row.leaseUntil.getTime() > now.getTime()));
+    const queued = rows.filter((row) => row.status === 'queued');
+    const failures: Move[] = [];
+    const held: { message: MessageRow; release: Date }[] = [];
+    const checked: MessageRow[] = [...resumable];
+    if (queued.length > 0) {
+      const preferenceRows = await db.communicationPreference.findMany({
+        where: { tenantId, patientId: { in: [...new Set(queued.map((m) => m.patientId))] } },
       });
-      if (claimed.recorded.length === 0) return;
-    } else if (message.status === 'sending') {
-      // Resuming: a retry after a transient error (lease cleared) or a send whose worker died (lease expired).
-      if (message.leaseUntil && message.leaseUntil.getTime() > now.getTime()) return;
-      const refusal = await consentRefusal(message, job);
-      if (refusal === undefined) return;
-      if (refusal) {
-        await fail(message, refusal);
-        return;
+      const preferencesOf = new Map(preferenceRows.map((row) => [row.patientId, row]));
+      for (const message of queued) {
+        const preferences = toPreferencesView(preferencesOf.get(message.patientId) ?? null);
+        const release = releaseTime(preferences.quietHours, now);
+        if (!preferences.channels[message.channel as 'sms' | 'email'])
+          failures.push(failMove(message, jobOf(message), `The patient has opted out of ${message.channel}`));
+        else if (release.getTime() > now.getTime() + 1000) held.push({ message, release });
+        else checked.push(message);
       }
-      const claimed = await db.message.updateMany({
-        where: { id: message.id, status: 'sending', leaseUntil: message.leaseUntil },
-        data: { leaseUntil: new Date(now.getTime() + leaseMs), attempts: { increment: 1 } },
-      });
-      if (claimed.count === 0) return;
-    } else {
-      return;
     }
-    await send({ ...message, attempts: message.attempts + 1 });
+    const claims: Move[] = [];
+    const resumes: MessageRow[] = [];
+    const patients = await consentOf(tenantId, checked, jobs);
+    if (patients) {
+      for (const message of checked) {
+        const patient = patients.get(message.patientId);
+        const refusal = patient ? messagingConsentRefusal(patient) : `Patient '${message.patientId}' is no longer in the clinical record`;
+        if (refusal) failures.push(failMove(message, jobOf(message), refusal));
+        else if (message.status === 'sending') resumes.push(message);
+        else if (!message.recipientEnc)
+          failures.push(failMove(message, jobOf(message), `The patient has no ${message.channel === 'sms' ? 'phone number' : 'email address'} on record`));
+        else claims.push({ message, target: 'sending', leaseUntil: new Date(now.getTime() + leaseMs), traceparent: jobOf(message).traceparent });
+      }
+    }
+    const [, , claimed, resumed] = await Promise.all([
+      advanceMany(statusDeps, tenantId, failures),
+      hold(tenantId, held, jobs),
+      advanceMany(statusDeps, tenantId, claims),
+      resume(tenantId, resumes, new Date(now.getTime() + leaseMs)),
+    ]);
+    if (held.length > 0) logger.debug({ count: held.length }, 'held for quiet hours');
+    // As the claims left them: `sending`, the lease, one more attempt.
+    const sending = [...claimed.map((move) => ({ ...move.message, status: 'sending', leaseUntil: move.leaseUntil ?? null })), ...resumed].map((row) => ({
+      ...row,
+      attempts: row.attempts + 1,
+    }));
+    await send(tenantId, sending, jobs);
+  }
+
+  /** Quiet hours: each message due again at its release, with a new job, if it is still queued. */
+  async function hold(tenantId: string, held: { message: MessageRow; release: Date }[], jobs: Map<string, RunningJob<DeliverJob>>): Promise<void> {
+    if (held.length === 0) return;
+    await tenantClient(prisma, tenantId).$transaction(async (tx: Tx) => {
+      const moved = await tx.$queryRaw<{ id: string }[]>`
+        UPDATE messaging."Message" AS m SET "dueAt" = h.due, "updatedAt" = ${new Date().toISOString()}::timestamp(3)
+        FROM unnest(${held.map((h) => h.message.id)}::text[], ${held.map((h) => h.release.toISOString())}::timestamp(3)[]) AS h (id, due)
+        WHERE m."id" = h.id AND m."status" = 'queued'
+        RETURNING m."id"`;
+      const ids = new Set(moved.map((row) => row.id));
+      const due = held.filter((h) => ids.has(h.message.id));
+      await enqueueManyInTransaction(
+        boss,
+        tx,
+        DELIVER_QUEUE,
+        due.map((h) => nextJob(h.message, jobs.get(h.message.id)!, h.release)),
+      );
+    });
+  }
+
+  /** Takes over resumable sends: a new lease and attempt, each only if its lease is still the one read. */
+  async function resume(tenantId: string, messages: MessageRow[], leaseUntil: Date): Promise<MessageRow[]> {
+    if (messages.length === 0) return [];
+    const taken = await tenantClient(prisma, tenantId).message.updateManyAndReturn({
+      where: { OR: messages.map((m) => ({ id: m.id, status: 'sending', leaseUntil: m.leaseUntil })) },
+      data: { leaseUntil, attempts: { increment: 1 } },
+      select: { id: true },
+    });
+    const ids = new Set(taken.map((row) => row.id));
+    return messages.filter((m) => ids.has(m.id)).map((m) => ({ ...m, leaseUntil }));
   }
 
   /**
-   * The consent may have been withdrawn since the message was accepted: asks the
-   * clinical record again. Returns why the message must not go out, null when
-   * it may, or undefined when the clinical record cannot answer now (the job is
-   * then due again later and the message keeps its status).
+   * The consent may have been withdrawn since the messages were accepted: asks the clinical record again, once
+   * for all their patients. Undefined when it cannot answer now: each message whose status has not moved since
+   * is then due again later.
    */
-  async function consentRefusal(message: MessageRow, job: DeliverJob): Promise<string | null | undefined> {
+  async function consentOf(
+    tenantId: string,
+    messages: MessageRow[],
+    jobs: Map<string, RunningJob<DeliverJob>>,
+  ): Promise<Map<string, ClinicalPatient> | undefined> {
+    if (messages.length === 0) return new Map();
     try {
-      const patient = (await clinical.patients(message.tenantId, [message.patientId])).get(message.patientId);
-      return patient ? messagingConsentRefusal(patient) : `Patient '${message.patientId}' is no longer in the clinical record`;
+      return await clinical.patients(tenantId, [...new Set(messages.map((m) => m.patientId))]);
     } catch (err) {
       if (!(err instanceof AppError && err.code === 'SERVICE_UNAVAILABLE')) throw err;
-      logger.warn({ messageId: message.id, err: err.message }, 'clinical record unavailable; consent check retried later');
-      await tenantClient(prisma, message.tenantId).$transaction(async (tx) => {
+      logger.warn({ count: messages.length, err: err.message }, 'clinical record unavailable; consent check retried later');
+      await tenantClient(prisma, tenantId).$transaction(async (tx: Tx) => {
         // A duplicate job is harmless: whoever claims the message first sends it.
-        if ((await tx.message.count({ where: { id: message.id, status: message.status } })) === 1) {
-          await enqueueInTransaction(boss, tx, DELIVER_QUEUE, job, new Date(Date.now() + CLINICAL_RETRY_MS));
-        }
+        const unchanged = await tx.$queryRaw<{ id: string }[]>`
+          SELECT m."id" FROM messaging."Message" AS m
+          JOIN unnest(${messages.map((m) => m.id)}::text[], ${messages.map((m) => m.status)}::text[]) AS c (id, status) ON m."id" = c.id AND m."status" = c.status`;
+        const ids = new Set(unchanged.map((row) => row.id));
+        const later = new Date(Date.now() + CLINICAL_RETRY_MS);
+        await enqueueManyInTransaction(
+          boss,
+          tx,
+          DELIVER_QUEUE,
+          messages.filter((m) => ids.has(m.id)).map((m) => nextJob(m, jobs.get(m.id)!, later)),
+        );
       });
       return undefined;
     }
   }
 
-  async function send(row: MessageRow): Promise<void> {
-    const message = openMessage(cipher, row);
-    const db = tenantClient(prisma, message.tenantId);
-    const provider: ChannelProvider = message.channel === 'email' ? providers.email : providers.sms;
-    const to = cipher.decrypt(message.recipientEnc!);
-    try {
-      const result = await inSpan(`provider ${provider.name} send`, { kind: SpanKind.CLIENT, attributes: { 'caregraph.channel': message.channel } }, () =>
-        provider.send({
-          messageId: message.id,
-          channel: message.channel as 'sms' | 'email',
-          to,
-          subject: message.subject,
-          body: message.body,
-          ...(message.channel === 'email' ? { html: `<p>${escapeValue(message.body, 'html')}</p>` } : {}),
-        }),
-      );
-      await advanceStatus({ ...statusDeps, prisma: db }, { id: message.id }, result.status, {
-        set: { provider: provider.name, providerMessageId: result.providerMessageId },
-        also: async (tx) => {
-          if (result.report) {
-            const report: SimulatorReportJob = { tenantId: message.tenantId, messageId: message.id, status: result.report.status, error: result.report.error };
-            await enqueueInTransaction(boss, tx, SIMULATOR_REPORT_QUEUE, report, new Date(Date.now() + result.report.afterMs));
-          }
-        },
-      });
-    } catch (err) {
-      if (!(err instanceof ProviderError)) throw err;
-      if (err.permanent || message.attempts >= MAX_ATTEMPTS) {
-        logger.warn({ messageId: message.id, err: err.message }, 'delivery failed');
-        await fail(message, err.message);
-        return;
+  /**
+   * Hands the claimed messages to their providers at once, then records the outcomes: sent (or delivered), with
+   * the simulator's report jobs, in one transaction; failures in another; transient errors released for a retry
+   * with backoff. A provider that threw something else fails the batch's jobs once the rest is recorded (their
+   * messages keep the lease and are resumed when it runs out).
+   */
+  async function send(tenantId: string, rows: MessageRow[], jobs: Map<string, RunningJob<DeliverJob>>): Promise<void> {
+    type Outcome = { row: MessageRow; job: RunningJob<DeliverJob>; provider: string } & ({ result: SendResult } | { error: unknown });
+    const outcomes = await Promise.all(
+      rows.map(async (row): Promise<Outcome> => {
+        const message = openMessage(cipher, row);
+        const provider: ChannelProvider = message.channel === 'email' ? providers.email : providers.sms;
+        const job = jobs.get(row.id)!;
+        try {
+          const result = await inSpan(
+            `provider ${provider.name} send`,
+            { kind: SpanKind.CLIENT, attributes: { 'caregraph.channel': message.channel }, parent: job.context },
+            () =>
+              provider.send({
+                messageId: message.id,
+                channel: message.channel as 'sms' | 'email',
+                to: cipher.decrypt(message.recipientEnc!),
+                subject: message.subject,
+                body: message.body,
+                ...(message.channel === 'email' ? { html: `<p>${escapeValue(message.body, 'html')}</p>` } : {}),
+              }),
+          );
+          return { row, job, provider: provider.name, result };
+        } catch (error) {
+          return { row, job, provider: provider.name, error };
+        }
+      }),
+    );
+    const sent: Move[] = [];
+    const reports = new Map<string, NonNullable<SendResult['report']>>();
+    const failures: Move[] = [];
+    const retries: MessageRow[] = [];
+    let unexpected: Error | undefined;
+    for (const outcome of outcomes) {
+      const { row, job } = outcome;
+      if ('result' in outcome) {
+        const { result } = outcome;
+        sent.push({
+          message: row,
+          target: result.status,
+          provider: outcome.provider,
+          providerMessageId: result.providerMessageId,
+          traceparent: job.traceparent,
+        });
+        if (result.report) reports.set(row.id, result.report);
+      } else if (!(outcome.error instanceof ProviderError)) {
+        unexpected ??= outcome.error instanceof Error ? outcome.error : new Error(String(outcome.error));
+      } else if (outcome.error.permanent || row.attempts >= MAX_ATTEMPTS) {
+        logger.warn({ messageId: row.id, err: outcome.error.message }, 'delivery failed');
+        failures.push(failMove(row, job, outcome.error.message));
+      } else {
+        logger.info({ messageId: row.id, attempt: row.attempts, err: outcome.error.message }, 'send failed; will retry');
+        retries.push(row);
       }
-      logger.info({ messageId: message.id, attempt: message.attempts, err: err.message }, 'send failed; will retry');
-      await db.$transaction(async (tx) => {
-        const released = await tx.message.updateMany({ where: { id: message.id, status: 'sending' }, data: { leaseUntil: null } });
-        if (released.count === 1) {
-          await enqueueInTransaction(
+    }
+    const now = Date.now();
+    await Promise.all([
+      advanceMany(statusDeps, tenantId, sent, (tx, moved) =>
+        enqueueManyInTransaction(
+          boss,
+          tx,
+          SIMULATOR_REPORT_QUEUE,
+          moved.flatMap((move) => {
+            const report = reports.get(move.message.id);
+            if (!report) return [];
+            const data: SimulatorReportJob & { traceparent?: string } = {
+              tenantId,
+              messageId: move.message.id,
+              status: report.status,
+              error: report.error,
+              ...(move.traceparent ? { traceparent: move.traceparent } : {}),
+            };
+            return [{ data, startAfter: new Date(now + report.afterMs) }];
+          }),
+        ),
+      ),
+      advanceMany(statusDeps, tenantId, failures),
+      retries.length > 0 &&
+        tenantClient(prisma, tenantId).$transaction(async (tx: Tx) => {
+          const released = await tx.$queryRaw<{ id: string }[]>`
+            UPDATE messaging."Message" SET "leaseUntil" = NULL, "updatedAt" = ${new Date().toISOString()}::timestamp(3)
+            WHERE "id" = ANY(${retries.map((m) => m.id)}::text[]) AND "status" = 'sending'
+            RETURNING "id"`;
+          const ids = new Set(released.map((row) => row.id));
+          await enqueueManyInTransaction(
             boss,
             tx,
             DELIVER_QUEUE,
-            { tenantId: message.tenantId, messageId: message.id },
-            new Date(Date.now() + retryDelayMs(message.attempts)),
+            retries.filter((m) => ids.has(m.id)).map((m) => nextJob(m, jobs.get(m.id)!, new Date(now + retryDelayMs(m.attempts)))),
           );
-        }
-      });
-    }
+        }),
+    ]);
+    if (unexpected) throw unexpected;
   }
 
-  async function report(job: SimulatorReportJob): Promise<void> {
-    await advanceStatus(statusDepsOf(job.tenantId), { id: job.messageId }, job.status, { error: job.error });
+  async function report(jobs: RunningJob<SimulatorReportJob>[]): Promise<void> {
+    await Promise.all(
+      [...byTenant(jobs)].map(async ([tenantId, tenantJobs]) => {
+        const rows = await tenantClient(prisma, tenantId).message.findMany({ where: { tenantId, id: { in: [...tenantJobs.keys()] } } });
+        const moves = rows.map((message): Move => {
+          const job = tenantJobs.get(message.id)!;
+          return { message, target: job.data.status, error: job.data.error, traceparent: job.traceparent };
+        });
+        await advanceMany(statusDeps, tenantId, moves);
+      }),
+    );
   }
 
-  /** Sends whose worker died: clear the lease and give them a new job. */
+  /** Sends whose worker died: clear the lease and give them a new job (one transaction per tenant). */
   async function sweep(): Promise<void> {
     const now = new Date();
     const stale = await staleSends(prisma, now, 200);
-    for (const message of stale) {
-      await tenantClient(prisma, message.tenantId).$transaction(async (tx) => {
-        const released = await tx.message.updateMany({ where: { id: message.id, status: 'sending', leaseUntil: { lt: now } }, data: { leaseUntil: null } });
-        if (released.count === 1) await enqueueInTransaction(boss, tx, DELIVER_QUEUE, { tenantId: message.tenantId, messageId: message.id });
+    const tenants = new Map<string, string[]>();
+    for (const { id, tenantId } of stale) tenants.set(tenantId, [...(tenants.get(tenantId) ?? []), id]);
+    for (const [tenantId, ids] of tenants) {
+      await tenantClient(prisma, tenantId).$transaction(async (tx: Tx) => {
+        const released = await tx.$queryRaw<{ id: string }[]>`
+          UPDATE messaging."Message" SET "leaseUntil" = NULL, "updatedAt" = ${now.toISOString()}::timestamp(3)
+          WHERE "id" = ANY(${ids}::text[]) AND "status" = 'sending' AND "leaseUntil" < ${now.toISOString()}::timestamp(3)
+          RETURNING "id"`;
+        await enqueueManyInTransaction(
+          boss,
+          tx,
+          DELIVER_QUEUE,
+          released.map((row) => ({ data: { tenantId, messageId: row.id } satisfies DeliverJob })),
+        );
       });
     }
     if (stale.length > 0) logger.warn({ count: stale.length }, 'resumed sends whose worker stopped');
   }
 
   // A full batch means more are waiting: fetch again at once instead of after the polling interval.
-  const BATCH = 25;
   const workOptions = { batchSize: BATCH, pollingIntervalSeconds: POLL_SECONDS };
   const workers: QueueWorker[] = [];
-  const work = async <T extends object>(queue: string, handle: (data: T) => Promise<void>) => {
+  const work = async <T extends object>(queue: string, handle: (jobs: RunningJob<T>[]) => Promise<void>) => {
     const worker: QueueWorker = await workQueue<T>(boss, queue, workOptions, async (jobs) => {
-      await Promise.all(
-        jobs.map((job) =>
-          inSpan(`job ${queue}`, { kind: SpanKind.CONSUMER, parent: contextFrom(job.data as Record<string, unknown>) }, () => handle(job.data)),
-        ),
-      );
+      // One span per job, joining the trace of whoever enqueued it, for as long as its batch runs.
+      const spans = jobs.map((job) => startSpan(`job ${queue}`, { kind: SpanKind.CONSUMER, parent: contextFrom(job.data as Record<string, unknown>) }));
+      try {
+        await handle(jobs.map((job, i) => ({ data: job.data, context: spans[i].context, traceparent: traceCarrier(spans[i].context).traceparent })));
+        for (const span of spans) span.end();
+      } catch (err) {
+        for (const span of spans) span.end(err);
+        throw err;
+      }
       if (jobs.length === BATCH) boss.notifyWorker(worker.id);
     });
     workers.push(worker);
