@@ -42,6 +42,8 @@ describe(`webhooks (${backendName})`, () => {
         WEBHOOK_CA_FILE: receiver.caFile,
         // This suite makes more webhook calls in a minute than the contract's 50 (rate limits are tested in ratelimit.e2e).
         RATE_LIMIT_WEBHOOKS: '100000',
+        // 'pool': a tenant whose events no other test's subscription hears (delivery concurrency).
+        TENANTS: 'demo,acme,pool',
       },
       'all',
       { clock },
@@ -438,6 +440,42 @@ describe(`webhooks (${backendName})`, () => {
       } finally {
         for (const worker of extra) await worker.close();
       }
+    });
+  });
+  describe('delivery concurrency', () => {
+    const PER_ENDPOINT = 8; // WEBHOOK_ENDPOINT_CONCURRENCY's default
+    const N = 24;
+
+    it('a slow endpoint holds at most its own limit of attempts and does not hold back a fast one', async () => {
+      const token = await t.token({ tenants: ['pool'], roles: ['admin'] });
+      let letGo!: () => void;
+      receiver.behave('/slow', () => ({ status: 200, after: new Promise<void>((resolve) => (letGo = resolve)) }));
+      const slow = await subscribe('/slow', ['message.sent'], token);
+      const fast = await subscribe('/fast', ['message.sent'], token);
+      for (let i = 0; i < N; i++) await emit('pool', 'message.sent', { ...SAMPLES[0].data, messageId: `m-conc-${i}` });
+
+      // Every delivery to the fast endpoint arrives while the slow one has not answered a single request,
+      // and the slow one never gets more than its limit at once.
+      await waitFor('all fast deliveries', () => receiver.received('/fast').length >= N);
+      await waitFor('the slow endpoint at its limit', () => receiver.received('/slow').length >= PER_ENDPOINT);
+      expect(receiver.received('/slow')).toHaveLength(PER_ENDPOINT);
+      letGo();
+      receiver.behave('/slow', () => ({ status: 200 }));
+      await waitFor('all slow deliveries', () => receiver.received('/slow').length >= N);
+      expect(new Set(receiver.received('/slow').map((h) => h.body.id)).size).toBe(N);
+      for (const id of [slow, fast]) await t.request('DELETE', `/v1/webhooks/${id}`, { token });
+    });
+
+    it('reuses connections: many deliveries to one endpoint go over no more connections than its limit', async () => {
+      const token = await t.token({ tenants: ['pool'], roles: ['admin'] });
+      const id = await subscribe('/reuse', ['message.sent'], token);
+      const before = receiver.connections();
+      for (let i = 0; i < 3 * N; i++) await emit('pool', 'message.sent', { ...SAMPLES[0].data, messageId: `m-reuse-${i}` });
+      await waitFor('all deliveries', () => receiver.received('/reuse').length >= 3 * N);
+      const opened = receiver.connections() - before;
+      expect(opened).toBeGreaterThanOrEqual(1);
+      expect(opened).toBeLessThanOrEqual(PER_ENDPOINT);
+      await t.request('DELETE', `/v1/webhooks/${id}`, { token });
     });
   });
 });
