@@ -449,29 +449,29 @@ describe(`webhooks (${backendName})`, () => {
     it('a slow endpoint holds at most its own limit of attempts and does not hold back a fast one', async () => {
       const token = await t.token({ tenants: ['pool'], roles: ['admin'] });
       let letGo!: () => void;
-      receiver.behave('/slow', () => ({ status: 200, after: new Promise<void>((resolve) => (letGo = resolve)) }));
-      const slow = await subscribe('/slow', ['message.sent'], token);
-      const fast = await subscribe('/fast', ['message.sent'], token);
+      receiver.behave('/pool-slow', () => ({ status: 200, after: new Promise<void>((resolve) => (letGo = resolve)) }));
+      const slow = await subscribe('/pool-slow', ['message.sent'], token);
+      const fast = await subscribe('/pool-fast', ['message.sent'], token);
       for (let i = 0; i < N; i++) await emit('pool', 'message.sent', { ...SAMPLES[0].data, messageId: `m-conc-${i}` });
 
       // Every delivery to the fast endpoint arrives while the slow one has not answered a single request,
       // and the slow one never gets more than its limit at once.
-      await waitFor('all fast deliveries', () => receiver.received('/fast').length >= N);
-      await waitFor('the slow endpoint at its limit', () => receiver.received('/slow').length >= PER_ENDPOINT);
-      expect(receiver.received('/slow')).toHaveLength(PER_ENDPOINT);
+      await waitFor('all fast deliveries', () => receiver.received('/pool-fast').length >= N);
+      await waitFor('the slow endpoint at its limit', () => receiver.received('/pool-slow').length >= PER_ENDPOINT);
+      expect(receiver.received('/pool-slow')).toHaveLength(PER_ENDPOINT);
       letGo();
-      receiver.behave('/slow', () => ({ status: 200 }));
-      await waitFor('all slow deliveries', () => receiver.received('/slow').length >= N);
-      expect(new Set(receiver.received('/slow').map((h) => h.body.id)).size).toBe(N);
+      receiver.behave('/pool-slow', () => ({ status: 200 }));
+      await waitFor('all slow deliveries', () => receiver.received('/pool-slow').length >= N);
+      expect(new Set(receiver.received('/pool-slow').map((h) => h.body.id)).size).toBe(N);
       for (const id of [slow, fast]) await t.request('DELETE', `/v1/webhooks/${id}`, { token });
     });
 
     it('reuses connections: many deliveries to one endpoint go over no more connections than its limit', async () => {
       const token = await t.token({ tenants: ['pool'], roles: ['admin'] });
-      const id = await subscribe('/reuse', ['message.sent'], token);
+      const id = await subscribe('/pool-reuse', ['message.sent'], token);
       const before = receiver.connections();
       for (let i = 0; i < 3 * N; i++) await emit('pool', 'message.sent', { ...SAMPLES[0].data, messageId: `m-reuse-${i}` });
-      await waitFor('all deliveries', () => receiver.received('/reuse').length >= 3 * N);
+      await waitFor('all deliveries', () => receiver.received('/pool-reuse').length >= 3 * N);
       const opened = receiver.connections() - before;
       expect(opened).toBeGreaterThanOrEqual(1);
       expect(opened).toBeLessThanOrEqual(PER_ENDPOINT);
