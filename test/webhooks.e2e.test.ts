@@ -217,7 +217,8 @@ describe(`webhooks (${backendName})`, () => {
       for (let n = 1; n <= 6; n++) {
         const [pending] = await waitFor(`attempt ${n} to be recorded`, async () => {
           const rows = await deliveriesOf(id);
-          return rows[0]?.attempts.length === n && rows;
+          // The delivery and its attempts are read by two statements: wait until both show attempt n.
+          return rows[0]?.attempts.length === n && rows[0].attemptCount === n && rows;
         });
         if (n === 6) break;
         // Not retried before its hour is up (time still runs; the next look of the worker finds nothing due)...
