@@ -150,7 +150,10 @@ export class WebhookEngine {
     for (const tenantId of new Set(claimed.map((c) => c.tenantId))) {
       const ids = claimed.filter((c) => c.tenantId === tenantId).map((c) => c.id);
       deliveries.push(
-        ...(await tenantClient(this.prisma, tenantId).webhookDelivery.findMany({ where: { id: { in: ids }, leaseToken: token }, include: { subscription: true } })),
+        ...(await tenantClient(this.prisma, tenantId).webhookDelivery.findMany({
+          where: { id: { in: ids }, leaseToken: token },
+          include: { subscription: true },
+        })),
       );
     }
     return deliveries;

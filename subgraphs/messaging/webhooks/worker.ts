@@ -192,7 +192,13 @@ export async function startWebhookWorker(options: WebhookWorkerOptions): Promise
   const prisma = createMessagingPrisma(options.db);
   const { engine, sender } = createWebhookEngine({ ...options, logger }, prisma);
   const relayCipher = new FieldCipher(options.secrets.encryptionKey, options.config.PREVIOUS_ENCRYPTION_KEYS);
-  const worker = new WebhookWorker(engine, logger, options.config.WEBHOOK_ENDPOINT_CONCURRENCY, () => relayClinicalEvents(prisma, relayCipher, options.events, options.boss), options.clock);
+  const worker = new WebhookWorker(
+    engine,
+    logger,
+    options.config.WEBHOOK_ENDPOINT_CONCURRENCY,
+    () => relayClinicalEvents(prisma, relayCipher, options.events, options.boss),
+    options.clock,
+  );
   const unsubscribe = options.events.subscribe((event) => {
     if (isWebhookEventType(event.type)) worker.wake();
   });
