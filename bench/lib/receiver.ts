@@ -5,7 +5,7 @@ import type { ServerResponse } from 'node:http';
 
 /** Paths under this prefix answer only after SLOW_ANSWER_MS (the slow endpoint of the webhook bench). */
 export const SLOW_PREFIX = '/slow/';
-export const SLOW_ANSWER_MS = 2000;
+const SLOW_ANSWER_MS = 2000;
 
 export interface Receiver {
   url: string;
