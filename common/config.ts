@@ -252,6 +252,8 @@ const envSchema = z.object({
       }
     }),
   WEBHOOK_TIMEOUT_MS: int(1, 120_000, 10_000),
+  // Attempts in flight at once per subscription, over all workers: a slow endpoint holds at most this many.
+  WEBHOOK_ENDPOINT_CONCURRENCY: int(1, 100, 8),
   // Finished webhook deliveries (with their attempts) and dispatched events older than this are deleted.
   WEBHOOK_RETENTION_DAYS: int(1, 3650, 30),
   WEBHOOK_ALLOW_INSECURE: bool('WEBHOOK_ALLOW_INSECURE'),

@@ -26,6 +26,8 @@ interface Answer {
   body?: string;
   /** Never answer (for timeouts). */
   hang?: boolean;
+  /** Answer only once this settles (a slow endpoint the test lets go). */
+  after?: Promise<unknown>;
 }
 
 export interface Receiver {
@@ -35,6 +37,8 @@ export interface Receiver {
   /** Sets how a path answers; the function sees the number of the request to that path (1-based). */
   behave(path: string, answer: (n: number, hook: ReceivedHook) => Answer): void;
   received(path?: string): ReceivedHook[];
+  /** TLS connections accepted so far. */
+  connections(): number;
   close(): Promise<void>;
 }
 
@@ -62,10 +66,16 @@ export async function startReceiver(port = 0): Promise<Receiver> {
       counts.set(path, n);
       const answer = behaviours.get(path)?.(n, hook) ?? { status: 200, body: 'ok' };
       if (answer.hang) return;
-      res.writeHead(answer.status, answer.headers);
-      res.end(answer.body ?? '');
+      const reply = () => {
+        res.writeHead(answer.status, answer.headers);
+        res.end(answer.body ?? '');
+      };
+      if (answer.after) void answer.after.then(reply);
+      else reply();
     });
   });
+  let connections = 0;
+  server.on('secureConnection', () => connections++);
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
   const origin = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
@@ -74,6 +84,7 @@ export async function startReceiver(port = 0): Promise<Receiver> {
     url: (path) => `${origin}${path}`,
     behave: (path, answer) => void behaviours.set(path, answer),
     received: (path) => hooks.filter((h) => path === undefined || h.path === path),
+    connections: () => connections,
     close: async () => {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -42,6 +42,8 @@ describe(`webhooks (${backendName})`, () => {
         WEBHOOK_CA_FILE: receiver.caFile,
         // This suite makes more webhook calls in a minute than the contract's 50 (rate limits are tested in ratelimit.e2e).
         RATE_LIMIT_WEBHOOKS: '100000',
+        // 'pool': a tenant whose events no other test's subscription hears (delivery concurrency).
+        TENANTS: 'demo,acme,pool',
       },
       'all',
       { clock },
@@ -215,7 +217,8 @@ describe(`webhooks (${backendName})`, () => {
       for (let n = 1; n <= 6; n++) {
         const [pending] = await waitFor(`attempt ${n} to be recorded`, async () => {
           const rows = await deliveriesOf(id);
-          return rows[0]?.attempts.length === n && rows;
+          // The delivery and its attempts are read by two statements: wait until both show attempt n.
+          return rows[0]?.attempts.length === n && rows[0].attemptCount === n && rows;
         });
         if (n === 6) break;
         // Not retried before its hour is up (time still runs; the next look of the worker finds nothing due)...
@@ -438,6 +441,42 @@ describe(`webhooks (${backendName})`, () => {
       } finally {
         for (const worker of extra) await worker.close();
       }
+    });
+  });
+  describe('delivery concurrency', () => {
+    const PER_ENDPOINT = 8; // WEBHOOK_ENDPOINT_CONCURRENCY's default
+    const N = 24;
+
+    it('a slow endpoint holds at most its own limit of attempts and does not hold back a fast one', async () => {
+      const token = await t.token({ tenants: ['pool'], roles: ['admin'] });
+      let letGo!: () => void;
+      receiver.behave('/pool-slow', () => ({ status: 200, after: new Promise<void>((resolve) => (letGo = resolve)) }));
+      const slow = await subscribe('/pool-slow', ['message.sent'], token);
+      const fast = await subscribe('/pool-fast', ['message.sent'], token);
+      for (let i = 0; i < N; i++) await emit('pool', 'message.sent', { ...SAMPLES[0].data, messageId: `m-conc-${i}` });
+
+      // Every delivery to the fast endpoint arrives while the slow one has not answered a single request,
+      // and the slow one never gets more than its limit at once.
+      await waitFor('all fast deliveries', () => receiver.received('/pool-fast').length >= N);
+      await waitFor('the slow endpoint at its limit', () => receiver.received('/pool-slow').length >= PER_ENDPOINT);
+      expect(receiver.received('/pool-slow')).toHaveLength(PER_ENDPOINT);
+      letGo();
+      receiver.behave('/pool-slow', () => ({ status: 200 }));
+      await waitFor('all slow deliveries', () => receiver.received('/pool-slow').length >= N);
+      expect(new Set(receiver.received('/pool-slow').map((h) => h.body.id)).size).toBe(N);
+      for (const id of [slow, fast]) await t.request('DELETE', `/v1/webhooks/${id}`, { token });
+    });
+
+    it('reuses connections: many deliveries to one endpoint go over no more connections than its limit', async () => {
+      const token = await t.token({ tenants: ['pool'], roles: ['admin'] });
+      const id = await subscribe('/pool-reuse', ['message.sent'], token);
+      const before = receiver.connections();
+      for (let i = 0; i < 3 * N; i++) await emit('pool', 'message.sent', { ...SAMPLES[0].data, messageId: `m-reuse-${i}` });
+      await waitFor('all deliveries', () => receiver.received('/pool-reuse').length >= 3 * N);
+      const opened = receiver.connections() - before;
+      expect(opened).toBeGreaterThanOrEqual(1);
+      expect(opened).toBeLessThanOrEqual(PER_ENDPOINT);
+      await t.request('DELETE', `/v1/webhooks/${id}`, { token });
     });
   });
 });

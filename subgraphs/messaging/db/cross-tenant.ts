@@ -21,9 +21,17 @@ export async function tenantsWithUndispatchedEvents(prisma: MessagingPrisma): Pr
   return rows.map((r) => r.t);
 }
 
-export function claimDueWebhookDeliveries(prisma: MessagingPrisma, token: string, leaseUntil: Date, now: Date, limit: number): Promise<TenantRow[]> {
+/** Up to `limit` due deliveries, no subscription getting more than `perEndpoint` in flight (over every worker). */
+export function claimDueWebhookDeliveries(
+  prisma: MessagingPrisma,
+  token: string,
+  leaseUntil: Date,
+  now: Date,
+  limit: number,
+  perEndpoint: number,
+): Promise<TenantRow[]> {
   return prisma.$queryRaw<TenantRow[]>`
-    SELECT id, "tenantId" FROM messaging.claim_due_webhook_deliveries(${token}, ${sqlTime(leaseUntil)}::timestamp, ${sqlTime(now)}::timestamp, ${limit}::int)`;
+    SELECT id, "tenantId" FROM messaging.claim_due_webhook_deliveries(${token}, ${sqlTime(leaseUntil)}::timestamp, ${sqlTime(now)}::timestamp, ${limit}::int, ${perEndpoint}::int)`;
 }
 
 export async function nextWebhookDeliveryDue(prisma: MessagingPrisma, now: Date): Promise<Date | null> {

@@ -7,7 +7,7 @@ import type { Logger } from '../../../common/logger';
 import { tenantClient } from '../../../common/db/tenant-session';
 import type { MessagingPrisma } from '../db/client';
 import { claimDueWebhookDeliveries, nextWebhookDeliveryDue, tenantsWithUndispatchedEvents } from '../db/cross-tenant';
-import type { WebhookDelivery, WebhookSubscription } from '../db/generated/client';
+import { Prisma, type WebhookDelivery, type WebhookSubscription } from '../db/generated/client';
 import type { AttemptOutcome, WebhookSender } from './sender';
 import { openJson, openText } from '../sealed';
 import type { MessagingMetrics } from '../metrics';
@@ -42,6 +42,22 @@ export interface AttemptReport {
   status: DeliveryStatus;
   nextAttemptAt: Date | null;
 }
+
+/** A claimed delivery with its subscription. */
+export type ClaimedDelivery = WebhookDelivery & { subscription: WebhookSubscription };
+
+/** An attempt made but not yet recorded, with the state it leads to. */
+export interface AttemptResult {
+  delivery: ClaimedDelivery;
+  at: Date;
+  finishedAt: Date;
+  /** Set when this outcome disables the subscription (410, or the last retry failed). */
+  disableReason?: string;
+  report: AttemptReport;
+}
+
+/** Prisma keeps DateTime as UTC `timestamp(3)`; a zone in a `::timestamp` literal is ignored. */
+const sqlTime = (date: Date | null) => date?.toISOString() ?? null;
 
 export const newId = (prefix: string) => `${prefix}_${randomUUID().replace(/-/g, '')}`;
 
@@ -119,19 +135,26 @@ export class WebhookEngine {
   }
 
   /**
-   * Claims up to `limit` due deliveries for this worker: one UPDATE whose
-   * subquery locks the rows with SKIP LOCKED, so two workers never claim the
-   * same delivery, and sets a lease that expires if this worker dies mid-attempt.
+   * Claims up to `limit` due deliveries for this worker, at most `perEndpoint`
+   * in flight per subscription over all workers: one UPDATE whose subquery
+   * locks the rows with SKIP LOCKED, so two workers never claim the same
+   * delivery, and sets a lease that expires if this worker dies mid-attempt.
+   * Each delivery comes with its subscription (one read per tenant).
    */
-  async claimDue(limit: number, now = this.options.clock.now()): Promise<WebhookDelivery[]> {
+  async claimDue(limit: number, perEndpoint: number, now = this.options.clock.now()): Promise<ClaimedDelivery[]> {
     if (limit <= 0) return [];
     const token = randomUUID();
     const leaseUntil = new Date(now.getTime() + this.options.timeoutMs + LEASE_MARGIN_MS);
-    const claimed = await claimDueWebhookDeliveries(this.prisma, token, leaseUntil, now, limit);
-    const deliveries: WebhookDelivery[] = [];
+    const claimed = await claimDueWebhookDeliveries(this.prisma, token, leaseUntil, now, limit, perEndpoint);
+    const deliveries: ClaimedDelivery[] = [];
     for (const tenantId of new Set(claimed.map((c) => c.tenantId))) {
       const ids = claimed.filter((c) => c.tenantId === tenantId).map((c) => c.id);
-      deliveries.push(...(await tenantClient(this.prisma, tenantId).webhookDelivery.findMany({ where: { id: { in: ids }, leaseToken: token } })));
+      deliveries.push(
+        ...(await tenantClient(this.prisma, tenantId).webhookDelivery.findMany({
+          where: { id: { in: ids }, leaseToken: token },
+          include: { subscription: true },
+        })),
+      );
     }
     return deliveries;
   }
@@ -161,21 +184,36 @@ export class WebhookEngine {
   }
 
   /**
-   * Makes one attempt of a delivery this worker has claimed and records it.
-   * Success ends the delivery; 410 Gone disables the subscription at once;
+   * Makes one attempt of a delivery this worker has claimed and records it
+   * (the dashboard's test event). Success ends the delivery; 410 Gone disables the subscription at once;
    * any other failure schedules the next retry (Retry-After on 429/503 may
    * push it later), and the failure of the last retry disables the subscription.
    */
   async attempt(delivery: WebhookDelivery): Promise<AttemptReport | null> {
-    const db = tenantClient(this.prisma, delivery.tenantId);
-    const sub = await db.webhookSubscription.findUnique({ where: { id: delivery.subscriptionId } });
+    const sub = await tenantClient(this.prisma, delivery.tenantId).webhookSubscription.findUnique({ where: { id: delivery.subscriptionId } });
     if (!sub || sub.status !== 'active') {
-      await db.webhookDelivery.updateMany({
-        where: { id: delivery.id, leaseToken: delivery.leaseToken, status: 'pending' },
-        data: { status: 'cancelled', nextAttemptAt: null, leaseToken: null, leaseUntil: null },
-      });
+      await this.cancel(delivery);
       return null;
     }
+    const result = await this.send({ ...delivery, subscription: sub });
+    await this.recordOne(result);
+    return result.report;
+  }
+
+  /** A claimed delivery whose subscription is no longer active is cancelled, not attempted. */
+  private async cancel(delivery: WebhookDelivery): Promise<void> {
+    await tenantClient(this.prisma, delivery.tenantId).webhookDelivery.updateMany({
+      where: { id: delivery.id, leaseToken: delivery.leaseToken, status: 'pending' },
+      data: { status: 'cancelled', nextAttemptAt: null, leaseToken: null, leaseUntil: null },
+    });
+  }
+
+  /**
+   * Makes one attempt of a claimed delivery and decides its next state,
+   * without recording it: the worker records many outcomes at once (`record`).
+   */
+  async send(delivery: ClaimedDelivery): Promise<AttemptResult> {
+    const sub = delivery.subscription;
     const at = this.options.clock.now();
     const { cipher } = this.options;
     const payload = openText(cipher, delivery.payloadEnc, delivery.payload)!;
@@ -203,33 +241,72 @@ export class WebhookEngine {
       status = 'failed';
       disableReason = `delivery ${delivery.id} (event ${delivery.eventId}) failed ${attempt} attempts, the last with: ${outcome.error}`;
     }
+    return { delivery, at, finishedAt, disableReason, report: { outcome, attempt, status, nextAttemptAt } };
+  }
 
-    const disabled = await db.$transaction(async (tx) => {
-      await tx.webhookAttempt.create({
-        data: {
-          tenantId: delivery.tenantId,
-          id: newId('att'),
-          deliveryId: delivery.id,
-          attempt,
-          at,
-          statusCode: outcome.statusCode,
-          durationMs: outcome.durationMs,
-          success: outcome.success,
-          error: outcome.error,
-          responseSnippet: outcome.responseSnippet,
-          signature: outcome.signature,
-        },
+  /**
+   * Records the outcomes of many attempts: per tenant, one transaction with
+   * one INSERT of the attempts and one UPDATE of the deliveries. An outcome
+   * that disables its subscription is recorded on its own, with the disabling.
+   */
+  async record(results: AttemptResult[]): Promise<void> {
+    const plain = results.filter((r) => !r.disableReason);
+    for (const result of results.filter((r) => r.disableReason)) await this.recordOne(result);
+    for (const tenantId of new Set(plain.map((r) => r.delivery.tenantId))) {
+      const mine = plain.filter((r) => r.delivery.tenantId === tenantId);
+      const updatedAt = this.options.clock.now();
+      await tenantClient(this.prisma, tenantId).$transaction(async (tx) => {
+        // A delivery deleted meanwhile (its subscription was) takes no attempt; the lock keeps the others until commit.
+        const kept = await tx.$queryRaw<{ id: string }[]>`
+          SELECT id FROM "messaging"."WebhookDelivery" WHERE id IN (${Prisma.join(mine.map((r) => r.delivery.id))}) ORDER BY id FOR UPDATE`;
+        const existing = new Set(kept.map((k) => k.id));
+        await tx.webhookAttempt.createMany({ data: mine.filter((r) => existing.has(r.delivery.id)).map((r) => this.attemptRow(r)) });
+        // Only while our claim holds and nobody cancelled the delivery meanwhile.
+        const rows = mine.map(
+          (r) =>
+            Prisma.sql`(${r.delivery.id}, ${r.delivery.leaseToken}, ${r.report.status}, ${r.report.attempt}::int, ${sqlTime(r.report.nextAttemptAt)}::timestamp, ${sqlTime(r.at)}::timestamp)`,
+        );
+        await tx.$executeRaw`
+          UPDATE "messaging"."WebhookDelivery" d
+          SET status = v.status, attempts = v.attempt, "nextAttemptAt" = v.next, "lastAttemptAt" = v.at,
+              "leaseToken" = NULL, "leaseUntil" = NULL, "updatedAt" = ${sqlTime(updatedAt)}::timestamp
+          FROM (VALUES ${Prisma.join(rows)}) AS v(id, token, status, attempt, next, at)
+          WHERE d.id = v.id AND d."leaseToken" = v.token AND d.status = 'pending'`;
       });
+    }
+  }
+
+  private attemptRow({ delivery, at, report: { attempt, outcome } }: AttemptResult) {
+    return {
+      tenantId: delivery.tenantId,
+      id: newId('att'),
+      deliveryId: delivery.id,
+      attempt,
+      at,
+      statusCode: outcome.statusCode,
+      durationMs: outcome.durationMs,
+      success: outcome.success,
+      error: outcome.error,
+      responseSnippet: outcome.responseSnippet,
+      signature: outcome.signature,
+    };
+  }
+
+  /** One outcome in its own transaction, with the disabling of its subscription when it calls for it. */
+  private async recordOne(result: AttemptResult): Promise<void> {
+    const { delivery, report, disableReason, at, finishedAt } = result;
+    const sub = delivery.subscription;
+    const disabled = await tenantClient(this.prisma, delivery.tenantId).$transaction(async (tx) => {
+      await tx.webhookAttempt.create({ data: this.attemptRow(result) });
       // Only while our claim holds and nobody cancelled the delivery meanwhile.
       const updated = await tx.webhookDelivery.updateMany({
         where: { id: delivery.id, leaseToken: delivery.leaseToken, status: 'pending' },
-        data: { status, attempts: attempt, nextAttemptAt, lastAttemptAt: at, leaseToken: null, leaseUntil: null },
+        data: { status: report.status, attempts: report.attempt, nextAttemptAt: report.nextAttemptAt, lastAttemptAt: at, leaseToken: null, leaseUntil: null },
       });
       if (updated.count === 0 || !disableReason) return undefined;
       return this.disableIn(tx, sub, disableReason, finishedAt);
     });
     if (disabled) await this.announceDisabled(sub, disabled);
-    return { outcome, attempt, status, nextAttemptAt };
   }
 
   /**

@@ -6,7 +6,7 @@ import { migrate } from '../../../common/db/migrate';
 import { isWebhookEventType } from '../../../common/events/types';
 import type { Runtime, Stoppable } from '../../../common/runtime';
 import { createMessagingPrisma, type MessagingPrisma } from '../db/client';
-import { DISPATCH_BATCH, WebhookEngine } from './engine';
+import { DISPATCH_BATCH, WebhookEngine, type AttemptResult } from './engine';
 import { relayClinicalEvents } from '../events/clinical-relay';
 import { WebhookSender } from './sender';
 import { scheduleWebhookPurge, WebhookRetention } from './retention';
@@ -16,7 +16,8 @@ import { ensureQueues } from '../delivery/jobs';
 
 /** Longest idle wait between two looks at the database (new events from a process whose bus nudge was lost, expired claims). */
 const IDLE_POLL_MS = 500;
-const MAX_IN_FLIGHT = 16;
+/** Attempts in flight at once in one process, over all endpoints (each endpoint also has WEBHOOK_ENDPOINT_CONCURRENCY). */
+const MAX_IN_FLIGHT = 128;
 
 /** The engine and its HTTP sender for one process part (the worker, or the subgraph's test-event path). */
 export function createWebhookEngine(
@@ -44,9 +45,10 @@ export function createWebhookEngine(
 }
 
 /**
- * The loop of one worker: fan out new outbox events, claim due deliveries,
- * attempt them (up to MAX_IN_FLIGHT at once), then sleep until the next due
- * time, a bus nudge (an event was committed somewhere) or the idle poll.
+ * The loop of one worker: fan out new outbox events, claim due deliveries in
+ * batches, attempt them (up to MAX_IN_FLIGHT at once, and no more per endpoint
+ * than the claim allows), record finished attempts together, then sleep until
+ * the next due time, a bus nudge (an event was committed somewhere) or the idle poll.
  */
 class WebhookWorker {
   private timer: ClockTimer | undefined;
@@ -55,10 +57,15 @@ class WebhookWorker {
   private dispatchWanted = true;
   private stopped = false;
   private readonly inFlight = new Set<Promise<void>>();
+  /** Finished attempts waiting to be recorded, and the write in progress. */
+  private unrecorded: Array<{ result: AttemptResult; done: () => void }> = [];
+  private recording: Promise<void> | undefined;
 
   constructor(
     private readonly engine: WebhookEngine,
     private readonly logger: Runtime['logger'],
+    /** WEBHOOK_ENDPOINT_CONCURRENCY. */
+    private readonly perEndpoint: number,
     /** Brings the clinical record's outbox events into the event table before each dispatch. */
     private readonly relay: () => Promise<unknown> = async () => undefined,
     /** The next due time is waited for on it. */
@@ -104,30 +111,56 @@ class WebhookWorker {
         }
         while ((await this.engine.dispatchPending()).events === DISPATCH_BATCH && !this.stopped);
       }
-      const claimed = await this.engine.claimDue(MAX_IN_FLIGHT - this.inFlight.size);
+      const wanted = MAX_IN_FLIGHT - this.inFlight.size;
+      const claimed = await this.engine.claimDue(wanted, this.perEndpoint);
       for (const delivery of claimed) {
+        // The slot stays taken until the outcome is recorded: the lease must not outlive a stop.
         const job: Promise<void> = this.engine
-          .attempt(delivery)
-          .then(
-            () => undefined,
-            (err) => this.logger.error({ err, deliveryId: delivery.id }, 'webhook attempt could not be recorded'),
-          )
+          .send(delivery)
+          .then((result) => this.recordSoon(result))
+          .catch((err) => this.logger.error({ err, deliveryId: delivery.id }, 'webhook attempt failed'))
           .finally(() => {
             this.inFlight.delete(job);
             this.wake(false);
           });
         this.inFlight.add(job);
       }
-      // A full batch means more may be due: look again as soon as a slot frees.
-      if (this.inFlight.size < MAX_IN_FLIGHT) {
+      // A full claim means more may be due: look again as soon as a slot frees. A short one leaves only
+      // deliveries not yet due, or due ones whose endpoint is at its limit, which a finished attempt wakes for.
+      if (claimed.length < wanted) {
         const next = await this.engine.nextDueAt();
-        if (next) wait = Math.min(wait, Math.max(0, next.getTime() - this.clock.now().getTime()));
+        const ahead = next ? next.getTime() - this.clock.now().getTime() : wait;
+        if (ahead > 0) wait = Math.min(wait, ahead);
       }
     } catch (err) {
       if (this.stopped) return;
       this.logger.error({ err }, 'webhook worker pass failed');
     }
     if (!this.stopped) this.timer = this.clock.setTimeout(() => this.wake(), wait);
+  }
+
+  /** Records an outcome together with the others finished meanwhile; resolves once it is written. */
+  private recordSoon(result: AttemptResult): Promise<void> {
+    return new Promise<void>((done) => {
+      this.unrecorded.push({ result, done });
+      this.recording ??= this.recordAll().finally(() => (this.recording = undefined));
+    });
+  }
+
+  /** Writes the waiting outcomes in batches until none is left. A failed write leaves those deliveries to their lease. */
+  private async recordAll(): Promise<void> {
+    // Let the attempts finishing in this turn of the event loop join the batch.
+    await new Promise((resolve) => setImmediate(resolve));
+    while (this.unrecorded.length > 0) {
+      const batch = this.unrecorded;
+      this.unrecorded = [];
+      try {
+        await this.engine.record(batch.map((b) => b.result));
+      } catch (err) {
+        this.logger.error({ err, deliveries: batch.map((b) => b.result.delivery.id) }, 'webhook attempts could not be recorded');
+      }
+      for (const b of batch) b.done();
+    }
   }
 
   /** Stops claiming; waits for attempts in flight (each bounded by the timeout) so their outcome is recorded. */
@@ -159,7 +192,13 @@ export async function startWebhookWorker(options: WebhookWorkerOptions): Promise
   const prisma = createMessagingPrisma(options.db);
   const { engine, sender } = createWebhookEngine({ ...options, logger }, prisma);
   const relayCipher = new FieldCipher(options.secrets.encryptionKey, options.config.PREVIOUS_ENCRYPTION_KEYS);
-  const worker = new WebhookWorker(engine, logger, () => relayClinicalEvents(prisma, relayCipher, options.events, options.boss), options.clock);
+  const worker = new WebhookWorker(
+    engine,
+    logger,
+    options.config.WEBHOOK_ENDPOINT_CONCURRENCY,
+    () => relayClinicalEvents(prisma, relayCipher, options.events, options.boss),
+    options.clock,
+  );
   const unsubscribe = options.events.subscribe((event) => {
     if (isWebhookEventType(event.type)) worker.wake();
   });
@@ -169,6 +208,7 @@ export async function startWebhookWorker(options: WebhookWorkerOptions): Promise
     {
       retrySchedule: options.config.WEBHOOK_RETRY_SCHEDULE,
       timeoutMs: options.config.WEBHOOK_TIMEOUT_MS,
+      endpointConcurrency: options.config.WEBHOOK_ENDPOINT_CONCURRENCY,
       retentionDays: options.config.WEBHOOK_RETENTION_DAYS,
     },
     'webhook worker started',
