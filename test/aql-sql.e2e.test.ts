@@ -102,6 +102,17 @@ describe(`AQL in SQL answers as the in-memory evaluator, decrypting nothing (${b
       where: 'e/ehr_id/value MATCHES {$a, $b}',
       params: { a: ehrs[0], b: ehrs[2] },
     }),
+    "the benchmark's population COUNT (composition start time)": () => ({
+      select: 'COUNT(*)',
+      where: `${SYS} > 140 AND c/context/start_time/value > $since`,
+      params: { since },
+      from: `FROM EHR e CONTAINS COMPOSITION c CONTAINS OBSERVATION o[${BP}]`,
+    }),
+    'composition category, ORDER BY its start time': () => ({
+      select: 'c/uid/value',
+      where: "c/category/defining_code/code_string = '433'",
+      tail: 'ORDER BY c/context/start_time/value DESC, c/uid/value LIMIT 20',
+    }),
     'ORDER BY then LIMIT over ties': () => ({ select: `c/uid/value, ${RATE}`, tail: `ORDER BY ${RATE} DESC LIMIT 12` }),
   };
   const fromOf: Record<string, string> = {

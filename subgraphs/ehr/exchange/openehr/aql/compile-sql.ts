@@ -78,6 +78,8 @@ class Compiler {
   private composition?: string;
   private entry?: { variable: string; archetypeId: string; rmClass: string; types: Map<string, string> };
   private readonly from: Prisma.Sql[] = [];
+  /** The data types of the composition's own leaves (context, category), by path. */
+  private readonly compositionTypes = new Map<string, string>();
 
   constructor(
     private readonly query: AqlQuery,
@@ -200,6 +202,12 @@ class Compiler {
         Prisma.sql`(b."templateId" = ${id} OR EXISTS (SELECT 1 FROM "ehr"."ClinicalIndexEntry" r WHERE r."tenantId" = b."tenantId" AND r."compositionId" = b."id" AND r."seq" = 0 AND r."archetypeId" = ${id}))`,
       );
     }
+    const visitOwn = (n: WebNode) => {
+      if (n.aqlPath.startsWith('/content')) return;
+      if (n.rmType.startsWith('DV_')) addType(this.compositionTypes, n);
+      n.children?.forEach(visitOwn);
+    };
+    this.templates.forEach(visitOwn);
     if (!node.contains) return;
     const inner = node.contains.expr;
     if (inner.kind !== 'class' || inner.contains || !inner.predicate || !ENTRY_CLASSES[inner.rmClass]) no();
@@ -212,11 +220,7 @@ class Compiler {
     const root = `/content[${archetypeId}]`;
     const visit = (n: WebNode) => {
       if (n.nodeId === archetypeId && (n.aqlPath !== root || n.rmType !== rmClass)) no();
-      if (n.aqlPath.startsWith(`${root}/`) && n.rmType.startsWith('DV_')) {
-        const known = types.get(n.aqlPath);
-        if (known && known !== n.rmType) no();
-        types.set(n.aqlPath, n.rmType);
-      }
+      if (n.aqlPath.startsWith(`${root}/`) && n.rmType.startsWith('DV_')) addType(types, n);
       n.children?.forEach(visit);
     };
     this.templates.forEach(visit);
@@ -244,31 +248,36 @@ class Compiler {
     if (p.variable === this.composition && plain && names === 'uid/value') return field('uid');
     if (p.variable === this.composition && plain && names === 'archetype_details/template_id/value') return field('templateId');
     const entry = this.entry;
-    if (!entry || p.variable !== entry.variable) no();
-    // The data value's path: every step names its node, down to the attribute holding the value.
+    let scope: { prefix: string; types: Map<string, string>; rows: Prisma.Sql };
+    if (entry && p.variable === entry.variable)
+      scope = {
+        prefix: `/content[${entry.archetypeId}]`,
+        types: entry.types,
+        rows: Prisma.sql`l."entryArchetypeId" = ${entry.archetypeId} AND l."entryOrdinal" = b."ord"`,
+      };
+    else if (p.variable === this.composition) scope = { prefix: '', types: this.compositionTypes, rows: Prisma.sql`l."entryArchetypeId" IS NULL` };
+    else return no();
+    // The data value's path, as the templates spell it: node ids exactly where the RM objects carry them.
     for (let split = p.parts.length - 1; split >= 1; split--) {
       const steps = p.parts.slice(0, split);
       if (
-        steps.slice(0, -1).some((s) => s.predicate?.kind !== 'node' || typeof s.predicate.id !== 'string' || s.predicate.name || !AT_CODE.test(s.predicate.id))
+        steps.some(
+          (s) => s.predicate && (s.predicate.kind !== 'node' || typeof s.predicate.id !== 'string' || s.predicate.name || !AT_CODE.test(s.predicate.id)),
+        )
       )
         continue;
-      const last = steps[steps.length - 1];
-      if (last.predicate) continue;
       const rel = steps.map((s) => `/${s.name}${s.predicate ? `[${(s.predicate as { id: string }).id}]` : ''}`).join('');
-      const full = `/content[${entry.archetypeId}]${rel}`;
-      const rmType = entry.types.get(full);
-      const leaf =
-        rmType &&
-        LEAVES[rmType]?.[
-          p.parts
-            .slice(split)
-            .map((s) => s.name)
-            .join('/')
-        ];
+      const full = `${scope.prefix}${rel}`;
+      const rmType = scope.types.get(full);
+      const attribute = p.parts
+        .slice(split)
+        .map((s) => s.name)
+        .join('/');
+      const leaf = rmType && LEAVES[rmType]?.[attribute];
       if (!leaf || p.parts.slice(split).some((s) => s.predicate)) continue;
       const [column, kind] = leaf;
       const rows = (extra: Prisma.Sql) => Prisma.sql`FROM "ehr"."ClinicalIndexEntry" l WHERE l."tenantId" = b."tenantId" AND l."compositionId" = b."id"
-        AND l."entryArchetypeId" = ${entry.archetypeId} AND l."entryOrdinal" = b."ord" AND l."path" = ${full} AND l."rmType" = ${rmType}
+        AND ${scope.rows} AND l."path" = ${full} AND l."rmType" = ${rmType}
         AND l.${Prisma.raw(`"${column}"`)} IS NOT NULL ${extra}`;
       const c = Prisma.raw(`l."${column}"`);
       return {
@@ -333,6 +342,12 @@ class Compiler {
       }
     }
   }
+}
+
+/** A path's data type; a path with a choice of types (in one template or across them) gets none, so it is not compiled. */
+function addType(types: Map<string, string>, n: WebNode): void {
+  const known = types.get(n.aqlPath);
+  types.set(n.aqlPath, known === undefined || known === n.rmType ? n.rmType : '');
 }
 
 const col = (i: number) => Prisma.raw(`"v${i}"`);
