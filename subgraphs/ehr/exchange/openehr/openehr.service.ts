@@ -602,7 +602,8 @@ export class OpenEhrService {
     if (sql) {
       // The named EHR is policy-checked as the in-memory path checks it.
       if (ehrId) await this.ehrs.get(ehrId);
-      const found = await this.compositions.queryCandidates<SqlRow>(filter, sql.statement);
+      // The leaf narrowing only repeats what WHERE requires; an answer that does not depend on order needs none.
+      const found = await this.compositions.queryCandidates<SqlRow>(sql.ordered ? filter : { ...filter, indexed: undefined }, sql.statement);
       const sources = new Map(found.flatMap((r) => r.src).map(([uid, patientId]) => [uid, { entityType: 'Composition', entityId: uid, patientId }]));
       await this.compositions.logQueryAccess([...sources.values()]);
       return this.resultSet(

@@ -31,6 +31,11 @@ interface Compiled {
 
 export interface SqlQuery {
   columns: Array<{ name: string; path: string }>;
+  /**
+   * Whether the answer depends on the order of the bindings (rows, SUM, AVG): then the candidates must be
+   * exactly those the in-memory path reads (narrowed by leaf), as they order the EHRs.
+   */
+  ordered: boolean;
   /** The statement over the candidates (`candidates`: the condition on `c`, "ehr"."Composition", that selects them). */
   statement(candidates: Prisma.Sql): Prisma.Sql;
 }
@@ -143,6 +148,7 @@ class Compiler {
       : Prisma.sql`SELECT k.*, 0 AS ord FROM k`;
     return {
       columns: query.select.map((s, i) => ({ name: s.alias ?? `#${i}`, path: columnPath(s) })),
+      ordered: !aggregated || query.select.some((s) => s.expr.kind === 'aggregate' && (s.expr.fn === 'SUM' || s.expr.fn === 'AVG')),
       statement: (candidates) => Prisma.sql`
         WITH cand AS (
           SELECT c."tenantId", c."id", c."ehrId", c."patientId", c."templateId", v."uid",
