@@ -598,7 +598,7 @@ export class OpenEhrService {
     };
     const trees = matching.map((t) => this.templates.operational(t)?.webTemplate.tree);
     const compiled = matching.length > 0 && !(context && named && context !== named) && trees.every((t) => t !== undefined);
-    const sql = compiled ? compileToSql(query, parameters, trees as WebNode[]) : undefined;
+    const sql = compiled ? compileToSql(query, parameters, trees) : undefined;
     if (sql) {
       // The named EHR is policy-checked as the in-memory path checks it.
       if (ehrId) await this.ehrs.get(ehrId);

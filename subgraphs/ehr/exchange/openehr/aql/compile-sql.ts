@@ -37,7 +37,7 @@ export interface SqlQuery {
    */
   ordered: boolean;
   /** The statement over the candidates (`candidates`: the condition on `c`, "ehr"."Composition", that selects them). */
-  statement(candidates: Prisma.Sql): Prisma.Sql;
+  statement: (candidates: Prisma.Sql) => Prisma.Sql;
 }
 /** One result row of the statement: values v0…, and the compositions it was computed from ([uid, patientId]). */
 export type SqlRow = Record<string, unknown> & { src: Array<[string, string]> };
@@ -112,7 +112,7 @@ class Compiler {
         return Prisma.sql`${Prisma.raw(e.fn.toLowerCase())}(${p.value}${order}) AS ${col(i)}`;
       }
       if (e.kind !== 'path') no();
-      const p = this.path(e as Path);
+      const p = this.path(e);
       if (p.kind === 'time') no(); // the index holds the instant, not the text a row shows
       return Prisma.sql`${p.value} AS ${col(i)}`;
     });
@@ -176,7 +176,7 @@ class Compiler {
 
   private bindFrom(c: Containment): void {
     if (c.kind !== 'class' || c.contains?.not) no();
-    const node = c as Extract<Containment, { kind: 'class' }>;
+    const node = c;
     if (node.rmClass === 'EHR') {
       if (!node.contains) no();
       this.ehr = node.variable ?? '\u0000ehr';
@@ -193,14 +193,14 @@ class Compiler {
           no();
         this.from.push(Prisma.sql`b."ehrId" = ${this.literal(p.value, 'string')}`);
       }
-      return this.bindComposition(node.contains!.expr);
+      return this.bindComposition(node.contains.expr);
     }
     this.bindComposition(node);
   }
 
   private bindComposition(c: Containment): void {
     if (c.kind !== 'class' || c.rmClass !== 'COMPOSITION' || c.contains?.not) no();
-    const node = c as Extract<Containment, { kind: 'class' }>;
+    const node = c;
     this.composition = node.variable ?? '\u0000composition';
     if (node.predicate) {
       const id = this.nodeId(node.predicate);
@@ -217,7 +217,7 @@ class Compiler {
     if (!node.contains) return;
     const inner = node.contains.expr;
     if (inner.kind !== 'class' || inner.contains || !inner.predicate || !ENTRY_CLASSES[inner.rmClass]) no();
-    const entry = inner as Extract<Containment, { kind: 'class' }>;
+    const entry = inner;
     const archetypeId = this.nodeId(entry.predicate!);
     const rmClass = ARCHETYPE.exec(archetypeId)?.[1];
     if (!rmClass || !ENTRY_CLASSES[entry.rmClass].includes(rmClass)) no();
@@ -235,7 +235,7 @@ class Compiler {
 
   private nodeId(p: Predicate): string {
     if (p.kind !== 'node' || p.name) no();
-    const id = (p as Extract<Predicate, { kind: 'node' }>).id;
+    const id = p.id;
     const value = typeof id === 'string' ? id : parameterValue(id, this.params);
     return typeof value === 'string' && !value.includes('::') ? value : no();
   }
@@ -325,7 +325,7 @@ class Compiler {
         const p = this.path(c.path);
         const pattern = c.pattern.kind === 'literal' ? c.pattern.value : c.pattern.kind === 'param' ? parameterValue(c.pattern, this.params) : undefined;
         if (p.kind !== 'string' || typeof pattern !== 'string') no();
-        return p.some((column) => Prisma.sql`${column} LIKE ${likePattern(pattern as string)} ESCAPE '\\'`);
+        return p.some((column) => Prisma.sql`${column} LIKE ${likePattern(pattern)} ESCAPE '\\'`);
       }
       case 'matches': {
         const p = this.path(c.path);
@@ -337,7 +337,7 @@ class Compiler {
         const flipped = c.left.kind !== 'path';
         const [path, other, op] = flipped ? [c.right, c.left, FLIPPED[c.op]] : [c.left, c.right, c.op];
         if (path.kind !== 'path') no();
-        const p = this.path(path as Path);
+        const p = this.path(path);
         if (other.kind === 'literal' && other.value === null) {
           if (op === '=') return Prisma.sql`NOT ${p.some(() => Prisma.sql`TRUE`)}`;
           return op === '!=' ? p.some(() => Prisma.sql`TRUE`) : Prisma.sql`FALSE`;
