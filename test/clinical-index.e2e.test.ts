@@ -94,7 +94,7 @@ describe(`clinical index: FHIR Observation search in SQL (${backendName})`, () =
     expect(decrypted).toBeGreaterThanOrEqual(COUNT);
   });
 
-  it('narrows AQL in SQL by the quantities and codes its WHERE requires', async () => {
+  it('narrows AQL in SQL by the quantities and codes its WHERE requires, or answers it in SQL alone', async () => {
     const rate = 'p/data[at0002]/events[at0003]/data[at0001]/items[at0004]/value/magnitude';
     const aql = async (where: string) => {
       const d0 = await decrypts(t);
@@ -103,11 +103,16 @@ describe(`clinical index: FHIR Observation search in SQL (${backendName})`, () =
       expect(res.status).toBe(200);
       return { rates: res.body.rows.map((r: number[]) => r[0]), decrypted: (await decrypts(t)) - d0 };
     };
-    const high = await aql(`${rate} > 70`);
+    // Every path is an indexed leaf: one SQL statement answers, nothing is decrypted.
+    expect(await aql(`${rate} > 70`)).toEqual({ rates: [71, 72, 73, 74], decrypted: 0 });
+    expect(await aql(`$min <= ${rate} AND ${rate} != 73`)).toEqual({ rates: [72, 74], decrypted: 0 });
+    // A condition the index cannot answer (c/feeder_audit: never indexed) keeps the query in memory, on the narrowed candidates.
+    const inMemory = 'NOT EXISTS c/feeder_audit';
+    const high = await aql(`${rate} > 70 AND ${inMemory}`);
     expect(high.rates).toEqual([71, 72, 73, 74]);
     expect(high.decrypted).toBeGreaterThan(0);
     expect(high.decrypted).toBeLessThanOrEqual(4);
-    const param = await aql(`$min <= ${rate} AND ${rate} != 73`);
+    const param = await aql(`$min <= ${rate} AND ${rate} != 73 AND ${inMemory}`);
     expect(param.rates).toEqual([72, 74]);
     // != is evaluated, not narrowed: the candidates are those >= 72.
     expect(param.decrypted).toBeLessThanOrEqual(3);

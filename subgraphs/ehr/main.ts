@@ -4,6 +4,7 @@ import { startSubgraphServer, type RunningSubgraph } from '../../common/graphql/
 import { createEhrPrisma } from './db/client';
 import { seedEhr } from './seed';
 import { backfillClinicalIndex } from './compositions/index-backfill';
+import { EmbeddedStatistics } from './db/statistics';
 import { buildEhrSchema, createEhrContext, EHR_SUBGRAPH } from './index';
 import { join } from 'node:path';
 import { chainKey } from './audit/chain';
@@ -27,6 +28,9 @@ export async function startEhrSubgraph(options: SubgraphStartOptions): Promise<R
   if (backfill.indexed > 0) logger.info({ indexed: backfill.indexed }, 'clinical index backfilled');
   if (backfill.unreadable.length > 0)
     logger.warn({ unreadable: backfill.unreadable }, 'compositions left out of the clinical index: no configured key reads them');
+  // PGlite has no autovacuum: the planner's statistics are kept here (PostgreSQL's autovacuum keeps its own).
+  const statistics = options.db.kind === 'pglite' ? new EmbeddedStatistics(options.db, logger.child({ component: 'statistics' })) : undefined;
+  await statistics?.start();
   const metrics = ehrMetrics(options.metrics);
   const checkpointer = new AuditCheckpointer(
     prisma,
@@ -77,6 +81,7 @@ export async function startEhrSubgraph(options: SubgraphStartOptions): Promise<R
     ...server,
     close: async () => {
       await server.close();
+      await statistics?.stop();
       await purge.close();
       await checkpointer.stop();
       await xdsRepository?.close();

@@ -1,4 +1,4 @@
-import type { Prisma } from '../db/generated/client';
+import { Prisma } from '../db/generated/client';
 import type { TenantTx } from '../db/tenant';
 import { rmAt } from '../exchange/content';
 
@@ -45,6 +45,16 @@ export function leafWhere(c: LeafCondition): Prisma.ClinicalIndexEntryWhereInput
     ...(c.magnitude ? { magnitude: { [ops[c.magnitude.op]]: c.magnitude.value } } : {}),
     ...(c.code !== undefined ? { code: c.code } : {}),
   };
+}
+
+/** The same filter as leafWhere, as SQL on the composition `c` (for statements the service writes itself). */
+export function leafSql(c: LeafCondition): Prisma.Sql {
+  const suffix = `[${c.archetypeId}]${c.path}`;
+  const ops = { '=': '=', '<': '<', '>': '>', '<=': '<=', '>=': '>=' } as const;
+  return Prisma.sql`EXISTS (SELECT 1 FROM "ehr"."ClinicalIndexEntry" i WHERE i."tenantId" = c."tenantId" AND i."compositionId" = c."id"
+    AND i."archetypeId" = ${c.archetypeId} AND right(i."path", ${suffix.length}::int) = ${suffix}
+    ${c.magnitude ? Prisma.sql`AND i."magnitude" ${Prisma.raw(ops[c.magnitude.op])} ${c.magnitude.value}::float8` : Prisma.empty}
+    ${c.code !== undefined ? Prisma.sql`AND i."code" = ${c.code}` : Prisma.empty})`;
 }
 
 export type IndexRow = Omit<Prisma.ClinicalIndexEntryCreateManyInput, 'tenantId'>;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FieldCipher } from '../../../common/crypto';
 import { AppError, notFound, validationError } from '../../../common/errors';
-import type { Composition as CompositionRow, CompositionVersion as VersionRow, Prisma } from '../db/generated/client';
+import { Prisma, type Composition as CompositionRow, type CompositionVersion as VersionRow } from '../db/generated/client';
 import type { AuditWriter, TenantStore } from '../db/store';
 import type { TenantTx } from '../db/tenant';
 import { DATA_AREAS, recordScope, type DataArea } from '../policy/rules';
@@ -17,7 +17,7 @@ import type { ClinicalTemplateService } from '../templates/clinical-template.ser
 import { parsePaging, type Page } from '../common/paging';
 import { parseBound } from '../common/dates';
 import { commitAlone } from '../records/contributions';
-import { leafWhere, reindex, type EntryCondition, type IndexedComposition, type LeafCondition } from './clinical-index';
+import { leafSql, leafWhere, reindex, type EntryCondition, type IndexedComposition, type LeafCondition } from './clinical-index';
 import type { EhrMetrics } from '../metrics';
 
 /**
@@ -430,15 +430,7 @@ export class CompositionService {
    * than `cap` candidates is refused, so a query must be narrowed. With
    * `logAccess: false` the caller logs what it returns itself (logQueryAccess).
    */
-  async scan(
-    filter: CompositionFilter & {
-      templateIds?: string[];
-      /** Leaves the compositions of `templateIds` must have in the clinical index (their content is indexed leaf by leaf). */
-      indexed?: { templateIds: string[]; leaves: LeafCondition[] };
-    },
-    cap: number,
-    options: { logAccess?: boolean } = {},
-  ): Promise<CompositionView[]> {
+  async scan(filter: ScanFilter, cap: number, options: { logAccess?: boolean } = {}): Promise<CompositionView[]> {
     if (filter.templateIds && filter.templateIds.length === 0) return [];
     const scope = await this.readableScope(filter);
     const indexed = filter.indexed?.leaves.length ? filter.indexed : undefined;
@@ -455,6 +447,25 @@ export class CompositionService {
       const rows = await tx.composition.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'asc' }], take: cap + 1 });
       if (rows.length > cap) throw validationError(`More than ${cap} compositions match; narrow the query (patient, EHR or template)`);
       return this.latestViews(tx, rows, options.logAccess === false ? null : 'list');
+    });
+  }
+
+  /**
+   * One statement of the caller's over the candidates `scan` would read for
+   * the same filter (tenant, policy and consent, non-queryable EHRs,
+   * templates, leaves), nothing decrypted: `build` gets the condition on
+   * `c` ("ehr"."Composition") that selects them.
+   */
+  async queryCandidates<T>(filter: ScanFilter, build: (candidates: Prisma.Sql) => Prisma.Sql): Promise<T[]> {
+    if (filter.templateIds && filter.templateIds.length === 0) return [];
+    const scope = await this.readableScope(filter);
+    const indexed = filter.indexed?.leaves.length ? filter.indexed : undefined;
+    return this.store.read(async (tx) => {
+      const conditions = [Prisma.sql`c."tenantId" = ${this.store.tenantId}`, ...scopeSql(await scope(tx))];
+      if (filter.templateIds) conditions.push(Prisma.sql`c."templateId" = ANY(${filter.templateIds}::text[])`);
+      if (indexed)
+        conditions.push(Prisma.sql`(NOT (c."templateId" = ANY(${indexed.templateIds}::text[])) OR (${Prisma.join(indexed.leaves.map(leafSql), ' AND ')}))`);
+      return tx.$queryRaw<T[]>(build(Prisma.join(conditions, ' AND ')));
     });
   }
 
@@ -619,4 +630,27 @@ export class CompositionService {
     this.metrics.compositionsDecrypted(1);
     return JSON.parse(this.cipher.decrypt(contentEnc)) as Record<string, unknown>;
   }
+}
+
+export type ScanFilter = CompositionFilter & {
+  templateIds?: string[];
+  /** Leaves the compositions of `templateIds` must have in the clinical index (their content is indexed leaf by leaf). */
+  indexed?: { templateIds: string[]; leaves: LeafCondition[] };
+};
+
+/** readableScope's `where` as SQL conditions on `c`: the same keys, or an error (a key added there must be added here). */
+function scopeSql(where: Record<string, any>): Prisma.Sql[] {
+  return Object.entries(where).map(([key, value]) => {
+    const column = Prisma.raw(`c."${key}"`);
+    if (key === 'deletedAt' && value === null) return Prisma.sql`${column} IS NULL`;
+    if (typeof value === 'string') return Prisma.sql`${column} = ${value}`;
+    if (key === 'createdAt')
+      return Prisma.join(
+        [...(value.gte ? [Prisma.sql`${column} >= ${value.gte}`] : []), ...(value.lte ? [Prisma.sql`${column} <= ${value.lte}`] : [])],
+        ' AND ',
+      );
+    if (Array.isArray(value.in)) return Prisma.sql`${column} = ANY(${value.in}::text[])`;
+    if (Array.isArray(value.notIn)) return Prisma.sql`NOT (${column} = ANY(${value.notIn}::text[]))`;
+    throw new Error(`readable scope: no SQL for ${key}`);
+  });
 }

@@ -1,6 +1,6 @@
 import { AppError, notFound, validationError } from '../../../../common/errors';
 import type { ConstraintNode } from '../../clinical/constraints';
-import { parseUid, type CompositionService, type CompositionView } from '../../compositions/composition.service';
+import { parseUid, type CompositionService, type CompositionView, type ScanFilter } from '../../compositions/composition.service';
 import { PATIENT_NAMESPACE, type EhrService, type EhrView, type NewEhr } from '../../records/ehr.service';
 import type { ClinicalTemplateService } from '../../templates/clinical-template.service';
 import type { ClinicalTemplate as TemplateRow } from '../../db/generated/client';
@@ -10,6 +10,7 @@ import { parseAql } from './aql/parser';
 import { Evaluator, type Parameters } from './aql/evaluate';
 import { archetypeIdsOf, leafConditions, namedEhr, templateCanMatch, templateInWhere } from './aql/narrow';
 import { buildUniverse, type QueriedComposition } from './aql/universe';
+import { compileToSql, type SqlRow } from './aql/compile-sql';
 import type { WebNode } from '../../clinical/opt/web-template';
 import { webTemplate } from './web-template';
 import { compositionFromXml, compositionToXml } from '../../clinical/opt/rm-xml';
@@ -587,22 +588,34 @@ export class OpenEhrService {
       (t) => (pinned === undefined || t.id === pinned) && templateCanMatch(query.from, parameters, t.id, this.archetypesOf(t)),
     );
     const ehrId = context ?? named;
+    const filter: ScanFilter = {
+      ehrId,
+      templateIds: matching.map((t) => t.id),
+      indexed: {
+        templateIds: matching.filter((t) => this.templates.operational(t)).map((t) => t.id),
+        leaves: leafConditions(query.from, query.where, parameters),
+      },
+    };
+    const trees = matching.map((t) => this.templates.operational(t)?.webTemplate.tree);
+    const compiled = matching.length > 0 && !(context && named && context !== named) && trees.every((t) => t !== undefined);
+    const sql = compiled ? compileToSql(query, parameters, trees) : undefined;
+    if (sql) {
+      // The named EHR is policy-checked as the in-memory path checks it.
+      if (ehrId) await this.ehrs.get(ehrId);
+      // The leaf narrowing only repeats what WHERE requires; an answer that does not depend on order needs none.
+      const found = await this.compositions.queryCandidates<SqlRow>(sql.ordered ? filter : { ...filter, indexed: undefined }, sql.statement);
+      const sources = new Map(found.flatMap((r) => r.src).map(([uid, patientId]) => [uid, { entityType: 'Composition', entityId: uid, patientId }]));
+      await this.compositions.logQueryAccess([...sources.values()]);
+      return this.resultSet(
+        q,
+        sql.columns,
+        found.map((r) => sql.columns.map((_, i) => r[`v${i}`] ?? null)),
+        offset,
+        fetch,
+      );
+    }
     // A query naming another EHR than its context matches nothing.
-    const scanned =
-      context && named && context !== named
-        ? []
-        : await this.compositions.scan(
-            {
-              ehrId,
-              templateIds: matching.map((t) => t.id),
-              indexed: {
-                templateIds: matching.filter((t) => this.templates.operational(t)).map((t) => t.id),
-                leaves: leafConditions(query.from, query.where, parameters),
-              },
-            },
-            AQL_CAP,
-            { logAccess: false },
-          );
+    const scanned = context && named && context !== named ? [] : await this.compositions.scan(filter, AQL_CAP, { logAccess: false });
     const byId = new Map(templateRows.map((t) => [t.id, t]));
     const compositions: QueriedComposition[] = await Promise.all(
       scanned.map(async (c) => {
@@ -627,9 +640,14 @@ export class OpenEhrService {
       compositions,
     );
     const result = new Evaluator(query, parameters, universe).run();
-    const start = offset ?? 0;
-    const rows = result.rows.slice(start, fetch ? start + fetch : undefined);
     await this.compositions.logQueryAccess(result.sources);
+    return this.resultSet(q, result.columns, result.rows, offset, fetch);
+  }
+
+  /** The RESULTSET of a query's rows, paged by the request's offset and fetch. */
+  private resultSet(q: string, columns: Array<{ name: string; path: string }>, all: unknown[][], offset: number | null, fetch: number | null) {
+    const start = offset ?? 0;
+    const rows = all.slice(start, fetch ? start + fetch : undefined);
     return {
       meta: {
         _type: 'RESULTSET',
@@ -642,7 +660,7 @@ export class OpenEhrService {
         ...(fetch ? { fetch } : {}),
       },
       q,
-      columns: result.columns,
+      columns,
       rows,
     };
   }

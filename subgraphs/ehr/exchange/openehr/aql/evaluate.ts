@@ -422,7 +422,7 @@ const ARITY: Record<string, [number, number]> = {
 
 const isNull = (v: Value) => v.kind === 'literal' && v.value === null;
 
-function columnPath(column: Column): string {
+export function columnPath(column: Column): string {
   return column.expr.kind === 'path' ? column.expr.text : column.text;
 }
 
@@ -453,6 +453,8 @@ export function likeRegex(pattern: string): RegExp {
 const escapeRegex = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 const ISO = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
+/** Whether a string compares as a date or date-time (in time order) rather than as text. */
+export const isIsoTime = (s: string) => ISO.test(s);
 
 /** Numbers numerically, ISO dates and date-times in time order, other strings as text; a missing value compares with nothing. */
 function compareValues(a: unknown, b: unknown): number | undefined {

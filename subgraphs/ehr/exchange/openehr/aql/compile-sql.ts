@@ -1,0 +1,373 @@
+import { Prisma } from '../../../db/generated/client';
+import type { WebNode } from '../../../clinical/opt/web-template';
+import { columnPath, isIsoTime, parameterValue, type Parameters } from './evaluate';
+import type { AqlQuery, Condition, Containment, Operator, Path, Predicate, Value } from './parser';
+
+/**
+ * AQL the clinical index answers completely, compiled to one SQL statement
+ * over it, so no composition is decrypted (docs/exchange.md "Evaluation and
+ * its limits"). A query compiles only when its result is provably the one
+ * the in-memory evaluator gives: FROM `[EHR e] CONTAINS COMPOSITION c [CONTAINS
+ * <ENTRY> x[archetype]]`, where every template that may match holds that
+ * archetype only as a top-level entry (so an instance is one entry of the
+ * index: composition, archetype, ordinal), and every path is an indexed leaf
+ * whose data type the templates fix, or an id of the record. Anything else
+ * answers undefined and runs in memory.
+ *
+ * Rows come in the evaluator's order: bindings by EHR (in the order of its
+ * newest candidate), composition (newest first) and entry, stably sorted by
+ * ORDER BY; missing values sort last ascending, first descending, as
+ * PostgreSQL's NULLS default does.
+ */
+
+type Kind = 'number' | 'string' | 'boolean' | 'time';
+interface Compiled {
+  kind: Kind;
+  /** The path's first value (document order), or NULL. */
+  value: Prisma.Sql;
+  /** Whether some value of the path satisfies `test` (never NULL). */
+  some(test: (column: Prisma.Sql) => Prisma.Sql): Prisma.Sql;
+}
+
+export interface SqlQuery {
+  columns: Array<{ name: string; path: string }>;
+  /**
+   * Whether the answer depends on the order of the bindings (rows, SUM, AVG): then the candidates must be
+   * exactly those the in-memory path reads (narrowed by leaf), as they order the EHRs.
+   */
+  ordered: boolean;
+  /** The statement over the candidates (`candidates`: the condition on `c`, "ehr"."Composition", that selects them). */
+  statement: (candidates: Prisma.Sql) => Prisma.Sql;
+}
+/** One result row of the statement: values v0…, and the compositions it was computed from ([uid, patientId]). */
+export type SqlRow = Record<string, unknown> & { src: Array<[string, string]> };
+
+const ENTRY_CLASSES: Record<string, string[]> = {
+  ENTRY: ['OBSERVATION', 'EVALUATION', 'INSTRUCTION', 'ACTION', 'ADMIN_ENTRY'],
+  CARE_ENTRY: ['OBSERVATION', 'EVALUATION', 'INSTRUCTION', 'ACTION'],
+  OBSERVATION: ['OBSERVATION'],
+  EVALUATION: ['EVALUATION'],
+  INSTRUCTION: ['INSTRUCTION'],
+  ACTION: ['ACTION'],
+  ADMIN_ENTRY: ['ADMIN_ENTRY'],
+};
+const ARCHETYPE = /^openEHR-EHR-([A-Z_]+)\.[a-zA-Z0-9_-]+\.v\d+$/;
+const AT_CODE = /^at\d+(\.\d+)*$/;
+/** Per data type, the attribute paths below it the index holds: column and kind. */
+const LEAVES: Record<string, Record<string, [column: string, kind: Kind]>> = {
+  DV_QUANTITY: { magnitude: ['magnitude', 'number'], units: ['unit', 'string'] },
+  DV_COUNT: { magnitude: ['magnitude', 'number'] },
+  DV_CODED_TEXT: { 'defining_code/code_string': ['code', 'string'], 'defining_code/terminology_id/value': ['terminology', 'string'] },
+  DV_BOOLEAN: { value: ['boolean', 'boolean'] },
+  DV_DATE_TIME: { value: ['dateTime', 'time'] },
+};
+const FLIPPED: Record<Operator, Operator> = { '=': '=', '!=': '!=', '<': '>', '>': '<', '<=': '>=', '>=': '<=' };
+
+class Unsupported extends Error {}
+function no(): never {
+  throw new Unsupported();
+}
+
+/** The compiled query, or undefined when it must run in memory. `templates`: the web trees of every template the query may match. */
+export function compileToSql(query: AqlQuery, params: Parameters, templates: WebNode[]): SqlQuery | undefined {
+  try {
+    return new Compiler(query, params, templates).compile();
+  } catch (err) {
+    if (err instanceof Unsupported) return undefined;
+    throw err;
+  }
+}
+
+class Compiler {
+  private ehr?: string;
+  private composition?: string;
+  private entry?: { variable: string; archetypeId: string; rmClass: string; types: Map<string, string> };
+  private readonly from: Prisma.Sql[] = [];
+  /** The data types of the composition's own leaves (context, category), by path. */
+  private readonly compositionTypes = new Map<string, string>();
+
+  constructor(
+    private readonly query: AqlQuery,
+    private readonly params: Parameters,
+    private readonly templates: WebNode[],
+  ) {}
+
+  compile(): SqlQuery {
+    const { query } = this;
+    this.bindFrom(query.from);
+    const aggregated = query.select.some((s) => s.expr.kind === 'aggregate');
+    if (aggregated && (query.select.some((s) => s.expr.kind !== 'aggregate') || query.orderBy.length > 0)) no();
+    const aliases = new Map(query.select.map((s, i) => [s.alias, i]));
+    if ([this.ehr, this.composition, this.entry?.variable].some((v) => v !== undefined && aliases.has(v))) no();
+    const binding = Prisma.sql`b."erank", b."crank", b."ord"`;
+    const values = query.select.map((s, i) => {
+      const e = s.expr;
+      if (e.kind === 'aggregate') {
+        if (!e.path) return Prisma.sql`count(*)::int AS ${col(i)}`;
+        const p = this.path(e.path);
+        if (e.fn === 'COUNT') return Prisma.sql`count(${e.distinct ? Prisma.sql`DISTINCT ` : Prisma.empty}${p.value})::int AS ${col(i)}`;
+        if (p.kind !== 'number') no();
+        // Floating-point sums depend on the order: the evaluator's.
+        const order = e.fn === 'SUM' || e.fn === 'AVG' ? Prisma.sql` ORDER BY ${binding}` : Prisma.empty;
+        return Prisma.sql`${Prisma.raw(e.fn.toLowerCase())}(${p.value}${order}) AS ${col(i)}`;
+      }
+      if (e.kind !== 'path') no();
+      const p = this.path(e);
+      if (p.kind === 'time') no(); // the index holds the instant, not the text a row shows
+      return Prisma.sql`${p.value} AS ${col(i)}`;
+    });
+    const keys = query.orderBy.map((o) => {
+      const index = o.path.parts.length === 0 ? aliases.get(o.path.variable) : undefined;
+      const source = index !== undefined ? query.select[index].expr : o.path;
+      const p = this.path(source as Path);
+      const collated = p.kind === 'string' ? Prisma.sql`${p.value} COLLATE "C"` : p.value;
+      return Prisma.sql`${collated} ${Prisma.raw(o.descending ? 'DESC' : 'ASC')}`;
+    });
+    const where = query.where ? this.condition(query.where) : Prisma.sql`TRUE`;
+    const from = this.from.length ? Prisma.join(this.from, ' AND ') : Prisma.sql`TRUE`;
+    const selected = Prisma.join(values, ', ');
+    const names = Prisma.join(
+      values.map((_, i) => col(i)),
+      ', ',
+    );
+    const source = Prisma.sql`jsonb_build_array(b."uid", b."patientId")`;
+    let out: Prisma.Sql;
+    if (aggregated) out = Prisma.sql`SELECT ${selected}, coalesce(jsonb_agg(DISTINCT ${source}), '[]') AS src, 1 AS pos FROM b WHERE ${from} AND ${where}`;
+    else {
+      const sorted = Prisma.sql`SELECT ${selected}, ${source} AS s,
+          row_number() OVER (ORDER BY ${keys.length ? Prisma.sql`${Prisma.join(keys, ', ')}, ` : Prisma.empty}${binding}) AS pos
+        FROM b WHERE ${from} AND ${where}`;
+      out = query.distinct
+        ? Prisma.sql`SELECT ${names}, jsonb_agg(DISTINCT s) AS src, min(pos) AS pos FROM (${sorted}) r GROUP BY ${names}`
+        : Prisma.sql`SELECT ${names}, jsonb_build_array(s) AS src, pos FROM (${sorted}) r`;
+    }
+    const entry = this.entry;
+    const bindings = entry
+      ? Prisma.sql`SELECT k.*, x."entryOrdinal" AS ord FROM k JOIN "ehr"."ClinicalIndexEntry" x ON x."tenantId" = k."tenantId" AND x."compositionId" = k."id"
+          AND x."entryArchetypeId" = ${entry.archetypeId} AND x."path" = ${`/content[${entry.archetypeId}]`} AND x."rmType" = ${entry.rmClass}`
+      : Prisma.sql`SELECT k.*, 0 AS ord FROM k`;
+    return {
+      columns: query.select.map((s, i) => ({ name: s.alias ?? `#${i}`, path: columnPath(s) })),
+      ordered: !aggregated || query.select.some((s) => s.expr.kind === 'aggregate' && (s.expr.fn === 'SUM' || s.expr.fn === 'AVG')),
+      statement: (candidates) => Prisma.sql`
+        WITH cand AS (
+          SELECT c."tenantId", c."id", c."ehrId", c."patientId", c."templateId", v."uid",
+                 row_number() OVER (ORDER BY c."createdAt" DESC, c."id" ASC) AS crank
+          FROM "ehr"."Composition" c
+          JOIN "ehr"."CompositionVersion" v ON v."tenantId" = c."tenantId" AND v."compositionId" = c."id" AND v."version" = c."latestVersion"
+          WHERE ${candidates}),
+        k AS (SELECT cand.*, min(cand.crank) OVER (PARTITION BY cand."ehrId") AS erank FROM cand),
+        b AS (${bindings}),
+        o AS (${out}),
+        n AS (SELECT o.*, row_number() OVER (ORDER BY pos) AS n, count(*) OVER () AS total FROM o)
+        SELECT * FROM n WHERE ${this.window()} ORDER BY n`,
+    };
+  }
+
+  /** TOP, LIMIT and OFFSET on the numbered rows. */
+  private window(): Prisma.Sql {
+    const { top, limit, offset } = this.query;
+    if (top) return top.direction === 'BACKWARD' ? Prisma.sql`n > total - ${top.count}::int` : Prisma.sql`n <= ${top.count}::int`;
+    const from = offset ?? 0;
+    return limit === undefined ? Prisma.sql`n > ${from}::int` : Prisma.sql`n > ${from}::int AND n <= ${from + limit}::int`;
+  }
+
+  // ---- FROM ----------------------------------------------------------------
+
+  private bindFrom(c: Containment): void {
+    if (c.kind !== 'class' || c.contains?.not) no();
+    const node = c;
+    if (node.rmClass === 'EHR') {
+      if (!node.contains) no();
+      this.ehr = node.variable ?? '\u0000ehr';
+      if (node.predicate) {
+        const p = node.predicate;
+        if (
+          p.kind !== 'compare' ||
+          p.op !== '=' ||
+          p.path.length !== 2 ||
+          p.path[0].name !== 'ehr_id' ||
+          p.path[1].name !== 'value' ||
+          p.path.some((s) => s.predicate)
+        )
+          no();
+        this.from.push(Prisma.sql`b."ehrId" = ${this.literal(p.value, 'string')}`);
+      }
+      return this.bindComposition(node.contains.expr);
+    }
+    this.bindComposition(node);
+  }
+
+  private bindComposition(c: Containment): void {
+    if (c.kind !== 'class' || c.rmClass !== 'COMPOSITION' || c.contains?.not) no();
+    const node = c;
+    this.composition = node.variable ?? '\u0000composition';
+    if (node.predicate) {
+      const id = this.nodeId(node.predicate);
+      this.from.push(
+        Prisma.sql`(b."templateId" = ${id} OR EXISTS (SELECT 1 FROM "ehr"."ClinicalIndexEntry" r WHERE r."tenantId" = b."tenantId" AND r."compositionId" = b."id" AND r."seq" = 0 AND r."archetypeId" = ${id}))`,
+      );
+    }
+    const visitOwn = (n: WebNode) => {
+      if (n.aqlPath.startsWith('/content')) return;
+      if (n.rmType.startsWith('DV_')) addType(this.compositionTypes, n);
+      n.children?.forEach(visitOwn);
+    };
+    this.templates.forEach(visitOwn);
+    if (!node.contains) return;
+    const inner = node.contains.expr;
+    if (inner.kind !== 'class' || inner.contains || !inner.predicate || !ENTRY_CLASSES[inner.rmClass]) no();
+    const entry = inner;
+    const archetypeId = this.nodeId(entry.predicate!);
+    const rmClass = ARCHETYPE.exec(archetypeId)?.[1];
+    if (!rmClass || !ENTRY_CLASSES[entry.rmClass].includes(rmClass)) no();
+    // Every instance of the archetype a candidate can hold is a top-level entry; the data types of its leaves.
+    const types = new Map<string, string>();
+    const root = `/content[${archetypeId}]`;
+    const visit = (n: WebNode) => {
+      if (n.nodeId === archetypeId && (n.aqlPath !== root || n.rmType !== rmClass)) no();
+      if (n.aqlPath.startsWith(`${root}/`) && n.rmType.startsWith('DV_')) addType(types, n);
+      n.children?.forEach(visit);
+    };
+    this.templates.forEach(visit);
+    this.entry = { variable: entry.variable ?? '\u0000entry', archetypeId, rmClass, types };
+  }
+
+  private nodeId(p: Predicate): string {
+    if (p.kind !== 'node' || p.name) no();
+    const id = p.id;
+    const value = typeof id === 'string' ? id : parameterValue(id, this.params);
+    return typeof value === 'string' && !value.includes('::') ? value : no();
+  }
+
+  // ---- paths ---------------------------------------------------------------
+
+  private path(p: Path): Compiled {
+    if (p.kind !== 'path' || p.predicate) no();
+    const names = p.parts.map((s) => s.name).join('/');
+    const plain = !p.parts.some((s) => s.predicate);
+    const field = (column: string): Compiled => {
+      const value = Prisma.raw(`b."${column}"`);
+      return { kind: 'string', value, some: (test) => Prisma.sql`(${test(value)})` };
+    };
+    if (p.variable === this.ehr && plain && names === 'ehr_id/value') return field('ehrId');
+    if (p.variable === this.composition && plain && names === 'uid/value') return field('uid');
+    if (p.variable === this.composition && plain && names === 'archetype_details/template_id/value') return field('templateId');
+    const entry = this.entry;
+    let scope: { prefix: string; types: Map<string, string>; rows: Prisma.Sql };
+    if (entry && p.variable === entry.variable)
+      scope = {
+        prefix: `/content[${entry.archetypeId}]`,
+        types: entry.types,
+        rows: Prisma.sql`l."entryArchetypeId" = ${entry.archetypeId} AND l."entryOrdinal" = b."ord"`,
+      };
+    else if (p.variable === this.composition) scope = { prefix: '', types: this.compositionTypes, rows: Prisma.sql`l."entryArchetypeId" IS NULL` };
+    else return no();
+    // The data value's path, as the templates spell it: node ids exactly where the RM objects carry them.
+    for (let split = p.parts.length - 1; split >= 1; split--) {
+      const steps = p.parts.slice(0, split);
+      if (
+        steps.some(
+          (s) => s.predicate && (s.predicate.kind !== 'node' || typeof s.predicate.id !== 'string' || s.predicate.name || !AT_CODE.test(s.predicate.id)),
+        )
+      )
+        continue;
+      const rel = steps.map((s) => `/${s.name}${s.predicate ? `[${(s.predicate as { id: string }).id}]` : ''}`).join('');
+      const full = `${scope.prefix}${rel}`;
+      const rmType = scope.types.get(full);
+      const attribute = p.parts
+        .slice(split)
+        .map((s) => s.name)
+        .join('/');
+      const leaf = rmType && LEAVES[rmType]?.[attribute];
+      if (!leaf || p.parts.slice(split).some((s) => s.predicate)) continue;
+      const [column, kind] = leaf;
+      const rows = (extra: Prisma.Sql) => Prisma.sql`FROM "ehr"."ClinicalIndexEntry" l WHERE l."tenantId" = b."tenantId" AND l."compositionId" = b."id"
+        AND ${scope.rows} AND l."path" = ${full} AND l."rmType" = ${rmType}
+        AND l.${Prisma.raw(`"${column}"`)} IS NOT NULL ${extra}`;
+      const c = Prisma.raw(`l."${column}"`);
+      return {
+        kind,
+        value: Prisma.sql`(SELECT ${c} ${rows(Prisma.empty)} ORDER BY l."seq" LIMIT 1)`,
+        some: (test) => Prisma.sql`EXISTS (SELECT 1 ${rows(Prisma.sql`AND ${test(c)}`)})`,
+      };
+    }
+    return no();
+  }
+
+  /** A literal or parameter as a statement parameter of the path's kind (a value of another type does not compile). */
+  private literal(v: Value, kind: Kind): Prisma.Sql {
+    if (v.kind !== 'literal' && v.kind !== 'param') no();
+    const value = v.kind === 'literal' ? v.value : parameterValue(v, this.params);
+    if (kind === 'number' && typeof value === 'number' && Number.isFinite(value)) return Prisma.sql`${value}::float8`;
+    if (kind === 'boolean' && typeof value === 'boolean') return Prisma.sql`${value}::boolean`;
+    // A string that reads as a date compares as one in memory: strings compile only when they do not.
+    if (kind === 'string' && typeof value === 'string' && !isIsoTime(value)) return Prisma.sql`${value}::text`;
+    if (kind === 'time' && typeof value === 'string' && isIsoTime(value)) {
+      const at = Date.parse(value.length === 10 ? `${value}T00:00:00Z` : value);
+      if (!Number.isNaN(at)) return Prisma.sql`${new Date(at).toISOString().slice(0, 23).replace('T', ' ')}::timestamp(3)`;
+    }
+    return no();
+  }
+
+  // ---- WHERE ---------------------------------------------------------------
+
+  private condition(c: Condition): Prisma.Sql {
+    switch (c.kind) {
+      case 'and':
+      case 'or':
+        return Prisma.sql`(${this.condition(c.left)} ${Prisma.raw(c.kind.toUpperCase())} ${this.condition(c.right)})`;
+      case 'not':
+        return Prisma.sql`NOT ${this.condition(c.expr)}`;
+      case 'exists':
+        return this.path(c.path).some(() => Prisma.sql`TRUE`);
+      case 'like': {
+        const p = this.path(c.path);
+        const pattern = c.pattern.kind === 'literal' ? c.pattern.value : c.pattern.kind === 'param' ? parameterValue(c.pattern, this.params) : undefined;
+        if (p.kind !== 'string' || typeof pattern !== 'string') no();
+        return p.some((column) => Prisma.sql`${column} LIKE ${likePattern(pattern)} ESCAPE '\\'`);
+      }
+      case 'matches': {
+        const p = this.path(c.path);
+        if (p.kind !== 'string' && p.kind !== 'number') no();
+        const options = c.values.filter((v) => !(v.kind === 'literal' && v.value === null)).map((v) => this.literal(v, p.kind));
+        return options.length ? p.some((column) => Prisma.sql`${column} IN (${Prisma.join(options, ', ')})`) : Prisma.sql`FALSE`;
+      }
+      case 'compare': {
+        const flipped = c.left.kind !== 'path';
+        const [path, other, op] = flipped ? [c.right, c.left, FLIPPED[c.op]] : [c.left, c.right, c.op];
+        if (path.kind !== 'path') no();
+        const p = this.path(path);
+        if (other.kind === 'literal' && other.value === null) {
+          if (op === '=') return Prisma.sql`NOT ${p.some(() => Prisma.sql`TRUE`)}`;
+          return op === '!=' ? p.some(() => Prisma.sql`TRUE`) : Prisma.sql`FALSE`;
+        }
+        if ((p.kind === 'string' || p.kind === 'boolean') && op !== '=' && op !== '!=') no();
+        const value = this.literal(other, p.kind);
+        return p.some((column) => Prisma.sql`${column} ${Prisma.raw(op === '!=' ? '<>' : op)} ${value}`);
+      }
+    }
+  }
+}
+
+/** A path's data type; a path with a choice of types (in one template or across them) gets none, so it is not compiled. */
+function addType(types: Map<string, string>, n: WebNode): void {
+  const known = types.get(n.aqlPath);
+  types.set(n.aqlPath, known === undefined || known === n.rmType ? n.rmType : '');
+}
+
+const col = (i: number) => Prisma.raw(`"v${i}"`);
+
+/** AQL LIKE (`*` any run, `?` one character, `\` escapes) as SQL LIKE with `\` as escape. */
+function likePattern(pattern: string): string {
+  let out = '';
+  for (let i = 0; i < pattern.length; i++) {
+    const ch = pattern[i];
+    if (ch === '\\' && i + 1 < pattern.length) out += escapeLike(pattern[++i]);
+    else if (ch === '*') out += '%';
+    else if (ch === '?') out += '_';
+    else out += escapeLike(ch);
+  }
+  return out;
+}
+const escapeLike = (ch: string) => (ch === '%' || ch === '_' || ch === '\\' ? `\\${ch}` : ch);

@@ -1,0 +1,136 @@
+import { FieldCipher } from '../common/crypto';
+import { loadClinicalCompositions } from '../bench/lib/clinical-load';
+import { backendName, startTestPlatform, type TestPlatform } from './harness';
+import { scrape } from './support/metrics';
+
+/**
+ * AQL the clinical index answers completely runs as one SQL statement
+ * (aql/compile-sql.ts) and decrypts nothing; each query here is also run with
+ * a condition only the in-memory evaluator takes (`NOT EXISTS c/feeder_audit`,
+ * true of every composition loaded), and both answers must be the same,
+ * rows and order.
+ */
+const PATIENTS = 60;
+const PER_PATIENT = 10;
+const BP = 'openEHR-EHR-OBSERVATION.blood_pressure.v2';
+const PULSE = 'openEHR-EHR-OBSERVATION.pulse.v2';
+const SYS = 'o/data[at0001]/events[at0006]/data[at0003]/items[at0004]/value/magnitude';
+const DIA = 'o/data[at0001]/events[at0006]/data[at0003]/items[at0005]/value/magnitude';
+const UNITS = 'o/data[at0001]/events[at0006]/data[at0003]/items[at0004]/value/units';
+const TIME = 'o/data[at0001]/events[at0006]/time/value';
+const RATE = 'p/data[at0002]/events[at0003]/data[at0001]/items[at0004]/value/magnitude';
+const VITALS = `FROM EHR e CONTAINS COMPOSITION c[vital_signs.v1] CONTAINS OBSERVATION o[${BP}]`;
+const PULSES = `FROM COMPOSITION c CONTAINS OBSERVATION p[${PULSE}]`;
+const IN_MEMORY_ONLY = 'NOT EXISTS c/feeder_audit';
+
+interface Case {
+  select: string;
+  where?: string;
+  tail?: string;
+  params?: Record<string, unknown>;
+}
+
+const decrypts = async (t: TestPlatform) => (await scrape(`${t.url}/metrics`)).total('caregraph_composition_decrypts_total');
+
+describe(`AQL in SQL answers as the in-memory evaluator, decrypting nothing (${backendName})`, () => {
+  let t: TestPlatform;
+  const now = new Date();
+  const since = new Date(now.getTime() - 30 * 86_400_000).toISOString();
+  let ehrs: string[];
+
+  const run = async (q: string, params?: Record<string, unknown>) => {
+    const before = await decrypts(t);
+    const res = await t.request('POST', '/openehr/v1/query/aql', { body: { q, query_parameters: params } });
+    if (res.status !== 200) throw new Error(`${res.status} ${JSON.stringify(res.body)} for ${q}`);
+    return { rows: res.body.rows as unknown[][], decrypted: (await decrypts(t)) - before };
+  };
+
+  beforeAll(async () => {
+    t = await startTestPlatform();
+    await loadClinicalCompositions(t.platform.db!, new FieldCipher(t.platform.runtime.secrets.encryptionKey), {
+      fromPatient: 0,
+      patients: PATIENTS,
+      compositionsPerPatient: PER_PATIENT,
+      systemId: t.platform.runtime.config.OPENEHR_SYSTEM_ID,
+      now,
+      days: 365,
+    });
+    ehrs = (await run(`SELECT DISTINCT e/ehr_id/value ${VITALS} ORDER BY e/ehr_id/value LIMIT 3`)).rows.map((r) => r[0] as string);
+  });
+  afterAll(async () => {
+    await t?.stop();
+  });
+
+  const cases: Record<string, () => Case> = {
+    'population COUNT: systolic > 140 in the last 30 days': () => ({ select: 'COUNT(*)', where: `${SYS} > 140 AND ${TIME} > $since`, params: { since } }),
+    'values, ORDER BY two keys': () => ({
+      select: `e/ehr_id/value, c/uid/value, ${SYS}, ${DIA}`,
+      where: `${SYS} >= 170`,
+      tail: `ORDER BY ${SYS} DESC, c/uid/value`,
+    }),
+    'one EHR by WHERE, ORDER BY an alias': () => ({ select: `${SYS} AS s`, where: 'e/ehr_id/value = $ehr', tail: 'ORDER BY s', params: { ehr: ehrs[1] } }),
+    'aggregates MIN/MAX/AVG/SUM/COUNT DISTINCT': () => ({
+      select: `MIN(${SYS}), MAX(${SYS}), AVG(${DIA}), SUM(${DIA}), COUNT(DISTINCT e/ehr_id/value), COUNT(${DIA})`,
+      where: `${SYS} > 150`,
+    }),
+    'aggregates over nothing': () => ({ select: `COUNT(*), MIN(${SYS}), AVG(${SYS})`, where: `NOT (${SYS} < 500)` }),
+    'DISTINCT units': () => ({ select: `DISTINCT ${UNITS}` }),
+    'DISTINCT, NOT, ORDER BY': () => ({ select: 'DISTINCT e/ehr_id/value', where: `NOT (${SYS} < 175)`, tail: 'ORDER BY e/ehr_id/value DESC' }),
+    MATCHES: () => ({ select: 'COUNT(*), SUM(' + SYS + ')', where: `${SYS} MATCHES {120, 130, 140.0}` }),
+    'LIKE, LIMIT/OFFSET': () => ({ select: 'c/uid/value', where: `${UNITS} LIKE 'mm?Hg*' AND ${DIA} > 95`, tail: 'ORDER BY c/uid/value LIMIT 5 OFFSET 2' }),
+    'TOP BACKWARD over ties (binding order)': () => ({ select: `TOP 7 BACKWARD c/uid/value, ${SYS}`, tail: `ORDER BY ${SYS}` }),
+    'no ORDER BY: binding order, TOP': () => ({ select: `TOP 25 c/uid/value, ${SYS}`, where: `${SYS} > 170` }),
+    'OR, AND, template id, != and NULL': () => ({
+      select: 'COUNT(*)',
+      where: `(${SYS} > 175 OR ${DIA} < 62) AND c/archetype_details/template_id/value = 'vital_signs.v1' AND ${DIA} != NULL AND ${SYS} != 160`,
+    }),
+    'EXISTS and = NULL': () => ({ select: 'COUNT(*)', where: `EXISTS ${SYS} AND NOT (${UNITS} = NULL)` }),
+    'pulse without EHR, time window': () => ({
+      select: `COUNT(*), AVG(${RATE}), MAX(${RATE})`,
+      where: `p/data[at0002]/events[at0003]/time/value > $since AND p/data[at0002]/events[at0003]/time/value <= $until`,
+      params: { since, until: now.toISOString() },
+    }),
+    'EHR predicate, parameter': () => ({
+      select: `c/uid/value, ${SYS}`,
+      where: `${SYS} > $threshold`,
+      tail: 'ORDER BY c/uid/value',
+      params: { threshold: 120 },
+      from: `FROM EHR e[ehr_id/value=$ehr] CONTAINS COMPOSITION c CONTAINS OBSERVATION o[${BP}]`,
+    }),
+    'compositions only, MATCHES on EHR ids': () => ({
+      select: 'COUNT(*), COUNT(DISTINCT c/uid/value)',
+      where: 'e/ehr_id/value MATCHES {$a, $b}',
+      params: { a: ehrs[0], b: ehrs[2] },
+    }),
+    "the benchmark's population COUNT (composition start time)": () => ({
+      select: 'COUNT(*)',
+      where: `${SYS} > 140 AND c/context/start_time/value > $since`,
+      params: { since },
+      from: `FROM EHR e CONTAINS COMPOSITION c CONTAINS OBSERVATION o[${BP}]`,
+    }),
+    'composition category, ORDER BY its start time': () => ({
+      select: 'c/uid/value',
+      where: "c/category/defining_code/code_string = '433'",
+      tail: 'ORDER BY c/context/start_time/value DESC, c/uid/value LIMIT 20',
+    }),
+    'ORDER BY then LIMIT over ties': () => ({ select: `c/uid/value, ${RATE}`, tail: `ORDER BY ${RATE} DESC LIMIT 12` }),
+  };
+  const fromOf: Record<string, string> = {
+    'pulse without EHR, time window': PULSES,
+    'ORDER BY then LIMIT over ties': PULSES,
+    'compositions only, MATCHES on EHR ids': 'FROM EHR e CONTAINS COMPOSITION c[vital_signs.v1]',
+  };
+
+  it.each(Object.keys(cases))('%s', async (name) => {
+    const c = cases[name]() as Case & { from?: string };
+    const params = { ehr: ehrs[0], ...c.params };
+    const from = c.from ?? fromOf[name] ?? VITALS;
+    const text = (where: string | undefined) => `SELECT ${c.select} ${from}${where ? ` WHERE ${where}` : ''} ${c.tail ?? ''}`;
+    const sql = await run(text(c.where), params);
+    const memory = await run(text(c.where ? `(${c.where}) AND ${IN_MEMORY_ONLY}` : IN_MEMORY_ONLY), params);
+    expect(sql.decrypted).toBe(0);
+    expect(memory.decrypted).toBeGreaterThan(0);
+    expect(sql.rows).toEqual(memory.rows);
+    expect(sql.rows.length).toBeGreaterThan(0);
+  });
+});
