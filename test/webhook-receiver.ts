@@ -18,6 +18,8 @@ interface ReceivedHook {
   raw: Buffer;
   body: any;
   at: number;
+  /** The TLS connection it came over, numbered from 1 in order of acceptance. */
+  connection: number;
 }
 
 interface Answer {
@@ -37,8 +39,6 @@ export interface Receiver {
   /** Sets how a path answers; the function sees the number of the request to that path (1-based). */
   behave(path: string, answer: (n: number, hook: ReceivedHook) => Answer): void;
   received(path?: string): ReceivedHook[];
-  /** TLS connections accepted so far. */
-  connections(): number;
   close(): Promise<void>;
 }
 
@@ -48,6 +48,8 @@ export async function startReceiver(port = 0): Promise<Receiver> {
   const hooks: ReceivedHook[] = [];
   const behaviours = new Map<string, (n: number, hook: ReceivedHook) => Answer>();
   const counts = new Map<string, number>();
+  const connectionIds = new WeakMap<object, number>();
+  let connections = 0;
   const server = https.createServer({ key, cert }, (req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -60,7 +62,7 @@ export async function startReceiver(port = 0): Promise<Receiver> {
         body = undefined;
       }
       const path = req.url ?? '/';
-      const hook: ReceivedHook = { path, headers: req.headers, raw, body, at: Date.now() };
+      const hook: ReceivedHook = { path, headers: req.headers, raw, body, at: Date.now(), connection: connectionIds.get(req.socket) ?? 0 };
       hooks.push(hook);
       const n = (counts.get(path) ?? 0) + 1;
       counts.set(path, n);
@@ -74,8 +76,7 @@ export async function startReceiver(port = 0): Promise<Receiver> {
       else reply();
     });
   });
-  let connections = 0;
-  server.on('secureConnection', () => connections++);
+  server.on('secureConnection', (socket) => connectionIds.set(socket, ++connections));
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
   const origin = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
@@ -84,7 +85,6 @@ export async function startReceiver(port = 0): Promise<Receiver> {
     url: (path) => `${origin}${path}`,
     behave: (path, answer) => void behaviours.set(path, answer),
     received: (path) => hooks.filter((h) => path === undefined || h.path === path),
-    connections: () => connections,
     close: async () => {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -470,12 +470,13 @@ describe(`webhooks (${backendName})`, () => {
     it('reuses connections: many deliveries to one endpoint go over no more connections than its limit', async () => {
       const token = await t.token({ tenants: ['pool'], roles: ['admin'] });
       const id = await subscribe('/pool-reuse', ['message.sent'], token);
-      const before = receiver.connections();
       for (let i = 0; i < 3 * N; i++) await emit('pool', 'message.sent', { ...SAMPLES[0].data, messageId: `m-reuse-${i}` });
       await waitFor('all deliveries', () => receiver.received('/pool-reuse').length >= 3 * N);
-      const opened = receiver.connections() - before;
-      expect(opened).toBeGreaterThanOrEqual(1);
-      expect(opened).toBeLessThanOrEqual(PER_ENDPOINT);
+      // Connections kept alive from earlier tests to this receiver may carry some of them: count those used, not those opened.
+      const used = new Set(receiver.received('/pool-reuse').map((hook) => hook.connection));
+      expect(used.has(0)).toBe(false);
+      expect(used.size).toBeGreaterThanOrEqual(1);
+      expect(used.size).toBeLessThanOrEqual(PER_ENDPOINT);
       await t.request('DELETE', `/v1/webhooks/${id}`, { token });
     });
   });
