@@ -37,7 +37,8 @@ describe.each(testBackends())('tenant settings migration on $name', (backend) =>
       INSERT INTO messaging."RetentionSetting" ("tenantId", category, days, "updatedAt", "updatedBy") VALUES
         ('a', 'messages', 30, now(), 'admin-a'), ('b', 'messages', 40, now(), 'admin-b'), ('b', 'webhook_deliveries', 7, now(), 'admin-b');`);
 
-    expect((await migrate(db, 'messaging')).applied).toEqual([MOVE]);
+    // The move first, then any later migration.
+    expect((await migrate(db, 'messaging')).applied[0]).toBe(MOVE);
     const { rows } = await db.query<{ id: string; settings: unknown }>(`SELECT id, settings FROM messaging."Organization" ORDER BY id`);
     expect(rows.map((row) => ({ id: row.id, settings: parseSettings(row.settings) }))).toEqual([
       { id: 'a', settings: { rateLimits: { EHR: 5 }, reminderLeadMinutes: 90, retention: { messages: 30 } } },
