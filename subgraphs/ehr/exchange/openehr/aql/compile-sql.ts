@@ -1,6 +1,6 @@
 import { Prisma } from '../../../db/generated/client';
 import type { WebNode } from '../../../clinical/opt/web-template';
-import { columnPath, isIsoTime, parameterValue, type Parameters } from './evaluate';
+import { columnPath, isIsoTime, parameterValue, translateLike, type Parameters } from './evaluate';
 import type { AqlQuery, Condition, Containment, Operator, Path, Predicate, Value } from './parser';
 
 /**
@@ -358,16 +358,6 @@ function addType(types: Map<string, string>, n: WebNode): void {
 
 const col = (i: number) => Prisma.raw(`"v${i}"`);
 
-/** AQL LIKE (`*` any run, `?` one character, `\` escapes) as SQL LIKE with `\` as escape. */
-function likePattern(pattern: string): string {
-  let out = '';
-  for (let i = 0; i < pattern.length; i++) {
-    const ch = pattern[i];
-    if (ch === '\\' && i + 1 < pattern.length) out += escapeLike(pattern[++i]);
-    else if (ch === '*') out += '%';
-    else if (ch === '?') out += '_';
-    else out += escapeLike(ch);
-  }
-  return out;
-}
-const escapeLike = (ch: string) => (ch === '%' || ch === '_' || ch === '\\' ? `\\${ch}` : ch);
+/** AQL LIKE as SQL LIKE with `\` as escape. */
+const likePattern = (pattern: string) =>
+  translateLike(pattern, { anyRun: '%', oneChar: '_', literal: (ch) => (ch === '%' || ch === '_' || ch === '\\' ? `\\${ch}` : ch) });

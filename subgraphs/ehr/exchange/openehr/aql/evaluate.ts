@@ -437,17 +437,25 @@ function number(v: unknown, bad: (message: string) => never): number {
   return bad('takes numbers');
 }
 
-/** LIKE: `?` one character, `*` any run, `\` escapes; the whole value must match. */
-export function likeRegex(pattern: string): RegExp {
-  let source = '';
+/**
+ * An AQL LIKE pattern (`?` one character, `*` any run, `\` escapes) written in
+ * another pattern language: `literal` escapes one character for it.
+ */
+export function translateLike(pattern: string, target: { anyRun: string; oneChar: string; literal: (ch: string) => string }): string {
+  let out = '';
   for (let i = 0; i < pattern.length; i++) {
     const ch = pattern[i];
-    if (ch === '\\' && i + 1 < pattern.length) source += escapeRegex(pattern[++i]);
-    else if (ch === '*') source += '[\\s\\S]*';
-    else if (ch === '?') source += '[\\s\\S]';
-    else source += escapeRegex(ch);
+    if (ch === '\\' && i + 1 < pattern.length) out += target.literal(pattern[++i]);
+    else if (ch === '*') out += target.anyRun;
+    else if (ch === '?') out += target.oneChar;
+    else out += target.literal(ch);
   }
-  return new RegExp(`^${source}$`);
+  return out;
+}
+
+/** LIKE in memory: the whole value must match. */
+export function likeRegex(pattern: string): RegExp {
+  return new RegExp(`^${translateLike(pattern, { anyRun: '[\\s\\S]*', oneChar: '[\\s\\S]', literal: escapeRegex })}$`);
 }
 
 const escapeRegex = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
