@@ -73,8 +73,13 @@ describe(`request deadlines (${backendName})`, () => {
     const before = await countRows(t, 'Message');
     // Released after the deadline, before the gateway's last word (twice the timeout).
     const res = await whileHeld(t.platform.db!, 'Message', 'EXCLUSIVE', TIMEOUT_MS + 1000, () => t.request('POST', '/v1/messages', { body: SEND }));
-    // A client that got no message back sends again, as a 503 invites it to.
-    if (res.status === 503) expect((await t.request('POST', '/v1/messages', { body: SEND })).status).toBe(201);
+    // A client that got no message back sends again, as a 503 saying nothing was done invites it to (on a busy
+    // machine the retry may miss the deadline too: it is then refused the same way and tried once more).
+    for (let retry = res, tries = 0; retry.status === 503 && tries < 5; tries++) {
+      expect(retry.headers.get('x-request-outcome')).toBe('not-started');
+      retry = await t.request('POST', '/v1/messages', { body: SEND });
+      if (retry.status !== 503) expect(retry.status).toBe(201);
+    }
     expect(await countRows(t, 'Message')).toBe(before + 1);
     if (backendName === 'PGlite') {
       // Every query waited, so the send was stopped at its deadline before writing: refused, nothing stored.

@@ -9,6 +9,14 @@ import { errorBody } from '../../common/errors';
 /** Node's own limit sits a little above the per-request deadline, which then answers first with the contract body. */
 const NODE_TIMEOUT_MARGIN_MS = 5_000;
 const HEADERS_TIMEOUT_MS = 20_000;
+/**
+ * How long an idle keep-alive connection stays open: longer than proxies keep
+ * theirs (60 s is the usual load-balancer default), and clients that read the
+ * Keep-Alive hint (undici) close a second or two before it. Either way the peer
+ * that reuses a connection is the one that closes it; with Node's 5 s a request
+ * sent just as the server closed the connection failed with ECONNRESET.
+ */
+const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 
 /**
  * The gateway's listener: HTTPS with TLS 1.3 as the minimum when
@@ -22,6 +30,7 @@ export function createGatewayServer(app: RequestListener, config: Config): http.
     : http.createServer(app);
   server.requestTimeout = config.REQUEST_TIMEOUT_MS + NODE_TIMEOUT_MARGIN_MS;
   server.headersTimeout = Math.min(HEADERS_TIMEOUT_MS, server.requestTimeout);
+  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => answerClientError(err, socket));
   return server;
 }
