@@ -1,6 +1,18 @@
-import type { Router } from 'express';
+import type { Request, Response, Router } from 'express';
 import { pathId } from '../params';
-import { auditReason, commitAudit, headers, jsonBody, queryString, read, requiredIfMatch, written, type Call, type OpenEhrResult } from './http';
+import {
+  auditReason,
+  commitAudit,
+  headers,
+  jsonBody,
+  queryString,
+  read,
+  requiredIfMatch,
+  versionSelector,
+  written,
+  type Call,
+  type OpenEhrResult,
+} from './http';
 
 export const DIRECTORY_FIELDS: Record<string, Record<string, string>> = {
   openehrDirectory: { ehrId: 'ID!', versionUid: 'String', versionAtTime: 'String', path: 'String' },
@@ -36,14 +48,11 @@ export function directoryRoutes(router: Router, call: Call) {
     headers(res, result, directoryAt(vars.ehrId, result));
     res.status(204).end();
   });
-  router.get('/ehr/:ehrId/directory', async (req, res) => {
+  const readDirectory = async (req: Request, res: Response) => {
     const ehrId = pathId(req, 'ehrId');
-    const result = await call(req, 'openehrDirectory', { ehrId, versionAtTime: queryString(req, 'version_at_time'), path: queryString(req, 'path') });
+    const result = await call(req, 'openehrDirectory', { ehrId, ...versionSelector(req), path: queryString(req, 'path') });
     read(res, result, directoryAt(ehrId, result));
-  });
-  router.get('/ehr/:ehrId/directory/:versionUid', async (req, res) => {
-    const ehrId = pathId(req, 'ehrId');
-    const result = await call(req, 'openehrDirectory', { ehrId, versionUid: pathId(req, 'versionUid'), path: queryString(req, 'path') });
-    read(res, result, directoryAt(ehrId, result));
-  });
+  };
+  router.get('/ehr/:ehrId/directory', readDirectory);
+  router.get('/ehr/:ehrId/directory/:versionUid', readDirectory);
 }

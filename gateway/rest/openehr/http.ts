@@ -1,6 +1,6 @@
 import { type Request, type Response } from 'express';
 import { AppError, validationError } from '../../../common/errors';
-import { hasBody, ifMatch } from '../params';
+import { hasBody, ifMatch, pathId } from '../params';
 
 /** What the adapter's HTTP pieces share: the answer of one ehr-subgraph field, and the openEHR headers and bodies around it. */
 export const RESULT = 'body uid lastModified deleted';
@@ -16,6 +16,10 @@ export interface OpenEhrResult {
 export type Call = (req: Request, field: string, vars: Record<string, unknown>, kind?: 'query' | 'mutation') => Promise<OpenEhrResult>;
 
 export const queryString = (req: Request, name: string) => (typeof req.query[name] === 'string' ? req.query[name] : null);
+
+/** Which version a read names: `…/:versionUid` in the path, else `?version_at_time=` (neither: the latest). */
+export const versionSelector = (req: Request) =>
+  req.params.versionUid === undefined ? { versionAtTime: queryString(req, 'version_at_time') } : { versionUid: pathId(req, 'versionUid') };
 
 /** The `name="value"` pairs of openEHR's structured headers (`committer.name="Dr X", description.value="why"`), names lower-cased. */
 function headerFields(req: Request, names: string[]): Record<string, string> {

@@ -8,7 +8,20 @@ import { hasBody, pathId } from '../params';
 import { BODY_LIMIT_BYTES } from '../../security/body';
 import { verifyUtf8 } from '../../security/text';
 import { DIRECTORY_FIELDS, directoryRoutes } from './directory';
-import { auditReason, commitAudit, headers, jsonBody, read, RESULT, requiredIfMatch, sendJson, sendXml, written, type OpenEhrResult } from './http';
+import {
+  auditReason,
+  commitAudit,
+  headers,
+  jsonBody,
+  read,
+  RESULT,
+  requiredIfMatch,
+  sendJson,
+  sendXml,
+  versionSelector,
+  written,
+  type OpenEhrResult,
+} from './http';
 import { ITEM_TAG_FIELDS, itemTagRoutes } from './item-tags';
 import { queryRoutes } from './queries';
 
@@ -83,17 +96,14 @@ export function openEhrRoutes(run: GraphQLRunner, publicBase: PublicBase): Route
   });
 
   // EHR_STATUS
-  router.get('/ehr/:ehrId/ehr_status', async (req, res) => {
-    const versionAtTime = typeof req.query.version_at_time === 'string' ? req.query.version_at_time : null;
+  // The latest, the one at ?version_at_time=, or the one the path names (one handler: each path keeps its own route label).
+  const readEhrStatus = async (req: Request, res: Response) => {
     const ehrId = pathId(req, 'ehrId');
-    const result = await call(req, 'openehrEhrStatus', { ehrId, versionAtTime });
+    const result = await call(req, 'openehrEhrStatus', { ehrId, ...versionSelector(req) });
     read(res, result, at.ehrStatus(ehrId, result));
-  });
-  router.get('/ehr/:ehrId/ehr_status/:versionUid', async (req, res) => {
-    const ehrId = pathId(req, 'ehrId');
-    const result = await call(req, 'openehrEhrStatus', { ehrId, versionUid: pathId(req, 'versionUid') });
-    read(res, result, at.ehrStatus(ehrId, result));
-  });
+  };
+  router.get('/ehr/:ehrId/ehr_status', readEhrStatus);
+  router.get('/ehr/:ehrId/ehr_status/:versionUid', readEhrStatus);
   router.put('/ehr/:ehrId/ehr_status', async (req, res) => {
     const vars = { ehrId: pathId(req, 'ehrId'), ifMatch: requiredIfMatch(req), ehrStatus: jsonBody(req), reason: auditReason(req) ?? null };
     const result = await call(req, 'openehrUpdateEhrStatus', vars, 'mutation');
@@ -105,17 +115,13 @@ export function openEhrRoutes(run: GraphQLRunner, publicBase: PublicBase): Route
   router.get('/ehr/:ehrId/versioned_ehr_status/revision_history', async (req, res) =>
     read(res, await call(req, 'openehrEhrStatusRevisionHistory', { ehrId: pathId(req, 'ehrId') })),
   );
-  router.get('/ehr/:ehrId/versioned_ehr_status/version', async (req, res) => {
-    const versionAtTime = typeof req.query.version_at_time === 'string' ? req.query.version_at_time : null;
+  const readEhrStatusVersion = async (req: Request, res: Response) => {
     const ehrId = pathId(req, 'ehrId');
-    const result = await call(req, 'openehrEhrStatusVersion', { ehrId, versionAtTime });
+    const result = await call(req, 'openehrEhrStatusVersion', { ehrId, ...versionSelector(req) });
     read(res, result, at.ehrStatusVersion(ehrId, result));
-  });
-  router.get('/ehr/:ehrId/versioned_ehr_status/version/:versionUid', async (req, res) => {
-    const ehrId = pathId(req, 'ehrId');
-    const result = await call(req, 'openehrEhrStatusVersion', { ehrId, versionUid: pathId(req, 'versionUid') });
-    read(res, result, at.ehrStatusVersion(ehrId, result));
-  });
+  };
+  router.get('/ehr/:ehrId/versioned_ehr_status/version', readEhrStatusVersion);
+  router.get('/ehr/:ehrId/versioned_ehr_status/version/:versionUid', readEhrStatusVersion);
 
   // COMPOSITION
   router.post('/ehr/:ehrId/composition', xmlBody, async (req, res) => {
@@ -167,17 +173,13 @@ export function openEhrRoutes(run: GraphQLRunner, publicBase: PublicBase): Route
   router.get('/ehr/:ehrId/versioned_composition/:uid/revision_history', async (req, res) =>
     read(res, await call(req, 'openehrRevisionHistory', versioned(req))),
   );
-  router.get('/ehr/:ehrId/versioned_composition/:uid/version', async (req, res) => {
-    const versionAtTime = typeof req.query.version_at_time === 'string' ? req.query.version_at_time : null;
-    const vars = { ...versioned(req), versionAtTime };
+  const readCompositionVersion = async (req: Request, res: Response) => {
+    const vars = { ...versioned(req), ...versionSelector(req) };
     const result = await call(req, 'openehrCompositionVersion', vars);
     read(res, result, at.compositionVersion(vars.ehrId, result));
-  });
-  router.get('/ehr/:ehrId/versioned_composition/:uid/version/:versionUid', async (req, res) => {
-    const vars = { ...versioned(req), versionUid: pathId(req, 'versionUid') };
-    const result = await call(req, 'openehrCompositionVersion', vars);
-    read(res, result, at.compositionVersion(vars.ehrId, result));
-  });
+  };
+  router.get('/ehr/:ehrId/versioned_composition/:uid/version', readCompositionVersion);
+  router.get('/ehr/:ehrId/versioned_composition/:uid/version/:versionUid', readCompositionVersion);
 
   // CONTRIBUTION
   router.post('/ehr/:ehrId/contribution', async (req, res) => {

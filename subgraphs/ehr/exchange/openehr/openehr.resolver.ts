@@ -1,7 +1,7 @@
-import { Arg, Ctx, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
+import { Arg, Args, Ctx, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
 import { GraphQLJSON, GraphQLJSONObject } from 'graphql-scalars';
 import type { EhrContext } from '../../context';
-import { OpenEhrResult } from './openehr.types';
+import { CompositionCommitArgs, OpenEhrResult } from './openehr.types';
 import { commitAuditInput, compositionArgument } from './versioning';
 
 /** openEHR REST interactions as GraphQL fields, served on REST by the gateway's openEHR adapter. */
@@ -69,21 +69,9 @@ export class OpenEhrResolver {
   }
 
   @Mutation(() => OpenEhrResult)
-  openehrCreateComposition(
-    @Arg('ehrId', () => ID) ehrId: string,
-    @Arg('templateId', () => String, { nullable: true }) templateId: string | null,
-    @Arg('composition', () => GraphQLJSONObject, { nullable: true, description: 'The composition in `format` (JSON, FLAT, STRUCTURED); or give xml.' })
-    composition: Record<string, unknown> | null,
-    @Arg('xml', () => String, { nullable: true, description: 'The composition as a canonical XML document (format XML).' }) xml: string | null,
-    @Arg('reason', () => String, { nullable: true }) reason: string | null,
-    @Arg('format', () => String, { nullable: true, description: 'JSON (canonical, default), FLAT, STRUCTURED or XML (canonical, with xml)' })
-    format: string | null,
-    @Arg('audit', () => GraphQLJSONObject, { nullable: true, description: 'Commit audit: {committer, description, lifecycleState}.' })
-    audit: Record<string, unknown> | null,
-    @Ctx() ctx: EhrContext,
-  ) {
-    const input = compositionArgument(composition, xml, format);
-    return ctx.openehr.createComposition(ehrId, templateId, input.body, reason, input.format, commitAuditInput(audit));
+  openehrCreateComposition(@Arg('ehrId', () => ID) ehrId: string, @Args(() => CompositionCommitArgs) commit: CompositionCommitArgs, @Ctx() ctx: EhrContext) {
+    const input = compositionArgument(commit.composition, commit.xml, commit.format);
+    return ctx.openehr.createComposition(ehrId, commit.templateId, input.body, commit.reason, input.format, commitAuditInput(commit.audit));
   }
 
   @Query(() => OpenEhrResult, { description: 'A composition by versioned object uid (latest) or version uid.' })
@@ -102,19 +90,12 @@ export class OpenEhrResolver {
     @Arg('ehrId', () => ID) ehrId: string,
     @Arg('versionedObjectUid', () => ID) versionedObjectUid: string,
     @Arg('ifMatch', () => String) ifMatch: string,
-    @Arg('templateId', () => String, { nullable: true }) templateId: string | null,
-    @Arg('composition', () => GraphQLJSONObject, { nullable: true, description: 'The composition in `format` (JSON, FLAT, STRUCTURED); or give xml.' })
-    composition: Record<string, unknown> | null,
-    @Arg('xml', () => String, { nullable: true, description: 'The composition as a canonical XML document (format XML).' }) xml: string | null,
-    @Arg('reason', () => String, { nullable: true }) reason: string | null,
-    @Arg('format', () => String, { nullable: true, description: 'JSON (canonical, default), FLAT, STRUCTURED or XML (canonical, with xml)' })
-    format: string | null,
-    @Arg('audit', () => GraphQLJSONObject, { nullable: true, description: 'Commit audit: {committer, description, lifecycleState}.' })
-    audit: Record<string, unknown> | null,
+    @Args(() => CompositionCommitArgs) commit: CompositionCommitArgs,
     @Ctx() ctx: EhrContext,
   ) {
-    const input = compositionArgument(composition, xml, format);
-    return ctx.openehr.updateComposition(ehrId, versionedObjectUid, ifMatch, templateId, input.body, reason, input.format, commitAuditInput(audit));
+    const input = compositionArgument(commit.composition, commit.xml, commit.format);
+    const audit = commitAuditInput(commit.audit);
+    return ctx.openehr.updateComposition(ehrId, versionedObjectUid, ifMatch, commit.templateId, input.body, commit.reason, input.format, audit);
   }
 
   @Mutation(() => OpenEhrResult)

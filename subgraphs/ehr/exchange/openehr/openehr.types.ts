@@ -1,5 +1,5 @@
-import { GraphQLJSON } from 'graphql-scalars';
-import { Field, ObjectType } from 'type-graphql';
+import { GraphQLJSON, GraphQLJSONObject } from 'graphql-scalars';
+import { ArgsType, Field, ObjectType } from 'type-graphql';
 
 @ObjectType({ description: 'One openEHR answer: its JSON body, version uid and time.' })
 export class OpenEhrResult {
@@ -14,4 +14,26 @@ export class OpenEhrResult {
 
   @Field(() => Boolean, { nullable: true, description: 'Logically deleted.' })
   deleted?: boolean;
+}
+
+/** What a composition commit (create or update) carries beside the ids that name its target. */
+@ArgsType()
+export class CompositionCommitArgs {
+  @Field(() => String, { nullable: true })
+  templateId!: string | null;
+
+  @Field(() => GraphQLJSONObject, { nullable: true, description: 'The composition in `format` (JSON, FLAT, STRUCTURED); or give xml.' })
+  composition!: Record<string, unknown> | null;
+
+  @Field(() => String, { nullable: true, description: 'The composition as a canonical XML document (format XML).' })
+  xml!: string | null;
+
+  @Field(() => String, { nullable: true })
+  reason!: string | null;
+
+  @Field(() => String, { nullable: true, description: 'JSON (canonical, default), FLAT, STRUCTURED or XML (canonical, with xml)' })
+  format!: string | null;
+
+  @Field(() => GraphQLJSONObject, { nullable: true, description: 'Commit audit: {committer, description, lifecycleState}.' })
+  audit!: Record<string, unknown> | null;
 }
