@@ -16,7 +16,7 @@ const workers = process.env.JEST_WORKERS || String(os.availableParallelism?.() ?
 
 const projects = [
   // Unit tests beside the code.
-  { ...shared, displayName: 'unit', roots: ['<rootDir>/common', '<rootDir>/gateway', '<rootDir>/subgraphs', '<rootDir>/clients'] },
+  { ...shared, displayName: 'unit', roots: ['<rootDir>/common', '<rootDir>/gateway', '<rootDir>/subgraphs', '<rootDir>/clients', '<rootDir>/bench'] },
   // End-to-end tests: dist/ is brought up to date and a migrated, seeded database made once, before any file runs.
   {
     ...shared,

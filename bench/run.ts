@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, cpus } from 'node:os';
 import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
@@ -14,6 +14,7 @@ import { SLOW_PREFIX, startReceiver, type Receiver } from './lib/receiver';
 import { connectSubscribers } from './lib/subscribers';
 import { clinicalPatientId, loadClinicalCompositions } from './lib/clinical-load';
 import { FieldCipher } from '../common/crypto';
+import { summarise, type CpuProfile, type ProfileSummary } from './lib/cpu-profile';
 
 /**
  * `npm run bench`: CareGraph against direct subgraph calls and peer gateways,
@@ -22,6 +23,7 @@ import { FieldCipher } from '../common/crypto';
  * run, `--only 1,2` for some scenarios, `--soak <seconds>` for the memory soak only,
  * `--db postgres` (scenarios 3, 4 and 6) on PostgreSQL and Redis instead of PGlite; scenario 6 (clinical
  * queries at 10k, 100k and 1M compositions, `--clinical-sizes 10000,100000` for fewer) runs on PostgreSQL only.
+ * `--profile [seconds]`: CPU profiles of the federated query and of the REST send, summarised by area.
  */
 
 interface Settings {
@@ -50,7 +52,7 @@ interface Settings {
 const POSTGRES_SERVER = process.env.DATABASE_URL?.trim() || 'postgres://postgres@127.0.0.1:5432/postgres';
 const REDIS = process.env.REDIS_URL?.trim() || 'redis://127.0.0.1:6379';
 
-function parseArgs(argv: string[]): { settings: Settings; soak?: number; only: Set<number>; postgres: boolean } {
+function parseArgs(argv: string[]): { settings: Settings; soak?: number; profile?: number; only: Set<number>; postgres: boolean } {
   const quick = argv.includes('--quick');
   const onlyAt = argv.indexOf('--only');
   const dbAt = argv.indexOf('--db');
@@ -71,10 +73,16 @@ function parseArgs(argv: string[]): { settings: Settings; soak?: number; only: S
   const soakAt = argv.indexOf('--soak');
   const soak = soakAt >= 0 ? Number(argv[soakAt + 1] ?? 60) : undefined;
   if (soak !== undefined && !(soak >= 10 && soak <= 3600)) throw new Error('--soak takes seconds, 10..3600');
+  const profileAt = argv.indexOf('--profile');
+  const profileArg = argv[profileAt + 1];
+  const profile = profileAt >= 0 ? (profileArg === undefined || profileArg.startsWith('--') ? 20 : Number(profileArg)) : undefined;
+  if (profile !== undefined && !(profile >= 2 && profile <= 600)) throw new Error('--profile takes seconds per path, 2..600');
   const base = quick ? 100 : 300;
-  if (db === 'postgres' && soak !== undefined) throw new Error('--soak runs on PGlite only');
+  if (db === 'postgres' && (soak !== undefined || profile !== undefined)) throw new Error('--soak and --profile run on PGlite only');
+  if (soak !== undefined && profile !== undefined) throw new Error('--soak and --profile are separate runs');
   return {
     soak,
+    profile,
     only,
     postgres: db === 'postgres',
     settings: {
@@ -127,6 +135,7 @@ async function startCareGraph(
   dataDir: string,
   ports: { gateway: number; messaging: number; ehr: number },
   extra: Record<string, string> = {},
+  nodeArgs: string[] = [],
 ): Promise<Platform> {
   const env = {
     PATH: process.env.PATH,
@@ -144,7 +153,7 @@ async function startCareGraph(
     ...extra,
   };
   const url = `http://127.0.0.1:${ports.gateway}`;
-  const child = await startChild('caregraph', SCRIPT.caregraph, ['all'], env, `${url}/readyz`);
+  const child = await startChild('caregraph', SCRIPT.caregraph, ['all'], env, `${url}/readyz`, 120_000, nodeArgs);
   return { child, url, messagingUrl: `http://127.0.0.1:${ports.messaging}/graphql`, ehrUrl: `http://127.0.0.1:${ports.ehr}/graphql` };
 }
 
@@ -178,7 +187,7 @@ function withRatio(rows: Measurement[], reference: Measurement): Measurement[] {
 const gql = (query: string, variables?: Record<string, unknown>) => JSON.stringify({ query, variables });
 
 async function main(): Promise<void> {
-  const { settings, soak, only, postgres } = parseArgs(process.argv.slice(2));
+  const { settings, soak, profile, only, postgres } = parseArgs(process.argv.slice(2));
   const started = Date.now();
   const workDir = mkdtempSync(join(tmpdir(), 'caregraph-bench-'));
   const dataDir = join(workDir, 'data');
@@ -189,7 +198,9 @@ async function main(): Promise<void> {
     mode:
       soak !== undefined
         ? `soak ${soak}s`
-        : `${settings.quick ? 'quick' : 'full'}${[...only].join() !== '1,2,3,4,5' ? `, scenarios ${[...only].sort().join(',')}` : ''}${postgres ? ', PostgreSQL + Redis' : ', PGlite'}`,
+        : profile !== undefined
+          ? `profile ${profile}s per path`
+          : `${settings.quick ? 'quick' : 'full'}${[...only].join() !== '1,2,3,4,5' ? `, scenarios ${[...only].sort().join(',')}` : ''}${postgres ? ', PostgreSQL + Redis' : ', PGlite'}`,
     startedAt: new Date().toISOString(),
   };
   const rows: Measurement[] = [];
@@ -214,13 +225,19 @@ async function main(): Promise<void> {
     // The before/after of the in-process data source: a second CareGraph on a copy of the same data, with the
     // HTTP hop between its gateway and subgraphs, measured in the same interleaved rounds as the rest.
     let hop: Platform | undefined;
-    if (soak === undefined && (only.has(1) || only.has(2))) {
+    if (soak === undefined && profile === undefined && (only.has(1) || only.has(2))) {
       const hopDir = join(workDir, 'data-http-hop');
       cpSync(dataDir, hopDir, { recursive: true });
       hop = await startCareGraph(hopDir, await platformPorts(Object.values(ports)), { ...cgEnv, SUBGRAPH_TRANSPORT: 'http' });
       children.push(hop.child);
     }
-    let platform = await startCareGraph(dataDir, ports, cgEnv);
+    // --cpu-prof writes one profile per thread (the event loop, PGlite's worker) when the process exits.
+    const profileDir = join(ROOT, 'bench', 'profiles');
+    if (profile !== undefined) {
+      rmSync(profileDir, { recursive: true, force: true });
+      mkdirSync(profileDir, { recursive: true });
+    }
+    let platform = await startCareGraph(dataDir, ports, cgEnv, profile !== undefined ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []);
     children.push(platform.child);
     const ctx = { settings, seeded, token, identity, receiver };
 
@@ -300,6 +317,11 @@ async function main(): Promise<void> {
       return measureInterleaved(scenario, compared, settings.connections, settings.rounds, settings.roundSeconds, settings.warmup);
     };
     let t = targets(platform);
+
+    if (profile !== undefined) {
+      results.profile = await profileRun(platform, [t.federated, t.restPost], settings, profile, profileDir);
+      return;
+    }
 
     // 1. Gateway overhead: REST through the gateway vs the same GraphQL operation straight to the subgraph.
     if (only.has(1)) {
@@ -981,6 +1003,61 @@ function fhirCompositions(bundle: any): number {
 }
 
 /** --soak: mixed load (reads, sends, federated queries, subscribers, webhooks) for N seconds, RSS sampled each second. */
+/**
+ * `--profile`: the federated query and then the REST send, each measured for `seconds` after a warm-up, on one
+ * CareGraph process started with `--cpu-prof`. Stopping the process makes it write one profile per thread; the
+ * samples of each thread inside each measurement's window are summarised by area and divided by its requests.
+ */
+async function profileRun(platform: Platform, paths: Target[], settings: Settings, seconds: number, dir: string) {
+  const measured: Array<Measurement & { loadAverage: string }> = [];
+  for (const target of paths) {
+    log(`profile: ${target.name} × ${settings.connections} for ${seconds} s`);
+    const m = await measure('profile', target, settings.connections, seconds, settings.warmup);
+    measured.push({ ...m, loadAverage: machine().loadAverage });
+  }
+  await platform.child.stop();
+  const threads = readdirSync(dir)
+    .filter((file) => file.endsWith('.cpuprofile'))
+    .map((file) => {
+      const profile = JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile;
+      // CPU.<date>.<time>.<pid>.<thread id>.<sequence>.cpuprofile; thread 0 is the main thread.
+      const id = file.split('.')[4];
+      const pglite = id !== '0' && profile.nodes.some((n) => n.callFrame.url.includes('pglite-worker'));
+      const thread = id === '0' ? 'event loop' : pglite ? 'PGlite thread' : `worker thread ${id}`;
+      // The event loop's WebAssembly is Prisma's query compiler; PGlite's thread runs PostgreSQL compiled to it.
+      const wasm = id === '0' ? 'Prisma query compiler (WebAssembly)' : pglite ? 'PostgreSQL (PGlite WebAssembly)' : 'WebAssembly';
+      return { thread, file, profile, wasm };
+    })
+    .sort((a, b) => a.file.localeCompare(b.file));
+  return measured.map((m) => ({
+    path: m.name,
+    seconds,
+    requests: m.requests,
+    requestsPerSecond: m.requestsPerSecond,
+    errors: m.errors,
+    /** All of the process's threads, V8's GC helpers included, from /proc. */
+    processCpuMsPerRequest: m.cpuMsPerRequest,
+    loadAverage: m.loadAverage,
+    windowUs: m.windowsUs[0],
+    threads: threads.map(({ thread, file, profile, wasm }) => ({
+      thread,
+      file: join(dir, file),
+      ...perRequest(summarise(profile, ROOT, { window: m.windowsUs[0], wasm }), m.requests),
+    })),
+  }));
+}
+
+function perRequest(summary: ProfileSummary, requests: number) {
+  const per = (ms: number) => round(ms / Math.max(1, requests), 3);
+  const shares = (list: ProfileSummary['categories']) => list.map((c) => ({ name: c.name, msPerRequest: per(c.ms), share: round(c.share, 3) }));
+  return {
+    busyMsPerRequest: per(summary.busyMs),
+    idleShare: round(summary.idleMs / Math.max(1, summary.windowMs), 3),
+    categories: shares(summary.categories),
+    functions: shares(summary.functions),
+  };
+}
+
 async function soakRun(platform: Platform, ctx: RunContext, seconds: number) {
   const bearer = { authorization: `Bearer ${ctx.token}`, 'content-type': 'application/json' };
   const ids = ctx.seeded.messageIds.slice(0, 200);
@@ -1145,6 +1222,23 @@ function printReport(results: Record<string, any>, rows: Measurement[]): void {
       `  floor growth over the last third ${s.lastThirdFloorGrowthMiB} MiB (slope over the last half ${s.lastHalfSlopeMiBPerMinute} MiB/min): ${s.bounded ? 'bounded' : 'STILL GROWING'}; ${s.subscriberEvents} subscriber events, ${s.webhookDeliveries} webhook deliveries`,
     );
     for (const [name, r] of Object.entries<any>(s.requests)) out.push(`  ${name}: ${r.requestsPerSecond} req/s, p99 ${r.p99Ms} ms, ${r.errors} errors`);
+  }
+  for (const p of results.profile ?? []) {
+    out.push(
+      '',
+      `profile: ${p.path}: ${p.requests} requests in ${p.seconds} s (${p.requestsPerSecond} req/s, ${p.errors} errors, load average ${p.loadAverage}); process CPU ${p.processCpuMsPerRequest} ms/req (all threads, /proc)`,
+    );
+    const rows: string[][] = [];
+    for (const th of p.threads) {
+      rows.push([th.thread, `busy (sampled), ${Math.round(th.idleShare * 100)} % idle`, String(th.busyMsPerRequest), '100 %']);
+      for (const c of th.categories) rows.push(['', c.name, String(c.msPerRequest), `${(c.share * 100).toFixed(1)} %`]);
+    }
+    out.push(...markdownTable(['thread', 'area (self time)', 'ms/req', 'share of thread'], rows));
+    for (const th of p.threads) {
+      out.push(`  top functions, ${th.thread} (ms/req, share):`);
+      for (const f of th.functions.slice(0, 10)) out.push(`    ${f.msPerRequest}  ${(f.share * 100).toFixed(1)} %  ${f.name}`);
+    }
+    out.push(...p.threads.map((th: any) => `  ${th.thread} profile: ${th.file}`));
   }
   if (results.clinical) {
     const c = results.clinical;

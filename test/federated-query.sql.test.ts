@@ -21,6 +21,7 @@ import { createEhrPrisma } from '../subgraphs/ehr/db/client';
 import { startGateway } from '../gateway/server';
 import { backendName } from './harness';
 import { createMetricsRegistry } from '../common/metrics/registry';
+import { FieldCipher } from '../common/crypto';
 
 /**
  * No N+1 on the federated path: the SQL statements the subgraphs send for
@@ -231,5 +232,20 @@ describe(`federated query SQL (${backendName})`, () => {
     );
     expect(body.data.messages.pagination.total).toBe(20);
     expect(counts()).toBe(1);
+  });
+
+  it('decrypts nothing the query does not ask for (message content, contact details)', async () => {
+    const decrypt = jest.spyOn(FieldCipher.prototype, 'decrypt');
+    try {
+      const { body } = await statementsFor(20);
+      expect(body.data.messages.data).toHaveLength(20);
+      expect(decrypt).not.toHaveBeenCalled();
+      const withBody = await graphql('query { messages(limit: 20) { data { body patient { contact { phone } } } } }', {});
+      expect(withBody.errors).toBeUndefined();
+      // Asked for, they are decrypted: at least each message's body and each patient's phone.
+      expect(decrypt.mock.calls.length).toBeGreaterThanOrEqual(20 + 20);
+    } finally {
+      decrypt.mockRestore();
+    }
   });
 });

@@ -30,6 +30,8 @@ export interface Measurement {
   peakRssMiB: number;
   /** Interleaved measurements: requests per second of each round. */
   roundsRequestsPerSecond?: number[];
+  /** Each measured round's start and end on the monotonic clock, in µs: the time base of `node --cpu-prof` samples. */
+  windowsUs: Array<{ startUs: number; endUs: number }>;
   /** Filled in by the caller: this row's throughput relative to the scenario's reference row. */
   ratio?: number;
   ratioTo?: string;
@@ -99,7 +101,11 @@ interface Run {
   p99Ms: number;
   cpuSeconds: number;
   peakRssBytes: number;
+  startUs: number;
+  endUs: number;
 }
+
+const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
 
 function loadFor(target: Target, connections: number): (seconds: number) => Promise<LoadResult> {
   let counter = 0;
@@ -127,7 +133,9 @@ function loadFor(target: Target, connections: number): (seconds: number) => Prom
 
 async function sampled(target: Target, load: (seconds: number) => Promise<LoadResult>, seconds: number): Promise<Run> {
   const monitor = new Monitor(target.pids);
+  const startUs = monotonicUs();
   const result = await load(seconds);
+  const endUs = monotonicUs();
   const usage = monitor.stop();
   return {
     seconds,
@@ -137,6 +145,8 @@ async function sampled(target: Target, load: (seconds: number) => Promise<LoadRe
     p99Ms: result.latency.p99,
     cpuSeconds: usage.cpuSeconds,
     peakRssBytes: usage.peakRssBytes,
+    startUs,
+    endUs,
   };
 }
 
@@ -157,6 +167,7 @@ function toMeasurement(scenario: string, target: Target, connections: number, ru
     cpuSeconds: round(cpuSeconds, 2),
     cpuMsPerRequest: requests > 0 ? round((cpuSeconds * 1000) / requests, 3) : 0,
     peakRssMiB: round(Math.max(...runs.map((r) => r.peakRssBytes)) / 2 ** 20, 1),
+    windowsUs: runs.map((r) => ({ startUs: r.startUs, endUs: r.endUs })),
     ...(runs.length > 1 ? { roundsRequestsPerSecond: runs.map((r) => round(r.requests / r.seconds, 1)) } : {}),
   };
 }

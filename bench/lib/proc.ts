@@ -74,7 +74,7 @@ export interface Child {
   stop(): Promise<void>;
 }
 
-/** Starts a Node script as a child process and waits until `ready` (a URL answering 2xx, or a request) succeeds. */
+/** Starts a Node script (with `nodeArgs` for node itself) as a child process and waits until `ready` (a URL answering 2xx, or a request) succeeds. */
 export async function startChild(
   name: string,
   script: string,
@@ -82,9 +82,10 @@ export async function startChild(
   env: NodeJS.ProcessEnv,
   ready: string | { url: string; init: RequestInit },
   timeoutMs = 120_000,
+  nodeArgs: string[] = [],
 ): Promise<Child> {
   const probe = typeof ready === 'string' ? { url: ready, init: {} } : ready;
-  const child = spawn(process.execPath, [script, ...args], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [...nodeArgs, script, ...args], { env, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => {
     stderr = (stderr + chunk.toString()).slice(-4000);

@@ -1,6 +1,7 @@
 import { Arg, Ctx, FieldResolver, Int, ObjectType, Field, Resolver, Root } from 'type-graphql';
 import type { EhrContext } from '../context';
 import { Patient } from '../patients/patient.types';
+import type { PatientView } from '../patients/patient.service';
 import { Pagination } from '../../../common/graphql/pagination';
 import { Appointment } from './appointment.types';
 
@@ -13,11 +14,13 @@ class AppointmentPage {
   pagination!: Pagination;
 }
 
+// Roots typed as the view, not the class: type-graphql copies a root typed as a class into a new instance for
+// every field resolved on it, reading every property (and so decrypting the contact details).
 @Resolver(() => Patient)
 export class PatientAppointmentsResolver {
   @FieldResolver(() => AppointmentPage, { description: "The patient's appointments, soonest first; from/to bound the start (YYYY-MM-DD or ISO 8601)." })
   appointments(
-    @Root() patient: Patient,
+    @Root() patient: PatientView,
     @Arg('status', () => String, { nullable: true }) status: string | null,
     @Arg('from', () => String, { nullable: true }) from: string | null,
     @Arg('to', () => String, { nullable: true }) to: string | null,
@@ -29,7 +32,7 @@ export class PatientAppointmentsResolver {
   }
 
   @FieldResolver(() => Appointment, { nullable: true, description: 'The soonest booked or confirmed appointment from now; null when none.' })
-  nextAppointment(@Root() patient: Patient, @Ctx() ctx: EhrContext) {
+  nextAppointment(@Root() patient: PatientView, @Ctx() ctx: EhrContext) {
     return ctx.appointments.next(patient.id);
   }
 }

@@ -2,6 +2,7 @@ import type { GraphQLResolveInfo } from 'graphql';
 import { Arg, Ctx, FieldResolver, Info, ID, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
 import { selectsField } from '../../../common/graphql/selection';
 import type { MessagingContext } from '../context';
+import type { MessageView } from '../sealed';
 import { Patient } from '../patients/patient.types';
 import { BatchSendResult, Message, MessagePage, SendMessageInput, StatusChange } from './message.types';
 
@@ -23,8 +24,10 @@ export class MessageResolver {
     return ctx.messages.list({ patientId, limit, offset }, selectsField(info, 'pagination'));
   }
 
+  // The roots are typed as the view, not the class: type-graphql copies a root typed as a class into a new
+  // instance for every field resolved on it (reading every property, so decrypting the message's content).
   @FieldResolver(() => Patient, { description: 'The recipient; demographics come from the clinical record.' })
-  patient(@Root() message: Message) {
+  patient(@Root() message: MessageView) {
     return { id: message.patientId };
   }
 
@@ -73,7 +76,7 @@ export class MessageResolver {
   }
 
   @FieldResolver(() => [StatusChange])
-  statusHistory(@Root() message: Message, @Ctx() ctx: MessagingContext) {
+  statusHistory(@Root() message: MessageView, @Ctx() ctx: MessagingContext) {
     return ctx.messages.history(message.id);
   }
 }
