@@ -181,7 +181,7 @@ function indexValues(r: IndexRow): unknown[] {
 interface Variant {
   templateId: string;
   json: string;
-  /** indexValues of each index row: the content holds its own times, so rows differ between compositions only in their ids. */
+  /** indexValues of each index row: the content holds its own times, so rows differ between compositions only in their ids and commit time. */
   rows: unknown[][];
 }
 const variants = new Map<string, Variant>();
@@ -205,7 +205,7 @@ function batchStatement(cipher: FieldCipher, load: ClinicalLoad, numbers: number
   const patientIds = numbers.map(clinicalPatientId);
   const ehrIds = patientIds.map((id) => `ehr-${id}`);
   const compositions: Array<{ id: string; ehrId: string; patientId: string; templateId: string; committedAt: string; contentEnc: string }> = [];
-  const ids: string[][] = [[], [], []];
+  const ids: string[][] = [[], [], [], []];
   const index: unknown[][] = INDEX_COLUMNS.map(() => []);
   numbers.forEach((n, i) => {
     for (let k = 0; k < load.compositionsPerPatient; k++) {
@@ -224,6 +224,7 @@ function batchStatement(cipher: FieldCipher, load: ClinicalLoad, numbers: number
         ids[0].push(id);
         ids[1].push(ehrIds[i]);
         ids[2].push(patientIds[i]);
+        ids[3].push(committedAt.toISOString());
         row.forEach((value, c) => index[c].push(value));
       }
     }
@@ -282,6 +283,7 @@ function batchStatement(cipher: FieldCipher, load: ClinicalLoad, numbers: number
         ['compositionId', 'text[]', ids[0]],
         ['ehrId', 'text[]', ids[1]],
         ['patientId', 'text[]', ids[2]],
+        ['committedAt', 'timestamp(3)[]', ids[3]],
         ...INDEX_COLUMNS.map(([name, type], c): Column => [name, type, index[c]]),
       ],
       constants: {},

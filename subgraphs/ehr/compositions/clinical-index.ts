@@ -21,11 +21,25 @@ export interface IndexedComposition {
   committedAt: Date;
 }
 
+/** A leaf of a top-level entry: its path below the entry and, optionally, conditions on its values. */
+export interface EntryLeaf {
+  path: string;
+  where?: Prisma.ClinicalIndexEntryWhereInput;
+}
+
 /** One kind of top-level entry, as the clinical index selects it (CompositionService.indexedEntries). */
 export interface EntryCondition {
   archetypeId: string;
-  /** A leaf the entry must have (path below the entry), with one of `codes` when given. */
-  requires?: { path: string; codes?: string[] };
+  /** Leaves the entry must have (each with a value meeting its `where`). */
+  requires?: EntryLeaf[];
+  /** Leaves it must not have. */
+  excludes?: EntryLeaf[];
+}
+
+/** An order of indexed entries: by clinical time, commit time, or id (composition, then entry archetype). */
+export interface EntryOrder {
+  key: 'effectiveAt' | 'committedAt' | 'id';
+  descending: boolean;
 }
 
 /** A leaf a composition must have: below an archetype (at any depth), at a path relative to it, with a value. */
@@ -137,6 +151,7 @@ export function indexRows(composition: IndexedComposition, content: unknown): In
     patientId: composition.patientId,
     templateId: composition.templateId,
     area: composition.area,
+    committedAt: composition.committedAt,
   };
   const canonical = isObject(content) && content._type === 'COMPOSITION';
   const startTime = canonical ? parseTime(rmAt(content, '/context/start_time')?.value) : undefined;

@@ -17,7 +17,16 @@ import type { ClinicalTemplateService } from '../templates/clinical-template.ser
 import { parsePaging, type Page } from '../common/paging';
 import { parseBound } from '../common/dates';
 import { commitAlone } from '../records/contributions';
-import { leafSql, leafWhere, reindex, type EntryCondition, type IndexedComposition, type LeafCondition } from './clinical-index';
+import {
+  leafSql,
+  leafWhere,
+  reindex,
+  type EntryCondition,
+  type EntryLeaf,
+  type EntryOrder,
+  type IndexedComposition,
+  type LeafCondition,
+} from './clinical-index';
 import type { EhrMetrics } from '../metrics';
 
 /**
@@ -471,16 +480,16 @@ export class CompositionService {
 
   /**
    * A page of the top-level entries the clinical index finds (each the first
-   * entry of its archetype in a readable latest version), ordered by clinical
-   * time, and how many there are in all. Only the page's compositions are
+   * entry of its archetype in a readable latest version), in `order` (ties by
+   * id), and how many there are in all. Only the page's compositions are
    * read, decrypted and access-logged.
    */
   async indexedEntries(query: {
     filter: CompositionFilter;
     entries: EntryCondition[];
-    /** Conditions on the entries' clinical time, AND-ed. */
-    effectiveAt: Prisma.ClinicalIndexEntryWhereInput[];
-    descending: boolean;
+    /** Conditions on the entry rows (clinical time, commit time, ids), AND-ed. */
+    where: Prisma.ClinicalIndexEntryWhereInput[];
+    order: EntryOrder[];
     limit: number;
     offset: number;
   }): Promise<{ page: Array<{ composition: CompositionView; archetypeId: string }>; total: number }> {
@@ -488,40 +497,29 @@ export class CompositionService {
     const scope = await this.readableScope(query.filter);
     return this.store.read(async (tx) => {
       const entryPath = (archetypeId: string) => `/content[${archetypeId}]`;
+      const has = (archetypeId: string, leaf: EntryLeaf): Prisma.ClinicalIndexEntryWhereInput => ({
+        composition: {
+          is: { clinicalIndex: { some: { entryArchetypeId: archetypeId, entryOrdinal: 1, path: entryPath(archetypeId) + leaf.path, ...leaf.where } } },
+        },
+      });
       const where: Prisma.ClinicalIndexEntryWhereInput = {
         composition: { is: await scope(tx) },
         entryOrdinal: 1,
         OR: query.entries.map((e) => ({
           entryArchetypeId: e.archetypeId,
           path: entryPath(e.archetypeId),
-          ...(e.requires
-            ? {
-                composition: {
-                  is: {
-                    clinicalIndex: {
-                      some: {
-                        entryArchetypeId: e.archetypeId,
-                        entryOrdinal: 1,
-                        path: entryPath(e.archetypeId) + e.requires.path,
-                        ...(e.requires.codes ? { code: { in: e.requires.codes } } : {}),
-                      },
-                    },
-                  },
-                },
-              }
-            : {}),
+          AND: [...(e.requires ?? []).map((l) => has(e.archetypeId, l)), ...(e.excludes ?? []).map((l) => ({ NOT: has(e.archetypeId, l) }))],
         })),
-        AND: query.effectiveAt,
+        AND: query.where,
       };
-      const direction = query.descending ? 'desc' : 'asc';
+      const orderBy = [...query.order, { key: 'id' as const, descending: false }].flatMap(
+        ({ key, descending }): Prisma.ClinicalIndexEntryOrderByWithRelationInput[] => {
+          const direction = descending ? 'desc' : 'asc';
+          return key === 'id' ? [{ compositionId: direction }, { entryArchetypeId: direction }] : [{ [key]: direction }];
+        },
+      );
       const [rows, total] = await Promise.all([
-        tx.clinicalIndexEntry.findMany({
-          where,
-          orderBy: [{ effectiveAt: direction }, { compositionId: 'asc' }, { entryArchetypeId: 'asc' }],
-          skip: query.offset,
-          take: query.limit,
-          select: { compositionId: true, entryArchetypeId: true },
-        }),
+        tx.clinicalIndexEntry.findMany({ where, orderBy, skip: query.offset, take: query.limit, select: { compositionId: true, entryArchetypeId: true } }),
         tx.clinicalIndexEntry.count({ where }),
       ]);
       const ids = [...new Set(rows.map((r) => r.compositionId))];

@@ -1,5 +1,6 @@
 import { AppError, notFound, validationError } from '../../../../common/errors';
 import type { CompositionService, CompositionView } from '../../compositions/composition.service';
+import type { EntryCondition } from '../../compositions/clinical-index';
 import type { PatientService } from '../../patients/patient.service';
 import type { AppointmentService } from '../../appointments/appointment.service';
 import type { ClinicalTemplateService } from '../../templates/clinical-template.service';
@@ -16,15 +17,13 @@ import {
   patientToResource,
   resourceIds,
   mappedTemplate,
-  LOINC,
-  OBSERVATION_CATEGORY,
-  observationEntries,
   templateSlots,
   withoutEmpty,
   type FhirResource,
   type MappedTemplate,
 } from './mapping';
 import { appointmentInput, patientInput, vitalSignsInput, type AppointmentInput } from './inbound';
+import { indexedArea, indexedQuery } from './indexed-search';
 import {
   comparator,
   MANDATORY_ELEMENTS,
@@ -36,7 +35,6 @@ import {
   referencedPatients,
   referenceId,
   RESULT_PARAMETERS,
-  type DateParam,
   subset,
   SUMMARY_ELEMENTS,
   type ParsedSearch,
@@ -249,10 +247,8 @@ export class FhirService {
     if (resourceType === 'Patient') return this.searchPatients(search);
     if (resourceType === 'Appointment') return this.searchAppointments(search);
     if (resourceType === 'Binary') throw new AppError('NOT_IMPLEMENTED', 'Binary is read by id (ITI-68), not searched; find documents with DocumentReference');
-    if (resourceType === 'Observation') {
-      const indexed = await this.indexedObservations(search);
-      if (indexed) return indexed;
-    }
+    const indexed = await this.indexedSearch(resourceType, search);
+    if (indexed) return indexed;
     const patientCriteria = search.criteria.filter((c) => c.kind === 'reference' && !c.modifier);
     const others = search.criteria.filter((c) => !patientCriteria.includes(c));
     const patientIds = intersect(patientCriteria.map((c) => c.values.map((v) => referenceId(v))));
@@ -267,55 +263,45 @@ export class FhirService {
   }
 
   /**
-   * An Observation search the clinical index answers (docs/exchange.md
-   * "Search from the clinical index"): patient/subject, code, category, date and
-   * `_sort=date|-date`, over operational templates' compositions. Only the
+   * A search the clinical index answers (docs/exchange.md "Search from the
+   * clinical index"), over operational templates' compositions: only the
    * page's compositions are decrypted. Null when the search needs more (it
    * then runs over decrypted candidates).
    */
-  private async indexedObservations(search: ParsedSearch): Promise<{ resources: FhirResource[]; total: number } | null> {
-    const plain = (c: SearchCriterion) => c.modifier === undefined;
-    const patients = search.criteria.filter((c) => c.kind === 'reference' && plain(c));
-    const codes = search.criteria.filter((c) => c.name === 'code' && plain(c));
-    const dates = search.criteria.filter((c) => c.name === 'date' && plain(c));
-    const categories = search.criteria.filter((c) => c.name === 'category' && plain(c));
-    if (patients.length + codes.length + dates.length + categories.length !== search.criteria.length || patients.length > 1 || codes.length > 1) return null;
-    if (patients[0] && patients[0].values.length !== 1) return null;
-    if (search.sort.some((s) => s.name !== 'date') || search.sort.length > 1) return null;
-    const templates = await this.templates.list('observation');
+  private async indexedSearch(resourceType: string, search: ParsedSearch): Promise<{ resources: FhirResource[]; total: number } | null> {
+    const area = indexedArea(resourceType);
+    if (!area) return null;
+    const templates = await this.templates.list(area);
     // CareGraph JSON templates' content is not indexed leaf by leaf.
     if (templates.some((t) => !this.templates.operational(t))) return null;
-    const tokens = codes[0]?.values.map(parseToken) ?? [];
-    const loinc = tokens.filter((t) => t.system === undefined || t.system === LOINC);
-    const entries = (
-      codes[0] ? (loinc.some((t) => t.code === undefined) ? observationEntries() : observationEntries(loinc.map((t) => t.code!))) : observationEntries()
-    ).filter((e) =>
-      // Each category parameter (AND) lists alternatives (OR) of the Observation's one category coding.
-      categories.every((c) =>
-        c.values.map(parseToken).some((t) => (t.system === undefined || t.system === OBSERVATION_CATEGORY) && (t.code === undefined || t.code === e.category)),
-      ),
+    const query = indexedQuery(
+      resourceType,
+      search,
+      templates.map((t) => ({ templateId: t.id, slots: templateSlots(this.mapped(t)) })),
     );
-    const patientId = patients[0] ? referenceId(patients[0].values[0]) : null;
-    const found = await this.compositions
-      .indexedEntries({
-        filter: { patientId, area: 'observation' },
-        entries,
-        effectiveAt: dates.map((c) => ({ OR: c.values.map((v) => effectiveCondition(parseDateParam('date', v))) })),
-        descending: search.sort[0]?.descending ?? true,
-        // _summary=count reads no composition.
-        limit: search.summary === 'count' ? 0 : search.count,
-        offset: search.offset,
-      })
-      .catch((err) => {
-        // An unknown (or hidden, or other tenant's) patient matches nothing, as a search should.
-        if (patientId && err instanceof AppError && err.code === 'NOT_FOUND') return { page: [], total: 0 };
-        throw err;
-      });
-    const definitions = new Map<string, MappedTemplate>();
+    if (!query) return null;
+    const entries = (conditions: EntryCondition[], limit: number, offset: number) =>
+      this.compositions
+        .indexedEntries({
+          filter: { patientId: query.patientId, area: query.area },
+          entries: conditions,
+          where: query.where,
+          order: query.order,
+          limit,
+          offset,
+        })
+        .catch((err) => {
+          // An unknown (or hidden, or other tenant's) patient matches nothing, as a search should.
+          if (query.patientId && err instanceof AppError && err.code === 'NOT_FOUND') return { page: [], total: 0 };
+          throw err;
+        });
+    if ((await entries(query.undecided, 0, 0)).total > 0) return null;
+    // _summary=count reads no composition.
+    const found = await entries(query.entries, search.summary === 'count' ? 0 : search.count, search.offset);
+    const definitions = new Map(templates.map((t) => [t.id, this.mapped(t)]));
     const resources: FhirResource[] = [];
     for (const { composition, archetypeId } of found.page) {
-      if (!definitions.has(composition.templateId)) definitions.set(composition.templateId, await this.definition(composition.templateId));
-      const definition = definitions.get(composition.templateId)!;
+      const definition = definitions.get(composition.templateId) ?? (await this.definition(composition.templateId));
       const id = resourceIds(definition, composition.id).find((r) => r.archetypeId === archetypeId)?.id;
       const resource = compositionToResources(composition, definition).find((r) => r.id === id);
       if (resource) resources.push(resource);
@@ -656,25 +642,6 @@ function patientCondition(criterion: SearchCriterion, value: string): Prisma.Pat
     }
   }
   throw validationError(`Search parameter '${criterion.name}' is not supported for Patient`);
-}
-
-/** A date parameter on the clinical index's entry time, as matchesDate reads a point in time. */
-function effectiveCondition(p: DateParam): Prisma.ClinicalIndexEntryWhereInput {
-  const range = { gte: new Date(p.lo), lt: new Date(p.hi) };
-  switch (p.prefix) {
-    case 'eq':
-      return { effectiveAt: range };
-    case 'ne':
-      return { NOT: { effectiveAt: range } };
-    case 'lt':
-      return { effectiveAt: { lt: range.gte } };
-    case 'le':
-      return { effectiveAt: { lt: range.lt } };
-    case 'gt':
-      return { effectiveAt: { gte: range.lt } };
-    case 'ge':
-      return { effectiveAt: { gte: range.gte } };
-  }
 }
 
 /** The values every criterion allows (AND of ORs), or null when there is no criterion. */

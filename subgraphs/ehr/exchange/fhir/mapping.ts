@@ -6,7 +6,6 @@ import type { PatientView } from '../../patients/patient.service';
 import type { ClinicalTemplateService } from '../../templates/clinical-template.service';
 import type { ClinicalTemplate as TemplateRow } from '../../db/generated/client';
 import { clinicalTime, rmAll, rmAt, topLevelSlots } from '../content';
-import type { EntryCondition } from '../../compositions/clinical-index';
 
 /**
  * openEHR → FHIR R4 mapping (the table in docs/exchange.md). A composition
@@ -20,7 +19,7 @@ import type { EntryCondition } from '../../compositions/clinical-index';
 export type FhirResource = Record<string, any> & { resourceType: string; id?: string };
 
 export const LOINC = 'http://loinc.org';
-const UCUM = 'http://unitsofmeasure.org';
+export const UCUM = 'http://unitsofmeasure.org';
 export const OBSERVATION_CATEGORY = 'http://terminology.hl7.org/CodeSystem/observation-category';
 export const PATIENT_ID_SYSTEM = 'urn:caregraph:patient-id';
 export const EHR_ID_SYSTEM = 'urn:openehr:ehr-id';
@@ -389,36 +388,40 @@ const RM_MAPPERS: Record<string, (entry: Json, ctx: Context) => Json | null> = {
 };
 
 /**
- * Which indexed entries are Observations (of operational templates' canonical
- * content), as clinical-index conditions: the first entry of an archetype
- * whose mapper yields an Observation, and, where the mapper needs a value, a
- * leaf at `requires` (with one of `codes`), with the Observation's category.
- * `codes` narrows to LOINC codes (undefined: any code); the answer follows
- * RM_MAPPERS above.
+ * The kinds of entry that are Observations (of operational templates'
+ * canonical content), as the clinical index sees them, following RM_MAPPERS
+ * above: the archetype (its first entry), the leaf the mapper needs for the
+ * Observation to exist, its category, its LOINC code (fixed, or the coded leaf
+ * it is read from) and where its valueQuantity is read (none: it has none;
+ * undefined: not from one leaf).
  */
-export function observationEntries(codes?: string[]): Array<EntryCondition & { category: 'vital-signs' | 'laboratory' }> {
-  const fixed: Array<[string, string, string | undefined]> = [
-    [ARCHETYPE.bloodPressure, LOINC_BP_PANEL.code, undefined],
-    [ARCHETYPE.pulse, LOINC_HEART_RATE.code, VITAL_SIGN_VALUE[ARCHETYPE.pulse]],
-    [ARCHETYPE.bodyTemperature, LOINC_BODY_TEMPERATURE.code, VITAL_SIGN_VALUE[ARCHETYPE.bodyTemperature]],
-    [ARCHETYPE.respiration, LOINC_RESPIRATORY_RATE.code, VITAL_SIGN_VALUE[ARCHETYPE.respiration]],
-    [ARCHETYPE.pulseOximetry, LOINC_SPO2.code, VITAL_SIGN_VALUE[ARCHETYPE.pulseOximetry]],
-    [ARCHETYPE.bodyWeight, LOINC_BODY_WEIGHT.code, VITAL_SIGN_VALUE[ARCHETYPE.bodyWeight]],
-    [ARCHETYPE.height, LOINC_BODY_HEIGHT.code, VITAL_SIGN_VALUE[ARCHETYPE.height]],
-  ];
-  const wanted = (code: string) => !codes || codes.includes(code);
-  return [
-    ...fixed
-      .filter(([, code]) => wanted(code))
-      .map(([archetypeId, , requires]) => ({ archetypeId, category: 'vital-signs' as const, ...(requires ? { requires: { path: requires } } : {}) })),
-    // A lab result's code is its test name's (coded in content).
-    ...(codes === undefined
-      ? [{ archetypeId: ARCHETYPE.lab, category: 'laboratory' as const }]
-      : codes.length
-        ? [{ archetypeId: ARCHETYPE.lab, category: 'laboratory' as const, requires: { path: LAB_TEST_NAME, codes } }]
-        : []),
-  ];
+export interface ObservationKind {
+  archetypeId: string;
+  requires?: string;
+  category: 'vital-signs' | 'laboratory';
+  code: { fixed: string } | { leaf: string };
+  quantity: string | null | undefined;
 }
+
+const vitalSignKind = (archetypeId: keyof typeof VITAL_SIGN_VALUE, code: string): ObservationKind => ({
+  archetypeId,
+  requires: VITAL_SIGN_VALUE[archetypeId],
+  category: 'vital-signs',
+  code: { fixed: code },
+  quantity: VITAL_SIGN_VALUE[archetypeId],
+});
+
+export const OBSERVATION_KINDS: ObservationKind[] = [
+  { archetypeId: ARCHETYPE.bloodPressure, category: 'vital-signs', code: { fixed: LOINC_BP_PANEL.code }, quantity: null },
+  vitalSignKind(ARCHETYPE.pulse, LOINC_HEART_RATE.code),
+  vitalSignKind(ARCHETYPE.bodyTemperature, LOINC_BODY_TEMPERATURE.code),
+  vitalSignKind(ARCHETYPE.respiration, LOINC_RESPIRATORY_RATE.code),
+  vitalSignKind(ARCHETYPE.pulseOximetry, LOINC_SPO2.code),
+  vitalSignKind(ARCHETYPE.bodyWeight, LOINC_BODY_WEIGHT.code),
+  vitalSignKind(ARCHETYPE.height, LOINC_BODY_HEIGHT.code),
+  // A lab result has a valueQuantity only when it has one analyte, which the index cannot count (an analyte's name is free text).
+  { archetypeId: ARCHETYPE.lab, category: 'laboratory', code: { leaf: LAB_TEST_NAME }, quantity: undefined },
+];
 
 /**
  * A template as the mapping reads it: a CareGraph JSON definition (content

@@ -1,0 +1,218 @@
+import type { Prisma } from '../../db/generated/client';
+import type { DataArea } from '../../policy/rules';
+import type { EntryCondition, EntryLeaf, EntryOrder } from '../../compositions/clinical-index';
+import { ARCHETYPE, LOINC, OBSERVATION_CATEGORY, OBSERVATION_KINDS, UCUM, parseResourceId, type ObservationKind } from './mapping';
+import { parseDateParam, parseQuantityParam, parseToken, referenceId, type DateParam, type ParsedSearch, type SearchCriterion } from './search';
+
+/**
+ * FHIR search over the clinical index (docs/exchange.md "Search from the
+ * clinical index"): a search of a composition-backed type as the entries the
+ * index selects, so it runs in SQL and only the page is decrypted. Each
+ * criterion is answered either by the entry row's columns (patient, clinical
+ * time, commit time, id) or, per kind of entry, by a leaf the entry has or
+ * lacks; a criterion the index cannot answer for a kind of entry that is
+ * among the candidates makes the whole search run in memory.
+ */
+
+/** What a kind of entry says of a criterion: all its entries match (true), none (false), those with (or without) a leaf; null: the index cannot tell. */
+type KindTest = boolean | { leaf: EntryLeaf; present: boolean } | null;
+
+interface Kind {
+  archetypeId: string;
+  /** The leaf the mapper needs for the resource to exist. */
+  requires?: string;
+  observation?: ObservationKind;
+}
+
+interface IndexedType {
+  area: DataArea;
+  kinds: Kind[];
+  /** The entry-row column the type's clinical time (`date`, the default sort) is. */
+  date: 'effectiveAt' | 'committedAt';
+}
+
+const INDEXED_TYPES: Record<string, IndexedType> = {
+  Observation: {
+    area: 'observation',
+    kinds: OBSERVATION_KINDS.map((o) => ({ archetypeId: o.archetypeId, requires: o.requires, observation: o })),
+    date: 'effectiveAt',
+  },
+  // The Encounter's period.start is its composition's start time (mandatory in an event context), which is its entry's clinical time.
+  Encounter: { area: 'encounter', kinds: [{ archetypeId: ARCHETYPE.reasonForEncounter }], date: 'effectiveAt' },
+  // authoredOn is the commit time.
+  MedicationRequest: { area: 'order', kinds: [{ archetypeId: ARCHETYPE.medication }], date: 'committedAt' },
+};
+
+/** The data area of a type whose searches the index may answer (undefined: never). */
+export const indexedArea = (resourceType: string): DataArea | undefined => INDEXED_TYPES[resourceType]?.area;
+
+export interface IndexedQuery {
+  area: DataArea;
+  patientId: string | null;
+  entries: EntryCondition[];
+  /**
+   * Kinds of entry some criterion cannot be told of from the index, with the
+   * criteria it can: when any entry is of them, the search must run in memory
+   * (e.g. a lab result's value-quantity); when none is, they add nothing.
+   */
+  undecided: EntryCondition[];
+  where: Prisma.ClinicalIndexEntryWhereInput[];
+  order: EntryOrder[];
+}
+
+/** The mapped top-level slots of a template (they decide resource ids: `<uuid>` for one slot, `<uuid>.<key>` for several). */
+export interface TemplateSlots {
+  templateId: string;
+  slots: Array<{ key: string; archetypeId: string }>;
+}
+
+/** A search as clinical-index conditions, or null when some criterion needs the decrypted resources. */
+export function indexedQuery(resourceType: string, search: ParsedSearch, templates: TemplateSlots[]): IndexedQuery | null {
+  const type = INDEXED_TYPES[resourceType];
+  if (!type) return null;
+  const patients = search.criteria.filter((c) => c.kind === 'reference' && !c.modifier);
+  if (patients.length > 1 || (patients[0] && patients[0].values.length !== 1)) return null;
+  const where: Prisma.ClinicalIndexEntryWhereInput[] = [];
+  const kindCriteria: SearchCriterion[] = [];
+  for (const criterion of search.criteria) {
+    if (patients.includes(criterion)) continue;
+    const column = criterion.name === '_lastUpdated' ? 'committedAt' : criterion.name === 'date' ? type.date : undefined;
+    if (column && criterion.modifier !== 'missing') where.push({ OR: criterion.values.map((v) => timeCondition(column, parseDateParam(criterion.name, v))) });
+    else if (criterion.kind === 'id') where.push({ OR: criterion.values.flatMap((id) => idConditions(id, templates)) });
+    else kindCriteria.push(criterion);
+  }
+  const entries: EntryCondition[] = [];
+  const undecided: EntryCondition[] = [];
+  for (const kind of type.kinds) {
+    const tests = kindCriteria.map((c) => kindTest(kind, c));
+    if (tests.includes(false)) continue;
+    const leaves = tests.filter((t): t is { leaf: EntryLeaf; present: boolean } => typeof t === 'object' && t !== null);
+    (tests.includes(null) ? undecided : entries).push({
+      archetypeId: kind.archetypeId,
+      requires: [...(kind.requires ? [{ path: kind.requires }] : []), ...leaves.filter((t) => t.present).map((t) => t.leaf)],
+      excludes: leaves.filter((t) => !t.present).map((t) => t.leaf),
+    });
+  }
+  const sort = search.sort.length ? search.sort : [{ name: 'date', descending: true }];
+  return {
+    area: type.area,
+    patientId: patients[0] ? referenceId(patients[0].values[0]) : null,
+    entries,
+    undecided,
+    where,
+    order: sort.map(({ name, descending }) => ({ key: name === '_id' ? 'id' : name === '_lastUpdated' ? 'committedAt' : type.date, descending })),
+  };
+}
+
+/** A date parameter on an entry-row time, as matchesDate reads a point in time. */
+function timeCondition(column: 'effectiveAt' | 'committedAt', p: DateParam): Prisma.ClinicalIndexEntryWhereInput {
+  const range = { gte: new Date(p.lo), lt: new Date(p.hi) };
+  switch (p.prefix) {
+    case 'eq':
+      return { [column]: range };
+    case 'ne':
+      return { NOT: { [column]: range } };
+    case 'lt':
+      return { [column]: { lt: range.gte } };
+    case 'le':
+      return { [column]: { lt: range.lt } };
+    case 'gt':
+      return { [column]: { gte: range.lt } };
+    case 'ge':
+      return { [column]: { gte: range.gte } };
+  }
+}
+
+/** The entry rows a resource id names: `<uuid>` in a one-slot template, `<uuid>.<key>` in a template of several. */
+function idConditions(id: string, templates: TemplateSlots[]): Prisma.ClinicalIndexEntryWhereInput[] {
+  const ref = parseResourceId(id);
+  if (!ref) return [];
+  return templates.flatMap(({ templateId, slots }) => {
+    const slot = slots.length === 1 ? (ref.key === undefined ? slots[0] : undefined) : slots.find((s) => ref.key !== undefined && s.key === ref.key);
+    return slot ? [{ compositionId: ref.compositionId, templateId, entryArchetypeId: slot.archetypeId }] : [];
+  });
+}
+
+/** A criterion on a kind of entry, `:not` and `:missing` included. */
+function kindTest(kind: Kind, criterion: SearchCriterion): KindTest {
+  const test = criterion.modifier === 'missing' ? negate(presence(kind, criterion.name)) : valueTest(kind, criterion);
+  // `:missing=false` asks for presence; token `:not` for the resources without any of the values.
+  return criterion.modifier === 'missing' ? (criterion.values[0] === 'true' ? test : negate(test)) : criterion.modifier === 'not' ? negate(test) : test;
+}
+
+function negate(test: KindTest): KindTest {
+  if (test === null) return null;
+  return typeof test === 'boolean' ? !test : { ...test, present: !test.present };
+}
+
+/** Whether a kind's resources have the value a parameter searches (for `:missing`). */
+function presence(kind: Kind, name: string): KindTest {
+  switch (name) {
+    case 'value-quantity':
+      return kind.observation ? (kind.observation.quantity === undefined ? null : kind.observation.quantity !== null) : null;
+    case 'status':
+      // A MedicationRequest's status depends on today's date against its end date.
+      return null;
+    default:
+      // patient/subject, date, _lastUpdated, code, category and intent are set on every resource these kinds map to.
+      return true;
+  }
+}
+
+const tokens = (criterion: SearchCriterion) => criterion.values.map(parseToken);
+
+function valueTest(kind: Kind, criterion: SearchCriterion): KindTest {
+  const observation = kind.observation;
+  switch (criterion.name) {
+    case 'code': {
+      if (!observation) return null;
+      const loinc = tokens(criterion).filter((t) => t.system === undefined || t.system === LOINC);
+      if (loinc.some((t) => t.code === undefined)) return true;
+      const codes = loinc.map((t) => t.code!);
+      if ('fixed' in observation.code) return codes.includes(observation.code.fixed);
+      return codes.length > 0 && { leaf: { path: observation.code.leaf, where: { code: { in: codes } } }, present: true };
+    }
+    case 'category':
+      if (!observation) return null;
+      return tokens(criterion).some(
+        (t) => (t.system === undefined || t.system === OBSERVATION_CATEGORY) && (t.code === undefined || t.code === observation.category),
+      );
+    case 'value-quantity': {
+      if (!observation || observation.quantity === undefined) return null;
+      if (observation.quantity === null) return false;
+      const alternatives = criterion.values.flatMap((v) => quantityCondition(parseQuantityParam('value-quantity', v)));
+      return alternatives.length > 0 && { leaf: { path: observation.quantity, where: { magnitude: { not: null }, OR: alternatives } }, present: true };
+    }
+    case 'intent':
+      // A string element: only a bare code matches.
+      return tokens(criterion).some((t) => t.system === undefined && t.code === 'order');
+    default:
+      return null;
+  }
+}
+
+/** A quantity parameter on an indexed quantity leaf, as matchesQuantity reads the mapped valueQuantity (UCUM; a proportion's unit is %). */
+function quantityCondition(p: ReturnType<typeof parseQuantityParam>): Prisma.ClinicalIndexEntryWhereInput[] {
+  if (p.system && p.system !== UCUM) return [];
+  const value = (): Prisma.ClinicalIndexEntryWhereInput => {
+    switch (p.prefix) {
+      case 'eq':
+        return { magnitude: { gte: p.lo, lt: p.hi } };
+      case 'ne':
+        return { NOT: { magnitude: { gte: p.lo, lt: p.hi } } };
+      case 'lt':
+        return { magnitude: { lt: p.value } };
+      case 'le':
+        return { magnitude: { lte: p.value } };
+      case 'gt':
+        return { magnitude: { gt: p.value } };
+      case 'ge':
+        return { magnitude: { gte: p.value } };
+    }
+  };
+  if (!p.code) return [value()];
+  const unit: Prisma.ClinicalIndexEntryWhereInput = {
+    OR: [{ rmType: { not: 'DV_PROPORTION' }, unit: p.code }, ...(p.code === '%' ? [{ rmType: 'DV_PROPORTION' }] : [])],
+  };
+  return [{ AND: [value(), unit] }];
+}

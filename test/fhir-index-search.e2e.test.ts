@@ -1,0 +1,150 @@
+import { FieldCipher } from '../common/crypto';
+import { clinicalPatientId, loadClinicalCompositions } from '../bench/lib/clinical-load';
+import { ENCOUNTER, ORDER } from './ehr-fixtures';
+import { backendName, startTestPlatform, type TestPlatform } from './harness';
+import { scrape } from './support/metrics';
+
+/**
+ * FHIR searches the clinical index answers (fhir/indexed-search.ts) give the
+ * same Bundles as the in-memory path, decrypting only the page. Each search
+ * runs first in SQL, then again after a CareGraph JSON template joins each
+ * area (its content is not indexed leaf by leaf, so every search of the area
+ * then decrypts and matches its candidates in memory); the Bundles must be
+ * equal, links, totals and order included.
+ */
+const PATIENTS = 40;
+const PER_PATIENT = 10;
+const NOW = new Date('2026-06-30T00:00:00Z');
+const P = clinicalPatientId(3);
+const Q = clinicalPatientId(7);
+const UCUM = 'http://unitsofmeasure.org';
+
+const decrypts = async (t: TestPlatform) => (await scrape(`${t.url}/metrics`)).total('caregraph_composition_decrypts_total');
+
+interface Measured {
+  bundle: any;
+  decrypted: number;
+}
+
+describe(`FHIR search from the clinical index answers as in memory (${backendName})`, () => {
+  let t: TestPlatform;
+  const sql = new Map<string, Measured>();
+  /** A value-quantity search that may reach lab results: their valueQuantity needs the decrypted content. */
+  let labQuantity: Measured;
+  /** Ids of resources found in the SQL pass, for `_id` searches. */
+  const ids: Record<string, string[]> = {};
+
+  const run = async (query: string): Promise<Measured> => {
+    const before = await decrypts(t);
+    const res = await t.request('GET', `/fhir/R4/${query}`);
+    if (res.status !== 200) throw new Error(`${res.status} ${JSON.stringify(res.body)} for ${query}`);
+    return { bundle: res.body, decrypted: (await decrypts(t)) - before };
+  };
+  const matches = (bundle: any) => (bundle.entry ?? []).filter((e: any) => e.search.mode === 'match');
+
+  const cases: Array<[string, () => string]> = [
+    ['Observation: heart rates over 100, newest first', () => `Observation?code=8867-4&value-quantity=gt100&_sort=-date&_count=10`],
+    ['Observation: value-quantity with unit, page 2', () => `Observation?category=vital-signs&value-quantity=lt60||/min&_count=7&_offset=3`],
+    ['Observation: value-quantity eq and ne with UCUM', () => `Observation?code=8867-4&value-quantity=72,ne80|${UCUM}|/min&_count=5`],
+    ['Observation: value-quantity of another system', () => `Observation?code=8867-4&value-quantity=gt10|http://example.org|/min`],
+    ['Observation: value-quantity of a wrong unit', () => `Observation?code=8867-4&value-quantity=gt10||mm[Hg]`],
+    ['Observation: value-quantity and date for one patient', () => `Observation?patient=${P}&code=8867-4&value-quantity=ge70&date=ge2026-01&_sort=date`],
+    ['Observation: value-quantity:missing=false', () => `Observation?category=vital-signs&value-quantity:missing=false&_count=3`],
+    ['Observation: value-quantity:missing=true (panels)', () => `Observation?code=85354-9,8867-4&value-quantity:missing=true&_count=3&_sort=_lastUpdated`],
+    ['Observation: code:not', () => `Observation?code:not=8867-4&_count=5`],
+    ['Observation: code:not, two codes, _sort=_lastUpdated', () => `Observation?code:not=85354-9,8867-4&_sort=_lastUpdated&_count=5`],
+    ['Observation: lab code:not', () => `Observation?code:not=2345-7&category=laboratory&_count=5&_sort=-_lastUpdated`],
+    ['Observation: category:not, _sort=-_lastUpdated', () => `Observation?category:not=vital-signs&_sort=-_lastUpdated&_count=4`],
+    ['Observation: lab codes and a date range', () => `Observation?code=2345-7,4548-4&date=ge2026-03&date=lt2026-05-15&_sort=date&_count=6`],
+    ['Observation: date:missing=true', () => `Observation?date:missing=true`],
+    ['Observation: code:missing=false, patient:missing=false', () => `Observation?code:missing=false&patient:missing=false&_count=2`],
+    ['Observation: _sort=_id', () => `Observation?patient=${P}&_sort=_id&_count=4`],
+    ['Observation: _sort=-_id', () => `Observation?patient=${P}&_sort=-_id&_count=6&_offset=2`],
+    ['Observation: _sort=_lastUpdated,-date', () => `Observation?_sort=_lastUpdated,-date&_count=9&_offset=20`],
+    ['Observation: _id', () => `Observation?_id=${ids.observation[0]},${ids.observation[3]},not-an-id&_sort=_id`],
+    ['Observation: _id and code', () => `Observation?_id=${ids.observation.join(',')}&code=85354-9`],
+    ['Observation: _lastUpdated', () => `Observation?_lastUpdated=ge2026-06-29T23:59:55Z&_sort=_lastUpdated,_id&_count=10&_offset=15`],
+    ['Observation: _lastUpdated eq a second, one patient', () => `Observation?patient=${Q}&_lastUpdated=2026-06-29T23:59:52Z`],
+    ['Observation: _lastUpdated lt, _sort=-_lastUpdated', () => `Observation?patient=${P}&_lastUpdated=lt2026-06-29T23:59:55Z&_sort=-_lastUpdated`],
+    ['Observation: _summary=count', () => `Observation?patient=${P}&code=8867-4&value-quantity=gt90&_summary=count`],
+    [
+      'Observation: _elements and _include',
+      () => `Observation?subject=Patient/${Q}&code:not=85354-9&_elements=valueQuantity&_include=Observation:patient&_count=3`,
+    ],
+    ['Encounter: one patient', () => `Encounter?patient=${P}`],
+    ['Encounter: date range, ascending', () => `Encounter?date=ge2026-11-20&date=le2026-11-24&_sort=date`],
+    ['Encounter: _sort=-_lastUpdated, page', () => `Encounter?_sort=-_lastUpdated&_count=2&_offset=1`],
+    ['Encounter: _id, date:missing=false', () => `Encounter?_id=${ids.encounter.slice(0, 2).join(',')}&date:missing=false`],
+    ['MedicationRequest: intent=order', () => `MedicationRequest?patient=${Q}&intent=order`],
+    ['MedicationRequest: intent:not', () => `MedicationRequest?intent:not=order`],
+    ['MedicationRequest: intent=|order', () => `MedicationRequest?intent=|order`],
+    ['MedicationRequest: _sort=_lastUpdated, _id', () => `MedicationRequest?_sort=_lastUpdated&_id=${ids.medication.slice(1).join(',')}`],
+    ['MedicationRequest: _lastUpdated:missing=false', () => `MedicationRequest?_lastUpdated:missing=false&_count=2`],
+  ];
+
+  beforeAll(async () => {
+    t = await startTestPlatform();
+    await loadClinicalCompositions(t.platform.db!, new FieldCipher(t.platform.runtime.secrets.encryptionKey), {
+      fromPatient: 0,
+      patients: PATIENTS,
+      compositionsPerPatient: PER_PATIENT,
+      systemId: t.platform.runtime.config.OPENEHR_SYSTEM_ID,
+      now: NOW,
+      days: 180,
+    });
+    // Encounters (two at the same start: ties) and medication orders of two patients.
+    for (const [patient, day] of [
+      [P, 20],
+      [P, 22],
+      [Q, 22],
+      [Q, 25],
+      [P, 23],
+    ] as const) {
+      const content = { encounter: { ...ENCOUNTER.encounter, start: `2026-11-${day}T09:30:00Z` } };
+      expect((await t.request('POST', '/api/ehr/compositions', { body: { templateId: 'encounter.v1', ehrId: `ehr-${patient}`, content } })).status).toBe(201);
+    }
+    for (const patient of [P, Q, Q]) {
+      expect(
+        (await t.request('POST', '/api/ehr/compositions', { body: { templateId: 'medication_order.v1', ehrId: `ehr-${patient}`, content: ORDER } })).status,
+      ).toBe(201);
+    }
+    const idsOf = async (query: string) => matches((await run(query)).bundle).map((e: any) => e.resource.id as string);
+    ids.observation = await idsOf(`Observation?patient=${Q}&_count=6`);
+    ids.encounter = await idsOf('Encounter?_sort=date');
+    ids.medication = await idsOf('MedicationRequest');
+    for (const [name, query] of cases) sql.set(name, await run(query()));
+    labQuantity = await run(`Observation?patient=${P}&value-quantity=gt5`);
+    // From here on every search of these areas runs in memory.
+    const definition = { type: 'object', children: { weight: { type: 'quantity', required: true, units: [{ unit: 'kg', min: 0, max: 500 }] } } };
+    for (const area of ['OBSERVATION', 'ENCOUNTER', 'ORDER']) {
+      const res = await t.graphql('mutation($i: UploadTemplateInput!) { uploadTemplate(input: $i) { id } }', {
+        i: { id: `scan_${area.toLowerCase()}.v1`, name: 'Not indexed', area, definition },
+      });
+      expect(res.body.errors).toBeUndefined();
+    }
+  }, 120_000);
+  afterAll(async () => {
+    await t?.stop();
+  });
+
+  it('found the resources the cases name', () => {
+    expect(ids.observation).toHaveLength(6);
+    expect(ids.encounter).toHaveLength(5);
+    expect(ids.medication).toHaveLength(3);
+  });
+
+  it.each(cases.map(([name]) => name))('%s', async (name) => {
+    const query = cases.find(([n]) => n === name)![1]();
+    const indexed = sql.get(name)!;
+    const memory = await run(query);
+    expect(indexed.bundle).toEqual(memory.bundle);
+    // The index decrypts the page's compositions only; the in-memory path every candidate.
+    expect(indexed.decrypted).toBeLessThanOrEqual(matches(indexed.bundle).length);
+    expect(memory.decrypted).toBeGreaterThanOrEqual(Math.max(1, indexed.decrypted));
+  });
+
+  it('runs a value-quantity search that may reach lab results in memory', () => {
+    expect(matches(labQuantity.bundle).length).toBeGreaterThan(0);
+    expect(labQuantity.decrypted).toBe(PER_PATIENT);
+  });
+});
