@@ -886,6 +886,20 @@ async function scaleOutRun(
       clusters.push(await startCluster({ env, haproxy, gateways: n, workers: n }));
     }
     const [one, two] = clusters;
+    // HAProxy prints each server state change on stderr (`-db`): a gateway too busy to answer /readyz within the
+    // check interval is taken out of rotation, which shows in the errors of the rows.
+    const downs = clusters.map(() => [] as string[]);
+    clusters.forEach((c, i) => {
+      for (const stream of [c.haproxy.stdout!, c.haproxy.stderr!])
+        stream.on('data', (chunk: Buffer) =>
+          downs[i].push(
+            ...chunk
+              .toString('utf8')
+              .split('\n')
+              .filter((line) => / is DOWN/.test(line)),
+          ),
+        );
+    });
     const label = (c: Cluster) =>
       `HAProxy → ${c.gateways.length} gateway${c.gateways.length > 1 ? 's' : ''} + ${c.workers.length} worker${c.workers.length > 1 ? 's' : ''}`;
     const pids = (c: Cluster) => [...c.gateways, ...c.workers, c.messaging, c.ehr].map((p) => p.child.pid!).concat(c.haproxy.pid!);
@@ -906,6 +920,20 @@ async function scaleOutRun(
       body: (i) => JSON.stringify(heldSend(ctx.seeded.heldPatientIds, i)),
       pids: pids(c),
     });
+    // A first request through a topology that sat idle while the other one started may meet a 502 from HAProxy
+    // (seen once under load average 26); each topology answers one federated query before the load, and the
+    // failed attempts are reported.
+    const warmupFailures: string[] = [];
+    for (const c of clusters) {
+      for (let attempt = 1; ; attempt++) {
+        const response = await fetch(`${c.base}/graphql`, { method: 'POST', headers: bearer, body: federatedBody(true)(0) });
+        await response.text();
+        if (response.ok) break;
+        warmupFailures.push(`${label(c)}: ${response.status}`);
+        if (attempt === 5) throw new Error(`7 scale-out: ${label(c)} answered ${warmupFailures.join(', ')}`);
+        await sleep(1000);
+      }
+    }
     for (const [scenario, target] of [
       ['7 scale-out (federated)', federated],
       ['7 scale-out (send)', send],
@@ -917,7 +945,8 @@ async function scaleOutRun(
     const subscribers = [];
     for (const c of clusters) {
       const gateways = c.gateways.map((g) => ({ url: g.base, pid: g.child.pid! }));
-      subscribers.push(await fanOut(ctx, ctx.settings.scaleSubscribers, gateways, { url: c.base }, '7 scale-out subscriptions'));
+      // Status changes go to the first gateway itself: HAProxy is not on the subscribers' path, and must not fail the sends.
+      subscribers.push(await fanOut(ctx, ctx.settings.scaleSubscribers, gateways, gateways[0], '7 scale-out subscriptions'));
     }
 
     const delivery = [];
@@ -933,6 +962,8 @@ async function scaleOutRun(
       });
     }
     return {
+      warmupFailures,
+      gatewaysMarkedDown: downs.map((lines, i) => ({ topology: label(clusters[i]), times: lines.length, first: lines[0] })),
       subscribers,
       delivery,
       deliveryRatio: round(delivery[1].messagesPerSecond / delivery[0].messagesPerSecond, 2),
@@ -1286,6 +1317,9 @@ function printReport(results: Record<string, any>, rows: Measurement[]): void {
         `7 scale-out delivery, ${d.gateways} gateway(s) + ${d.workers} worker(s): ${d.delivered}/${d.accepted} delivered in ${d.seconds} s, ${d.messagesPerSecond} messages/s (CPU ${d.cpuSeconds} s)`,
       );
     out.push(`  2 + 2 / 1 + 1 delivery: ${s.deliveryRatio}×`);
+    for (const d of s.gatewaysMarkedDown)
+      if (d.times > 0) out.push(`  ${d.topology}: HAProxy took a gateway out of rotation ${d.times} time(s), first: ${d.first}`);
+    if (s.warmupFailures.length > 0) out.push(`  first requests refused before the load: ${s.warmupFailures.join(', ')}`);
   }
   if (results.webhooks) {
     const w = results.webhooks;
