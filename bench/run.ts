@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, cpus } from 'node:os';
 import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
@@ -11,7 +11,8 @@ import { freePort, Monitor, sample, startChild, type Child } from './lib/proc';
 import { measure, measureInterleaved, percentile, preflight, round, type Measurement, type Target } from './lib/load';
 import { seedBenchData, type SeedPlan, type SeededData } from './lib/seed';
 import { SLOW_PREFIX, startReceiver, type Receiver } from './lib/receiver';
-import { connectSubscribers } from './lib/subscribers';
+import { connectSubscribers, socketHeadroomProblem } from './lib/subscribers';
+import { DEFAULT_HAPROXY, startCluster, type Cluster } from '../scripts/cluster';
 import { clinicalPatientId, loadClinicalCompositions } from './lib/clinical-load';
 import { FieldCipher } from '../common/crypto';
 import { summarise, type CpuProfile, type ProfileSummary } from './lib/cpu-profile';
@@ -21,8 +22,9 @@ import { summarise, type CpuProfile, type ProfileSummary } from './lib/cpu-profi
  * all on loopback, every comparison inside one run (the machine may be shared:
  * compare ratios, not absolute numbers across runs). `--quick` for a short
  * run, `--only 1,2` for some scenarios, `--soak <seconds>` for the memory soak only,
- * `--db postgres` (scenarios 3, 4 and 6) on PostgreSQL and Redis instead of PGlite; scenario 6 (clinical
- * queries at 10k, 100k and 1M compositions, `--clinical-sizes 10000,100000` for fewer) runs on PostgreSQL only.
+ * `--db postgres` (scenarios 3, 4, 6 and 7) on PostgreSQL and Redis instead of PGlite; scenario 6 (clinical
+ * queries at 10k, 100k and 1M compositions, `--clinical-sizes 10000,100000` for fewer) and scenario 7 (scale-out
+ * behind HAProxy, 2 gateways + 2 workers vs 1 + 1) run on PostgreSQL only.
  * `--profile [seconds]`: CPU profiles of the federated query and of the REST send, summarised by area.
  */
 
@@ -38,6 +40,8 @@ interface Settings {
   /** Extra patients for the 10× data step. */
   growPatients: number;
   subscribers: number;
+  /** Scenario 3's second measurement (full runs only) and scenario 7's subscribers. */
+  scaleSubscribers: number;
   statusChanges: number;
   webhookSubscriptions: number;
   webhookMessages: number;
@@ -59,13 +63,15 @@ function parseArgs(argv: string[]): { settings: Settings; soak?: number; profile
   const db = dbAt >= 0 ? argv[dbAt + 1] : 'pglite';
   if (db !== 'pglite' && db !== 'postgres') throw new Error('--db takes pglite (default) or postgres');
   const only = new Set((onlyAt >= 0 ? (argv[onlyAt + 1] ?? '') : '1,2,3,4,5').split(',').map(Number));
-  if (only.size === 0 || [...only].some((n) => !Number.isInteger(n) || n < 1 || n > 6))
-    throw new Error('--only takes scenario numbers 1..6, comma-separated (e.g. --only 1,2)');
+  if (only.size === 0 || [...only].some((n) => !Number.isInteger(n) || n < 1 || n > 7))
+    throw new Error('--only takes scenario numbers 1..7, comma-separated (e.g. --only 1,2)');
   // Scenarios 1, 2 and 5 run second platforms on copies of the embedded data folder.
-  if (db === 'postgres' && [...only].some((n) => n !== 3 && n !== 4 && n !== 6))
-    throw new Error('--db postgres runs scenarios 3, 4 and 6 only (e.g. --only 4)');
+  if (db === 'postgres' && [...only].some((n) => n !== 3 && n !== 4 && n !== 6 && n !== 7))
+    throw new Error('--db postgres runs scenarios 3, 4, 6 and 7 only (e.g. --only 4)');
   // A million compositions is a server database's load, not an embedded one's.
   if (db === 'pglite' && only.has(6)) throw new Error('scenario 6 (clinical queries) runs on PostgreSQL: --db postgres --only 6');
+  // Several processes share state only through PostgreSQL and Redis.
+  if (db === 'pglite' && only.has(7)) throw new Error('scenario 7 (scale-out) runs on PostgreSQL and Redis: --db postgres --only 7');
   const sizesAt = argv.indexOf('--clinical-sizes');
   const clinicalSizes = (sizesAt >= 0 ? (argv[sizesAt + 1] ?? '') : '10000,100000,1000000').split(',').map(Number);
   if (clinicalSizes.some((n, i) => !Number.isInteger(n) || n < 1000 || n % 1000 !== 0 || (i > 0 && n <= clinicalSizes[i - 1])))
@@ -95,6 +101,7 @@ function parseArgs(argv: string[]): { settings: Settings; soak?: number; profile
       seed: { patients: base, messagesPerPatient: 10, appointmentsPerPatient: 2, heldPatients: 20 },
       growPatients: base * 9,
       subscribers: 1000,
+      scaleSubscribers: quick ? 1000 : 10_000,
       statusChanges: quick ? 4 : 10,
       webhookSubscriptions: 4,
       webhookMessages: quick ? 150 : 400,
@@ -121,6 +128,13 @@ const FEDERATED_QUERY =
   'query Inbox($offset: Int) { messages(limit: 20, offset: $offset) { data { id status createdAt patient { id name { given family } nextAppointment { id start status } } } } }';
 /** Different pages per request, as different users' inboxes would be (identical concurrent queries let a gateway share subgraph fetches). */
 const federatedBody = (vary: boolean) => (i: number) => gql(FEDERATED_QUERY, { offset: vary ? (i % 50) * 20 : 0 });
+/** A send for one of the held patients: accepted into `queued` and held by quiet hours, so nothing is delivered during the run. */
+const heldSend = (held: string[], i: number) => ({
+  patientId: held[i % held.length],
+  templateId: 'appointment-reminder',
+  channel: 'sms',
+  variables: { date: '2027-01-15', time: '09:30' },
+});
 
 const log = (text: string) => process.stderr.write(`[bench] ${text}\n`);
 
@@ -220,7 +234,8 @@ async function main(): Promise<void> {
       WEBHOOK_CA_FILE: receiver.caFile,
       // Scenario 4 holds the receiver's answers while its backlog builds up.
       WEBHOOK_TIMEOUT_MS: '60000',
-      ...(database ? { DATABASE_URL: database.url, REDIS_URL: REDIS } : {}),
+      // This run's own events channel: other processes on the same Redis must not reach its subscribers.
+      ...(database ? { DATABASE_URL: database.url, REDIS_URL: REDIS, REDIS_EVENTS_CHANNEL: `caregraph:bench:${database.name}` } : {}),
     };
     // The before/after of the in-process data source: a second CareGraph on a copy of the same data, with the
     // HTTP hop between its gateway and subgraphs, measured in the same interleaved rounds as the rest.
@@ -249,13 +264,7 @@ async function main(): Promise<void> {
     const bearer = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
     const direct = { [IDENTITY_HEADER]: identity, 'content-type': 'application/json' };
     const ids = seeded.messageIds.slice(0, 200);
-    const held = seeded.heldPatientIds;
-    const sendInput = (i: number) => ({
-      patientId: held[i % held.length],
-      templateId: 'appointment-reminder',
-      channel: 'sms',
-      variables: { date: '2027-01-15', time: '09:30' },
-    });
+    const sendInput = (i: number) => heldSend(seeded.heldPatientIds, i);
     const targets = (p: Platform) => ({
       restGet: {
         name: 'CareGraph gateway: REST GET /v1/messages/{id}',
@@ -379,8 +388,12 @@ async function main(): Promise<void> {
       }
     }
 
-    // 3. Subscription fan-out.
-    if (only.has(3)) results.subscriptions = await fanOut(platform, ctx);
+    // 3. Subscription fan-out: 1,000 subscribers, and in full runs 10,000, on the one process.
+    if (only.has(3)) {
+      const gateway = [{ url: platform.url, pid: platform.child.pid }];
+      results.subscriptions = await fanOut(ctx, settings.subscribers, gateway, platform);
+      if (settings.scaleSubscribers > settings.subscribers) results.subscriptionsAtScale = await fanOut(ctx, settings.scaleSubscribers, gateway, platform);
+    }
     // 4. Webhook deliveries and batch sends.
     if (only.has(4)) {
       results.webhooks = await webhookThroughput(platform, ctx);
@@ -390,6 +403,12 @@ async function main(): Promise<void> {
       results.delivery = await deliveryThroughput(ctx, { dataDir, ports, cgEnv, postgres: database !== undefined });
       platform = await startCareGraph(dataDir, ports, cgEnv);
       children.push(platform.child);
+    }
+
+    // 7. Scale-out behind HAProxy: 2 gateways + 2 workers against 1 + 1, each with its own messaging and ehr processes.
+    if (only.has(7)) {
+      await platform.child.stop();
+      results.scaleOut = await scaleOutRun(ctx, { dataDir, workDir, cgEnv, compare }, rows);
     }
 
     // 5b. Ten times the data: the same reads on a copy of the database as it is and on the database grown
@@ -442,12 +461,13 @@ async function main(): Promise<void> {
 }
 
 /** A new, empty database on POSTGRES_SERVER for one run. */
-async function createBenchDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+async function createBenchDatabase(): Promise<{ name: string; url: string; drop(): Promise<void> }> {
   const name = `caregraph_bench_${Date.now().toString(36)}`;
   await withClient(POSTGRES_SERVER, (c) => c.query(`CREATE DATABASE "${name}"`));
   const url = new URL(POSTGRES_SERVER);
   url.pathname = `/${name}`;
   return {
+    name,
     url: url.toString(),
     drop: () => withClient(POSTGRES_SERVER, (c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)).then(() => undefined),
   };
@@ -470,7 +490,7 @@ async function checkSameAnswer(reference: Target, peers: Target[]): Promise<void
   }
 }
 
-async function api(platform: Platform, token: string, method: string, path: string, body?: unknown): Promise<any> {
+async function api(platform: Pick<Platform, 'url'>, token: string, method: string, path: string, body?: unknown): Promise<any> {
   const response = await fetch(`${platform.url}${path}`, {
     method,
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
@@ -487,7 +507,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * Live JavaScript memory of the platform (V8 heap in use + external buffers), from its /metrics: unlike RSS it
  * shrinks after garbage collection, so it shows what connections hold. Lowest of three samples, taken while idle.
  */
-async function liveMemoryBytes(platform: Platform): Promise<number> {
+async function liveMemoryBytes(platform: Pick<Platform, 'url'>): Promise<number> {
   const samples: number[] = [];
   for (let i = 0; i < 3; i++) {
     const text = await (await fetch(`${platform.url}/metrics`)).text();
@@ -498,39 +518,81 @@ async function liveMemoryBytes(platform: Platform): Promise<number> {
   return Math.min(...samples);
 }
 
-/** 3: N subscribers on their own sockets; time from each status change to its last receipt, and memory per connection. */
-async function fanOut(platform: Platform, ctx: RunContext) {
-  const n = ctx.settings.subscribers;
-  log(`3 subscriptions: connecting ${n} graphql-ws subscribers`);
-  await sleep(1000);
-  const before = sample(platform.child.pid).rssBytes;
-  const liveBefore = await liveMemoryBytes(platform);
-  const monitor = new Monitor([platform.child.pid]);
-  const subscribers = await connectSubscribers(`${platform.url.replace('http', 'ws')}/graphql`, ctx.token, n);
-  await sleep(1500);
-  const connected = sample(platform.child.pid).rssBytes;
-  const liveConnected = await liveMemoryBytes(platform);
-  for (let i = 0; i < ctx.settings.statusChanges; i++) {
-    const patientId = ctx.seeded.patientIds[i % ctx.seeded.patientIds.length];
-    await api(platform, ctx.token, 'POST', '/v1/messages', {
-      patientId,
-      templateId: 'appointment-reminder',
-      channel: 'sms',
-      variables: { date: '2027-01-15', time: '09:30' },
-    });
-    await sleep(400);
+/** A gateway process subscribers connect to: its base URL (with /metrics) and pid. */
+interface GatewayProcess {
+  url: string;
+  pid: number;
+}
+
+/**
+ * 3 (and 7): `n` subscribers on their own sockets, spread evenly over `gateways`; status changes are sent through
+ * `sendVia`. Reports the time from each status change to its last receipt, and memory per connection (summed
+ * over the gateways), or why the machine cannot hold `n` sockets.
+ */
+async function fanOut(ctx: RunContext, n: number, gateways: GatewayProcess[], sendVia: Pick<Platform, 'url'>, scenario = '3 subscriptions') {
+  const problem = socketHeadroomProblem(n, gateways.length);
+  if (problem) {
+    log(`${scenario}: ${n} subscribers skipped: ${problem}`);
+    return { subscribers: n, gateways: gateways.length, skipped: problem };
   }
-  // Each send yields `sent` and `delivered`: wait until every subscriber has both of every change.
+  log(`${scenario}: connecting ${n} graphql-ws subscribers to ${gateways.length} gateway process${gateways.length > 1 ? 'es' : ''}`);
+  const pids = gateways.map((g) => g.pid);
+  const rss = () => pids.reduce((a, pid) => a + sample(pid).rssBytes, 0);
+  const live = async () => (await Promise.all(gateways.map(liveMemoryBytes))).reduce((a, b) => a + b, 0);
+  await sleep(1000);
+  const before = rss();
+  const liveBefore = await live();
+  const monitor = new Monitor(pids);
+  const connectStarted = Date.now();
+  const subscribers = await connectSubscribers(
+    gateways.map((g) => `${g.url.replace('http', 'ws')}/graphql`),
+    ctx.token,
+    n,
+  );
+  const connectSeconds = (Date.now() - connectStarted) / 1000;
+  await sleep(1500);
+  const connected = rss();
+  const liveConnected = await live();
+  // Changes far enough apart that one's fan-out is done before the next starts (10,000 sends take longer than 1,000).
+  const spacingMs = Math.max(400, n / 10);
+  // Sends refused with 503 (the database reported unavailable while the process is saturated) are retried and counted.
+  let refusedSends = 0;
   const expected = ctx.settings.statusChanges * 2;
-  const deadline = Date.now() + 60_000;
   const complete = () => [...subscribers.receipts.values()].filter((r) => r.received.length === n).length;
-  while (Date.now() < deadline && (subscribers.receipts.size < expected || complete() < expected)) await sleep(200);
-  const usage = monitor.stop();
+  let usage: ReturnType<Monitor['stop']>;
+  try {
+    for (let i = 0; i < ctx.settings.statusChanges; i++) {
+      const patientId = ctx.seeded.patientIds[i % ctx.seeded.patientIds.length];
+      for (let attempt = 0; ; attempt++) {
+        try {
+          await api(sendVia, ctx.token, 'POST', '/v1/messages', {
+            patientId,
+            templateId: 'appointment-reminder',
+            channel: 'sms',
+            variables: { date: '2027-01-15', time: '09:30' },
+          });
+          break;
+        } catch (err) {
+          if (!/answered 503/.test((err as Error).message) || attempt >= 10) throw err;
+          refusedSends++;
+          await sleep(1000);
+        }
+      }
+      await sleep(spacingMs);
+    }
+    // Each send yields `sent` and `delivered`: wait until every subscriber has both of every change.
+    const deadline = Date.now() + 30_000 + 10 * n;
+    while (Date.now() < deadline && (subscribers.receipts.size < expected || complete() < expected)) await sleep(200);
+  } finally {
+    usage = monitor.stop();
+    await subscribers.close();
+  }
   const lastReceipt = [...subscribers.receipts.values()].map((r) => Math.max(...r.received) - r.timestamp);
   const medianReceipt = [...subscribers.receipts.values()].map((r) => percentile(r.received, 50) - r.timestamp);
-  await subscribers.close();
   return {
     subscribers: n,
+    gateways: gateways.length,
+    connectSeconds: round(connectSeconds, 1),
     statusChanges: subscribers.receipts.size,
     deliveredToAll: complete(),
     lastReceiptP50Ms: percentile(lastReceipt, 50),
@@ -544,6 +606,7 @@ async function fanOut(platform: Platform, ctx: RunContext) {
     kibPerConnection: round((liveConnected - liveBefore) / 1024 / n, 1),
     cpuSeconds: round(usage.cpuSeconds, 2),
     peakRssMiB: round(usage.peakRssBytes / 2 ** 20, 1),
+    refusedSends,
     errors: subscribers.errors.slice(0, 5),
   };
 }
@@ -797,6 +860,140 @@ async function deliveryThroughput(
     workerProcesses: byWorkers,
     twoWorkersRatio: round(byWorkers[1].messagesPerSecond / byWorkers[0].messagesPerSecond, 2),
   };
+}
+
+/**
+ * 7: the split-process deployment (docs/deploy.md) behind HAProxy, on the machine's PostgreSQL and Redis:
+ * HAProxy → 2 gateways + 2 workers against HAProxy → 1 gateway + 1 worker, each with its own messaging and
+ * ehr processes (`startCluster`, what `npm run cluster` runs). Each topology has its own database (seeded alike)
+ * and Redis channel, so both run side by side and are measured in interleaved rounds: the federated query and
+ * REST sends through HAProxy; then, one topology after the other, subscribers spread over its gateways and
+ * delivery from batch acceptance to `delivered` by its workers.
+ */
+async function scaleOutRun(
+  ctx: RunContext,
+  where: { dataDir: string; workDir: string; cgEnv: Record<string, string>; compare: (scenario: string, targets: Target[]) => Promise<Measurement[]> },
+  rows: Measurement[],
+) {
+  const haproxy = process.env.HAPROXY?.trim() || DEFAULT_HAPROXY;
+  if (!existsSync(haproxy)) throw new Error(`scenario 7 needs HAProxy at ${haproxy} (apt-get install haproxy, or HAPROXY=<binary>)`);
+  // Each topology gets a fresh database seeded alike (earlier scenarios have grown the run's), and its own
+  // DATA_DIR with the run's secrets (so the run's token works on both; the audit checkpoints stay apart).
+  const databases: Array<Awaited<ReturnType<typeof createBenchDatabase>>> = [];
+  const clusters: Cluster[] = [];
+  try {
+    for (const n of [1, 2]) {
+      const database = await createBenchDatabase();
+      databases.push(database);
+      const dataDir = join(where.workDir, `data-scale-out-${n}`);
+      cpSync(where.dataDir, dataDir, { recursive: true });
+      log(`7 scale-out: seeding a database for HAProxy → ${n} gateway(s) + ${n} worker(s)`);
+      await seedBenchData(dataDir, ctx.settings.seed, 0, database.url);
+      const channel = `caregraph:bench:${database.name}`;
+      const env: Record<string, string> = {
+        PATH: process.env.PATH ?? '',
+        NODE_ENV: 'development',
+        LOG_LEVEL: 'warn',
+        SUBSCRIPTIONS_CONNECTIONS_PER_MINUTE: '1000000',
+        ...UNLIMITED,
+        ...where.cgEnv,
+        ...NO_SIM_DELAYS,
+        DATA_DIR: dataDir,
+        DATABASE_URL: database.url,
+        REDIS_EVENTS_CHANNEL: channel,
+        RATE_LIMIT_KEY_PREFIX: channel,
+      };
+      // One topology after the other: ten processes booting at once on a small machine take longer than two waves.
+      log(`7 scale-out: starting HAProxy → ${n} gateway(s) + ${n} worker(s) + messaging + ehr`);
+      clusters.push(await startCluster({ env, haproxy, gateways: n, workers: n }));
+    }
+    const [one, two] = clusters;
+    // HAProxy prints each server state change on stderr (`-db`): a gateway too busy to answer /readyz within the
+    // check interval is taken out of rotation, which shows in the errors of the rows.
+    const downs = clusters.map(() => [] as string[]);
+    clusters.forEach((c, i) => {
+      for (const stream of [c.haproxy.stdout!, c.haproxy.stderr!])
+        stream.on('data', (chunk: Buffer) =>
+          downs[i].push(
+            ...chunk
+              .toString('utf8')
+              .split('\n')
+              .filter((line) => / is DOWN/.test(line)),
+          ),
+        );
+    });
+    const label = (c: Cluster) =>
+      `HAProxy → ${c.gateways.length} gateway${c.gateways.length > 1 ? 's' : ''} + ${c.workers.length} worker${c.workers.length > 1 ? 's' : ''}`;
+    const pids = (c: Cluster) => [...c.gateways, ...c.workers, c.messaging, c.ehr].map((p) => p.child.pid!).concat(c.haproxy.pid!);
+    const bearer = { authorization: `Bearer ${ctx.token}`, 'content-type': 'application/json' };
+    const federated = (c: Cluster): Target => ({
+      name: `${label(c)}: federated query`,
+      url: `${c.base}/graphql`,
+      method: 'POST',
+      headers: bearer,
+      body: federatedBody(true),
+      pids: pids(c),
+    });
+    const send = (c: Cluster): Target => ({
+      name: `${label(c)}: REST POST /v1/messages`,
+      url: `${c.base}/v1/messages`,
+      method: 'POST',
+      headers: bearer,
+      body: (i) => JSON.stringify(heldSend(ctx.seeded.heldPatientIds, i)),
+      pids: pids(c),
+    });
+    // A first request through a topology that sat idle while the other one started may meet a 502 from HAProxy
+    // (seen once under load average 26); each topology answers one federated query before the load, and the
+    // failed attempts are reported.
+    const warmupFailures: string[] = [];
+    for (const c of clusters) {
+      for (let attempt = 1; ; attempt++) {
+        const response = await fetch(`${c.base}/graphql`, { method: 'POST', headers: bearer, body: federatedBody(true)(0) });
+        await response.text();
+        if (response.ok) break;
+        warmupFailures.push(`${label(c)}: ${response.status}`);
+        if (attempt === 5) throw new Error(`7 scale-out: ${label(c)} answered ${warmupFailures.join(', ')}`);
+        await sleep(1000);
+      }
+    }
+    for (const [scenario, target] of [
+      ['7 scale-out (federated)', federated],
+      ['7 scale-out (send)', send],
+    ] as const) {
+      const pair = await where.compare(scenario, [target(one), target(two)]);
+      rows.push(...withRatio(pair, pair[0]));
+    }
+
+    const subscribers = [];
+    for (const c of clusters) {
+      const gateways = c.gateways.map((g) => ({ url: g.base, pid: g.child.pid! }));
+      // Status changes go to the first gateway itself: HAProxy is not on the subscribers' path, and must not fail the sends.
+      subscribers.push(await fanOut(ctx, ctx.settings.scaleSubscribers, gateways, gateways[0], '7 scale-out subscriptions'));
+    }
+
+    const delivery = [];
+    for (const c of clusters) {
+      log(`7 scale-out delivery: ${ctx.settings.deliveryMessages} messages, ${label(c)}`);
+      const metrics = c.workers.map((w) => `${w.base}/metrics`);
+      delivery.push({
+        gateways: c.gateways.length,
+        workers: c.workers.length,
+        ...(await drainDelivery(ctx, ctx.settings.deliveryMessages, pids(c), metrics, async (messages) => {
+          return (await api({ url: c.base }, ctx.token, 'POST', '/v1/messages/batch', { messages })).accepted;
+        })),
+      });
+    }
+    return {
+      warmupFailures,
+      gatewaysMarkedDown: downs.map((lines, i) => ({ topology: label(clusters[i]), times: lines.length, first: lines[0] })),
+      subscribers,
+      delivery,
+      deliveryRatio: round(delivery[1].messagesPerSecond / delivery[0].messagesPerSecond, 2),
+    };
+  } finally {
+    for (const c of clusters.reverse()) await c.stop();
+    for (const database of databases) await database.drop();
+  }
 }
 
 /** Scenario 6: compositions per patient (three vital signs to one lab result, bench/lib/clinical-load.ts). */
@@ -1062,7 +1259,7 @@ async function soakRun(platform: Platform, ctx: RunContext, seconds: number) {
   const bearer = { authorization: `Bearer ${ctx.token}`, 'content-type': 'application/json' };
   const ids = ctx.seeded.messageIds.slice(0, 200);
   const held = ctx.seeded.heldPatientIds;
-  const subscribers = await connectSubscribers(`${platform.url.replace('http', 'ws')}/graphql`, ctx.token, 200);
+  const subscribers = await connectSubscribers([`${platform.url.replace('http', 'ws')}/graphql`], ctx.token, 200);
   const hook = await api(platform, ctx.token, 'POST', '/v1/webhooks', {
     url: `${ctx.receiver.url}/soak`,
     events: ['message.sent', 'message.delivered'],
@@ -1183,12 +1380,23 @@ function printReport(results: Record<string, any>, rows: Measurement[]): void {
     String(r.errors),
   ]);
   if (table.length > 0) out.push(...markdownTable(header, table));
-  if (results.subscriptions) {
-    const s = results.subscriptions;
-    out.push(
-      '',
-      `3 subscriptions: ${s.subscribers} graphql-ws subscribers, ${s.statusChanges} status changes (${s.deliveredToAll} reached all): last subscriber's receipt p50 ${s.lastReceiptP50Ms} ms, p99 ${s.lastReceiptP99Ms} ms; ${s.kibPerConnection} KiB per connection of live JavaScript memory (heap + external ${s.liveBeforeMiB} → ${s.liveConnectedMiB} MiB; RSS ${s.rssBeforeMiB} → ${s.rssConnectedMiB} MiB)`,
-    );
+  const fanOutLine = (label: string, s: any) =>
+    s.skipped
+      ? `${label}: ${s.subscribers} subscribers skipped: ${s.skipped}`
+      : `${label}: ${s.subscribers} graphql-ws subscribers on ${s.gateways} gateway process${s.gateways > 1 ? 'es' : ''} (connected in ${s.connectSeconds} s), ${s.statusChanges} status changes (${s.deliveredToAll} reached all${s.refusedSends ? `; ${s.refusedSends} sends refused with 503 and retried` : ''}): last subscriber's receipt p50 ${s.lastReceiptP50Ms} ms, p99 ${s.lastReceiptP99Ms} ms; ${s.kibPerConnection} KiB per connection of live JavaScript memory (heap + external ${s.liveBeforeMiB} → ${s.liveConnectedMiB} MiB; RSS ${s.rssBeforeMiB} → ${s.rssConnectedMiB} MiB)`;
+  if (results.subscriptions) out.push('', fanOutLine('3 subscriptions', results.subscriptions));
+  if (results.subscriptionsAtScale) out.push(fanOutLine('3 subscriptions', results.subscriptionsAtScale));
+  if (results.scaleOut) {
+    const s = results.scaleOut;
+    for (const f of s.subscribers) out.push(fanOutLine('7 scale-out subscriptions', f));
+    for (const d of s.delivery)
+      out.push(
+        `7 scale-out delivery, ${d.gateways} gateway(s) + ${d.workers} worker(s): ${d.delivered}/${d.accepted} delivered in ${d.seconds} s, ${d.messagesPerSecond} messages/s (CPU ${d.cpuSeconds} s)`,
+      );
+    out.push(`  2 + 2 / 1 + 1 delivery: ${s.deliveryRatio}×`);
+    for (const d of s.gatewaysMarkedDown)
+      if (d.times > 0) out.push(`  ${d.topology}: HAProxy took a gateway out of rotation ${d.times} time(s), first: ${d.first}`);
+    if (s.warmupFailures.length > 0) out.push(`  first requests refused before the load: ${s.warmupFailures.join(', ')}`);
   }
   if (results.webhooks) {
     const w = results.webhooks;
