@@ -43,8 +43,11 @@ frontend api
 backend gateways
   balance roundrobin
   # /readyz is 200 only while the gateway serves a loaded supergraph. Checks every 500 ms (200 ms
-  # while a state change is under way): a dead gateway leaves the rotation within about a second.
+  # while a state change is under way): a dead gateway (connection refused) leaves the rotation
+  # within about a second. A busy one gets 2 s to answer its check (by default the check interval,
+  # 500 ms, which took loaded but healthy gateways out); one that stopped answering leaves in about 4 s.
   option httpchk GET /readyz
+  timeout check 2s
   http-check expect status 200
   default-server inter 500ms fastinter 200ms downinter 1s fall 2 rise 2 init-addr last,libc,none on-marked-down shutdown-sessions${nameserver ? ' resolvers dns' : ''}
 ${servers}
