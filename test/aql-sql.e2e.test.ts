@@ -1,7 +1,5 @@
-import { FieldCipher } from '../common/crypto';
-import { loadClinicalCompositions } from '../bench/lib/clinical-load';
 import { backendName, startTestPlatform, type TestPlatform } from './harness';
-import { scrape } from './support/metrics';
+import { compositionDecrypts, loadCompositions } from './support/clinical-load';
 
 /**
  * AQL the clinical index answers completely runs as one SQL statement
@@ -30,8 +28,6 @@ interface Case {
   params?: Record<string, unknown>;
 }
 
-const decrypts = async (t: TestPlatform) => (await scrape(`${t.url}/metrics`)).total('caregraph_composition_decrypts_total');
-
 describe(`AQL in SQL answers as the in-memory evaluator, decrypting nothing (${backendName})`, () => {
   let t: TestPlatform;
   const now = new Date();
@@ -39,22 +35,15 @@ describe(`AQL in SQL answers as the in-memory evaluator, decrypting nothing (${b
   let ehrs: string[];
 
   const run = async (q: string, params?: Record<string, unknown>) => {
-    const before = await decrypts(t);
+    const before = await compositionDecrypts(t);
     const res = await t.request('POST', '/openehr/v1/query/aql', { body: { q, query_parameters: params } });
     if (res.status !== 200) throw new Error(`${res.status} ${JSON.stringify(res.body)} for ${q}`);
-    return { rows: res.body.rows as unknown[][], decrypted: (await decrypts(t)) - before };
+    return { rows: res.body.rows as unknown[][], decrypted: (await compositionDecrypts(t)) - before };
   };
 
   beforeAll(async () => {
     t = await startTestPlatform();
-    await loadClinicalCompositions(t.platform.db!, new FieldCipher(t.platform.runtime.secrets.encryptionKey), {
-      fromPatient: 0,
-      patients: PATIENTS,
-      compositionsPerPatient: PER_PATIENT,
-      systemId: t.platform.runtime.config.OPENEHR_SYSTEM_ID,
-      now,
-      days: 365,
-    });
+    await loadCompositions(t, { patients: PATIENTS, perPatient: PER_PATIENT, now, days: 365 });
     ehrs = (await run(`SELECT DISTINCT e/ehr_id/value ${VITALS} ORDER BY e/ehr_id/value LIMIT 3`)).rows.map((r) => r[0] as string);
   });
   afterAll(async () => {

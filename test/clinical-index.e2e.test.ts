@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { backendName, startTestPlatform, type TestPlatform } from './harness';
-import { scrape } from './support/metrics';
+import { compositionDecrypts } from './support/clinical-load';
 
 const HEART_RATE = 'http://loinc.org|8867-4';
 const COUNT = 24;
@@ -18,7 +18,6 @@ const vitals = (day: number, rate = 50 + day) => ({
   },
 });
 
-const decrypts = async (t: TestPlatform) => (await scrape(`${t.url}/metrics`)).total('caregraph_composition_decrypts_total');
 const accessLogRows = async (t: TestPlatform) =>
   (await t.platform.db!.query<{ n: number }>(`SELECT count(*)::int AS n FROM ehr."AccessLog" WHERE "entityType" = 'Composition'`)).rows[0].n;
 const rates = (bundle: any) => (bundle.entry ?? []).map((e: any) => e.resource.valueQuantity.value);
@@ -41,10 +40,10 @@ describe(`clinical index: FHIR Observation search in SQL (${backendName})`, () =
 
   /** A search, with the compositions it decrypted and the access-log rows it wrote. */
   const measured = async (query: string) => {
-    const [d0, a0] = [await decrypts(t), await accessLogRows(t)];
+    const [d0, a0] = [await compositionDecrypts(t), await accessLogRows(t)];
     const res = await t.request('GET', `/fhir/R4/Observation?${query}`);
     expect(res.status).toBe(200);
-    return { bundle: res.body, decrypted: (await decrypts(t)) - d0, logged: (await accessLogRows(t)) - a0 };
+    return { bundle: res.body, decrypted: (await compositionDecrypts(t)) - d0, logged: (await accessLogRows(t)) - a0 };
   };
 
   it('answers patient + code + _sort=-date + _count from the index, decrypting only the page', async () => {
@@ -98,11 +97,11 @@ describe(`clinical index: FHIR Observation search in SQL (${backendName})`, () =
   it('narrows AQL in SQL by the quantities and codes its WHERE requires, or answers it in SQL alone', async () => {
     const rate = 'p/data[at0002]/events[at0003]/data[at0001]/items[at0004]/value/magnitude';
     const aql = async (where: string) => {
-      const d0 = await decrypts(t);
+      const d0 = await compositionDecrypts(t);
       const q = `SELECT ${rate} AS rate FROM EHR e[ehr_id/value='ehr-p-1002'] CONTAINS COMPOSITION c CONTAINS OBSERVATION p[openEHR-EHR-OBSERVATION.pulse.v2] WHERE ${where} ORDER BY ${rate}`;
       const res = await t.request('POST', '/openehr/v1/query/aql', { body: { q, query_parameters: { min: 72 } } });
       expect(res.status).toBe(200);
-      return { rates: res.body.rows.map((r: number[]) => r[0]), decrypted: (await decrypts(t)) - d0 };
+      return { rates: res.body.rows.map((r: number[]) => r[0]), decrypted: (await compositionDecrypts(t)) - d0 };
     };
     // Every path is an indexed leaf: one SQL statement answers, nothing is decrypted.
     expect(await aql(`${rate} > 70`)).toEqual({ rates: [71, 72, 73, 74], decrypted: 0 });

@@ -1,7 +1,6 @@
-import { FieldCipher } from '../common/crypto';
-import { clinicalContent, clinicalPatientId, loadClinicalCompositions } from '../bench/lib/clinical-load';
+import { clinicalContent, clinicalPatientId } from '../bench/lib/clinical-load';
 import { backendName, startTestPlatform, type TestPlatform } from './harness';
-import { scrape } from './support/metrics';
+import { compositionDecrypts, loadCompositions } from './support/clinical-load';
 
 /** Bulk-loaded as the benchmark's scenario 6 loads them: 300 patients × 10 compositions. */
 const PATIENTS = 300;
@@ -14,7 +13,6 @@ const DAYS = 365;
 const DECRYPT_OVERHEAD = 0;
 const HEART_RATE = encodeURIComponent('http://loinc.org|8867-4');
 
-const decrypts = async (t: TestPlatform) => (await scrape(`${t.url}/metrics`)).total('caregraph_composition_decrypts_total');
 /** Distinct compositions behind a page of Observations (`<composition uuid>.<slot>`). */
 const compositionsOf = (bundle: any) => new Set((bundle.entry ?? []).map((e: any) => String(e.resource.id).split('.')[0])).size;
 
@@ -26,14 +24,7 @@ describe(`clinical queries decrypt only what they return, over ${PATIENTS * PER_
 
   beforeAll(async () => {
     t = await startTestPlatform();
-    const written = await loadClinicalCompositions(t.platform.db!, new FieldCipher(t.platform.runtime.secrets.encryptionKey), {
-      fromPatient: 0,
-      patients: PATIENTS,
-      compositionsPerPatient: PER_PATIENT,
-      systemId: t.platform.runtime.config.OPENEHR_SYSTEM_ID,
-      now,
-      days: DAYS,
-    });
+    const written = await loadCompositions(t, { patients: PATIENTS, perPatient: PER_PATIENT, now, days: DAYS });
     expect(written).toBe(PATIENTS * PER_PATIENT);
   });
   afterAll(async () => {
@@ -42,10 +33,10 @@ describe(`clinical queries decrypt only what they return, over ${PATIENTS * PER_
 
   /** A search, with the compositions it decrypted. */
   const measured = async (query: string) => {
-    const before = await decrypts(t);
+    const before = await compositionDecrypts(t);
     const res = await t.request('GET', `/fhir/R4/Observation?${query}`);
     expect(res.status).toBe(200);
-    return { bundle: res.body, decrypted: (await decrypts(t)) - before };
+    return { bundle: res.body, decrypted: (await compositionDecrypts(t)) - before };
   };
 
   /** What the loader wrote for patient `p`: each vital-signs composition's time and pulse. */

@@ -1,8 +1,7 @@
-import { FieldCipher } from '../common/crypto';
-import { clinicalPatientId, loadClinicalCompositions } from '../bench/lib/clinical-load';
+import { clinicalPatientId } from '../bench/lib/clinical-load';
 import { ENCOUNTER, ORDER } from './ehr-fixtures';
 import { backendName, startTestPlatform, type TestPlatform } from './harness';
-import { scrape } from './support/metrics';
+import { compositionDecrypts, loadCompositions } from './support/clinical-load';
 
 /**
  * FHIR searches the clinical index answers (fhir/indexed-search.ts) give the
@@ -19,8 +18,6 @@ const P = clinicalPatientId(3);
 const Q = clinicalPatientId(7);
 const UCUM = 'http://unitsofmeasure.org';
 
-const decrypts = async (t: TestPlatform) => (await scrape(`${t.url}/metrics`)).total('caregraph_composition_decrypts_total');
-
 interface Measured {
   bundle: any;
   decrypted: number;
@@ -35,10 +32,10 @@ describe(`FHIR search from the clinical index answers as in memory (${backendNam
   const ids: Record<string, string[]> = {};
 
   const run = async (query: string): Promise<Measured> => {
-    const before = await decrypts(t);
+    const before = await compositionDecrypts(t);
     const res = await t.request('GET', `/fhir/R4/${query}`);
     if (res.status !== 200) throw new Error(`${res.status} ${JSON.stringify(res.body)} for ${query}`);
-    return { bundle: res.body, decrypted: (await decrypts(t)) - before };
+    return { bundle: res.body, decrypted: (await compositionDecrypts(t)) - before };
   };
   const matches = (bundle: any) => (bundle.entry ?? []).filter((e: any) => e.search.mode === 'match');
 
@@ -84,14 +81,7 @@ describe(`FHIR search from the clinical index answers as in memory (${backendNam
 
   beforeAll(async () => {
     t = await startTestPlatform();
-    await loadClinicalCompositions(t.platform.db!, new FieldCipher(t.platform.runtime.secrets.encryptionKey), {
-      fromPatient: 0,
-      patients: PATIENTS,
-      compositionsPerPatient: PER_PATIENT,
-      systemId: t.platform.runtime.config.OPENEHR_SYSTEM_ID,
-      now: NOW,
-      days: 180,
-    });
+    await loadCompositions(t, { patients: PATIENTS, perPatient: PER_PATIENT, now: NOW, days: 180 });
     // Encounters (two at the same start: ties) and medication orders of two patients.
     for (const [patient, day] of [
       [P, 20],
