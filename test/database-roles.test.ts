@@ -9,6 +9,7 @@ import { createBoss, ensureQueue } from '../common/db/boss';
 import { openDatabase, type Database } from '../common/db/database';
 import { migrateAll } from '../common/db/migrate';
 import { applyRuntimePrivileges, TENANT_SCHEMAS } from '../common/db/roles';
+import { tenantBound } from '../common/db/tenant-session';
 import { InProcessEventBus } from '../common/events/bus';
 import { createLogger } from '../common/logger';
 import { stopTestBoss, testBackends, type TestDatabase } from '../common/db/test-backends';
@@ -181,6 +182,27 @@ describe.each(testBackends())('database roles on $name', (backend) => {
       ).rejects.toThrow(/row-level security/);
     });
     expect((await db.query(`SELECT family FROM ehr."Patient" WHERE "tenantId" = 'acme'`)).rows).toEqual([{ family: 'Visser' }]);
+  });
+
+  it("binds each read of a tenant-bound client to its tenant, among other tenants' concurrent reads, and leaves no tenant behind", async () => {
+    // The reads the drivers bind to a tenant themselves (tenant-session.ts), many in flight at once, alternating tenants.
+    const ehr = createEhrPrisma(db);
+    try {
+      const reads = await Promise.all(
+        Array.from({ length: 24 }, async (_, i) => {
+          const tenant = i % 2 ? 'acme' : 'demo';
+          const bound = tenantBound(ehr, tenant);
+          const rows = i % 3 ? await bound.patient.findMany({ select: { tenantId: true } }) : [{ tenantId: tenant }];
+          const count = await bound.patient.count();
+          return { tenant, seen: [...new Set(rows.map((r) => r.tenantId))], count };
+        }),
+      );
+      for (const read of reads) expect(read).toEqual({ tenant: read.tenant, seen: [read.tenant], count: read.tenant === 'demo' ? 3 : 1 });
+      // The tenant was the statement's only: the same client unbound sees nothing.
+      expect(await ehr.patient.count()).toBe(0);
+    } finally {
+      await ehr.$disconnect();
+    }
   });
 
   it.each([

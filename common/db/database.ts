@@ -10,6 +10,7 @@ import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { acquireDataDirLock } from './data-dir-lock';
 import { statsOf, type PoolStats } from './pool-stats';
 import { PGliteThread, type PGliteClient } from './pglite-thread';
+import { statementTenant } from './tenant-session';
 import { assertLeastPrivilege, DEFAULT_RUNTIME_ROLE, ensureRuntimeRole, ident, type SqlRunner } from './roles';
 
 /**
@@ -207,14 +208,14 @@ async function openPostgres(url: string, ownerUrl: string | undefined, poolSize:
     }
     connectionString = withUser(url, DEFAULT_RUNTIME_ROLE);
   }
-  const pool = new pg.Pool({ connectionString, max: poolSize, idleTimeoutMillis: 30_000, Client: BoundedConnectClient });
+  const pool = new TenantBindingPool({ connectionString, max: poolSize, idleTimeoutMillis: 30_000, Client: BoundedConnectClient });
   // An idle client losing its connection must not crash the process; the next
   // query gets a fresh one.
   pool.on('error', () => {});
   let runtimeRole: string;
   try {
     await assertLeastPrivilege(pool);
-    runtimeRole = (await pool.query<{ me: string }>('SELECT current_user AS me')).rows[0].me;
+    runtimeRole = (await pool.query('SELECT current_user AS me')).rows[0].me;
   } catch (err) {
     await pool.end().catch(() => {});
     const reason = err instanceof Error ? err.message : String(err);
@@ -271,6 +272,39 @@ class BoundedConnectClient extends pg.Client {
     super({ ...(typeof config === 'string' ? { connectionString: config } : config), connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
   }
 }
+
+/**
+ * The runtime role's pool. A statement sent outside a transaction while a
+ * tenant is bound (statementTenant, tenant-session.ts) runs on one connection
+ * as BEGIN with set_config (one round trip), the statement, COMMIT: the
+ * transaction Prisma would otherwise open, with one round trip less.
+ */
+class TenantBindingPool extends pg.Pool {
+  override query(...args: unknown[]): any {
+    const tenant = statementTenant.getStore();
+    // pg's callback form is not used with a tenant (Prisma's adapter awaits promises).
+    if (tenant === undefined || typeof args[args.length - 1] === 'function') return (super.query as (...a: unknown[]) => unknown)(...args);
+    return this.queryAsTenant(tenant, args);
+  }
+
+  private async queryAsTenant(tenant: string, args: unknown[]): Promise<unknown> {
+    const client = await this.connect();
+    let broken: Error | undefined;
+    try {
+      await client.query(`BEGIN; SELECT set_config('app.tenant_id', ${client.escapeLiteral(tenant)}, true)`);
+      const result = await (client.query as (...a: unknown[]) => Promise<unknown>)(...args);
+      await client.query('COMMIT');
+      return result;
+    } catch (err) {
+      // A connection that cannot even roll back is not given back to the pool.
+      await client.query('ROLLBACK').catch((e: Error) => (broken = e));
+      throw err;
+    } finally {
+      client.release(broken);
+    }
+  }
+}
+
 export async function withClient<T>(connectionString: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString });
   await client.connect();

@@ -4,6 +4,7 @@ import { Worker } from 'node:worker_threads';
 import { messages } from '@electric-sql/pglite';
 
 import { projectRoot } from '../paths';
+import { statementTenant } from './tenant-session';
 
 /** The part of PGlite's API the platform uses (Prisma's PGlite adapter, pg-boss, migrations, tests). */
 export interface PGliteQueryOptions {
@@ -35,8 +36,9 @@ export interface PGliteClient extends PGliteQueryable {
 }
 
 type Request =
-  | { op: 'ready' | 'close' | 'begin' | 'dump' }
-  | { op: 'query'; sql: string; params?: unknown[]; rowMode?: string; paramTypes?: number[]; textTypes?: number[]; txId?: number }
+  | { op: 'ready' | 'close' | 'dump' }
+  | { op: 'begin'; tenant?: string }
+  | { op: 'query'; sql: string; params?: unknown[]; rowMode?: string; paramTypes?: number[]; textTypes?: number[]; txId?: number; tenant?: string }
   | { op: 'exec'; sql: string; txId?: number }
   | { op: 'rollback'; txId: number }
   | { op: 'finish'; txId: number; commit: boolean };
@@ -93,6 +95,8 @@ export class PGliteThread implements PGliteClient {
       paramTypes: options?.paramTypes,
       textTypes: parsers && Object.keys(parsers).map(Number),
       txId,
+      // Outside a transaction, a read bound to a tenant runs in one of its own that sets it (tenant-session.ts).
+      tenant: txId === undefined ? statementTenant.getStore() : undefined,
     };
     const sent = this.call<PGliteResults<T>>(request);
     return parsers ? sent.then((result) => applyParsers(result, parsers)) : sent;
@@ -103,7 +107,7 @@ export class PGliteThread implements PGliteClient {
   }
 
   async transaction<T>(fn: (tx: PGliteTransaction) => Promise<T>): Promise<T> {
-    const txId = await this.call<number>({ op: 'begin' });
+    const txId = await this.call<number>({ op: 'begin', tenant: statementTenant.getStore() });
     let closed = false;
     const open = () => {
       if (closed) throw new Error('Transaction is closed');

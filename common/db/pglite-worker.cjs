@@ -57,6 +57,15 @@ async function target(txId) {
   return entry.tx;
 }
 
+/**
+ * Names the transaction's tenant, as `inTenant` does (tenant-session.ts): row-level security compares it.
+ * @param {any} tx
+ * @param {string} tenant
+ */
+function setTenant(tx, tenant) {
+  return tx.query("SELECT set_config('app.tenant_id', $1, true)", [tenant]);
+}
+
 /** @param {any} msg */
 async function handle(msg) {
   switch (msg.op) {
@@ -64,14 +73,19 @@ async function handle(msg) {
       await opened;
       return null;
     case 'query': {
-      const db = await target(msg.txId);
       const options = {
         rowMode: msg.rowMode,
         paramTypes: msg.paramTypes,
         parsers: Object.fromEntries((msg.textTypes ?? []).map((/** @type {number} */ t) => [t, keepText])),
       };
-      const { rows, fields, affectedRows } = await db.query(msg.sql, msg.params, options);
-      return { rows, fields, affectedRows };
+      /** @param {any} db */
+      const run = async (db) => {
+        const { rows, fields, affectedRows } = await db.query(msg.sql, msg.params, options);
+        return { rows, fields, affectedRows };
+      };
+      if (msg.tenant === undefined) return run(await target(msg.txId));
+      // A statement bound to a tenant: its own transaction with the tenant set first, all on this thread.
+      return (await opened).transaction(async (/** @type {any} */ tx) => (await setTenant(tx, msg.tenant), run(tx)));
     }
     case 'exec': {
       const db = await target(msg.txId);
@@ -84,9 +98,12 @@ async function handle(msg) {
       return new Promise((began, failed) => {
         const settled = db.transaction(
           (/** @type {any} */ tx) =>
-            new Promise((finish) => {
-              transactions.set(id, { tx, finish: () => finish(undefined), settled });
-              began(id);
+            new Promise((finish, failedToSetTenant) => {
+              const ready = msg.tenant === undefined ? Promise.resolve() : setTenant(tx, msg.tenant);
+              ready.then(() => {
+                transactions.set(id, { tx, finish: () => finish(undefined), settled });
+                began(id);
+              }, failedToSetTenant);
             }),
         );
         // Failing before the callback ran (BEGIN itself failed) fails `begin`; later failures reach `finish`.

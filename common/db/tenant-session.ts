@@ -5,6 +5,24 @@
  * Without it the runtime role sees and writes no rows. Both subgraphs use
  * these two helpers (docs/security.md, Database roles).
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
+
+/**
+ * The tenant of the read in progress, for the database drivers: a statement
+ * run outside a transaction while it is set is run by the driver as one
+ * transaction that sets the tenant first (`pglite-thread.ts` on the database
+ * thread, `database.ts` on a PostgreSQL connection).
+ */
+export const statementTenant = new AsyncLocalStorage<string>();
+
+/**
+ * Reads whose statements the driver binds to the tenant (see statementTenant):
+ * one statement each, or (with `include`) several that need no common
+ * transaction. Not findUnique: Prisma batches concurrent findUniques of one
+ * shape into one query on the next tick, in the first caller's context,
+ * which may be another tenant's.
+ */
+const DRIVER_BOUND_READS = new Set(['findMany', 'findFirst', 'findFirstOrThrow', 'count', 'aggregate', 'groupBy']);
 
 /** The part of a Prisma client the helpers need (any generated client, extended or not). */
 interface TenantCapableClient {
@@ -32,17 +50,22 @@ export function inTenant<C extends TenantCapableClient, T>(
 }
 
 /**
- * `client` with every operation (model queries and raw SQL) run as a batch
- * transaction of two statements: set the tenant, then the operation. A batch
- * runs without application code between its statements, so on PGlite's single
- * connection it holds the connection only for those statements. Do not open
- * an interactive transaction on the result: use `inTenant` on the base client.
+ * `client` with every operation (model queries and raw SQL) run with the
+ * tenant set. Reads go to the driver with the tenant (statementTenant): on
+ * PGlite the thread runs BEGIN, set_config, the statement and COMMIT in one
+ * message instead of four, and the single connection is never held while
+ * the event loop is busy elsewhere. Other operations run as a Prisma batch
+ * transaction of two statements: set the tenant, then the operation. Do not
+ * open an interactive transaction on the result: use `inTenant` on the base
+ * client.
  */
 export function tenantBound<C extends TenantCapableClient>(client: C, tenantId: string): C {
   return client.$extends({
     name: 'tenant-session',
     query: {
-      async $allOperations({ args, query }: { args: unknown; query: (args: unknown) => PromiseLike<unknown> }) {
+      async $allOperations({ operation, args, query }: { operation: string; args: unknown; query: (args: unknown) => PromiseLike<unknown> }) {
+        // Awaited inside run(): a Prisma query starts when awaited, and must start in the tenant's context.
+        if (DRIVER_BOUND_READS.has(operation)) return statementTenant.run(tenantId, async () => await query(args));
         const [, result] = await client.$transaction([client.$executeRaw`SELECT set_config('app.tenant_id', ${tenantId}, true)`, query(args)]);
         return result;
       },
