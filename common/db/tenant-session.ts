@@ -8,7 +8,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 
 /**
- * The tenant of the read in progress, for the database drivers: a statement
+ * The tenant of the operation in progress, for the database drivers: a statement
  * run outside a transaction while it is set is run by the driver as one
  * transaction that sets the tenant first (`pglite-thread.ts` on the database
  * thread, `database.ts` on a PostgreSQL connection).
@@ -16,13 +16,15 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 export const statementTenant = new AsyncLocalStorage<string>();
 
 /**
- * Reads whose statements the driver binds to the tenant (see statementTenant):
- * one statement each, or (with `include`) several that need no common
- * transaction. Not findUnique: Prisma batches concurrent findUniques of one
- * shape into one query on the next tick, in the first caller's context,
- * which may be another tenant's.
+ * Operations whose statements the driver binds to the tenant (see
+ * statementTenant): reads of one statement each, or (with `include`) several
+ * that need no common transaction, and raw SQL (one statement, a write too).
+ * Not findUnique: Prisma batches concurrent findUniques of one shape into one
+ * query on the next tick, in the first caller's context, which may be another
+ * tenant's. Not the other writes: Prisma may run them as several statements
+ * that must commit together.
  */
-const DRIVER_BOUND_READS = new Set(['findMany', 'findFirst', 'findFirstOrThrow', 'count', 'aggregate', 'groupBy']);
+const DRIVER_BOUND_OPERATIONS = new Set(['findMany', 'findFirst', 'findFirstOrThrow', 'count', 'aggregate', 'groupBy', '$queryRaw', '$executeRaw']);
 
 /** The part of a Prisma client the helpers need (any generated client, extended or not). */
 interface TenantCapableClient {
@@ -51,7 +53,7 @@ export function inTenant<C extends TenantCapableClient, T>(
 
 /**
  * `client` with every operation (model queries and raw SQL) run with the
- * tenant set. Reads go to the driver with the tenant (statementTenant): on
+ * tenant set. Reads and raw SQL go to the driver with the tenant (statementTenant): on
  * PGlite the thread runs BEGIN, set_config, the statement and COMMIT in one
  * message instead of four, and the single connection is never held while
  * the event loop is busy elsewhere. Other operations run as a Prisma batch
@@ -65,7 +67,7 @@ export function tenantBound<C extends TenantCapableClient>(client: C, tenantId: 
     query: {
       async $allOperations({ operation, args, query }: { operation: string; args: unknown; query: (args: unknown) => PromiseLike<unknown> }) {
         // Awaited inside run(): a Prisma query starts when awaited, and must start in the tenant's context.
-        if (DRIVER_BOUND_READS.has(operation)) return statementTenant.run(tenantId, async () => await query(args));
+        if (DRIVER_BOUND_OPERATIONS.has(operation)) return statementTenant.run(tenantId, async () => await query(args));
         const [, result] = await client.$transaction([client.$executeRaw`SELECT set_config('app.tenant_id', ${tenantId}, true)`, query(args)]);
         return result;
       },
