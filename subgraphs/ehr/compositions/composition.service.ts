@@ -485,7 +485,8 @@ export class CompositionService {
    * read, decrypted and access-logged.
    */
   async indexedEntries(query: {
-    filter: CompositionFilter;
+    /** The compositions searched: those any of these filters selects (one per patient, each with its own access decision). */
+    filters: CompositionFilter[];
     entries: EntryCondition[];
     /** Conditions on the entry rows (clinical time, commit time, ids), AND-ed. */
     where: Prisma.ClinicalIndexEntryWhereInput[];
@@ -494,8 +495,19 @@ export class CompositionService {
     offset: number;
   }): Promise<{ page: Array<{ composition: CompositionView; archetypeId: string }>; total: number }> {
     if (query.entries.length === 0) return { page: [], total: 0 };
-    const scope = await this.readableScope(query.filter);
+    // An unknown (or hidden, or other tenant's) patient matches nothing, as a search should.
+    const unknownPatient = (filter: CompositionFilter) => (err: unknown) => {
+      if (filter.patientId && err instanceof AppError && err.code === 'NOT_FOUND') return null;
+      throw err;
+    };
+    const scopes = await Promise.all(query.filters.map((filter) => this.readableScope(filter).catch(unknownPatient(filter))));
+    const readable = query.filters.flatMap((filter, i) => {
+      const scope = scopes[i];
+      return scope ? [(tx: TenantTx) => scope(tx).catch(unknownPatient(filter))] : [];
+    });
     return this.store.read(async (tx) => {
+      const scoped = (await Promise.all(readable.map((scope) => scope(tx)))).filter((where) => where !== null);
+      if (scoped.length === 0) return { page: [], total: 0 };
       const entryPath = (archetypeId: string) => `/content[${archetypeId}]`;
       const has = (archetypeId: string, leaf: EntryLeaf): Prisma.ClinicalIndexEntryWhereInput => ({
         composition: {
@@ -503,7 +515,7 @@ export class CompositionService {
         },
       });
       const where: Prisma.ClinicalIndexEntryWhereInput = {
-        composition: { is: await scope(tx) },
+        composition: { is: scoped.length === 1 ? scoped[0] : { OR: scoped } },
         entryOrdinal: 1,
         OR: query.entries.map((e) => ({
           entryArchetypeId: e.archetypeId,

@@ -35,6 +35,7 @@ import {
   referencedPatients,
   referenceId,
   RESULT_PARAMETERS,
+  searchedPatientIds,
   subset,
   SUMMARY_ELEMENTS,
   type ParsedSearch,
@@ -249,9 +250,8 @@ export class FhirService {
     if (resourceType === 'Binary') throw new AppError('NOT_IMPLEMENTED', 'Binary is read by id (ITI-68), not searched; find documents with DocumentReference');
     const indexed = await this.indexedSearch(resourceType, search);
     if (indexed) return indexed;
-    const patientCriteria = search.criteria.filter((c) => c.kind === 'reference' && !c.modifier);
-    const others = search.criteria.filter((c) => !patientCriteria.includes(c));
-    const patientIds = intersect(patientCriteria.map((c) => c.values.map((v) => referenceId(v))));
+    const others = search.criteria.filter((c) => !(c.kind === 'reference' && !c.modifier));
+    const patientIds = searchedPatientIds(search.criteria);
     const found: FhirResource[] = [];
     for (const patientId of patientIds ?? [null]) {
       for (const resource of await this.clinicalResources(resourceType, patientId)) {
@@ -281,20 +281,14 @@ export class FhirService {
     );
     if (!query) return null;
     const entries = (conditions: EntryCondition[], limit: number, offset: number) =>
-      this.compositions
-        .indexedEntries({
-          filter: { patientId: query.patientId, area: query.area },
-          entries: conditions,
-          where: query.where,
-          order: query.order,
-          limit,
-          offset,
-        })
-        .catch((err) => {
-          // An unknown (or hidden, or other tenant's) patient matches nothing, as a search should.
-          if (query.patientId && err instanceof AppError && err.code === 'NOT_FOUND') return { page: [], total: 0 };
-          throw err;
-        });
+      this.compositions.indexedEntries({
+        filters: (query.patientIds ?? [null]).map((patientId) => ({ patientId, area: query.area })),
+        entries: conditions,
+        where: query.where,
+        order: query.order,
+        limit,
+        offset,
+      });
     if ((await entries(query.undecided, 0, 0)).total > 0) return null;
     // _summary=count reads no composition.
     const found = await entries(query.entries, search.summary === 'count' ? 0 : search.count, search.offset);

@@ -2,7 +2,7 @@ import type { Prisma } from '../../db/generated/client';
 import type { DataArea } from '../../policy/rules';
 import type { EntryCondition, EntryLeaf, EntryOrder } from '../../compositions/clinical-index';
 import { ARCHETYPE, LOINC, OBSERVATION_CATEGORY, OBSERVATION_KINDS, UCUM, parseResourceId, type ObservationKind } from './mapping';
-import { parseDateParam, parseQuantityParam, parseToken, referenceId, type DateParam, type ParsedSearch, type SearchCriterion } from './search';
+import { parseDateParam, parseQuantityParam, parseToken, searchedPatientIds, type DateParam, type ParsedSearch, type SearchCriterion } from './search';
 
 /**
  * FHIR search over the clinical index (docs/exchange.md "Search from the
@@ -48,7 +48,8 @@ export const indexedArea = (resourceType: string): DataArea | undefined => INDEX
 
 export interface IndexedQuery {
   area: DataArea;
-  patientId: string | null;
+  /** The patients the search is limited to (null: none named). */
+  patientIds: string[] | null;
   entries: EntryCondition[];
   /**
    * Kinds of entry some criterion cannot be told of from the index, with the
@@ -71,7 +72,6 @@ export function indexedQuery(resourceType: string, search: ParsedSearch, templat
   const type = INDEXED_TYPES[resourceType];
   if (!type) return null;
   const patients = search.criteria.filter((c) => c.kind === 'reference' && !c.modifier);
-  if (patients.length > 1 || (patients[0] && patients[0].values.length !== 1)) return null;
   const where: Prisma.ClinicalIndexEntryWhereInput[] = [];
   const kindCriteria: SearchCriterion[] = [];
   for (const criterion of search.criteria) {
@@ -96,7 +96,7 @@ export function indexedQuery(resourceType: string, search: ParsedSearch, templat
   const sort = search.sort.length ? search.sort : [{ name: 'date', descending: true }];
   return {
     area: type.area,
-    patientId: patients[0] ? referenceId(patients[0].values[0]) : null,
+    patientIds: searchedPatientIds(search.criteria),
     entries,
     undecided,
     where,

@@ -282,6 +282,17 @@ export function referenceId(value: string, type = 'Patient'): string {
   return match[1];
 }
 
+/**
+ * The patients a search is limited to: the ids every plain `patient`/`subject`
+ * criterion names (each criterion's values OR-ed, the criteria AND-ed), or
+ * null when there is none.
+ */
+export function searchedPatientIds(criteria: SearchCriterion[]): string[] | null {
+  const lists = criteria.filter((c) => c.kind === 'reference' && !c.modifier).map((c) => c.values.map((v) => referenceId(v)));
+  if (lists.length === 0) return null;
+  return [...new Set(lists.reduce((acc, list) => acc.filter((v) => list.includes(v))))];
+}
+
 /** The clinical time a resource is searched and sorted by. */
 function resourceDate(resource: FhirResource): string | undefined {
   switch (resource.resourceType) {
