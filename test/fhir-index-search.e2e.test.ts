@@ -77,6 +77,11 @@ describe(`FHIR search from the clinical index answers as in memory (${backendNam
     ['MedicationRequest: intent=order', () => `MedicationRequest?patient=${Q}&intent=order`],
     ['MedicationRequest: intent:not', () => `MedicationRequest?intent:not=order`],
     ['MedicationRequest: two patients, _sort=_id', () => `MedicationRequest?patient=${P},${Q}&_sort=_id`],
+    ['MedicationRequest: status=completed', () => `MedicationRequest?status=completed`],
+    ['MedicationRequest: status=active, _sort=_id', () => `MedicationRequest?status=active&_sort=_id`],
+    ['MedicationRequest: status:not=active, one patient', () => `MedicationRequest?patient=${P}&status:not=active`],
+    ['MedicationRequest: status=active,completed and status:missing=false', () => `MedicationRequest?status=active,completed&status:missing=false&_sort=_id`],
+    ['MedicationRequest: status=stopped, of a system', () => `MedicationRequest?status=stopped,http://hl7.org/fhir/CodeSystem/medicationrequest-status|active`],
     ['MedicationRequest: intent=|order', () => `MedicationRequest?intent=|order`],
     ['MedicationRequest: _sort=_lastUpdated, _id', () => `MedicationRequest?_sort=_lastUpdated&_id=${ids.medication.slice(1).join(',')}`],
     ['MedicationRequest: _lastUpdated:missing=false', () => `MedicationRequest?_lastUpdated:missing=false&_count=2`],
@@ -96,15 +101,22 @@ describe(`FHIR search from the clinical index answers as in memory (${backendNam
       const content = { encounter: { ...ENCOUNTER.encounter, start: `2026-11-${day}T09:30:00Z` } };
       expect((await t.request('POST', '/api/ehr/compositions', { body: { templateId: 'encounter.v1', ehrId: `ehr-${patient}`, content } })).status).toBe(201);
     }
-    for (const patient of [P, Q, Q]) {
-      expect(
-        (await t.request('POST', '/api/ehr/compositions', { body: { templateId: 'medication_order.v1', ehrId: `ehr-${patient}`, content: ORDER } })).status,
-      ).toBe(201);
+    // Orders that ended (completed), end in the future and have no end (both active).
+    for (const [patient, end] of [
+      [P, '2026-01-31'],
+      [Q, '2999-12-31'],
+      [Q, undefined],
+    ] as const) {
+      const content = { medication_order: { ...ORDER.medication_order, ...(end ? { end_date: end } : {}) } };
+      expect((await t.request('POST', '/api/ehr/compositions', { body: { templateId: 'medication_order.v1', ehrId: `ehr-${patient}`, content } })).status).toBe(
+        201,
+      );
     }
     const idsOf = async (query: string) => matches((await run(query)).bundle).map((e: any) => e.resource.id as string);
     ids.observation = await idsOf(`Observation?patient=${Q}&_count=6`);
     ids.encounter = await idsOf('Encounter?_sort=date');
     ids.medication = await idsOf('MedicationRequest');
+    ids.completed = await idsOf(`MedicationRequest?status=completed`);
     for (const [name, query] of cases) sql.set(name, await run(query()));
     labQuantity = await run(`Observation?patient=${P}&value-quantity=gt5`);
     // From here on every search of these areas runs in memory.
@@ -124,6 +136,8 @@ describe(`FHIR search from the clinical index answers as in memory (${backendNam
     expect(ids.observation).toHaveLength(6);
     expect(ids.encounter).toHaveLength(5);
     expect(ids.medication).toHaveLength(3);
+    // One order ended before today.
+    expect(ids.completed).toHaveLength(1);
   });
 
   it.each(cases.map(([name]) => name))('%s', async (name) => {

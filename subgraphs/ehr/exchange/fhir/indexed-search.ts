@@ -1,7 +1,7 @@
 import type { Prisma } from '../../db/generated/client';
 import type { DataArea } from '../../policy/rules';
 import type { EntryCondition, EntryLeaf, EntryOrder } from '../../compositions/clinical-index';
-import { ARCHETYPE, LOINC, OBSERVATION_CATEGORY, OBSERVATION_KINDS, UCUM, parseResourceId, type ObservationKind } from './mapping';
+import { ARCHETYPE, LOINC, MEDICATION_ORDER_END, OBSERVATION_CATEGORY, OBSERVATION_KINDS, UCUM, parseResourceId, type ObservationKind } from './mapping';
 import { parseDateParam, parseQuantityParam, parseToken, searchedPatientIds, type DateParam, type ParsedSearch, type SearchCriterion } from './search';
 
 /**
@@ -22,6 +22,8 @@ interface Kind {
   /** The leaf the mapper needs for the resource to exist. */
   requires?: string;
   observation?: ObservationKind;
+  /** The end date leaf a MedicationRequest's status follows. */
+  ends?: string;
 }
 
 interface IndexedType {
@@ -40,7 +42,7 @@ const INDEXED_TYPES: Record<string, IndexedType> = {
   // The Encounter's period.start is its composition's start time (mandatory in an event context), which is its entry's clinical time.
   Encounter: { area: 'encounter', kinds: [{ archetypeId: ARCHETYPE.reasonForEncounter }], date: 'effectiveAt' },
   // authoredOn is the commit time.
-  MedicationRequest: { area: 'order', kinds: [{ archetypeId: ARCHETYPE.medication }], date: 'committedAt' },
+  MedicationRequest: { area: 'order', kinds: [{ archetypeId: ARCHETYPE.medication, ends: MEDICATION_ORDER_END }], date: 'committedAt' },
 };
 
 /** The data area of a type whose searches the index may answer (undefined: never). */
@@ -151,8 +153,8 @@ function presence(kind: Kind, name: string): KindTest {
     case 'value-quantity':
       return kind.observation ? (kind.observation.quantity === undefined ? null : kind.observation.quantity !== null) : null;
     case 'status':
-      // A MedicationRequest's status depends on today's date against its end date.
-      return null;
+      // A MedicationRequest always has one (active or completed).
+      return kind.ends ? true : null;
     default:
       // patient/subject, date, _lastUpdated, code, category and intent are set on every resource these kinds map to.
       return true;
@@ -186,6 +188,16 @@ function valueTest(kind: Kind, criterion: SearchCriterion): KindTest {
     case 'intent':
       // A string element: only a bare code matches.
       return tokens(criterion).some((t) => t.system === undefined && t.code === 'order');
+    case 'status': {
+      if (!kind.ends) return null;
+      // Completed once the end date is before today (UTC), as the mapping decides; active otherwise, an order without an end too.
+      const codes = tokens(criterion).flatMap((t) => (t.system === undefined && t.code !== undefined ? [t.code] : []));
+      const active = codes.includes('active');
+      const completed = codes.includes('completed');
+      if (active === completed) return active;
+      const today = new Date(`${new Date().toISOString().slice(0, 10)}T00:00:00Z`);
+      return { leaf: { path: kind.ends, where: { dateTime: { lt: today } } }, present: completed };
+    }
     default:
       return null;
   }

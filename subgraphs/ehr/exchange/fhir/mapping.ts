@@ -229,6 +229,9 @@ const VITAL_SIGN_VALUE = {
   [ARCHETYPE.height]: '/data[at0001]/events[at0002]/data[at0003]/items[at0004]/value',
 } as const;
 const LAB_TEST_NAME = '/data[at0001]/events[at0002]/data[at0003]/items[at0005]/value';
+const MEDICATION_ORDER = '/activities[at0001]/description[at0002]';
+/** The order's end date: a MedicationRequest is `completed` once it is past, else `active`. */
+export const MEDICATION_ORDER_END = `${MEDICATION_ORDER}/items[at0113]/items[at0013]/value`;
 
 const INTERPRETATION_DISPLAY: Record<string, string> = { N: 'Normal', L: 'Low', H: 'High', LL: 'Critical low', HH: 'Critical high' };
 const LAB_STATUS_OF_CODE = Object.fromEntries(Object.entries(LAB_STATUS).map(([status, s]) => [s.atCode, status]));
@@ -335,7 +338,7 @@ const RM_MAPPERS: Record<string, (entry: Json, ctx: Context) => Json | null> = {
     };
   },
   [ARCHETYPE.medication]: (instruction, ctx) => {
-    const order = '/activities[at0001]/description[at0002]';
+    const order = MEDICATION_ORDER;
     const text = (path: string) => rmAt(instruction, `${order}${path}/value`)?.value as string | undefined;
     const dosage = `${order}/items[${THERAPEUTIC_DIRECTION}]/items[${DOSAGE}]`;
     const dose = rmAt(instruction, `${dosage}/items[at0144]/value`);
@@ -345,7 +348,7 @@ const RM_MAPPERS: Record<string, (entry: Json, ctx: Context) => Json | null> = {
     // The demo template's order dates are dates (midnight UTC date-times): FHIR shows them as dates.
     const date = (value: string | undefined) => (value === undefined ? undefined : (dateOfDateTime(value) ?? value));
     const start = date(text('/items[at0113]/items[at0012]'));
-    const end = date(text('/items[at0113]/items[at0013]'));
+    const end = date(rmAt(instruction, MEDICATION_ORDER_END)?.value as string | undefined);
     const instructions = text('/items[at0009]');
     const today = new Date().toISOString().slice(0, 10);
     return {
