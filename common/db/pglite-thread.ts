@@ -212,7 +212,7 @@ function applyParsers<T>(result: PGliteResults<T>, parsers: NonNullable<PGliteQu
  * 1.3 s for the 44 MB test snapshot. Callers that open many copies (the
  * tests) pass shared bytes already and nothing is copied.
  */
-export function shared(bytes: Uint8Array): Uint8Array {
+function shared(bytes: Uint8Array): Uint8Array {
   if (bytes.buffer instanceof SharedArrayBuffer) return bytes;
   const copy = new Uint8Array(new SharedArrayBuffer(bytes.byteLength));
   copy.set(bytes);

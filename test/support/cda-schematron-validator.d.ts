@@ -13,7 +13,14 @@ declare module 'cda-schematron-validator' {
     ignored: SchematronFinding[];
   }
   /** The engine's reading of a schema (rules, assertions, namespaces), reusable across documents. */
-  type SchematronMap = { readonly __schematronMap: true };
+  interface SchematronMap {
+    namespaceMap: Record<string, string>;
+    patternRuleMap: Record<string, string[]>;
+    ruleAssertionMap: Record<
+      string,
+      { abstract: boolean; context: string; assertionsAndExtensions: Array<{ type: 'assertion' | 'extension'; test?: string }> }
+    >;
+  }
   export function parseSchematron(schema: unknown, options: { includeWarnings: boolean }): SchematronMap;
   export function validate(
     xml: string,

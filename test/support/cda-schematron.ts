@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, sep } from 'node:path';
-import { clearCache, parseSchematron, validate, type SchematronFinding } from 'cda-schematron-validator';
+import { clearCache, parseSchematron, validate, type SchematronFinding, type SchematronMap } from 'cda-schematron-validator';
 
 /** HL7's C-CDA 2.1 Schematron and the value-set file its assertions read, vendored unmodified (test/fixtures/cda, README there). */
 const DIR = join(__dirname, '..', 'fixtures', 'cda', 'schematron');
@@ -27,7 +27,29 @@ const parseXml = (xml: string) => new DOMParser().parseFromString(xml, 'text/xml
 const NAMESPACES: Record<string, string> = { sch: 'http://purl.oclc.org/dsdl/schematron' };
 const schema = parseXml(SCHEMATRON);
 for (const ns of xpath.parse('//sch:ns').select({ node: schema, namespaces: NAMESPACES })) NAMESPACES[ns.getAttribute('prefix')!] = ns.getAttribute('uri')!;
-const errorsPhase = parseSchematron(schema, { includeWarnings: false });
+const resolveDocumentCalls = load('./lib/includeExternalDocument') as (test: string, resourceDir: string) => string;
+
+/**
+ * The errors phase with each assertion's `document('voc.xml')` lookups already replaced by the codes they
+ * read, as the engine itself rewrites them (lib/includeExternalDocument): it would redo that, an XPath over
+ * the 2 MB value-set file, for every assertion on every document. A lookup it cannot resolve is left for the
+ * engine, which reports it as not evaluated.
+ */
+function withValueSetsResolved(map: SchematronMap): SchematronMap {
+  const resolve = (test: string) => {
+    try {
+      return resolveDocumentCalls(test, DIR + sep);
+    } catch {
+      return test;
+    }
+  };
+  const rules = Object.entries(map.ruleAssertionMap).map(([id, rule]) => [
+    id,
+    { ...rule, assertionsAndExtensions: rule.assertionsAndExtensions.map((a) => (a.type === 'assertion' ? { ...a, test: resolve(a.test!) } : a)) },
+  ]);
+  return { ...map, ruleAssertionMap: Object.fromEntries(rules) };
+}
+const errorsPhase = withValueSetsResolved(parseSchematron(schema, { includeWarnings: false }));
 
 /**
  * The C-CDA 2.1 Schematron's errors phase run on a document by cda-schematron-validator: one line per failed
@@ -48,8 +70,15 @@ export function cdaSchematronErrors(xml: string): string[] {
   return failures;
 }
 
-const rulesOf = (pattern: string): XmlNode[] =>
-  xpath.parse(`//sch:pattern[@id='${pattern}']/sch:rule[sch:let]`).select({ node: schema, namespaces: NAMESPACES });
+const rulesWithVariables = new Map<string, XmlNode[]>();
+const rulesOf = (pattern: string): XmlNode[] => {
+  let rules = rulesWithVariables.get(pattern);
+  if (!rules) {
+    rules = xpath.parse(`//sch:pattern[@id='${pattern}']/sch:rule[sch:let]`).select({ node: schema, namespaces: NAMESPACES });
+    rulesWithVariables.set(pattern, rules);
+  }
+  return rules;
+};
 
 const hasVariables = (skipped: SchematronFinding) => rulesOf(skipped.patternId).length > 0;
 
