@@ -89,7 +89,8 @@ export async function startServer(env: Record<string, string>, options: { ready?
       child.kill('SIGKILL');
       throw new Error(`the server was not ready in time:\n${output}`);
     }
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // Often: a test waits on every start, and a refused connection costs next to nothing.
+    await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
 
