@@ -5,20 +5,12 @@ import { createLogger, type Logger } from '../common/logger';
 import { openDatabase, isPostgresUrl, redactUrl, type Database, type OpenDatabaseOptions } from '../common/db/database';
 import type { Runtime, Stoppable } from '../common/runtime';
 import { systemClock, type Clock } from '../common/clock';
-import { createBoss } from '../common/db/boss';
 import { createEventBus } from '../common/events';
 import { createTenantActivity } from '../common/activity/tenant-activity';
-import { startGateway, type RunningGateway } from '../gateway/server';
-import { startEhrSubgraph } from '../subgraphs/ehr/main';
-import { startWebhookWorker } from '../subgraphs/messaging/webhooks/worker';
-import { startMessagingSubgraph, startMessagingWorker } from '../subgraphs/messaging/main';
+import type { RunningGateway } from '../gateway/server';
 import type { RunningSubgraph } from '../common/graphql/subgraph-server';
-import { GraphQLClinicalRecord, httpTransport, inProcessTransport, type ClinicalRecord } from '../subgraphs/messaging/clinical-record/client';
-import { twilioStatusCallbackUrl } from '../gateway/rest/messaging';
+import type { ClinicalRecord } from '../subgraphs/messaging/clinical-record/client';
 import { createMetricsRegistry } from '../common/metrics/registry';
-import { registerProcessMetrics } from '../common/metrics/process';
-import { startMetricsListener } from '../common/metrics/http';
-import { startTracing } from '../common/telemetry/setup';
 
 export const ROLES = ['all', 'gateway', 'messaging', 'ehr', 'worker'] as const;
 export type ProcessRole = (typeof ROLES)[number];
@@ -62,6 +54,39 @@ export function checkScaleOut(role: ProcessRole, config: Config): void {
 }
 
 /**
+ * The modules of the process's parts (the gateway, the subgraphs, the workers, the job queue): about
+ * a quarter of a compiled process's start-up is loading them. Loaded while the embedded database
+ * starts on its own thread, rather than before it.
+ */
+async function loadParts() {
+  const [boss, gateway, ehr, webhooks, messaging, clinicalRecord, messagingRest, processMetrics, metricsHttp] = await Promise.all([
+    import('../common/db/boss'),
+    import('../gateway/server'),
+    import('../subgraphs/ehr/main'),
+    import('../subgraphs/messaging/webhooks/worker'),
+    import('../subgraphs/messaging/main'),
+    import('../subgraphs/messaging/clinical-record/client'),
+    import('../gateway/rest/messaging'),
+    import('../common/metrics/process'),
+    import('../common/metrics/http'),
+  ]);
+  return {
+    createBoss: boss.createBoss,
+    startGateway: gateway.startGateway,
+    startEhrSubgraph: ehr.startEhrSubgraph,
+    startWebhookWorker: webhooks.startWebhookWorker,
+    startMessagingSubgraph: messaging.startMessagingSubgraph,
+    startMessagingWorker: messaging.startMessagingWorker,
+    GraphQLClinicalRecord: clinicalRecord.GraphQLClinicalRecord,
+    httpTransport: clinicalRecord.httpTransport,
+    inProcessTransport: clinicalRecord.inProcessTransport,
+    twilioStatusCallbackUrl: messagingRest.twilioStatusCallbackUrl,
+    registerProcessMetrics: processMetrics.registerProcessMetrics,
+    startMetricsListener: metricsHttp.startMetricsListener,
+  };
+}
+
+/**
  * The composition root: starts the parts of one process in order and stops
  * them in reverse. `npm start` runs role 'all'; scale-out runs one role per process.
  */
@@ -75,6 +100,7 @@ export async function startPlatform(role: ProcessRole, env: NodeJS.ProcessEnv = 
   const started: Stoppable[] = [];
   // Traces (when OTEL_EXPORTER_OTLP_ENDPOINT is set) are flushed last, after every part has stopped.
   if (config.OTEL_EXPORTER_OTLP_ENDPOINT) {
+    const { startTracing } = await import('../common/telemetry/setup');
     const tracing = startTracing(config.OTEL_EXPORTER_OTLP_ENDPOINT, config.OTEL_SERVICE_NAME ?? (role === 'all' ? 'caregraph' : `caregraph-${role}`));
     started.push({ name: 'tracing', close: () => tracing.shutdown() });
   }
@@ -101,21 +127,26 @@ export async function startPlatform(role: ProcessRole, env: NodeJS.ProcessEnv = 
   };
 
   try {
-    let db: Database | undefined;
-    if (role !== 'gateway') {
-      db = await (options.openDatabase ?? openDatabase)({
-        databaseUrl: config.DATABASE_URL,
-        ownerUrl: config.DATABASE_OWNER_URL,
-        dataDir: config.DATA_DIR,
-        onStaleLock: (message) => log.warn(message),
-      });
-      started.push({ name: 'database', close: () => db!.close() });
-      log.info({ database: db.kind === 'postgres' ? redactUrl(config.DATABASE_URL!) : (db.dataDir ?? 'pglite'), role: db.runtimeRole }, 'database open');
-    }
+    const opening =
+      role === 'gateway'
+        ? undefined
+        : (options.openDatabase ?? openDatabase)({
+            databaseUrl: config.DATABASE_URL,
+            ownerUrl: config.DATABASE_OWNER_URL,
+            dataDir: config.DATA_DIR,
+            onStaleLock: (message) => log.warn(message),
+          });
+    const [opened, loaded] = await Promise.allSettled([opening, loadParts()]);
+    const db = opened.status === 'fulfilled' ? opened.value : undefined;
+    if (db) started.push({ name: 'database', close: () => db.close() });
+    if (opened.status === 'rejected') throw opened.reason;
+    if (loaded.status === 'rejected') throw loaded.reason;
+    const parts = loaded.value;
     let boss: PgBoss | undefined;
     if (db) {
+      log.info({ database: db.kind === 'postgres' ? redactUrl(config.DATABASE_URL!) : (db.dataDir ?? 'pglite'), role: db.runtimeRole }, 'database open');
       // Expired jobs (their worker died) are handed out again at maintenance: run it often.
-      const queue = await createBoss(db, { boss: { maintenanceIntervalSeconds: 10 } });
+      const queue = await parts.createBoss(db, { boss: { maintenanceIntervalSeconds: 10 } });
       queue.on('error', (err) => log.error({ err }, 'job queue error'));
       await queue.start();
       boss = queue;
@@ -123,12 +154,12 @@ export async function startPlatform(role: ProcessRole, env: NodeJS.ProcessEnv = 
       // being stopped. One still running after 5 s is failed and retried after the next start. (At 1 s, a loaded
       // machine saw the database closed under a job that was still running.)
       started.push({ name: 'job queue', close: () => queue.stop({ graceful: true, wait: true, timeout: 5_000 }) });
-      registerProcessMetrics(runtime.metrics, db, queue, log);
+      parts.registerProcessMetrics(runtime.metrics, db, queue, log);
     }
     let metricsUrl: string | undefined;
     const metricsPort = config.METRICS_PORT ?? (role === 'worker' ? DEFAULT_WORKER_METRICS_PORT : undefined);
     if (metricsPort !== undefined) {
-      const listener = await startMetricsListener(runtime.metrics, config.HOST, metricsPort);
+      const listener = await parts.startMetricsListener(runtime.metrics, config.HOST, metricsPort);
       started.push({ name: 'metrics listener', close: () => listener.close() });
       metricsUrl = listener.url;
       log.info({ url: metricsUrl }, 'metrics listening');
@@ -137,7 +168,7 @@ export async function startPlatform(role: ProcessRole, env: NodeJS.ProcessEnv = 
     const localSubgraphs: Record<string, RunningSubgraph> = {};
     const subgraphHost = role === 'all' ? '127.0.0.1' : config.HOST;
     if (role === 'all' || role === 'ehr') {
-      const ehr = await startEhrSubgraph({
+      const ehr = await parts.startEhrSubgraph({
         ...runtime,
         db: db!,
         boss: boss!,
@@ -154,10 +185,10 @@ export async function startPlatform(role: ProcessRole, env: NodeJS.ProcessEnv = 
     if (role === 'all' || role === 'messaging' || role === 'worker') {
       const ehrUrl = subgraphUrls.ehr ?? config.EHR_URL ?? `http://127.0.0.1:${DEFAULT_SUBGRAPH_PORTS.ehr}/graphql`;
       const inProcess = role === 'all' && config.SUBGRAPH_TRANSPORT === 'inprocess';
-      clinical = new GraphQLClinicalRecord(inProcess ? inProcessTransport(localSubgraphs.ehr) : httpTransport(ehrUrl, secrets.internalKey));
+      clinical = new parts.GraphQLClinicalRecord(inProcess ? parts.inProcessTransport(localSubgraphs.ehr) : parts.httpTransport(ehrUrl, secrets.internalKey));
     }
     if (role === 'all' || role === 'messaging') {
-      const messaging = await startMessagingSubgraph({
+      const messaging = await parts.startMessagingSubgraph({
         ...runtime,
         db: db!,
         boss: boss!,
@@ -169,9 +200,15 @@ export async function startPlatform(role: ProcessRole, env: NodeJS.ProcessEnv = 
       subgraphUrls.messaging = messaging.url;
       localSubgraphs.messaging = messaging;
     }
-    if (role === 'all' || role === 'worker') started.push(await startWebhookWorker({ ...runtime, db: db!, boss: boss! }));
+    if (role === 'all' || role === 'worker') started.push(await parts.startWebhookWorker({ ...runtime, db: db!, boss: boss! }));
     if (role === 'all' || role === 'worker') {
-      const worker = await startMessagingWorker({ ...runtime, db: db!, boss: boss!, clinical: clinical!, twilioStatusUrl: twilioStatusCallbackUrl(config) });
+      const worker = await parts.startMessagingWorker({
+        ...runtime,
+        db: db!,
+        boss: boss!,
+        clinical: clinical!,
+        twilioStatusUrl: parts.twilioStatusCallbackUrl(config),
+      });
       started.push({ name: 'delivery worker', close: () => worker.close() });
     }
     let gateway: RunningGateway | undefined;
@@ -183,7 +220,7 @@ export async function startPlatform(role: ProcessRole, env: NodeJS.ProcessEnv = 
               messaging: config.MESSAGING_URL ?? `http://127.0.0.1:${DEFAULT_SUBGRAPH_PORTS.messaging}/graphql`,
               ehr: config.EHR_URL ?? `http://127.0.0.1:${DEFAULT_SUBGRAPH_PORTS.ehr}/graphql`,
             };
-      gateway = await startGateway({
+      gateway = await parts.startGateway({
         ...runtime,
         subgraphUrls: urls,
         localSubgraphs: role === 'all' && config.SUBGRAPH_TRANSPORT === 'inprocess' ? localSubgraphs : undefined,

@@ -72,10 +72,7 @@ describe(`messaging crash recovery (${backendName})`, () => {
   it('stores a batch whole or not at all when the process is killed during its intake', async () => {
     // The batch's messages (p-1003, email, from now on) are held by quiet hours: nothing sends them while the rounds run.
     const since = new Date().toISOString();
-    await start();
     const hhmm = (offsetMin: number) => new Date(Date.now() + offsetMin * 60_000).toISOString().slice(11, 16);
-    await api('PATCH', '/v1/patients/p-1003/preferences', { quietHours: { start: hhmm(-60), end: hhmm(180), timezone: 'UTC' } });
-    await kill();
     const items = Array.from({ length: 1000 }, () => ({ patientId: 'p-1003', templateId: 'appointment-reminder', channel: 'email', variables: VARS }));
     // What the batch left behind: its messages, their queued history rows and their delivery jobs.
     const stored = async () => {
@@ -94,35 +91,38 @@ describe(`messaging crash recovery (${backendName})`, () => {
         await db.close();
       }
     };
-    // Every message the batch left has its queued row and its job; returns how many it left.
+    // Every message the batch left has its queued row and its job; returns how many it left, and the counts now
+    // (the next round's starting point: nothing changes while the process is down).
     const addedSince = async (before: Awaited<ReturnType<typeof stored>>) => {
       const after = await stored();
       const added = after.messages - before.messages;
       expect(after.history - before.history).toBe(added);
       expect(after.jobs - before.jobs).toBe(added);
-      return added;
+      return { added, after };
     };
     // A warm server (its first request pays for start-up work) times one whole intake; later rounds kill it at
     // points across that time: each time all 1,000 are stored or none.
     const warmUp = () =>
       api('POST', '/v1/messages/batch', { messages: [{ patientId: 'p-1001', templateId: 'appointment-reminder', channel: 'sms', variables: VARS }] });
-    let before = await stored();
+    const before = await stored();
     await start();
+    await api('PATCH', '/v1/patients/p-1003/preferences', { quietHours: { start: hhmm(-60), end: hhmm(180), timezone: 'UTC' } });
     await warmUp();
     const startedAt = Date.now();
     expect((await api('POST', '/v1/messages/batch', { messages: items })).body.accepted).toBe(1000);
     const intakeMs = Date.now() - startedAt;
     await kill();
-    expect(await addedSince(before)).toBe(1000);
+    let round = await addedSince(before);
+    expect(round.added).toBe(1000);
     for (const fraction of [0.3, 0.55, 0.8]) {
-      before = await stored();
       await start();
       await warmUp();
       const request = api('POST', '/v1/messages/batch', { messages: items }).catch(() => undefined);
       await new Promise((resolve) => setTimeout(resolve, intakeMs * fraction));
       await kill();
       await request;
-      expect([0, 1000]).toContain(await addedSince(before));
+      round = await addedSince(round.after);
+      expect([0, 1000]).toContain(round.added);
     }
   }, 240_000);
 });

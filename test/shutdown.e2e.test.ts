@@ -24,15 +24,26 @@ const GRACE_UNDER_LOAD_MS = 20_000;
 describe(`shutdown on SIGTERM/SIGINT (${backendName}${process.env.TEST_REDIS_URL ? ', Redis' : ''})`, () => {
   const dataDirs: string[] = [];
   const databases: ProcessDatabase[] = [];
-  let server: ServerProcess | undefined;
+  const servers: ServerProcess[] = [];
+  /** Each test's own server, by test. */
+  const starting = new Map<string, Promise<{ server: ServerProcess; database: ProcessDatabase }>>();
 
-  afterEach(() => killIfRunning(server));
+  // The servers start together, not one per test: most of a start-up is one thread of a process waiting on
+  // the other, so starts side by side take little longer than one.
+  beforeAll(async () => {
+    starting.set('SIGTERM', start());
+    starting.set('SIGINT', start());
+    starting.set('under load', start({ SHUTDOWN_GRACE_MS: String(GRACE_UNDER_LOAD_MS) }));
+    // A start that failed fails its own test.
+    await Promise.allSettled(starting.values());
+  }, 300_000);
   afterAll(async () => {
+    servers.forEach(killIfRunning);
     for (const database of databases) await database.drop();
     for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
   });
 
-  async function start(extraEnv: Record<string, string> = {}): Promise<ServerProcess> {
+  async function start(extraEnv: Record<string, string> = {}): Promise<{ server: ServerProcess; database: ProcessDatabase }> {
     const dataDir = mkdtempSync(join(tmpdir(), 'caregraph-shutdown-'));
     dataDirs.push(dataDir);
     const database = await processDatabase(dataDir);
@@ -46,14 +57,15 @@ describe(`shutdown on SIGTERM/SIGINT (${backendName}${process.env.TEST_REDIS_URL
         RATE_LIMIT_KEY_PREFIX: `test:${randomUUID()}`,
         REDIS_EVENTS_CHANNEL: `caregraph:test:${randomUUID()}`,
       });
-    server = await startServer(env);
-    return server;
+    const server = await startServer(env);
+    servers.push(server);
+    return { server, database };
   }
 
   it.each(['SIGTERM', 'SIGINT'] as const)(
     'exits 0 within 5 s on %s when idle',
     async (signal) => {
-      const running = await start();
+      const { server: running } = await starting.get(signal)!;
       const exit = await signalAndWait(running, signal);
       console.log(`${signal} idle (${backendName}): exit code ${exit.code} after ${exit.ms} ms`);
       expect({ code: exit.code, signal: exit.signal }).toEqual({ code: 0, signal: null });
@@ -64,8 +76,8 @@ describe(`shutdown on SIGTERM/SIGINT (${backendName}${process.env.TEST_REDIS_URL
   );
 
   it('answers the requests in flight when SIGTERM lands under load, then exits 0 as soon as they are answered', async () => {
-    const running = await start({ SHUTDOWN_GRACE_MS: String(GRACE_UNDER_LOAD_MS) });
-    const token = await databases.at(-1)!.token();
+    const { server: running, database } = await starting.get('under load')!;
+    const token = await database.token();
     const body = JSON.stringify({ patientId: 'p-1001', templateId: 'appointment-reminder', channel: 'sms', variables: { date: '2026-12-01', time: '09:30' } });
 
     // Requests the server is certainly handling when the signal lands: it has parsed their headers

@@ -1,12 +1,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, killIfRunning, signalAndWait, startServer, type ServerProcess } from '../../scripts/support/server-process';
+import { killIfRunning, signalAndWait, startServer, type ServerProcess } from '../../scripts/support/server-process';
 import { processDatabase, serverApi, type ProcessDatabase } from './process-database';
 
 /**
  * A compiled server a crash test kills with SIGKILL and starts again on the same
- * data directory, database and port. Registers its own beforeAll/afterAll: call
+ * data directory and database. Registers its own beforeAll/afterAll: call
  * it inside the describe. It starts on a copy of the run's snapshot database;
  * without TEST_DATABASE_URL the server keeps its PGlite files in the data
  * directory, so a restart finds them.
@@ -15,13 +15,11 @@ export function crashTestServer(extraEnv: Record<string, string> = {}) {
   const dataDir = mkdtempSync(join(tmpdir(), 'caregraph-crash-'));
   let database: ProcessDatabase | undefined;
   let env: Record<string, string> = {};
-  let port = 0;
   let server: ServerProcess | undefined;
-  let api: ReturnType<typeof serverApi> | undefined;
+  let token = '';
 
   beforeAll(async () => {
     database = await processDatabase(dataDir);
-    port = await freePort();
     env = {
       ...database.env,
       NODE_ENV: 'test',
@@ -29,7 +27,7 @@ export function crashTestServer(extraEnv: Record<string, string> = {}) {
       LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'error',
       ...extraEnv,
     };
-    api = serverApi(`http://127.0.0.1:${port}`, await database.token());
+    token = await database.token();
   }, 300_000);
 
   afterAll(async () => {
@@ -43,8 +41,9 @@ export function crashTestServer(extraEnv: Record<string, string> = {}) {
     /** The server's own database URL; undefined when it runs on PGlite files in `dataDir`. */
     databaseUrl: () => env.DATABASE_URL || undefined,
     encryptionKey: () => Buffer.from(env.ENCRYPTION_KEY, 'base64'),
-    api: (...args: Parameters<ReturnType<typeof serverApi>>) => api!(...args),
-    start: async () => void (server = await startServer(env, { port })),
+    /** Calls to the server started last. */
+    api: (...args: Parameters<ReturnType<typeof serverApi>>) => serverApi(server!.base, token)(...args),
+    start: async () => void (server = await startServer(env)),
     kill: async () => void (await signalAndWait(server!, 'SIGKILL')),
   };
 }
