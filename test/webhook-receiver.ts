@@ -77,6 +77,9 @@ export async function startReceiver(port = 0): Promise<Receiver> {
     });
   });
   server.on('secureConnection', (socket) => connectionIds.set(socket, ++connections));
+  // Idle connections stay open a minute (Node's default is 5 s, which the sender's pool follows): on a loaded
+  // machine a pause between deliveries must not replace a connection, or counting connections would not show reuse.
+  server.keepAliveTimeout = 60_000;
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
   const origin = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
