@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, cpus } from 'node:os';
 import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { loadConfig } from '../common/config';
 import { resolveSecrets } from '../common/secrets';
@@ -22,7 +23,7 @@ import { summarise, type CpuProfile, type ProfileSummary } from './lib/cpu-profi
  * all on loopback, every comparison inside one run (the machine may be shared:
  * compare ratios, not absolute numbers across runs). `--quick` for a short
  * run, `--only 1,2` for some scenarios, `--soak <seconds>` for the memory soak only,
- * `--db postgres` (scenarios 3, 4, 6 and 7) on PostgreSQL and Redis instead of PGlite; scenario 6 (clinical
+ * `--db postgres` on PostgreSQL and Redis instead of PGlite (scenarios 1-5 by default); scenario 6 (clinical
  * queries at 10k, 100k and 1M compositions, `--clinical-sizes 10000,100000` for fewer) and scenario 7 (scale-out
  * behind HAProxy, 2 gateways + 2 workers vs 1 + 1) run on PostgreSQL only.
  * `--profile [seconds]`: CPU profiles of the federated query and of the REST send, summarised by area.
@@ -65,9 +66,6 @@ function parseArgs(argv: string[]): { settings: Settings; soak?: number; profile
   const only = new Set((onlyAt >= 0 ? (argv[onlyAt + 1] ?? '') : '1,2,3,4,5').split(',').map(Number));
   if (only.size === 0 || [...only].some((n) => !Number.isInteger(n) || n < 1 || n > 7))
     throw new Error('--only takes scenario numbers 1..7, comma-separated (e.g. --only 1,2)');
-  // Scenarios 1, 2 and 5 run second platforms on copies of the embedded data folder.
-  if (db === 'postgres' && [...only].some((n) => n !== 3 && n !== 4 && n !== 6 && n !== 7))
-    throw new Error('--db postgres runs scenarios 3, 4, 6 and 7 only (e.g. --only 4)');
   // A million compositions is a server database's load, not an embedded one's.
   if (db === 'pglite' && only.has(6)) throw new Error('scenario 6 (clinical queries) runs on PostgreSQL: --db postgres --only 6');
   // Several processes share state only through PostgreSQL and Redis.
@@ -219,6 +217,18 @@ async function main(): Promise<void> {
   };
   const rows: Measurement[] = [];
   const database = postgres ? await createBenchDatabase() : undefined;
+  // Copies of the run's data for second platforms (the HTTP hop, the 1× side of data growth): a copied data
+  // folder on PGlite; on PostgreSQL also a database made from the run's as a template, with its own events channel.
+  const copies: BenchDatabase[] = [];
+  const copyData = async (label: string, env: Record<string, string>): Promise<{ dir: string; env: Record<string, string> }> => {
+    const dir = join(workDir, `data-${label}`);
+    cpSync(dataDir, dir, { recursive: true });
+    if (!database) return { dir, env };
+    const copy = await createBenchDatabase(database.name);
+    copies.push(copy);
+    const channel = `caregraph:bench:${copy.name}`;
+    return { dir, env: { ...env, DATABASE_URL: copy.url, REDIS_EVENTS_CHANNEL: channel, RATE_LIMIT_KEY_PREFIX: channel } };
+  };
   try {
     log(
       `seeding ${settings.seed.patients} patients, ${settings.seed.patients * settings.seed.messagesPerPatient} messages into ${database ? redactUrl(database.url) : dataDir}`,
@@ -235,15 +245,21 @@ async function main(): Promise<void> {
       // Scenario 4 holds the receiver's answers while its backlog builds up.
       WEBHOOK_TIMEOUT_MS: '60000',
       // This run's own events channel: other processes on the same Redis must not reach its subscribers.
-      ...(database ? { DATABASE_URL: database.url, REDIS_URL: REDIS, REDIS_EVENTS_CHANNEL: `caregraph:bench:${database.name}` } : {}),
+      ...(database
+        ? {
+            DATABASE_URL: database.url,
+            REDIS_URL: REDIS,
+            REDIS_EVENTS_CHANNEL: `caregraph:bench:${database.name}`,
+            RATE_LIMIT_KEY_PREFIX: `caregraph:bench:${database.name}`,
+          }
+        : {}),
     };
     // The before/after of the in-process data source: a second CareGraph on a copy of the same data, with the
     // HTTP hop between its gateway and subgraphs, measured in the same interleaved rounds as the rest.
     let hop: Platform | undefined;
     if (soak === undefined && profile === undefined && (only.has(1) || only.has(2))) {
-      const hopDir = join(workDir, 'data-http-hop');
-      cpSync(dataDir, hopDir, { recursive: true });
-      hop = await startCareGraph(hopDir, await platformPorts(Object.values(ports)), { ...cgEnv, SUBGRAPH_TRANSPORT: 'http' });
+      const copy = await copyData('http-hop', { ...cgEnv, SUBGRAPH_TRANSPORT: 'http' });
+      hop = await startCareGraph(copy.dir, await platformPorts(Object.values(ports)), copy.env);
       children.push(hop.child);
     }
     // --cpu-prof writes one profile per thread (the event loop, PGlite's worker) when the process exits.
@@ -415,11 +431,10 @@ async function main(): Promise<void> {
     // tenfold, both running, measured in interleaved rounds.
     if (only.has(5)) {
       await platform.child.stop();
-      const baseDir = join(workDir, 'data-1x');
-      cpSync(dataDir, baseDir, { recursive: true });
+      const copy = await copyData('1x', cgEnv);
       log(`growing the database tenfold (${settings.growPatients} more patients)`);
-      const grown = await seedBenchData(dataDir, { ...settings.seed, patients: settings.growPatients, heldPatients: 0 }, settings.seed.patients);
-      const base = await startCareGraph(baseDir, await platformPorts(Object.values(ports)), cgEnv);
+      const grown = await seedBenchData(dataDir, { ...settings.seed, patients: settings.growPatients, heldPatients: 0 }, settings.seed.patients, database?.url);
+      const base = await startCareGraph(copy.dir, await platformPorts(Object.values(ports)), copy.env);
       children.push(base.child);
       platform = await startCareGraph(dataDir, ports, cgEnv);
       children.push(platform.child);
@@ -449,6 +464,7 @@ async function main(): Promise<void> {
   } finally {
     for (const child of children.reverse()) await child.stop().catch(() => {});
     await receiver?.close();
+    for (const copy of copies) await copy.drop();
     await database?.drop();
     rmSync(workDir, { recursive: true, force: true });
     results.rows = rows;
@@ -460,10 +476,28 @@ async function main(): Promise<void> {
   }
 }
 
-/** A new, empty database on POSTGRES_SERVER for one run. */
-async function createBenchDatabase(): Promise<{ name: string; url: string; drop(): Promise<void> }> {
-  const name = `caregraph_bench_${Date.now().toString(36)}`;
-  await withClient(POSTGRES_SERVER, (c) => c.query(`CREATE DATABASE "${name}"`));
+interface BenchDatabase {
+  name: string;
+  url: string;
+  drop(): Promise<void>;
+}
+
+/**
+ * A new database on POSTGRES_SERVER for one run: empty, or a copy of `template`. PostgreSQL copies a template only
+ * while no one is connected to it, and a stopped platform's sessions may take a moment to end: it retries a while.
+ */
+async function createBenchDatabase(template?: string): Promise<BenchDatabase> {
+  const name = `caregraph_bench_${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await withClient(POSTGRES_SERVER, (c) => c.query(`CREATE DATABASE "${name}"${template ? ` TEMPLATE "${template}"` : ''}`));
+      break;
+    } catch (err) {
+      const inUse = (err as { code?: string }).code === '55006';
+      if (!inUse || attempt === 50) throw err;
+      await sleep(200);
+    }
+  }
   const url = new URL(POSTGRES_SERVER);
   url.pathname = `/${name}`;
   return {
@@ -879,7 +913,7 @@ async function scaleOutRun(
   if (!existsSync(haproxy)) throw new Error(`scenario 7 needs HAProxy at ${haproxy} (apt-get install haproxy, or HAPROXY=<binary>)`);
   // Each topology gets a fresh database seeded alike (earlier scenarios have grown the run's), and its own
   // DATA_DIR with the run's secrets (so the run's token works on both; the audit checkpoints stay apart).
-  const databases: Array<Awaited<ReturnType<typeof createBenchDatabase>>> = [];
+  const databases: BenchDatabase[] = [];
   const clusters: Cluster[] = [];
   try {
     for (const n of [1, 2]) {

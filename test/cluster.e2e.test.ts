@@ -14,8 +14,9 @@ import { killIfRunning, signalAndWait } from '../scripts/support/server-process'
 
 /**
  * `npm run cluster`'s topology (HAProxy, two gateways, the two subgraphs, two
- * workers, as OS processes on PostgreSQL and Redis) under steady load while one
- * gateway and one worker are killed with SIGKILL (docs/deploy.md).
+ * workers, as OS processes on PostgreSQL and Redis) under steady load of single
+ * sends and batches while one gateway and one worker are killed with SIGKILL,
+ * a batch in flight (docs/deploy.md).
  */
 const scaleOut = process.env.TEST_DATABASE_URL && process.env.TEST_REDIS_URL ? describe : describe.skip;
 
@@ -145,10 +146,52 @@ scaleOut('the scale-out cluster behind HAProxy (PostgreSQL + Redis)', () => {
         }
       }
     };
-    const load = Promise.all([0, 1, 2, 3].map(sender));
+    // And one client sending batches of 20 straight to the gateway that will be killed (through HAProxy once that
+    // gateway has failed it), retrying each with its Idempotency-Key until the whole batch is accepted. Its third
+    // batch is 200 items, and the kill comes 5 ms after it is sent: the gateway dies with that batch in its hands.
+    const KILL_BATCH = 2;
+    let batchBase = c.gateways[0].base;
+    let killBatchSent!: () => void;
+    const killBatchOnItsWay = new Promise<void>((resolve) => (killBatchSent = resolve));
+    let batchesRetried = 0;
+    const batchSender = async () => {
+      for (let i = 0; sending; i++) {
+        const key = `batch-${i}`;
+        const messages = Array.from({ length: i === KILL_BATCH ? 200 : 20 }, (_, j) => ({
+          patientId: j % 5 === 4 ? 'p-1002' : 'p-1001',
+          templateId: 'appointment-reminder',
+          channel: 'sms',
+          variables: VARS,
+        }));
+        for (let attempt = 0; ; attempt++) {
+          try {
+            const request = call(batchBase, admin, 'POST', '/v1/messages/batch', { messages }, { 'idempotency-key': key });
+            if (i === KILL_BATCH && attempt === 0) setTimeout(killBatchSent, 5);
+            const res = await request;
+            if (res.status === 200 && res.body.accepted === messages.length) {
+              res.body.results.forEach((r: { id: string }, j: number) => accepted.set(`${key}#${j}`, r.id));
+              if (attempt > 0) batchesRetried++;
+              // A batch every quarter second: steady load, not a backlog the webhooks would drain for minutes.
+              await new Promise((resolve) => setTimeout(resolve, 250));
+              break;
+            }
+            failures.push({
+              at: Date.now(),
+              what: `batch ${res.status} ${res.body?.error?.code ?? JSON.stringify(res.body?.results?.find((r: any) => r.error))}`,
+            });
+          } catch (err) {
+            failures.push({ at: Date.now(), what: `batch ${String((err as Error).cause ?? err)}` });
+          }
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+      }
+    };
+    const load = Promise.all([...[0, 1, 2, 3].map(sender), batchSender()]);
     await waitFor('load to flow', () => accepted.size >= 10);
+    await killBatchOnItsWay;
 
     const killedAt = Date.now();
+    batchBase = c.base;
     const [gatewayExit, workerExit] = await Promise.all([signalAndWait(c.gateways[0], 'SIGKILL'), signalAndWait(c.workers[0], 'SIGKILL')]);
     expect([gatewayExit.signal, workerExit.signal]).toEqual(['SIGKILL', 'SIGKILL']);
     phase('killed');
@@ -159,6 +202,8 @@ scaleOut('the scale-out cluster behind HAProxy (PostgreSQL + Redis)', () => {
     sending = false;
     await load;
     phase('load stopped');
+    // The batch the gateway died with was sent again and accepted whole (its items are among the accepted below).
+    expect(batchesRetried).toBeGreaterThanOrEqual(1);
 
     // Every accepted message: exactly one message row, exactly one final status.
     const ids = [...new Set(accepted.values())];
@@ -204,7 +249,7 @@ scaleOut('the scale-out cluster behind HAProxy (PostgreSQL + Redis)', () => {
       await expectExactLimit([c.base], `rl-${randomUUID()}`);
 
       console.log(
-        `cluster failover: ${ids.length} messages accepted (${acceptedAtKill} before the kill), ${failures.length} failed requests ` +
+        `cluster failover: ${ids.length} messages accepted (${acceptedAtKill} before the kill; ${batchesRetried} batch(es) retried), ${failures.length} failed requests ` +
           `(${failures.map((f) => `${f.what} at +${f.at - killedAt} ms`).join(', ') || 'none'}), ${events.length} webhook events, ` +
           `${duplicates} duplicate webhook deliveries, ${live.length} live events over ${connections} WebSocket connection(s); ${phases.join(', ')}`,
       );
