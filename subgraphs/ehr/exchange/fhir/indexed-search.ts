@@ -144,8 +144,9 @@ function kindTest(kind: Kind, criterion: SearchCriterion): KindTest {
 }
 
 function negate(test: KindTest): KindTest {
-  if (test === null || typeof test === 'boolean') return test === null ? null : !test;
-  // Not one leaf's presence but several's is a disjunction, which entry conditions cannot say.
+  if (test === null) return null;
+  if (typeof test === 'boolean') return !test;
+  // Negating conditions on several leaves gives a disjunction, which entry conditions cannot say.
   if (test.requires.length + test.excludes.length !== 1) return null;
   return { requires: test.excludes, excludes: test.requires };
 }
