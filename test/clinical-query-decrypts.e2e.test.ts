@@ -71,7 +71,8 @@ describe(`clinical queries decrypt only what they return, over ${PATIENTS * PER_
   });
 
   it('counts the decrypts of a search the index does not serve: every candidate of the patient', async () => {
-    const { bundle, decrypted } = await measured(`patient=Patient/${clinicalPatientId(1)}&value-quantity=gt0`);
+    // On lab results `:missing=true` is a disjunction (no result, or a second analyte) the index conditions cannot say: it runs in memory.
+    const { bundle, decrypted } = await measured(`patient=Patient/${clinicalPatientId(1)}&value-quantity:missing=true`);
     expect(bundle.total).toBeGreaterThan(0);
     expect(decrypted).toBeGreaterThanOrEqual(PER_PATIENT);
   });

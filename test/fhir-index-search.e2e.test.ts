@@ -1,5 +1,5 @@
 import { clinicalPatientId } from '../bench/lib/clinical-load';
-import { ENCOUNTER, ORDER } from './ehr-fixtures';
+import { ENCOUNTER, LAB, ORDER } from './ehr-fixtures';
 import { backendName, startTestPlatform, type TestPlatform } from './harness';
 import { compositionDecrypts, loadCompositions } from './support/clinical-load';
 
@@ -26,8 +26,8 @@ interface Measured {
 describe(`FHIR search from the clinical index answers as in memory (${backendName})`, () => {
   let t: TestPlatform;
   const sql = new Map<string, Measured>();
-  /** A value-quantity search that may reach lab results: their valueQuantity needs the decrypted content. */
-  let labQuantity: Measured;
+  /** Lab results of several analytes: no valueQuantity, a component each. */
+  const panels: string[] = [];
   /** Ids of resources found in the SQL pass, for `_id` searches. */
   const ids: Record<string, string[]> = {};
 
@@ -63,6 +63,13 @@ describe(`FHIR search from the clinical index answers as in memory (${backendNam
     ['Observation: _lastUpdated', () => `Observation?_lastUpdated=ge2026-06-29T23:59:55Z&_sort=_lastUpdated,_id&_count=10&_offset=15`],
     ['Observation: _lastUpdated eq a second, one patient', () => `Observation?patient=${Q}&_lastUpdated=2026-06-29T23:59:52Z`],
     ['Observation: _lastUpdated lt, _sort=-_lastUpdated', () => `Observation?patient=${P}&_lastUpdated=lt2026-06-29T23:59:55Z&_sort=-_lastUpdated`],
+    ['Observation: lab value-quantity gt, one patient', () => `Observation?patient=${P}&value-quantity=gt5`],
+    ['Observation: lab value-quantity with UCUM unit', () => `Observation?code=2345-7,58410-2&value-quantity=ge5.5|${UCUM}|mmol/L&_sort=-date&_count=5`],
+    ['Observation: lab value-quantity lt with unit, page 2', () => `Observation?category=laboratory&value-quantity=lt90||umol/L&_count=4&_offset=4`],
+    ['Observation: value-quantity ne and le, labs and vitals', () => `Observation?value-quantity=ne5.4,le3&_sort=_id&_count=8&_offset=2`],
+    ['Observation: lab value-quantity eq, a panel value', () => `Observation?patient=${Q}&value-quantity=eq9.9`],
+    ['Observation: lab value-quantity of another system', () => `Observation?category=laboratory&value-quantity=gt0|http://example.org|mmol/L`],
+    ['Observation: lab value-quantity:missing=false', () => `Observation?patient=${Q}&category=laboratory&value-quantity:missing=false&_sort=_id`],
     ['Observation: _summary=count', () => `Observation?patient=${P}&code=8867-4&value-quantity=gt90&_summary=count`],
     [
       'Observation: _elements and _include',
@@ -112,13 +119,23 @@ describe(`FHIR search from the clinical index answers as in memory (${backendNam
         201,
       );
     }
+    // Panels of several analytes, their values chosen to meet the lab cases' value-quantity criteria.
+    for (const [patient, values] of [
+      [P, [7.2, 9.9]],
+      [Q, [9.9, 6.1, 80]],
+    ] as const) {
+      const results = values.map((magnitude, i) => ({ analyte: `Analyte ${i}`, value: { magnitude, unit: magnitude === 80 ? 'umol/L' : 'mmol/L' } }));
+      const content = { lab_result: { ...LAB.lab_result, test_name: { code: '58410-2', value: 'Complete blood count' }, results } };
+      const res = await t.request('POST', '/api/ehr/compositions', { body: { templateId: 'lab_result.v1', ehrId: `ehr-${patient}`, content } });
+      expect(res.status).toBe(201);
+      panels.push(res.body.id);
+    }
     const idsOf = async (query: string) => matches((await run(query)).bundle).map((e: any) => e.resource.id as string);
     ids.observation = await idsOf(`Observation?patient=${Q}&_count=6`);
     ids.encounter = await idsOf('Encounter?_sort=date');
     ids.medication = await idsOf('MedicationRequest');
     ids.completed = await idsOf(`MedicationRequest?status=completed`);
     for (const [name, query] of cases) sql.set(name, await run(query()));
-    labQuantity = await run(`Observation?patient=${P}&value-quantity=gt5`);
     // From here on every search of these areas runs in memory.
     const definition = { type: 'object', children: { weight: { type: 'quantity', required: true, units: [{ unit: 'kg', min: 0, max: 500 }] } } };
     for (const area of ['OBSERVATION', 'ENCOUNTER', 'ORDER']) {
@@ -150,8 +167,13 @@ describe(`FHIR search from the clinical index answers as in memory (${backendNam
     expect(memory.decrypted).toBeGreaterThanOrEqual(Math.max(1, indexed.decrypted));
   });
 
-  it('runs a value-quantity search that may reach lab results in memory', () => {
-    expect(matches(labQuantity.bundle).length).toBeGreaterThan(0);
-    expect(labQuantity.decrypted).toBe(PER_PATIENT);
+  it('has the panels as Observations of components, each analyte result a component', async () => {
+    const panel = (await t.request('GET', `/fhir/R4/Observation/${panels[1]}`)).body;
+    expect(panel.valueQuantity).toBeUndefined();
+    expect(panel.component.map((c: any) => c.valueQuantity.value)).toEqual([9.9, 6.1, 80]);
+    // No lab case found a panel by its analytes' values, and the single-analyte ones were found.
+    const labCases = [...sql].filter(([name]) => name.includes('lab value-quantity')).map(([, m]) => matches(m.bundle).map((e: any) => e.resource.id));
+    expect(labCases.flat().filter((id) => panels.includes(id))).toEqual([]);
+    expect(labCases.flat().length).toBeGreaterThan(5);
   });
 });

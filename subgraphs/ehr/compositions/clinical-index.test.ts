@@ -31,6 +31,14 @@ function vitals(recordedAt: string) {
   return flatToCanonical(form.toFlat(body, 'Nurse Annemarie Jansen'), wt);
 }
 
+function lab(analytes: string[]) {
+  const wt = buildWebTemplate(parseOpt(demoOpt('lab_result.v1')));
+  const form = simpleFormOf('lab_result.v1', wt.tree.id)!;
+  const results = analytes.map((analyte, i) => ({ analyte, value: { magnitude: 5 + i, unit: 'mmol/L' } }));
+  const body = { lab_result: { test_name: { code: '58410-2' }, status: { code: 'final' }, specimen_collected_at: '2026-11-22T08:00:00Z', results } };
+  return flatToCanonical(form.toFlat(body, 'Dr Lab'), wt);
+}
+
 describe('clinical index rows', () => {
   const rows = indexRows(META, vitals('2026-11-22T09:00:00Z'));
 
@@ -69,6 +77,27 @@ describe('clinical index rows', () => {
     expect(text).not.toMatch(/Annemarie|Jansen|Sitting|Blood pressure/i);
     expect(rows.map((r) => r.rmType)).not.toContain('DV_TEXT');
     expect(rows.some((r) => /composer|subject|\/name/.test(r.path))).toBe(false);
+  });
+
+  it('keeps a row with no value for each archetyped cluster of an entry, numbered at its path', () => {
+    const LAB = 'openEHR-EHR-OBSERVATION.laboratory_test_result.v1';
+    const ANALYTE = 'openEHR-EHR-CLUSTER.laboratory_test_analyte.v1';
+    const analytes = indexRows({ ...META, templateId: 'lab_result.v1' }, lab(['Haemoglobin', 'Platelets', 'Leucocytes'])).filter((r) => r.rmType === 'CLUSTER');
+    expect(analytes).toEqual(
+      [1, 2, 3].map((ordinal) =>
+        expect.objectContaining({
+          ordinal,
+          archetypeId: ANALYTE,
+          entryArchetypeId: LAB,
+          entryOrdinal: 1,
+          path: `/content[${LAB}]/data[at0001]/events[at0002]/data[at0003]/items[${ANALYTE}]`,
+        }),
+      ),
+    );
+    expect(analytes.some((r) => r.magnitude !== undefined || r.code !== undefined)).toBe(false);
+    expect(JSON.stringify(analytes)).not.toMatch(/Haemoglobin|Platelets|Leucocytes/);
+    // The vital signs have no archetyped cluster.
+    expect(rows.some((r) => r.rmType === 'CLUSTER')).toBe(false);
   });
 
   it('takes the entry time from its first event, and indexes content that is not canonical as the composition only', () => {

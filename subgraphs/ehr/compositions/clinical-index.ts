@@ -142,7 +142,9 @@ function leaf(value: Json): Partial<IndexRow> | null {
  * composition itself (present for every indexed composition, whatever its
  * content, so the backfill can tell indexed compositions apart), then one row
  * per top-level entry and one per indexed leaf. Content that is not a
- * canonical COMPOSITION (CareGraph JSON templates) gets row 0 only.
+ * canonical COMPOSITION (CareGraph JSON templates) gets row 0 only. An
+ * archetyped CLUSTER in an entry gets a row too (no value; its ordinal at its
+ * path), so a query can count them.
  */
 export function indexRows(composition: IndexedComposition, content: unknown): IndexRow[] {
   const base = {
@@ -162,6 +164,7 @@ export function indexRows(composition: IndexedComposition, content: unknown): In
   if (!canonical) return rows;
 
   const ordinals = new Map<string, number>();
+  const clusters = new Map<string, number>();
   interface Entry {
     archetypeId: string;
     ordinal: number;
@@ -202,6 +205,23 @@ export function indexRows(composition: IndexedComposition, content: unknown): In
             });
           }
           continue;
+        }
+        if (entry !== null && item._type === 'CLUSTER' && nodeId && !nodeId.startsWith('at')) {
+          // An archetyped cluster: a row with no value, numbered per path, so its instances can be counted (a lab result's analytes).
+          const key = `${entry.archetypeId}#${entry.ordinal}${itemPath}`;
+          const ordinal = (clusters.get(key) ?? 0) + 1;
+          clusters.set(key, ordinal);
+          rows.push({
+            ...base,
+            seq: rows.length,
+            entryArchetypeId: entry.archetypeId,
+            entryOrdinal: entry.ordinal,
+            effectiveAt: entry.effectiveAt,
+            archetypeId: itemArchetype,
+            path: itemPath,
+            rmType: 'CLUSTER',
+            ordinal,
+          });
         }
         let itemEntry = entry;
         if (entry === null && attribute === 'content' && nodeId && ENTRY.test(String(item._type))) {

@@ -14,8 +14,8 @@ import { parseDateParam, parseQuantityParam, parseToken, searchedPatientIds, typ
  * among the candidates makes the whole search run in memory.
  */
 
-/** What a kind of entry says of a criterion: all its entries match (true), none (false), those with (or without) a leaf; null: the index cannot tell. */
-type KindTest = boolean | { leaf: EntryLeaf; present: boolean } | null;
+/** What a kind of entry says of a criterion: all its entries match (true), none (false), those with all `requires` and none of `excludes`; null: the index cannot tell. */
+type KindTest = boolean | { requires: EntryLeaf[]; excludes: EntryLeaf[] } | null;
 
 interface Kind {
   archetypeId: string;
@@ -88,11 +88,11 @@ export function indexedQuery(resourceType: string, search: ParsedSearch, templat
   for (const kind of type.kinds) {
     const tests = kindCriteria.map((c) => kindTest(kind, c));
     if (tests.includes(false)) continue;
-    const leaves = tests.filter((t): t is { leaf: EntryLeaf; present: boolean } => typeof t === 'object' && t !== null);
+    const leaves = tests.filter((t) => typeof t === 'object' && t !== null);
     (tests.includes(null) ? undecided : entries).push({
       archetypeId: kind.archetypeId,
-      requires: [...(kind.requires ? [{ path: kind.requires }] : []), ...leaves.filter((t) => t.present).map((t) => t.leaf)],
-      excludes: leaves.filter((t) => !t.present).map((t) => t.leaf),
+      requires: [...(kind.requires ? [{ path: kind.requires }] : []), ...leaves.flatMap((t) => t.requires)],
+      excludes: leaves.flatMap((t) => t.excludes),
     });
   }
   const sort = search.sort.length ? search.sort : [{ name: 'date', descending: true }];
@@ -137,21 +137,35 @@ function idConditions(id: string, templates: TemplateSlots[]): Prisma.ClinicalIn
 
 /** A criterion on a kind of entry, `:not` and `:missing` included. */
 function kindTest(kind: Kind, criterion: SearchCriterion): KindTest {
-  const test = criterion.modifier === 'missing' ? negate(presence(kind, criterion.name)) : valueTest(kind, criterion);
-  // `:missing=false` asks for presence; token `:not` for the resources without any of the values.
-  return criterion.modifier === 'missing' ? (criterion.values[0] === 'true' ? test : negate(test)) : criterion.modifier === 'not' ? negate(test) : test;
+  // `:missing=true` asks for absence, `:missing=false` for presence; token `:not` for the resources without any of the values.
+  if (criterion.modifier === 'missing') return criterion.values[0] === 'true' ? negate(presence(kind, criterion.name)) : presence(kind, criterion.name);
+  const test = valueTest(kind, criterion);
+  return criterion.modifier === 'not' ? negate(test) : test;
 }
 
 function negate(test: KindTest): KindTest {
   if (test === null) return null;
-  return typeof test === 'boolean' ? !test : { ...test, present: !test.present };
+  if (typeof test === 'boolean') return !test;
+  // Negating conditions on several leaves gives a disjunction, which entry conditions cannot say.
+  if (test.requires.length + test.excludes.length !== 1) return null;
+  return { requires: test.excludes, excludes: test.requires };
+}
+
+const has = (leaf: EntryLeaf): KindTest => ({ requires: [leaf], excludes: [] });
+
+/** A kind's valueQuantity meeting `where` (none: present): its quantity leaf, and when only one cluster at a path gives it one, no second cluster there. */
+function quantityTest(observation: ObservationKind, where?: Prisma.ClinicalIndexEntryWhereInput): KindTest {
+  if (observation.quantity === null) return false;
+  const leaf = { path: observation.quantity, ...(where ? { where } : {}) };
+  const second = observation.onlyCluster ? [{ path: observation.onlyCluster, where: { rmType: 'CLUSTER', ordinal: 2 } }] : [];
+  return { requires: [leaf], excludes: second };
 }
 
 /** Whether a kind's resources have the value a parameter searches (for `:missing`). */
 function presence(kind: Kind, name: string): KindTest {
   switch (name) {
     case 'value-quantity':
-      return kind.observation ? (kind.observation.quantity === undefined ? null : kind.observation.quantity !== null) : null;
+      return kind.observation ? quantityTest(kind.observation) : null;
     case 'status':
       // A MedicationRequest always has one (active or completed).
       return kind.ends ? true : null;
@@ -172,7 +186,7 @@ function valueTest(kind: Kind, criterion: SearchCriterion): KindTest {
       if (loinc.some((t) => t.code === undefined)) return true;
       const codes = loinc.map((t) => t.code!);
       if ('fixed' in observation.code) return codes.includes(observation.code.fixed);
-      return codes.length > 0 && { leaf: { path: observation.code.leaf, where: { code: { in: codes } } }, present: true };
+      return codes.length > 0 && has({ path: observation.code.leaf, where: { code: { in: codes } } });
     }
     case 'category':
       if (!observation) return null;
@@ -180,10 +194,9 @@ function valueTest(kind: Kind, criterion: SearchCriterion): KindTest {
         (t) => (t.system === undefined || t.system === OBSERVATION_CATEGORY) && (t.code === undefined || t.code === observation.category),
       );
     case 'value-quantity': {
-      if (!observation || observation.quantity === undefined) return null;
-      if (observation.quantity === null) return false;
+      if (!observation) return null;
       const alternatives = criterion.values.flatMap((v) => quantityCondition(parseQuantityParam('value-quantity', v)));
-      return alternatives.length > 0 && { leaf: { path: observation.quantity, where: { magnitude: { not: null }, OR: alternatives } }, present: true };
+      return alternatives.length > 0 && quantityTest(observation, { magnitude: { not: null }, OR: alternatives });
     }
     case 'intent':
       // A string element: only a bare code matches.
@@ -196,7 +209,8 @@ function valueTest(kind: Kind, criterion: SearchCriterion): KindTest {
       const completed = codes.includes('completed');
       if (active === completed) return active;
       const today = new Date(`${new Date().toISOString().slice(0, 10)}T00:00:00Z`);
-      return { leaf: { path: kind.ends, where: { dateTime: { lt: today } } }, present: completed };
+      const ended = has({ path: kind.ends, where: { dateTime: { lt: today } } });
+      return completed ? ended : negate(ended);
     }
     default:
       return null;

@@ -236,6 +236,8 @@ export const MEDICATION_ORDER_END = `${MEDICATION_ORDER}/items[at0113]/items[at0
 const INTERPRETATION_DISPLAY: Record<string, string> = { N: 'Normal', L: 'Low', H: 'High', LL: 'Critical low', HH: 'Critical high' };
 const LAB_STATUS_OF_CODE = Object.fromEntries(Object.entries(LAB_STATUS).map(([status, s]) => [s.atCode, status]));
 const ANALYTE = 'openEHR-EHR-CLUSTER.laboratory_test_analyte.v1';
+/** A lab result's analytes: each one's result is at `/items[at0001]/value` below. */
+const LAB_ANALYTES = `/data[at0001]/events[at0002]/data[at0003]/items[${ANALYTE}]`;
 const THERAPEUTIC_DIRECTION = 'openEHR-EHR-CLUSTER.therapeutic_direction.v1';
 const DOSAGE = 'openEHR-EHR-CLUSTER.dosage.v2';
 const ENCOUNTER_DETAILS = 'openEHR-EHR-CLUSTER.encounter_details.v0';
@@ -282,7 +284,7 @@ const RM_MAPPERS: Record<string, (entry: Json, ctx: Context) => Json | null> = {
     const testName = rmAt(lab, LAB_TEST_NAME);
     const status = rmAt(lab, `${tree}/items[at0073]/value`)?.defining_code?.code_string as string | undefined;
     const conclusion = rmAt(lab, `${tree}/items[at0057]/value`)?.value as string | undefined;
-    const results = rmAll(lab, `${tree}/items[${ANALYTE}]`).map((analyte) => {
+    const results = rmAll(lab, LAB_ANALYTES).map((analyte) => {
       const value = rmAt(analyte, '/items[at0001]/value');
       const flag = value?.normal_status?.code_string as string | undefined;
       const range = rmAt(analyte, '/items[at0004]/value')?.value as string | undefined;
@@ -395,15 +397,16 @@ const RM_MAPPERS: Record<string, (entry: Json, ctx: Context) => Json | null> = {
  * canonical content), as the clinical index sees them, following RM_MAPPERS
  * above: the archetype (its first entry), the leaf the mapper needs for the
  * Observation to exist, its category, its LOINC code (fixed, or the coded leaf
- * it is read from) and where its valueQuantity is read (none: it has none;
- * undefined: not from one leaf).
+ * it is read from), where its valueQuantity is read (none: it has none) and,
+ * when only an entry with one cluster at a path has it, that path.
  */
 export interface ObservationKind {
   archetypeId: string;
   requires?: string;
   category: 'vital-signs' | 'laboratory';
   code: { fixed: string } | { leaf: string };
-  quantity: string | null | undefined;
+  quantity: string | null;
+  onlyCluster?: string;
 }
 
 const vitalSignKind = (archetypeId: keyof typeof VITAL_SIGN_VALUE, code: string): ObservationKind => ({
@@ -422,8 +425,14 @@ export const OBSERVATION_KINDS: ObservationKind[] = [
   vitalSignKind(ARCHETYPE.pulseOximetry, LOINC_SPO2.code),
   vitalSignKind(ARCHETYPE.bodyWeight, LOINC_BODY_WEIGHT.code),
   vitalSignKind(ARCHETYPE.height, LOINC_BODY_HEIGHT.code),
-  // A lab result has a valueQuantity only when it has one analyte, which the index cannot count (an analyte's name is free text).
-  { archetypeId: ARCHETYPE.lab, category: 'laboratory', code: { leaf: LAB_TEST_NAME }, quantity: undefined },
+  // A lab result has a valueQuantity only when it has one analyte (its result's); with several, each is a component.
+  {
+    archetypeId: ARCHETYPE.lab,
+    category: 'laboratory',
+    code: { leaf: LAB_TEST_NAME },
+    quantity: `${LAB_ANALYTES}/items[at0001]/value`,
+    onlyCluster: LAB_ANALYTES,
+  },
 ];
 
 /**
