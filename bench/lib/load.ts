@@ -27,6 +27,7 @@ export interface Measurement {
   errors: number;
   cpuSeconds: number;
   cpuMsPerRequest: number;
+  cpuMsPerRequestByProcess: number[];
   peakRssMiB: number;
   /** Interleaved measurements: requests per second of each round. */
   roundsRequestsPerSecond?: number[];
@@ -100,6 +101,7 @@ interface Run {
   p50Ms: number;
   p99Ms: number;
   cpuSeconds: number;
+  cpuSecondsByProcess: number[];
   peakRssBytes: number;
   startUs: number;
   endUs: number;
@@ -144,6 +146,7 @@ async function sampled(target: Target, load: (seconds: number) => Promise<LoadRe
     p50Ms: result.latency.p50,
     p99Ms: result.latency.p99,
     cpuSeconds: usage.cpuSeconds,
+    cpuSecondsByProcess: usage.cpuSecondsByProcess,
     peakRssBytes: usage.peakRssBytes,
     startUs,
     endUs,
@@ -166,6 +169,8 @@ function toMeasurement(scenario: string, target: Target, connections: number, ru
     errors: sum((r) => r.failed),
     cpuSeconds: round(cpuSeconds, 2),
     cpuMsPerRequest: requests > 0 ? round((cpuSeconds * 1000) / requests, 3) : 0,
+    // Per process of target.pids (a peer gateway, then the CareGraph process serving its subgraphs).
+    cpuMsPerRequestByProcess: target.pids.map((_, i) => (requests > 0 ? round((sum((r) => r.cpuSecondsByProcess[i]) * 1000) / requests, 3) : 0)),
     peakRssMiB: round(Math.max(...runs.map((r) => r.peakRssBytes)) / 2 ** 20, 1),
     windowsUs: runs.map((r) => ({ startUs: r.startUs, endUs: r.endUs })),
     ...(runs.length > 1 ? { roundsRequestsPerSecond: runs.map((r) => round(r.requests / r.seconds, 1)) } : {}),

@@ -44,12 +44,14 @@ export class Monitor {
     this.series.push({ t: (Date.now() - this.t0) / 1000, rssBytes: now.reduce((a, s) => a + s.rssBytes, 0) });
   }
 
-  stop(): { cpuSeconds: number; peakRssBytes: number; rssBytes: number } {
+  stop(): { cpuSeconds: number; cpuSecondsByProcess: number[]; peakRssBytes: number; rssBytes: number } {
     clearInterval(this.timer);
     this.tick();
     const end = this.pids.map(sample);
+    const cpuSecondsByProcess = end.map((s, i) => s.cpuSeconds - this.start[i].cpuSeconds);
     return {
-      cpuSeconds: end.reduce((a, s, i) => a + s.cpuSeconds - this.start[i].cpuSeconds, 0),
+      cpuSeconds: cpuSecondsByProcess.reduce((a, b) => a + b, 0),
+      cpuSecondsByProcess,
       peakRssBytes: this.peaks.reduce((a, b) => a + b, 0),
       rssBytes: end.reduce((a, s) => a + s.rssBytes, 0),
     };
