@@ -17,6 +17,7 @@ import { DEFAULT_HAPROXY, startCluster, type Cluster } from '../scripts/cluster'
 import { clinicalPatientId, loadClinicalCompositions } from './lib/clinical-load';
 import { FieldCipher } from '../common/crypto';
 import { summarise, type CpuProfile, type ProfileSummary } from './lib/cpu-profile';
+import { collectGarbage } from './lib/inspector';
 
 /**
  * `npm run bench`: CareGraph against direct subgraph calls and peer gateways,
@@ -141,6 +142,8 @@ interface Platform {
   url: string;
   messagingUrl: string;
   ehrUrl: string;
+  /** Set when started with the inspector on loopback: scenario 3 collects garbage before sampling memory. */
+  inspectPort?: number;
 }
 
 async function startCareGraph(
@@ -148,6 +151,7 @@ async function startCareGraph(
   ports: { gateway: number; messaging: number; ehr: number },
   extra: Record<string, string> = {},
   nodeArgs: string[] = [],
+  inspectPort?: number,
 ): Promise<Platform> {
   const env = {
     PATH: process.env.PATH,
@@ -165,8 +169,9 @@ async function startCareGraph(
     ...extra,
   };
   const url = `http://127.0.0.1:${ports.gateway}`;
-  const child = await startChild('caregraph', SCRIPT.caregraph, ['all'], env, `${url}/readyz`, 120_000, nodeArgs);
-  return { child, url, messagingUrl: `http://127.0.0.1:${ports.messaging}/graphql`, ehrUrl: `http://127.0.0.1:${ports.ehr}/graphql` };
+  const inspect = inspectPort === undefined ? [] : [`--inspect=127.0.0.1:${inspectPort}`];
+  const child = await startChild('caregraph', SCRIPT.caregraph, ['all'], env, `${url}/readyz`, 120_000, [...nodeArgs, ...inspect]);
+  return { child, url, messagingUrl: `http://127.0.0.1:${ports.messaging}/graphql`, ehrUrl: `http://127.0.0.1:${ports.ehr}/graphql`, inspectPort };
 }
 
 async function startPeer(name: 'bare' | 'hive', platform: Platform): Promise<{ child: Child; url: string }> {
@@ -268,7 +273,13 @@ async function main(): Promise<void> {
       rmSync(profileDir, { recursive: true, force: true });
       mkdirSync(profileDir, { recursive: true });
     }
-    let platform = await startCareGraph(dataDir, ports, cgEnv, profile !== undefined ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []);
+    let platform = await startCareGraph(
+      dataDir,
+      ports,
+      cgEnv,
+      profile !== undefined ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
+      only.has(3) ? await freePort() : undefined,
+    );
     children.push(platform.child);
     const ctx = { settings, seeded, token, identity, receiver };
 
@@ -406,7 +417,7 @@ async function main(): Promise<void> {
 
     // 3. Subscription fan-out: 1,000 subscribers, and in full runs 10,000, on the one process.
     if (only.has(3)) {
-      const gateway = [{ url: platform.url, pid: platform.child.pid }];
+      const gateway = [{ url: platform.url, pid: platform.child.pid, inspectPort: platform.inspectPort }];
       results.subscriptions = await fanOut(ctx, settings.subscribers, gateway, platform);
       if (settings.scaleSubscribers > settings.subscribers) results.subscriptionsAtScale = await fanOut(ctx, settings.scaleSubscribers, gateway, platform);
     }
@@ -541,7 +552,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * Live JavaScript memory of the platform (V8 heap in use + external buffers), from its /metrics: unlike RSS it
  * shrinks after garbage collection, so it shows what connections hold. Lowest of three samples, taken while idle.
  */
-async function liveMemoryBytes(platform: Pick<Platform, 'url'>): Promise<number> {
+async function liveMemoryBytes(platform: Pick<Platform, 'url' | 'inspectPort'>): Promise<number> {
+  if (platform.inspectPort !== undefined) await collectGarbage(platform.inspectPort);
   const samples: number[] = [];
   for (let i = 0; i < 3; i++) {
     const text = await (await fetch(`${platform.url}/metrics`)).text();
@@ -556,6 +568,7 @@ async function liveMemoryBytes(platform: Pick<Platform, 'url'>): Promise<number>
 interface GatewayProcess {
   url: string;
   pid: number;
+  inspectPort?: number;
 }
 
 /**
@@ -638,6 +651,7 @@ async function fanOut(ctx: RunContext, n: number, gateways: GatewayProcess[], se
     liveBeforeMiB: round(liveBefore / 2 ** 20, 1),
     liveConnectedMiB: round(liveConnected / 2 ** 20, 1),
     kibPerConnection: round((liveConnected - liveBefore) / 1024 / n, 1),
+    garbageCollectedBeforeSamples: gateways.every((g) => g.inspectPort !== undefined),
     cpuSeconds: round(usage.cpuSeconds, 2),
     peakRssMiB: round(usage.peakRssBytes / 2 ** 20, 1),
     refusedSends,
@@ -1419,7 +1433,7 @@ function printReport(results: Record<string, any>, rows: Measurement[]): void {
   const fanOutLine = (label: string, s: any) =>
     s.skipped
       ? `${label}: ${s.subscribers} subscribers skipped: ${s.skipped}`
-      : `${label}: ${s.subscribers} graphql-ws subscribers on ${s.gateways} gateway process${s.gateways > 1 ? 'es' : ''} (connected in ${s.connectSeconds} s), ${s.statusChanges} status changes (${s.deliveredToAll} reached all${s.refusedSends ? `; ${s.refusedSends} sends refused with 503 and retried` : ''}): last subscriber's receipt p50 ${s.lastReceiptP50Ms} ms, p99 ${s.lastReceiptP99Ms} ms; ${s.kibPerConnection} KiB per connection of live JavaScript memory (heap + external ${s.liveBeforeMiB} → ${s.liveConnectedMiB} MiB; RSS ${s.rssBeforeMiB} → ${s.rssConnectedMiB} MiB)`;
+      : `${label}: ${s.subscribers} graphql-ws subscribers on ${s.gateways} gateway process${s.gateways > 1 ? 'es' : ''} (connected in ${s.connectSeconds} s), ${s.statusChanges} status changes (${s.deliveredToAll} reached all${s.refusedSends ? `; ${s.refusedSends} sends refused with 503 and retried` : ''}): last subscriber's receipt p50 ${s.lastReceiptP50Ms} ms, p99 ${s.lastReceiptP99Ms} ms; ${s.kibPerConnection} KiB per connection of live JavaScript memory (${s.garbageCollectedBeforeSamples ? 'after a full garbage collection; ' : ''}heap + external ${s.liveBeforeMiB} → ${s.liveConnectedMiB} MiB; RSS ${s.rssBeforeMiB} → ${s.rssConnectedMiB} MiB)`;
   if (results.subscriptions) out.push('', fanOutLine('3 subscriptions', results.subscriptions));
   if (results.subscriptionsAtScale) out.push(fanOutLine('3 subscriptions', results.subscriptionsAtScale));
   if (results.scaleOut) {
