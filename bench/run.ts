@@ -550,7 +550,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * Live JavaScript memory of the platform (V8 heap in use + external buffers), from its /metrics: unlike RSS it
- * shrinks after garbage collection, so it shows what connections hold. Lowest of three samples, taken while idle.
+ * shrinks after garbage collection, so it shows what connections hold. Lowest of three samples, taken while idle,
+ * after a full collection when the process runs with the inspector (else the heap's garbage is counted too).
  */
 async function liveMemoryBytes(platform: Pick<Platform, 'url' | 'inspectPort'>): Promise<number> {
   if (platform.inspectPort !== undefined) await collectGarbage(platform.inspectPort);
