@@ -1,6 +1,6 @@
 import type { GraphQLSchema } from 'graphql';
 import { FieldCipher } from './crypto';
-import { migrate, type Subgraph } from './db/migrate';
+import { ensureMigrated, type Subgraph } from './db/migrate';
 import type { BaseContext, SubgraphServerOptions } from './graphql/subgraph-server';
 import type { Logger } from './logger';
 import type { SubgraphStartOptions } from './runtime';
@@ -8,7 +8,7 @@ import type { SubgraphStartOptions } from './runtime';
 /** The first steps of every subgraph's start: its logger, its schema migrated, its field cipher. */
 export async function prepareSubgraph(options: SubgraphStartOptions, subgraph: Subgraph, name: string): Promise<{ logger: Logger; cipher: FieldCipher }> {
   const logger = options.logger.child({ subgraph: name });
-  const { applied } = await migrate(options.db, subgraph, (msg) => logger.info(msg));
+  const { applied } = await ensureMigrated(options.db, subgraph, (msg) => logger.info(msg));
   if (applied.length > 0) logger.info({ applied }, `${subgraph} migrations applied`);
   return { logger, cipher: new FieldCipher(options.secrets.encryptionKey, options.config.PREVIOUS_ENCRYPTION_KEYS) };
 }

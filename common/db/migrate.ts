@@ -72,6 +72,27 @@ export interface MigrateOptions {
   dir?: string;
 }
 
+/**
+ * The migrations each open database has had applied by this process, by subgraph: the all-in-one process starts
+ * several parts that each need a subgraph's tables (its subgraph server, the workers), and each asks. Checking the
+ * history and re-applying the runtime role's privileges again changes nothing and cost about half a second of
+ * every embedded start-up (the six runs took 0.55 s of database time; measured). A failed run is forgotten, so the
+ * next part tries again.
+ */
+const migratedBy = new WeakMap<Database, Map<Subgraph, Promise<{ applied: string[] }>>>();
+
+/** `migrate` at most once per open database and subgraph in this process (what a part calls when it starts); a later call answers none applied. */
+export function ensureMigrated(db: Database, subgraph: Subgraph, log?: (msg: string) => void): Promise<{ applied: string[] }> {
+  let done = migratedBy.get(db);
+  if (!done) migratedBy.set(db, (done = new Map()));
+  const known = done.get(subgraph);
+  if (known) return known.then(() => ({ applied: [] }));
+  const running = migrate(db, subgraph, log);
+  done.set(subgraph, running);
+  running.catch(() => done.delete(subgraph));
+  return running;
+}
+
 export async function migrate(
   db: Database,
   subgraph: Subgraph,

@@ -1,7 +1,6 @@
 import type { Request, RequestHandler } from 'express';
 import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
-import { tracingEnabled } from './setup';
-import { contextFrom } from './tracing';
+import { contextFrom, tracingEnabled } from './tracing';
 
 /** The route template express matched (`/v1/messages/:id`), the mount of middleware that answered (`/graphql`), or 'unmatched'. */
 export function routeOf(req: Request): string {

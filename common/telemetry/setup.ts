@@ -2,6 +2,7 @@ import { context, propagation, trace } from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import { setTracingEnabled } from './tracing';
 
 export interface Tracing {
   /** Exports the spans still buffered and stops. */
@@ -17,11 +18,6 @@ let active: { provider: NodeTracerProvider; users: number } | undefined;
  * is registered and the API stays a no-op. One provider per process: a
  * second platform in the same process (tests) shares the first one's.
  */
-/** Whether this process records spans (our per-request middleware skips all work otherwise). */
-export function tracingEnabled(): boolean {
-  return active !== undefined;
-}
-
 export function startTracing(endpoint: string | undefined, serviceName: string): Tracing {
   if (!endpoint) return { shutdown: async () => {} };
   if (!active) {
@@ -31,6 +27,7 @@ export function startTracing(endpoint: string | undefined, serviceName: string):
     });
     provider.register();
     active = { provider, users: 0 };
+    setTracingEnabled(true);
   }
   const current = active;
   current.users++;
@@ -40,6 +37,7 @@ export function startTracing(endpoint: string | undefined, serviceName: string):
       await current.provider.forceFlush();
       if (current.users > 0 || active !== current) return;
       active = undefined;
+      setTracingEnabled(false);
       await current.provider.shutdown();
       trace.disable();
       propagation.disable();

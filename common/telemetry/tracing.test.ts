@@ -1,8 +1,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
-import { startTracing, tracingEnabled } from './setup';
-import { activeTraceIds, contextFrom, inSpan, traceCarrier } from './tracing';
+import { startTracing } from './setup';
+import { activeTraceIds, contextFrom, inSpan, traceCarrier, tracingEnabled } from './tracing';
 import { createLogger } from '../logger';
 
 describe('tracing', () => {

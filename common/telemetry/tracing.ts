@@ -8,6 +8,18 @@ import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, ty
  */
 const tracer = () => trace.getTracer('caregraph');
 
+// Kept here, not in ./setup.ts, so that the per-request middleware can ask without loading the exporter and SDK
+// modules that only a process with tracing configured needs (about 0.3 s of every start-up otherwise).
+let recording = false;
+
+/** Whether this process records spans (our per-request middleware skips all work otherwise). */
+export const tracingEnabled = (): boolean => recording;
+
+/** Set by ./setup.ts when it registers or removes the process's tracer provider. */
+export function setTracingEnabled(on: boolean): void {
+  recording = on;
+}
+
 /** Runs `work` in a new span that is active for everything it awaits; ends it with the outcome. */
 export async function inSpan<T>(
   name: string,

@@ -1,6 +1,5 @@
 import { dirname, join } from 'node:path';
 import { Router, type Response } from 'express';
-import { stringify } from 'yaml';
 import type { PublicBase } from '../public-url';
 import { openApiDocument } from './document';
 
@@ -72,7 +71,9 @@ export function openApiRoutes(publicBase: PublicBase): Router {
   router.get('/openapi.json', (req, res) => {
     res.json(forServer(publicBase(req)));
   });
-  router.get('/openapi.yaml', (req, res) => {
+  router.get('/openapi.yaml', async (req, res) => {
+    // Loaded on first use: the YAML library is a tenth of a second of every start-up otherwise.
+    const { stringify } = await import('yaml');
     res.type('application/yaml').send(stringify(forServer(publicBase(req)), { aliasDuplicateObjects: false }));
   });
   router.get('/docs', (req, res) => {

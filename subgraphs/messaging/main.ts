@@ -1,7 +1,7 @@
 import { startPatientExportWorker } from './privacy/export.service';
 import { MessagingRetention, scheduleMessagingPurge } from './privacy/retention';
 import { createHmac } from 'node:crypto';
-import { migrate } from '../../common/db/migrate';
+import { ensureMigrated } from '../../common/db/migrate';
 import { FieldCipher } from '../../common/crypto';
 import { startSubgraphServer, type RunningSubgraph } from '../../common/graphql/subgraph-server';
 import { prepareSubgraph, subgraphServerOptions } from '../../common/subgraph-start';
@@ -104,7 +104,7 @@ export async function startMessagingWorker(
   options: Runtime & { db: Database; boss: PgBoss; clinical: ClinicalRecord; twilioStatusUrl?: string },
 ): Promise<{ close(): Promise<void> }> {
   const logger = options.logger.child({ role: 'worker' });
-  await migrate(options.db, 'messaging', (msg) => logger.info(msg));
+  await ensureMigrated(options.db, 'messaging', (msg) => logger.info(msg));
   const prisma = createMessagingPrisma(options.db);
   const worker = await startDeliveryWorker({
     prisma,

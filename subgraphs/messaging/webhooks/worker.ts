@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { systemClock, type Clock, type ClockTimer } from '../../../common/clock';
 import { FieldCipher } from '../../../common/crypto';
 import type { Database } from '../../../common/db/database';
-import { migrate } from '../../../common/db/migrate';
+import { ensureMigrated } from '../../../common/db/migrate';
 import { isWebhookEventType } from '../../../common/events/types';
 import type { Runtime, Stoppable } from '../../../common/runtime';
 import { createMessagingPrisma, type MessagingPrisma } from '../db/client';
@@ -185,8 +185,8 @@ export interface WebhookWorkerOptions extends Runtime {
 export async function startWebhookWorker(options: WebhookWorkerOptions): Promise<Stoppable> {
   const logger = options.logger.child({ component: 'webhooks' });
   // The worker role may start before the subgraphs have migrated their schemas (the relay reads the clinical record's outbox).
-  await migrate(options.db, 'messaging', (msg) => logger.info(msg));
-  await migrate(options.db, 'ehr', (msg) => logger.info(msg));
+  await ensureMigrated(options.db, 'messaging', (msg) => logger.info(msg));
+  await ensureMigrated(options.db, 'ehr', (msg) => logger.info(msg));
   // The relay schedules reminder jobs: their queue must exist before its first pass.
   await ensureQueues(options.boss, options.config.DELIVERY_JOB_EXPIRY_SECONDS);
   const prisma = createMessagingPrisma(options.db);
