@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { backendName, startTestPlatform, type TestPlatform } from './harness';
 import { compositionDecrypts } from './support/clinical-load';
+import { processDatabase } from './support/process-database';
 
 const HEART_RATE = 'http://loinc.org|8867-4';
 const COUNT = 24;
@@ -151,7 +152,8 @@ embedded('clinical index backfill at start-up', () => {
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
   it('indexes compositions committed without index rows, once', async () => {
-    const env = { DATABASE_URL: '', DATA_DIR: dataDir };
+    // The run's migrated and seeded snapshot, unpacked into DATA_DIR: a first start that migrates and seeds is not under test.
+    const env = { ...(await processDatabase(dataDir)).env, DATA_DIR: dataDir };
     const first = await startTestPlatform(env);
     try {
       for (const day of [3, 4]) expect((await first.request('POST', '/api/ehr/compositions', { body: vitals(day) })).status).toBe(201);
