@@ -86,14 +86,7 @@ const sqlArgs = (values: unknown[]) =>
  * committed message always has its job and a rolled-back one never does. This
  * is what makes an accepted message survive a crash at any point.
  */
-export async function enqueueInTransaction(
-  boss: PgBoss,
-  tx: RawTx,
-  queue: string,
-  data: object,
-  startAfter: Date | undefined,
-  clock: Clock,
-): Promise<void> {
+export async function enqueueInTransaction(boss: PgBoss, tx: RawTx, queue: string, data: object, startAfter: Date | undefined, clock: Clock): Promise<void> {
   const db = {
     executeSql: async (text: string, values: unknown[] = []) => ({ rows: await tx.$queryRawUnsafe<unknown[]>(text, ...sqlArgs(values)) }),
   };
