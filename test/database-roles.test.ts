@@ -23,6 +23,7 @@ import { sealMessagingContent } from '../subgraphs/messaging/keys/seal';
 import { seedMessaging } from '../subgraphs/messaging/seed';
 import { createMetricsRegistry } from '../common/metrics/registry';
 import { ehrMetrics } from '../subgraphs/ehr/metrics';
+import { systemClock } from '../common/clock';
 
 /**
  * The database's own guarantees (docs/security.md, Database roles), attacked
@@ -284,7 +285,7 @@ describe.each(testBackends())('database roles on $name', (backend) => {
       }
       const cipher = new FieldCipher(Buffer.from(KEY, 'base64'));
       // Confirmations schedule no reminder: the queue is passed but not written to.
-      expect(await relayClinicalEvents(messaging, cipher, new InProcessEventBus(), await createBoss(db))).toBe(2);
+      expect(await relayClinicalEvents(messaging, cipher, new InProcessEventBus(), await createBoss(db), systemClock)).toBe(2);
       const relayed = await db.query<{ tenantId: string; dataEnc: string | null }>(
         `SELECT "tenantId", "dataEnc" FROM messaging."Event" WHERE id LIKE 'evt_roles_%' ORDER BY 1`,
       );

@@ -69,7 +69,7 @@ export interface MessagingDeps {
   rateLimits: Record<RateLimitCategory, number>;
   /** Each tenant's recent API activity as the gateway records it (absent: not reported). */
   activity?: TenantActivity;
-  /** When exports expire (default: the system clock). */
+  /** The time of messages, replies, status changes and export expiry (default: the system clock). */
   clock?: Clock;
 }
 

@@ -48,7 +48,7 @@ export async function startMessagingSubgraph(options: MessagingStartOptions): Pr
   // The subgraph's own engine makes the first attempt of test events (the sendTestEvent mutation).
   const webhookEngine = createWebhookEngine(options, prisma);
   const { clinical } = options;
-  const relay = () => relayClinicalEvents(prisma, cipher, options.events, options.boss);
+  const relay = () => relayClinicalEvents(prisma, cipher, options.events, options.boss, options.clock);
   const hashKey = recipientHashKey(options.secrets.encryptionKey);
   const metrics = messagingMetrics(options.metrics);
   const server = await startSubgraphServer(
@@ -78,7 +78,7 @@ export async function startMessagingSubgraph(options: MessagingStartOptions): Pr
   // Automatic reminders, scheduled by the relay when appointments are booked or moved, go out here when due.
   const reminderWorker = await startReminderWorker(
     options.boss,
-    { prisma, cipher, clinical, boss: options.boss, events: options.events, hashKey, metrics },
+    { prisma, cipher, clinical, boss: options.boss, events: options.events, hashKey, metrics, clock: options.clock },
     logger,
   );
   // Subject access exports requested on any instance are packed here.
@@ -116,6 +116,7 @@ export async function startMessagingWorker(
     twilioStatusUrl: options.twilioStatusUrl,
     logger,
     metrics: messagingMetrics(options.metrics),
+    clock: options.clock,
   });
   const purge = await scheduleMessagingPurge(
     options.boss,

@@ -53,6 +53,11 @@ export function staleSends(prisma: MessagingPrisma, now: Date, limit: number): P
   return prisma.$queryRaw<TenantRow[]>`SELECT id, "tenantId" FROM messaging.stale_sends(${sqlTime(now)}::timestamp, ${limit}::int)`;
 }
 
+/** Held messages (their `dueAt` set after their last change) that are still queued and due at `now`. */
+export function overdueHeldMessages(prisma: MessagingPrisma, now: Date, limit: number): Promise<TenantRow[]> {
+  return prisma.$queryRaw<TenantRow[]>`SELECT id, "tenantId" FROM messaging.overdue_held_messages(${sqlTime(now)}::timestamp, ${limit}::int)`;
+}
+
 export async function latestSmsTo(prisma: MessagingPrisma, recipientHash: string): Promise<TenantRow | null> {
   const rows = await prisma.$queryRaw<TenantRow[]>`SELECT id, "tenantId" FROM messaging.latest_sms_to(${recipientHash})`;
   return rows[0] ?? null;

@@ -2,6 +2,7 @@ import type PgBoss from 'pg-boss';
 import type { Prisma } from '../db/generated/client';
 import { ensureQueue } from '../../../common/db/boss';
 import { traceCarrier } from '../../../common/telemetry/tracing';
+import type { Clock } from '../../../common/clock';
 
 /** Sends one message (or re-checks a held one); data {tenantId, messageId}. */
 export const DELIVER_QUEUE = 'messaging-deliver';
@@ -62,6 +63,17 @@ export async function ensureQueues(boss: PgBoss, jobExpirySeconds: number): Prom
   await ensureQueue(boss, reminderPolicy);
 }
 
+/**
+ * When a job due at `due` (an instant of `clock`) starts, as pg-boss takes it: seconds from the database's
+ * `now()`, since pg-boss starts jobs in database time, which does not follow an injected clock
+ * (common/clock.ts). Undefined when already due.
+ */
+function delaySeconds(due: Date | undefined, clock: Clock): number | undefined {
+  if (!due) return undefined;
+  const seconds = (due.getTime() - clock.now().getTime()) / 1000;
+  return seconds > 0 ? seconds : undefined;
+}
+
 type RawTx = Pick<Prisma.TransactionClient, '$queryRawUnsafe' | '$executeRawUnsafe'>;
 
 /** pg-boss's parameters as the Prisma driver takes them (objects as JSON text). */
@@ -74,15 +86,13 @@ const sqlArgs = (values: unknown[]) =>
  * committed message always has its job and a rolled-back one never does. This
  * is what makes an accepted message survive a crash at any point.
  */
-export async function enqueueInTransaction(boss: PgBoss, tx: RawTx, queue: string, data: object, startAfter?: Date): Promise<void> {
+export async function enqueueInTransaction(boss: PgBoss, tx: RawTx, queue: string, data: object, startAfter: Date | undefined, clock: Clock): Promise<void> {
   const db = {
     executeSql: async (text: string, values: unknown[] = []) => ({ rows: await tx.$queryRawUnsafe<unknown[]>(text, ...sqlArgs(values)) }),
   };
   // The sender's trace context travels with the job: the worker's run of it joins the same trace.
-  const id = await boss.send(queue, { ...data, ...traceCarrier() }, {
-    db,
-    ...(startAfter && startAfter.getTime() > Date.now() ? { startAfter } : {}),
-  } as PgBoss.SendOptions);
+  const delay = delaySeconds(startAfter, clock);
+  const id = await boss.send(queue, { ...data, ...traceCarrier() }, { db, ...(delay ? { startAfter: delay } : {}) } as PgBoss.SendOptions);
   if (!id) throw new Error(`job queue '${queue}' does not exist`);
 }
 
@@ -92,7 +102,13 @@ export async function enqueueInTransaction(boss: PgBoss, tx: RawTx, queue: strin
  * pg-boss's insert answers no ids: the statement's row count proves every
  * job was written (none is when the queue does not exist).
  */
-export async function enqueueManyInTransaction(boss: PgBoss, tx: RawTx, queue: string, jobs: { data: object; startAfter?: Date }[]): Promise<void> {
+export async function enqueueManyInTransaction(
+  boss: PgBoss,
+  tx: RawTx,
+  queue: string,
+  jobs: { data: object; startAfter?: Date }[],
+  clock: Clock,
+): Promise<void> {
   if (jobs.length === 0) return;
   let written = 0;
   const db = {
@@ -101,15 +117,18 @@ export async function enqueueManyInTransaction(boss: PgBoss, tx: RawTx, queue: s
       return { rows: [] };
     },
   };
-  const now = Date.now();
   const trace = traceCarrier();
   await boss.insert(
-    jobs.map((job) => ({
-      name: queue,
-      // A job that names its own trace context (the job it continues) keeps it.
-      data: { ...trace, ...job.data },
-      ...(job.startAfter && job.startAfter.getTime() > now ? { startAfter: job.startAfter } : {}),
-    })),
+    jobs.map((job) => {
+      const delay = delaySeconds(job.startAfter, clock);
+      return {
+        name: queue,
+        // A job that names its own trace context (the job it continues) keeps it.
+        data: { ...trace, ...job.data },
+        // A number of seconds as text: pg-boss's insert adds it to the database's now() as an interval.
+        ...(delay ? { startAfter: String(delay) } : {}),
+      };
+    }),
     { db } as PgBoss.InsertOptions,
   );
   if (written !== jobs.length) throw new Error(`job queue '${queue}' took ${written} of ${jobs.length} jobs`);

@@ -9,6 +9,7 @@ import { tenantClient } from '../../../common/db/tenant-session';
 import { traceCarrier } from '../../../common/telemetry/tracing';
 import { isMessageStatus, planTransition, type MessageStatus } from './status';
 import type { MessagingMetrics } from '../metrics';
+import { systemClock, type Clock } from '../../../common/clock';
 
 export type Tx = Prisma.TransactionClient;
 
@@ -22,8 +23,8 @@ const WEBHOOK_TYPE: Partial<Record<MessageStatus, WebhookEventType>> = {
 export function statusEvent(
   message: Pick<MessageRow, 'id' | 'tenantId' | 'patientId' | 'channel'>,
   status: MessageStatus,
-  error?: string | null,
-  at = new Date(),
+  error: string | null | undefined,
+  at: Date,
 ): PlatformEvent<MessageEventData> {
   return {
     id: newEventId(),
@@ -45,7 +46,7 @@ async function recordStatuses(
   message: MessageRow,
   statuses: MessageStatus[],
   error: string | null,
-  at = new Date(),
+  at: Date,
 ): Promise<PlatformEvent<any>[]> {
   const published: PlatformEvent<any>[] = [];
   for (const status of statuses) {
@@ -80,16 +81,17 @@ export interface AdvanceOptions {
  * the events once committed. Returns the statuses recorded (empty: nothing to
  * do, e.g. a duplicate or late provider callback).
  */
-/** What a status change needs: the database, the live bus, the cipher of the outbox, and where transitions are counted. */
+/** What a status change needs: the database, the live bus, the cipher of the outbox, where transitions are counted, and the time they are recorded at (default: the system clock). */
 export interface StatusDeps {
   prisma: MessagingPrisma;
   events: EventBus;
   cipher: FieldCipher;
   metrics: MessagingMetrics;
+  clock?: Clock;
 }
 
 export async function advanceStatus(
-  { prisma, events: bus, cipher, metrics }: StatusDeps,
+  { prisma, events: bus, cipher, metrics, clock = systemClock }: StatusDeps,
   where: { id: string } | { provider: string; providerMessageId: string },
   target: MessageStatus,
   options: AdvanceOptions = {},
@@ -103,18 +105,19 @@ export async function advanceStatus(
     const plan = planTransition(message.status, target);
     if (plan.length === 0) return { message, recorded: [] };
     const error = target === 'failed' ? (options.error ?? 'delivery failed') : null;
+    const at = clock.now();
     const result = await prisma.$transaction(async (tx) => {
       const updated = await tx.message.updateMany({
         where: { id: message.id, status: message.status },
-        data: { ...options.set, status: target, error, ...(target === 'sending' ? {} : { leaseUntil: null }) },
+        data: { ...options.set, status: target, error, updatedAt: at, ...(target === 'sending' ? {} : { leaseUntil: null }) },
       });
       if (updated.count === 0) return null;
-      const events = await recordStatuses(tx, cipher, message, plan, error);
+      const events = await recordStatuses(tx, cipher, message, plan, error, at);
       await options.also?.(tx, message);
       return events;
     });
     if (result) {
-      countTransitions(metrics, message, plan);
+      countTransitions(metrics, message, plan, at);
       await publishCommitted(bus, result);
       return { message: { ...message, status: target, error }, recorded: plan };
     }
@@ -159,7 +162,7 @@ export async function advanceMany(deps: StatusDeps, tenantId: string, moves: Mov
     }))
     .filter((p) => p.plan.length > 0);
   if (planned.length === 0) return [];
-  const at = new Date();
+  const at = (deps.clock ?? systemClock).now();
   const atSql = at.toISOString();
   const activeTrace = traceCarrier().traceparent ?? null;
   const col = <T>(pick: (p: (typeof planned)[number]) => T) => planned.map(pick);
@@ -211,7 +214,7 @@ export async function advanceMany(deps: StatusDeps, tenantId: string, moves: Mov
       );
     return { done, published };
   });
-  for (const p of committed.done) countTransitions(deps.metrics, p.move.message, p.plan);
+  for (const p of committed.done) countTransitions(deps.metrics, p.move.message, p.plan, at);
   await Promise.all([...committed.published.values()].map((events) => publishCommitted(deps.events, events)));
   const recorded = committed.done.map((p) => p.move);
   // Changed since read (a concurrent worker or callback): alone, re-read and re-planned.
@@ -227,11 +230,11 @@ export async function advanceMany(deps: StatusDeps, tenantId: string, moves: Mov
 }
 
 /** Counts each committed step of a move (queued → sent records sending and sent) and the queued → delivered time. */
-function countTransitions(metrics: MessagingMetrics, message: MessageRow, plan: MessageStatus[]): void {
+function countTransitions(metrics: MessagingMetrics, message: MessageRow, plan: MessageStatus[], at: Date): void {
   let from: string = message.status;
   for (const to of plan) {
     metrics.statusChanged(from, to, message.channel);
-    if (to === 'delivered') metrics.delivered(message.channel, Math.max(0, Date.now() - message.createdAt.getTime()) / 1000);
+    if (to === 'delivered') metrics.delivered(message.channel, Math.max(0, at.getTime() - message.createdAt.getTime()) / 1000);
     from = to;
   }
 }

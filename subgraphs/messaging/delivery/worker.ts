@@ -6,7 +6,7 @@ import type { EventBus } from '../../../common/events/bus';
 import type { Logger } from '../../../common/logger';
 import { tenantClient } from '../../../common/db/tenant-session';
 import type { MessagingPrisma } from '../db/client';
-import { staleSends } from '../db/cross-tenant';
+import { overdueHeldMessages, staleSends } from '../db/cross-tenant';
 import type { Message as MessageRow } from '../db/generated/client';
 import type { ClinicalPatient } from '../clinical-record/client';
 import type { ClinicalRecord } from '../clinical-record/client';
@@ -21,6 +21,7 @@ import { advanceMany, type Move, type Tx } from './transitions';
 import { openMessage } from '../sealed';
 import { AppError } from '../../../common/errors';
 import type { MessagingMetrics } from '../metrics';
+import { systemClock, type Clock, type ClockTimer } from '../../../common/clock';
 import { contextFrom, inSpan, SpanKind, startSpan, traceCarrier, type Context } from '../../../common/telemetry/tracing';
 
 export interface DeliveryWorkerOptions {
@@ -36,6 +37,8 @@ export interface DeliveryWorkerOptions {
   /** Where Twilio posts status callbacks (omitted: Twilio sends none). */
   twilioStatusUrl?: string;
   metrics: MessagingMetrics;
+  /** The time of leases, retries, quiet hours and the sweep (default: the system clock). */
+  clock?: Clock;
 }
 
 export interface DeliveryWorker {
@@ -84,14 +87,15 @@ const nextJob = (message: Pick<MessageRow, 'id' | 'tenantId'>, job: RunningJob<u
  * them to the channel providers concurrently and records the outcomes through the state machine. Each step is
  * one statement per kind for the batch's messages of one tenant. A sweep re-enqueues `sending` messages whose
  * lease ran out (their worker died), so a crash anywhere ends, after restart, in exactly one final status per
- * message.
+ * message, and held messages whose due time has passed on the clock (see `sweep`).
  */
 export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promise<DeliveryWorker> {
   const { prisma, boss, events, config, cipher, clinical } = options;
   const logger = options.logger.child({ component: 'delivery-worker' });
   const providers = options.providers ?? createProviders(config, { twilioStatusUrl: options.twilioStatusUrl });
   const leaseMs = config.DELIVERY_LEASE_MS;
-  const statusDeps = { prisma, events, cipher, metrics: options.metrics };
+  const clock = options.clock ?? systemClock;
+  const statusDeps = { prisma, events, cipher, metrics: options.metrics, clock };
   await ensureQueues(boss, config.DELIVERY_JOB_EXPIRY_SECONDS);
 
   const failMove = (message: MessageRow, job: RunningJob<unknown>, error: string): Move => ({ message, target: 'failed', error, traceparent: job.traceparent });
@@ -106,7 +110,7 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
   async function deliverTenant(tenantId: string, jobs: Map<string, RunningJob<DeliverJob>>): Promise<void> {
     const db = tenantClient(prisma, tenantId);
     const rows = await db.message.findMany({ where: { tenantId, id: { in: [...jobs.keys()] } } });
-    const now = new Date();
+    const now = clock.now();
     const jobOf = (message: MessageRow) => jobs.get(message.id)!;
     // Resuming: a retry after a transient error (lease cleared) or a send whose worker died (lease expired).
     const resumable = rows.filter((row) => row.status === 'sending' && !(row.leaseUntil && row.leaseUntil.getTime() > now.getTime()));
@@ -162,7 +166,7 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
     if (held.length === 0) return;
     await tenantClient(prisma, tenantId).$transaction(async (tx: Tx) => {
       const moved = await tx.$queryRaw<{ id: string }[]>`
-        UPDATE messaging."Message" AS m SET "dueAt" = h.due, "updatedAt" = ${new Date().toISOString()}::timestamp(3)
+        UPDATE messaging."Message" AS m SET "dueAt" = h.due, "updatedAt" = ${clock.now().toISOString()}::timestamp(3)
         FROM unnest(${held.map((h) => h.message.id)}::text[], ${held.map((h) => h.release.toISOString())}::timestamp(3)[]) AS h (id, due)
         WHERE m."id" = h.id AND m."status" = 'queued'
         RETURNING m."id"`;
@@ -173,6 +177,7 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
         tx,
         DELIVER_QUEUE,
         due.map((h) => nextJob(h.message, jobs.get(h.message.id)!, h.release)),
+        clock,
       );
     });
   }
@@ -211,12 +216,13 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
           SELECT m."id" FROM messaging."Message" AS m
           JOIN unnest(${messages.map((m) => m.id)}::text[], ${messages.map((m) => m.status)}::text[]) AS c (id, status) ON m."id" = c.id AND m."status" = c.status`;
         const ids = new Set(unchanged.map((row) => row.id));
-        const later = new Date(Date.now() + CLINICAL_RETRY_MS);
+        const later = new Date(clock.now().getTime() + CLINICAL_RETRY_MS);
         await enqueueManyInTransaction(
           boss,
           tx,
           DELIVER_QUEUE,
           messages.filter((m) => ids.has(m.id)).map((m) => nextJob(m, jobs.get(m.id)!, later)),
+          clock,
         );
       });
       return undefined;
@@ -283,7 +289,7 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
         retries.push(row);
       }
     }
-    const now = Date.now();
+    const now = clock.now().getTime();
     await Promise.all([
       advanceMany(statusDeps, tenantId, sent, (tx, moved) =>
         enqueueManyInTransaction(
@@ -302,13 +308,14 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
             };
             return [{ data, startAfter: new Date(now + report.afterMs) }];
           }),
+          clock,
         ),
       ),
       advanceMany(statusDeps, tenantId, failures),
       retries.length > 0 &&
         tenantClient(prisma, tenantId).$transaction(async (tx: Tx) => {
           const released = await tx.$queryRaw<{ id: string }[]>`
-            UPDATE messaging."Message" SET "leaseUntil" = NULL, "updatedAt" = ${new Date().toISOString()}::timestamp(3)
+            UPDATE messaging."Message" SET "leaseUntil" = NULL, "updatedAt" = ${new Date(now).toISOString()}::timestamp(3)
             WHERE "id" = ANY(${retries.map((m) => m.id)}::text[]) AND "status" = 'sending'
             RETURNING "id"`;
           const ids = new Set(released.map((row) => row.id));
@@ -317,6 +324,7 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
             tx,
             DELIVER_QUEUE,
             retries.filter((m) => ids.has(m.id)).map((m) => nextJob(m, jobs.get(m.id)!, new Date(now + retryDelayMs(m.attempts)))),
+            clock,
           );
         }),
     ]);
@@ -336,27 +344,44 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
     );
   }
 
-  /** Sends whose worker died: clear the lease and give them a new job (one transaction per tenant). */
+  /**
+   * Sends whose worker died: clear the lease and give them a new job. Held messages whose due time has passed
+   * on the clock: a new job now. Their own job starts in database time (pg-boss), which an injected clock does
+   * not move, so without this a test that moves the clock past quiet hours would still wait for the database.
+   * In production the two agree and this at most duplicates a job that is starting anyway: harmless, as the
+   * worker claims a message once (a compare-and-set on its status). A held message is one whose `dueAt` is
+   * later than its last change (`updatedAt`, when its delayed job was issued); the re-issue sets `updatedAt`
+   * to now, past `dueAt`, so each hold is re-issued at most once, by one instance.
+   */
   async function sweep(): Promise<void> {
-    const now = new Date();
-    const stale = await staleSends(prisma, now, 200);
-    const tenants = new Map<string, string[]>();
-    for (const { id, tenantId } of stale) tenants.set(tenantId, [...(tenants.get(tenantId) ?? []), id]);
+    const now = clock.now();
+    const nowSql = now.toISOString();
+    const [stale, overdue] = await Promise.all([staleSends(prisma, now, 200), overdueHeldMessages(prisma, now, 200)]);
+    const tenants = new Map<string, { stale: string[]; overdue: string[] }>();
+    const of = (tenantId: string) => tenants.get(tenantId) ?? tenants.set(tenantId, { stale: [], overdue: [] }).get(tenantId)!;
+    for (const { id, tenantId } of stale) of(tenantId).stale.push(id);
+    for (const { id, tenantId } of overdue) of(tenantId).overdue.push(id);
     for (const [tenantId, ids] of tenants) {
       await tenantClient(prisma, tenantId).$transaction(async (tx: Tx) => {
         const released = await tx.$queryRaw<{ id: string }[]>`
-          UPDATE messaging."Message" SET "leaseUntil" = NULL, "updatedAt" = ${now.toISOString()}::timestamp(3)
-          WHERE "id" = ANY(${ids}::text[]) AND "status" = 'sending' AND "leaseUntil" < ${now.toISOString()}::timestamp(3)
+          UPDATE messaging."Message" SET "leaseUntil" = NULL, "updatedAt" = ${nowSql}::timestamp(3)
+          WHERE "id" = ANY(${ids.stale}::text[]) AND "status" = 'sending' AND "leaseUntil" < ${nowSql}::timestamp(3)
+          RETURNING "id"`;
+        const due = await tx.$queryRaw<{ id: string }[]>`
+          UPDATE messaging."Message" SET "updatedAt" = ${nowSql}::timestamp(3)
+          WHERE "id" = ANY(${ids.overdue}::text[]) AND "status" = 'queued' AND "dueAt" <= ${nowSql}::timestamp(3) AND "dueAt" > "updatedAt"
           RETURNING "id"`;
         await enqueueManyInTransaction(
           boss,
           tx,
           DELIVER_QUEUE,
-          released.map((row) => ({ data: { tenantId, messageId: row.id } satisfies DeliverJob })),
+          [...released, ...due].map((row) => ({ data: { tenantId, messageId: row.id } satisfies DeliverJob })),
+          clock,
         );
       });
     }
     if (stale.length > 0) logger.warn({ count: stale.length }, 'resumed sends whose worker stopped');
+    if (overdue.length > 0) logger.debug({ count: overdue.length }, 'released held messages due on the clock');
   }
 
   // A full batch means more are waiting: fetch again at once instead of after the polling interval.
@@ -379,20 +404,26 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
   };
   await work<DeliverJob>(DELIVER_QUEUE, deliver);
   await work<SimulatorReportJob>(SIMULATOR_REPORT_QUEUE, report);
+  // The sweep runs on the clock, re-armed once each run has finished (never two at once).
+  const sweepEveryMs = Math.min(10_000, Math.max(1000, Math.floor(leaseMs / 2)));
+  let stopped = false;
+  let timer: ClockTimer | undefined;
   let sweeping: Promise<void> | undefined;
   const runSweep = () => {
-    sweeping ??= sweep()
+    sweeping = sweep()
       .catch((err) => logger.error({ err }, 'delivery sweep failed'))
-      .finally(() => (sweeping = undefined));
+      .finally(() => {
+        sweeping = undefined;
+        if (!stopped) timer = clock.setTimeout(runSweep, sweepEveryMs);
+      });
   };
   runSweep();
-  const timer = setInterval(runSweep, Math.min(10_000, Math.max(1000, Math.floor(leaseMs / 2))));
-  timer.unref();
   logger.info({ sms: providers.sms.name, email: providers.email.name }, 'delivery worker started');
 
   return {
     async close() {
-      clearInterval(timer);
+      stopped = true;
+      clock.clearTimeout(timer);
       await Promise.all(workers.map((worker) => worker.close()));
       await sweeping;
       await providers.sms.close?.();

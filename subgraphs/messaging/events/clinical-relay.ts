@@ -8,6 +8,7 @@ import { sealJson } from '../sealed';
 import { publishCommitted } from './outbox';
 import type PgBoss from 'pg-boss';
 import { scheduleReminders } from '../reminders/schedule';
+import type { Clock } from '../../../common/clock';
 
 const RELAY_BATCH = 200;
 
@@ -33,17 +34,17 @@ interface ClinicalOutboxRow {
  * (subscriptions): a lost publish costs a live update, never a webhook.
  * Returns how many events were moved (at most one batch per tenant).
  */
-export async function relayClinicalEvents(prisma: MessagingPrisma, cipher: FieldCipher, bus: EventBus, boss: PgBoss): Promise<number> {
+export async function relayClinicalEvents(prisma: MessagingPrisma, cipher: FieldCipher, bus: EventBus, boss: PgBoss, clock: Clock): Promise<number> {
   // Row-level security: the runtime role sees no outbox row without a tenant. The
   // owner's function names the tenants with work (nothing new: one cheap query),
   // then each tenant's batch is copied and marked under that tenant.
   const tenants = await prisma.$queryRaw<{ t: string }[]>`SELECT t FROM ehr.tenants_with_unrelayed_events() AS t`;
   let moved = 0;
-  for (const { t: tenantId } of tenants) moved += await relayTenant(prisma, cipher, bus, boss, tenantId);
+  for (const { t: tenantId } of tenants) moved += await relayTenant(prisma, cipher, bus, boss, clock, tenantId);
   return moved;
 }
 
-async function relayTenant(prisma: MessagingPrisma, cipher: FieldCipher, bus: EventBus, boss: PgBoss, tenantId: string): Promise<number> {
+async function relayTenant(prisma: MessagingPrisma, cipher: FieldCipher, bus: EventBus, boss: PgBoss, clock: Clock, tenantId: string): Promise<number> {
   const events = await inTenant(prisma, tenantId, async (tx: Tx) => {
     const rows = await tx.$queryRaw<ClinicalOutboxRow[]>`
       SELECT "tenantId", id, type, data, to_char("createdAt", 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "createdAt"
@@ -61,7 +62,7 @@ async function relayTenant(prisma: MessagingPrisma, cipher: FieldCipher, bus: Ev
     });
     const ids = rows.map((row) => row.id);
     await tx.$executeRaw`UPDATE "ehr"."OutboxEvent" SET "relayedAt" = now() WHERE id = ANY(${ids}::text[])`;
-    await scheduleReminders(tx, boss, tenantId, parsed, new Date());
+    await scheduleReminders(tx, boss, tenantId, parsed, clock);
     return parsed.map((row): PlatformEvent<Record<string, unknown>> => ({
       id: row.id,
       type: row.type as WebhookEventType,

@@ -16,6 +16,7 @@ import { statusEvent } from '../delivery/transitions';
 import { publishCommitted } from '../events/outbox';
 import { toPreferencesView, type PreferencesView } from '../preferences/preference.service';
 import { releaseTime } from '../preferences/quiet-hours';
+import { systemClock, type Clock } from '../../../common/clock';
 import { renderTemplate, validateVariables, type TemplateVariableDef } from '../templates/render';
 import { phoneHash } from './recipient';
 import { assertMessagingConsent } from '../consent';
@@ -62,6 +63,8 @@ export interface MessageServiceDeps {
   /** Key of the recipient hash (see recipient.ts). */
   hashKey: Buffer;
   metrics: MessagingMetrics;
+  /** When messages are created and come due (default: the system clock). */
+  clock?: Clock;
 }
 
 interface SendContext {
@@ -153,6 +156,10 @@ export class MessageService {
     return this.deps.prisma;
   }
 
+  private get clock(): Clock {
+    return this.deps.clock ?? systemClock;
+  }
+
   /** A patient token sees only its own messages; others of the tenant look absent. */
   private visiblePatient(): string | undefined {
     return readScope(this.identity, 'message');
@@ -230,7 +237,7 @@ export class MessageService {
     const answer = (index: number, message: Pick<MessageRow, 'id' | 'status' | 'createdAt'>) => {
       results[index] = { index, id: message.id, status: message.status, createdAt: message.createdAt };
     };
-    const now = new Date();
+    const now = this.clock.now();
     const pending: { index: number; row: PreparedMessage }[] = [];
     inputs.forEach((input, index) => {
       try {
@@ -427,6 +434,7 @@ export class MessageService {
         tx,
         DELIVER_QUEUE,
         queued.map((row) => ({ data: { tenantId: row.tenantId, messageId: row.id } satisfies DeliverJob, startAfter: row.dueAt })),
+        this.clock,
       );
       return ids;
     });
@@ -449,14 +457,15 @@ export class MessageService {
       const earlier = await this.findIdempotent(options.idempotencyKey, hash);
       if (earlier) return openMessage(this.deps.cipher, earlier);
     }
-    const now = new Date();
+    const now = this.clock.now();
     const data = this.prepare(input, context, { ...options, hash }, now);
     let created: MessageRow;
     // Past the deadline nothing is stored (a retry is safe); once begun, the write completes and is answered.
     this.deadline?.beginWrite();
     try {
       created = await this.prisma.$transaction(async (tx) => {
-        const message = await tx.message.create({ data });
+        // Changed when created, on the clock: a message due later than that is held (the delivery sweep's test).
+        const message = await tx.message.create({ data: { ...data, updatedAt: data.createdAt } });
         await tx.messageStatusChange.create({ data: { tenantId: message.tenantId, messageId: message.id, status: 'queued', at: now } });
         await enqueueInTransaction(
           this.deps.boss,
@@ -464,6 +473,7 @@ export class MessageService {
           DELIVER_QUEUE,
           { tenantId: message.tenantId, messageId: message.id } satisfies DeliverJob,
           message.dueAt,
+          this.clock,
         );
         return message;
       });

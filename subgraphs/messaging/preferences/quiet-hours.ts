@@ -34,7 +34,7 @@ function localClock(at: Date, zone: string): { minute: number; second: number } 
  * worker checks again when the held message comes due, so it never goes out
  * inside the window.
  */
-export function releaseTime(quiet: QuietHoursSetting | null, at: Date = new Date()): Date {
+export function releaseTime(quiet: QuietHoursSetting | null, at: Date): Date {
   if (!quiet) return at;
   const start = minutesOf(quiet.start);
   const end = minutesOf(quiet.end);

@@ -4,6 +4,7 @@ import type { Tx } from '../delivery/transitions';
 import { toPreferencesView } from '../preferences/preference.service';
 import { quietStartBefore, releaseTime, type QuietHoursSetting } from '../preferences/quiet-hours';
 import { reminderLeadMinutes } from './settings';
+import type { Clock } from '../../../common/clock';
 
 /**
  * When an appointment's reminder goes out: `leadMinutes` before its start,
@@ -33,7 +34,8 @@ interface RelayedEvent {
  * moved on since (another start, cancelled), so a moved reminder's old job
  * sends nothing.
  */
-export async function scheduleReminders(tx: Tx, boss: PgBoss, tenantId: string, events: RelayedEvent[], now: Date): Promise<void> {
+export async function scheduleReminders(tx: Tx, boss: PgBoss, tenantId: string, events: RelayedEvent[], clock: Clock): Promise<void> {
+  const now = clock.now();
   let leadMinutes: number | undefined;
   for (const { type, data } of events) {
     const appointmentId = String(data.appointmentId);
@@ -55,6 +57,6 @@ export async function scheduleReminders(tx: Tx, boss: PgBoss, tenantId: string, 
       update: row,
     });
     const job: ReminderJob = { tenantId, appointmentId, start: start.toISOString() };
-    await enqueueInTransaction(boss, tx, REMINDER_QUEUE, job, dueAt);
+    await enqueueInTransaction(boss, tx, REMINDER_QUEUE, job, dueAt, clock);
   }
 }

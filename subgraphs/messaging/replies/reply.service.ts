@@ -16,6 +16,7 @@ import { changePreferences } from '../preferences/preference.service';
 import { phoneHash } from '../messages/recipient';
 import { parseKeyword } from './keywords';
 import { actsInAllTenants, assertCan } from '../policy/rules';
+import { systemClock, type Clock } from '../../../common/clock';
 
 /** `pending`: a C/X reply whose appointment change the clinical record has not taken yet (retried until it answers). */
 type ReplyOutcome = 'none' | 'confirmed' | 'cancelled' | 'opted_out' | 'opted_in' | 'ignored' | 'pending';
@@ -39,6 +40,8 @@ export interface ReplyServiceDeps {
   boss: PgBoss;
   /** See AppointmentReplyDeps.relay. */
   relayClinicalEvents: () => Promise<unknown>;
+  /** When replies are received (default: the system clock). */
+  clock?: Clock;
 }
 
 /** How long the first, inline attempt has before the reply's job makes the next one. */
@@ -119,7 +122,8 @@ export class ReplyService {
     } else if (parsed?.action === 'stop') action = 'opted_out';
     else if (parsed?.action === 'start') action = 'opted_in';
 
-    const receivedAt = new Date();
+    const clock = this.deps.clock ?? systemClock;
+    const receivedAt = clock.now();
     const { row, events, job } = await prisma.$transaction(async (tx) => {
       const row = await tx.inboundMessage.create({
         data: {
@@ -147,7 +151,7 @@ export class ReplyService {
       if (appointmentStatus) {
         // The reply and the request to change its appointment commit together; the job retries until the clinical record answers.
         job = { tenantId: message.tenantId, replyId: row.id, appointmentId: message.appointmentId!, status: appointmentStatus };
-        await enqueueInTransaction(this.deps.boss, tx, APPOINTMENT_REPLY_QUEUE, job, new Date(receivedAt.getTime() + REPLY_JOB_DELAY_MS));
+        await enqueueInTransaction(this.deps.boss, tx, APPOINTMENT_REPLY_QUEUE, job, new Date(receivedAt.getTime() + REPLY_JOB_DELAY_MS), clock);
       }
       if (action === 'opted_out' || action === 'opted_in') {
         await changePreferences(

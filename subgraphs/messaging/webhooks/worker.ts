@@ -196,7 +196,7 @@ export async function startWebhookWorker(options: WebhookWorkerOptions): Promise
     engine,
     logger,
     options.config.WEBHOOK_ENDPOINT_CONCURRENCY,
-    () => relayClinicalEvents(prisma, relayCipher, options.events, options.boss),
+    () => relayClinicalEvents(prisma, relayCipher, options.events, options.boss, options.clock),
     options.clock,
   );
   const unsubscribe = options.events.subscribe((event) => {
