@@ -53,8 +53,10 @@ describe(`webhooks (${backendName})`, () => {
   });
   afterAll(async () => {
     await prisma?.$disconnect();
-    await t?.stop();
+    // The receiver first: the platform's stop waits for attempts in flight, and a test's hanging endpoint would
+    // hold it for the whole WEBHOOK_TIMEOUT_MS; closed, their attempts end at once.
     await receiver?.close();
+    await t?.stop();
   });
 
   /** What a messaging service does: the event in the outbox in its transaction, then the live publish. */
