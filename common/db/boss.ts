@@ -93,7 +93,22 @@ async function installJobQueue(db: Database, schema: string): Promise<void> {
  * key to its queue table: processes starting together and adding queues at once can deadlock there,
  * or meet another process's grant script (see isCatalogRace), and the loser is simply tried again.
  */
-export async function ensureQueue(boss: PgBoss, policy: PgBoss.Queue): Promise<void> {
+export function ensureQueue(boss: PgBoss, policy: PgBoss.Queue): Promise<void> {
+  // The parts of one process (subgraph, workers) ask for the same queues: each policy is applied once per boss.
+  let applied = queuesApplied.get(boss);
+  if (!applied) queuesApplied.set(boss, (applied = new Map()));
+  const key = JSON.stringify(policy);
+  const known = applied.get(key);
+  if (known) return known;
+  const running = createOrUpdateQueue(boss, policy);
+  applied.set(key, running);
+  running.catch(() => applied.delete(key));
+  return running;
+}
+
+const queuesApplied = new WeakMap<PgBoss, Map<string, Promise<void>>>();
+
+async function createOrUpdateQueue(boss: PgBoss, policy: PgBoss.Queue): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     try {
       await boss.createQueue(policy.name, policy);
