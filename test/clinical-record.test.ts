@@ -8,13 +8,13 @@ import { createLogger } from '../common/logger';
 import { createEventBus } from '../common/events';
 import { createBoss } from '../common/db/boss';
 import { openDatabase } from '../common/db/database';
-import { createTestDatabase, stopTestBoss, type TestDatabase } from '../common/db/test-backends';
+import { stopTestBoss, type TestDatabase } from '../common/db/test-backends';
 import { systemClock } from '../common/clock';
 import type { Stoppable } from '../common/runtime';
 import { AppError } from '../common/errors';
 import { startEhrSubgraph } from '../subgraphs/ehr/main';
 import { GraphQLClinicalRecord, httpTransport, inProcessTransport, type ClinicalRecord } from '../subgraphs/messaging/clinical-record/client';
-import { backendName } from './harness';
+import { backendName, seededDatabase } from './harness';
 import { createMetricsRegistry } from '../common/metrics/registry';
 
 /**
@@ -31,14 +31,16 @@ describe(`ClinicalRecord transports (${backendName})`, () => {
   let overHttp: ClinicalRecord;
 
   beforeAll(async () => {
-    database = await createTestDatabase();
+    // The run's migrated and seeded database: this file is about the clinical record's client, not a first start.
+    const seeded = await seededDatabase();
+    database = seeded;
     dataDir = mkdtempSync(join(tmpdir(), 'caregraph-clinical-'));
-    const config = loadConfig({ NODE_ENV: 'test', DATA_DIR: dataDir, DATABASE_URL: database.databaseUrl, HOST: '127.0.0.1' });
+    const config = loadConfig({ NODE_ENV: 'test', DATA_DIR: dataDir, DATABASE_URL: database.databaseUrl, HOST: '127.0.0.1', ...seeded.secrets });
     const secrets = resolveSecrets(config);
     const logger = createLogger('silent');
     const events = await createEventBus(config, logger);
     started.push({ name: 'events', close: () => events.close() });
-    const db = await openDatabase({ databaseUrl: database.databaseUrl, dataDir });
+    const db = await openDatabase({ databaseUrl: database.databaseUrl, dataDir, loadDataDir: seeded.loadDataDir });
     started.push({ name: 'db', close: () => db.close() });
     const boss = await createBoss(db);
     await boss.start();

@@ -9,7 +9,7 @@ import { createLogger } from '../common/logger';
 import { createEventBus } from '../common/events';
 import { createBoss } from '../common/db/boss';
 import { openDatabase, type Database } from '../common/db/database';
-import { createTestDatabase, stopTestBoss, type TestDatabase } from '../common/db/test-backends';
+import { stopTestBoss, type TestDatabase } from '../common/db/test-backends';
 import { systemClock } from '../common/clock';
 import { issueAccessToken } from '../common/auth/tokens';
 import type { Stoppable } from '../common/runtime';
@@ -19,7 +19,7 @@ import { GraphQLClinicalRecord, inProcessTransport } from '../subgraphs/messagin
 import { tenantClient } from '../common/db/tenant-session';
 import { createEhrPrisma } from '../subgraphs/ehr/db/client';
 import { startGateway } from '../gateway/server';
-import { backendName } from './harness';
+import { backendName, seededDatabase } from './harness';
 import { createMetricsRegistry } from '../common/metrics/registry';
 import { FieldCipher } from '../common/crypto';
 
@@ -83,14 +83,16 @@ describe(`federated query SQL (${backendName})`, () => {
   let token: string;
 
   beforeAll(async () => {
-    database = await createTestDatabase();
+    // The run's migrated and seeded database: what is counted is the queries of one request, not a first start.
+    const seeded = await seededDatabase();
+    database = seeded;
     dataDir = mkdtempSync(join(tmpdir(), 'caregraph-sql-'));
-    const config = loadConfig({ NODE_ENV: 'test', DATA_DIR: dataDir, DATABASE_URL: database.databaseUrl, HOST: '127.0.0.1' });
+    const config = loadConfig({ NODE_ENV: 'test', DATA_DIR: dataDir, DATABASE_URL: database.databaseUrl, HOST: '127.0.0.1', ...seeded.secrets });
     const secrets = resolveSecrets(config);
     const logger = createLogger('silent');
     const events = await createEventBus(config, logger);
     started.push({ name: 'events', close: () => events.close() });
-    const raw = await openDatabase({ databaseUrl: database.databaseUrl, dataDir });
+    const raw = await openDatabase({ databaseUrl: database.databaseUrl, dataDir, loadDataDir: seeded.loadDataDir });
     started.push({ name: 'db', close: () => raw.close() });
     const db = countingDatabase(raw, counter);
     const boss = await createBoss(db);

@@ -87,17 +87,29 @@ const OWN_DATABASE = [
   'TENANTS',
 ];
 
+/**
+ * A copy of the run's migrated and seeded database, for a test that assembles the platform's parts itself: where
+ * it is (on PGlite, `memory://` opened with `loadDataDir`) and the keys its seed was sealed with (pass them to the
+ * configuration). Without a snapshot (a file run outside the e2e project): an empty database and no keys.
+ */
+export async function seededDatabase(): Promise<TestDatabase & { secrets: Record<string, string>; loadDataDir?: Uint8Array }> {
+  const seeded = loadSnapshot();
+  const database = await createTestDatabase({ template: seeded?.manifest.postgresTemplate });
+  return { ...database, secrets: seeded?.manifest.secrets ?? {}, loadDataDir: seeded?.pglite };
+}
+
 export async function startTestPlatform(
   extraEnv: Record<string, string> = {},
   role: ProcessRole = 'all',
   options: { clock?: Clock } = {},
 ): Promise<TestPlatform> {
   // A caller-chosen DATABASE_URL ('' = file-backed PGlite in DATA_DIR) is used as is and never dropped.
-  const seeded = OWN_DATABASE.some((name) => name in extraEnv) ? null : loadSnapshot();
-  const database: TestDatabase =
+  const database: TestDatabase & { secrets?: Record<string, string>; loadDataDir?: Uint8Array } =
     'DATABASE_URL' in extraEnv
       ? { databaseUrl: extraEnv.DATABASE_URL, drop: async () => {} }
-      : await createTestDatabase({ template: seeded?.manifest.postgresTemplate });
+      : OWN_DATABASE.some((name) => name in extraEnv)
+        ? await createTestDatabase()
+        : await seededDatabase();
   const dataDir = mkdtempSync(join(tmpdir(), 'caregraph-test-'));
   const env: Record<string, string> = {
     NODE_ENV: 'test',
@@ -115,10 +127,10 @@ export async function startTestPlatform(
     REDIS_EVENTS_CHANNEL: `caregraph:test:${randomUUID()}`,
     // The tenants the tests use; production mode requires the setting.
     TENANTS: 'demo,acme',
-    ...seeded?.manifest.secrets,
+    ...database.secrets,
     ...extraEnv,
   };
-  const loadDataDir = seeded?.pglite;
+  const loadDataDir = database.loadDataDir;
   const clock = options.clock;
   const platform = await startPlatform(role, env, {
     clock: options.clock,
