@@ -92,7 +92,7 @@ const nextJob = (message: Pick<MessageRow, 'id' | 'tenantId'>, job: RunningJob<u
 export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promise<DeliveryWorker> {
   const { prisma, boss, events, config, cipher, clinical } = options;
   const logger = options.logger.child({ component: 'delivery-worker' });
-  const providers = options.providers ?? createProviders(config, { twilioStatusUrl: options.twilioStatusUrl });
+  const providers = options.providers ?? (await createProviders(config, { twilioStatusUrl: options.twilioStatusUrl }));
   const leaseMs = config.DELIVERY_LEASE_MS;
   const clock = options.clock ?? systemClock;
   const statusDeps = { prisma, events, cipher, metrics: options.metrics, clock };
