@@ -76,8 +76,8 @@ export interface MigrateOptions {
  * The migrations each open database has had applied by this process, by subgraph: the all-in-one process starts
  * several parts that each need a subgraph's tables (its subgraph server, the workers), and each asks. Checking the
  * history and re-applying the runtime role's privileges again changes nothing and cost about half a second of
- * every embedded start-up (the six runs took 0.55 s of database time; measured). A failed run is forgotten, so the
- * next part tries again.
+ * every embedded start-up (the repeated runs took about 0.5 s of database time; measured). A failed run is forgotten,
+ * so the next part tries again.
  */
 const migratedBy = new WeakMap<Database, Map<Subgraph, Promise<{ applied: string[] }>>>();
 
