@@ -67,8 +67,8 @@ describe(`webhooks (${backendName})`, () => {
     return event;
   }
 
-  async function subscribe(path: string, events: string[] = ALL_TYPES, token?: string): Promise<string> {
-    const res = await t.request('POST', '/v1/webhooks', { body: { url: receiver.url(path), events, secret: SECRET }, token });
+  async function subscribe(path: string, events: string[] = ALL_TYPES, token?: string, url = receiver.url(path)): Promise<string> {
+    const res = await t.request('POST', '/v1/webhooks', { body: { url, events, secret: SECRET }, token });
     expect(res.status).toBe(201);
     return res.body.id;
   }
@@ -471,10 +471,11 @@ describe(`webhooks (${backendName})`, () => {
 
     it('reuses connections: many deliveries to one endpoint go over no more connections than its limit', async () => {
       const token = await t.token({ tenants: ['pool'], roles: ['admin'] });
-      const id = await subscribe('/pool-reuse', ['message.sent'], token);
+      // Through an origin no earlier test used (the receiver's certificate names localhost too): the sender's pool for
+      // 127.0.0.1 holds connections earlier tests opened, some since closed by the receiver, which this test would count.
+      const id = await subscribe('/pool-reuse', ['message.sent'], token, receiver.url('/pool-reuse').replace('//127.0.0.1:', '//localhost:'));
       for (let i = 0; i < 3 * N; i++) await emit('pool', 'message.sent', { ...SAMPLES[0].data, messageId: `m-reuse-${i}` });
       await waitFor('all deliveries', () => receiver.received('/pool-reuse').length >= 3 * N);
-      // Connections kept alive from earlier tests to this receiver may carry some of them: count those used, not those opened.
       const used = new Set(receiver.received('/pool-reuse').map((hook) => hook.connection));
       expect(used.has(0)).toBe(false);
       expect(used.size).toBeGreaterThanOrEqual(1);
