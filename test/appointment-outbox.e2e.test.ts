@@ -72,6 +72,10 @@ describe(`appointment events across a failure between the clinical record and me
       )
     ).rows[0];
 
+  // Run while the platform is down: the reply's job (due 10 s after the reply, in database time) is made due now.
+  // The wait is not what is under test, and no test clock moves the database's.
+  const replyJobDueNow = `UPDATE pgboss.job SET start_after = now() WHERE name = 'messaging-appointment-reply' AND state < 'active';`;
+
   async function remind(platform: TestPlatform, appointmentId: string): Promise<string> {
     const reminder = await platform.request('POST', `/v1/appointments/${appointmentId}/remind`);
     expect(reminder.status).toBe(201);
@@ -90,7 +94,7 @@ describe(`appointment events across a failure between the clinical record and me
       return appointment.status === 'confirmed' ? appointment : undefined;
     }, 'the clinical record to commit the confirmation');
 
-    const after = await restart(clear('fault_appointment_event', 'messaging."Event"'));
+    const after = await restart(`${clear('fault_appointment_event', 'messaging."Event"')} ${replyJobDueNow}`);
     const events = await eventually(async () => {
       const found = await appointmentEvents(after, 'appt-1001');
       return found.length > 0 ? found : undefined;
@@ -121,11 +125,7 @@ describe(`appointment events across a failure between the clinical record and me
     await t!.request('POST', '/v1/simulator/replies', { body: { messageId, body: 'X' } });
     expect((await appointmentStatus(t!, 'appt-crash-2')).status).toBe('booked');
 
-    // While it is down, the reply's job (due 10 s after the reply, in database time) is made due now: the wait is
-    // not what is under test, and no test clock moves the database's.
-    const after = await restart(
-      `${clear('fault_appointment_update', 'ehr."Appointment"')} UPDATE pgboss.job SET start_after = now() WHERE name = 'messaging-appointment-reply' AND state < 'active';`,
-    );
+    const after = await restart(`${clear('fault_appointment_update', 'ehr."Appointment"')} ${replyJobDueNow}`);
     await eventually(
       async () => ((await appointmentStatus(after, 'appt-crash-2')).status === 'cancelled' ? true : undefined),
       'the recorded reply to cancel the appointment',

@@ -8,7 +8,7 @@ import { FieldCipher } from '../common/crypto';
 import { createBoss, ensureQueue } from '../common/db/boss';
 import { openDatabase, type Database } from '../common/db/database';
 import { migrateAll } from '../common/db/migrate';
-import { applyRuntimePrivileges, TENANT_SCHEMAS } from '../common/db/roles';
+import { applyRuntimePrivileges, JOB_QUEUE_SCHEMA, TENANT_SCHEMAS } from '../common/db/roles';
 import { tenantBound } from '../common/db/tenant-session';
 import { InProcessEventBus } from '../common/events/bus';
 import { createLogger } from '../common/logger';
@@ -345,7 +345,7 @@ describe.each(testBackends())('database roles on $name', (backend) => {
     const grants = (async () => {
       let runs = 0;
       while (granting || runs === 0) {
-        await db.withOwner((owner) => applyRuntimePrivileges(owner, db.runtimeRole));
+        await db.withOwner((owner) => applyRuntimePrivileges(owner, db.runtimeRole, [...TENANT_SCHEMAS, JOB_QUEUE_SCHEMA]));
         runs++;
       }
       return runs;

@@ -2,7 +2,7 @@ import PgBoss from 'pg-boss';
 
 import type { Database } from './database';
 import { MIGRATION_LOCK_KEY } from './migrate';
-import { applyRuntimePrivileges, ident, isCatalogRace, type SqlRunner } from './roles';
+import { applyRuntimePrivileges, ident, isCatalogRace, JOB_QUEUE_SCHEMA, type SqlRunner } from './roles';
 
 export interface CreateBossOptions {
   /** PostgreSQL schema of pg-boss's tables (default 'pgboss'). */
@@ -83,7 +83,7 @@ async function installJobQueue(db: Database, schema: string): Promise<void> {
     await installer.stop({ graceful: false, wait: true });
     const s = ident(schema);
     await owner.query(`ALTER FUNCTION ${s}.create_queue(text, json) SECURITY DEFINER SET search_path = pg_catalog, ${s}`);
-    await applyRuntimePrivileges(owner, db.runtimeRole);
+    await applyRuntimePrivileges(owner, db.runtimeRole, [JOB_QUEUE_SCHEMA]);
   }
 }
 

@@ -25,7 +25,8 @@ import { applyRuntimePrivileges, ident, type SqlRunner } from './roles';
  * - Refuses to start when an applied migration's file changed (checksum) or
  *   when the history holds a failed migration that nobody resolved.
  * - Then grants the runtime role its privileges and row-level security on
- *   every table (common/db/roles.ts), so a new migration's tables are covered.
+ *   every table of the subgraph's schema (common/db/roles.ts), so a new
+ *   migration's tables are covered.
  */
 
 export type Subgraph = 'messaging' | 'ehr';
@@ -111,7 +112,7 @@ export async function migrate(
     if (Date.now() - waited > 1000) log(`${subgraph}: waited ${Date.now() - waited} ms for the migration lock`);
     try {
       const applied = await applyPending(session, subgraph, dir, migrations, log);
-      await applyRuntimePrivileges(session, db.runtimeRole);
+      await applyRuntimePrivileges(session, db.runtimeRole, [subgraph]);
       return { applied };
     } finally {
       await session.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]).catch(() => {});
