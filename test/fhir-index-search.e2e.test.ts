@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { clinicalPatientId } from '../bench/lib/clinical-load';
 import { ENCOUNTER, LAB, ORDER } from './ehr-fixtures';
 import { backendName, startTestPlatform, type TestPlatform } from './harness';
@@ -28,6 +30,8 @@ describe(`FHIR search from the clinical index answers as in memory (${backendNam
   const sql = new Map<string, Measured>();
   /** Lab results of several analytes: no valueQuantity, a component each. */
   const panels: string[] = [];
+  /** A lab result without analytes: no valueQuantity, no component. */
+  const noAnalytes: string[] = [];
   /** Ids of resources found in the SQL pass, for `_id` searches. */
   const ids: Record<string, string[]> = {};
 
@@ -70,6 +74,10 @@ describe(`FHIR search from the clinical index answers as in memory (${backendNam
     ['Observation: lab value-quantity eq, a panel value', () => `Observation?patient=${Q}&value-quantity=eq9.9`],
     ['Observation: lab value-quantity of another system', () => `Observation?category=laboratory&value-quantity=gt0|http://example.org|mmol/L`],
     ['Observation: lab value-quantity:missing=false', () => `Observation?patient=${Q}&category=laboratory&value-quantity:missing=false&_sort=_id`],
+    ['Observation: labs without valueQuantity (missing=true)', () => `Observation?category=laboratory&value-quantity:missing=true&_sort=_id`],
+    ['Observation: missing=true, labs and panels of one patient', () => `Observation?patient=${Q}&value-quantity:missing=true&_sort=-date&_count=4`],
+    ['Observation: missing=true, lab codes, page 2', () => `Observation?code=58410-2,2345-7&value-quantity:missing=true&_count=1&_offset=1`],
+    ['Observation: missing=true and missing=false', () => `Observation?value-quantity:missing=true&value-quantity:missing=false`],
     ['Observation: _summary=count', () => `Observation?patient=${P}&code=8867-4&value-quantity=gt90&_summary=count`],
     [
       'Observation: _elements and _include',
@@ -130,6 +138,20 @@ describe(`FHIR search from the clinical index answers as in memory (${backendNam
       expect(res.status).toBe(201);
       panels.push(res.body.id);
     }
+    // A lab result without analytes, under a tenant's variant of lab_result.v1 whose analytes are optional (0..100): the FLAT form of a glucose result less its analytes.
+    const opt = readFileSync(path.join(__dirname, '../subgraphs/ehr/clinical/opt/demo/lab_result.v1.opt'), 'utf8')
+      .replace('<value>lab_result.v1</value>', '<value>lab_result_any.v1</value>')
+      .replace(/(<rm_type_name>CLUSTER<\/rm_type_name>\s*<occurrences>[\s\S]*?<lower>)1(<\/lower>)/, '$10$2');
+    expect((await t.request('POST', '/openehr/v1/definition/template/adl1.4', { rawBody: opt, headers: { 'content-type': 'application/xml' } })).status).toBe(
+      201,
+    );
+    const glucose = await t.request('POST', '/api/ehr/compositions', { body: { templateId: 'lab_result.v1', ehrId: `ehr-${Q}`, content: LAB } });
+    expect(glucose.status).toBe(201);
+    const flat = (await t.request('GET', `/openehr/v1/ehr/ehr-${Q}/composition/${glucose.body.uid}?format=FLAT`)).body;
+    const content = Object.fromEntries(Object.entries(flat).filter(([key]) => !key.includes('/laboratory_analyte_result') && !key.endsWith('/_uid')));
+    const unvalued = await t.request('POST', '/api/ehr/compositions', { body: { templateId: 'lab_result_any.v1', ehrId: `ehr-${Q}`, content } });
+    expect(unvalued.status).toBe(201);
+    noAnalytes.push(unvalued.body.id);
     const idsOf = async (query: string) => matches((await run(query)).bundle).map((e: any) => e.resource.id as string);
     ids.observation = await idsOf(`Observation?patient=${Q}&_count=6`);
     ids.encounter = await idsOf('Encounter?_sort=date');
@@ -175,5 +197,13 @@ describe(`FHIR search from the clinical index answers as in memory (${backendNam
     const labCases = [...sql].filter(([name]) => name.includes('lab value-quantity')).map(([, m]) => matches(m.bundle).map((e: any) => e.resource.id));
     expect(labCases.flat().filter((id) => panels.includes(id))).toEqual([]);
     expect(labCases.flat().length).toBeGreaterThan(5);
+  });
+
+  it('finds exactly the lab results without a valueQuantity: the panels and the one without analytes', async () => {
+    const lab = (await t.request('GET', `/fhir/R4/Observation/${noAnalytes[0]}`)).body;
+    expect(lab.valueQuantity).toBeUndefined();
+    expect(lab.component).toBeUndefined();
+    const found = matches(sql.get('Observation: labs without valueQuantity (missing=true)')!.bundle).map((e: any) => e.resource.id);
+    expect(found.sort()).toEqual([...panels, ...noAnalytes].sort());
   });
 });

@@ -27,6 +27,12 @@ export interface EntryLeaf {
   where?: Prisma.ClinicalIndexEntryWhereInput;
 }
 
+/** A leaf an entry has (with a value meeting its `where`), or with `absent` lacks. */
+export interface LeafTest {
+  leaf: EntryLeaf;
+  absent?: boolean;
+}
+
 /** One kind of top-level entry, as the clinical index selects it (CompositionService.indexedEntries). */
 export interface EntryCondition {
   archetypeId: string;
@@ -34,6 +40,8 @@ export interface EntryCondition {
   requires?: EntryLeaf[];
   /** Leaves it must not have. */
   excludes?: EntryLeaf[];
+  /** Choices: of each, the entry meets at least one test (e.g. it lacks a leaf or has a second cluster). */
+  anyOf?: LeafTest[][];
 }
 
 /** An order of indexed entries: by clinical time, commit time, or id (composition, then entry archetype). */

@@ -520,7 +520,11 @@ export class CompositionService {
         OR: query.entries.map((e) => ({
           entryArchetypeId: e.archetypeId,
           path: entryPath(e.archetypeId),
-          AND: [...(e.requires ?? []).map((l) => has(e.archetypeId, l)), ...(e.excludes ?? []).map((l) => ({ NOT: has(e.archetypeId, l) }))],
+          AND: [
+            ...(e.requires ?? []).map((l) => has(e.archetypeId, l)),
+            ...(e.excludes ?? []).map((l) => ({ NOT: has(e.archetypeId, l) })),
+            ...(e.anyOf ?? []).map((tests) => ({ OR: tests.map((t) => (t.absent ? { NOT: has(e.archetypeId, t.leaf) } : has(e.archetypeId, t.leaf))) })),
+          ],
         })),
         AND: query.where,
       };

@@ -1,6 +1,6 @@
 import type { Prisma } from '../../db/generated/client';
 import type { DataArea } from '../../policy/rules';
-import type { EntryCondition, EntryLeaf, EntryOrder } from '../../compositions/clinical-index';
+import type { EntryCondition, EntryLeaf, EntryOrder, LeafTest } from '../../compositions/clinical-index';
 import { ARCHETYPE, LOINC, MEDICATION_ORDER_END, OBSERVATION_CATEGORY, OBSERVATION_KINDS, UCUM, parseResourceId, type ObservationKind } from './mapping';
 import { parseDateParam, parseQuantityParam, parseToken, searchedPatientIds, type DateParam, type ParsedSearch, type SearchCriterion } from './search';
 
@@ -9,13 +9,17 @@ import { parseDateParam, parseQuantityParam, parseToken, searchedPatientIds, typ
  * clinical index"): a search of a composition-backed type as the entries the
  * index selects, so it runs in SQL and only the page is decrypted. Each
  * criterion is answered either by the entry row's columns (patient, clinical
- * time, commit time, id) or, per kind of entry, by a leaf the entry has or
- * lacks; a criterion the index cannot answer for a kind of entry that is
- * among the candidates makes the whole search run in memory.
+ * time, commit time, id) or, per kind of entry, by leaves the entry has or
+ * lacks (all of them, or one of a choice); a criterion the index cannot answer
+ * for a kind of entry that is among the candidates makes the whole search run
+ * in memory.
  */
 
-/** What a kind of entry says of a criterion: all its entries match (true), none (false), those with all `requires` and none of `excludes`; null: the index cannot tell. */
-type KindTest = boolean | { requires: EntryLeaf[]; excludes: EntryLeaf[] } | null;
+/**
+ * What a kind of entry says of a criterion: all its entries match (true), none (false), those with all
+ * `requires`, none of `excludes` and, of each choice in `anyOf`, one test met; null: the index cannot tell.
+ */
+type KindTest = boolean | { requires: EntryLeaf[]; excludes: EntryLeaf[]; anyOf: LeafTest[][] } | null;
 
 interface Kind {
   archetypeId: string;
@@ -93,6 +97,7 @@ export function indexedQuery(resourceType: string, search: ParsedSearch, templat
       archetypeId: kind.archetypeId,
       requires: [...(kind.requires ? [{ path: kind.requires }] : []), ...leaves.flatMap((t) => t.requires)],
       excludes: leaves.flatMap((t) => t.excludes),
+      anyOf: leaves.flatMap((t) => t.anyOf),
     });
   }
   const sort = search.sort.length ? search.sort : [{ name: 'date', descending: true }];
@@ -143,22 +148,37 @@ function kindTest(kind: Kind, criterion: SearchCriterion): KindTest {
   return criterion.modifier === 'not' ? negate(test) : test;
 }
 
+/** The negation of a test: of a conjunction of leaf tests, the choice of their opposites; of one choice, the conjunction of its opposites. */
 function negate(test: KindTest): KindTest {
   if (test === null) return null;
   if (typeof test === 'boolean') return !test;
-  // Negating conditions on several leaves gives a disjunction, which entry conditions cannot say.
-  if (test.requires.length + test.excludes.length !== 1) return null;
-  return { requires: test.excludes, excludes: test.requires };
+  const { requires, excludes, anyOf } = test;
+  if (anyOf.length === 0) return choice([...requires.map((leaf) => ({ leaf, absent: true })), ...excludes.map((leaf) => ({ leaf }))]);
+  // The negation of several choices, or of choices and single tests, is a disjunction of conjunctions: not said here.
+  if (anyOf.length > 1 || requires.length + excludes.length > 0) return null;
+  return {
+    requires: anyOf[0].filter((t) => t.absent).map((t) => t.leaf),
+    excludes: anyOf[0].filter((t) => !t.absent).map((t) => t.leaf),
+    anyOf: [],
+  };
 }
 
-const has = (leaf: EntryLeaf): KindTest => ({ requires: [leaf], excludes: [] });
+/** One of the tests met (none: false; one: that test alone). */
+function choice(tests: LeafTest[]): KindTest {
+  if (tests.length === 0) return false;
+  if (tests.length > 1) return { requires: [], excludes: [], anyOf: [tests] };
+  const [{ leaf, absent }] = tests;
+  return absent ? { requires: [], excludes: [leaf], anyOf: [] } : has(leaf);
+}
+
+const has = (leaf: EntryLeaf): KindTest => ({ requires: [leaf], excludes: [], anyOf: [] });
 
 /** A kind's valueQuantity meeting `where` (none: present): its quantity leaf, and when only one cluster at a path gives it one, no second cluster there. */
 function quantityTest(observation: ObservationKind, where?: Prisma.ClinicalIndexEntryWhereInput): KindTest {
   if (observation.quantity === null) return false;
   const leaf = { path: observation.quantity, ...(where ? { where } : {}) };
   const second = observation.onlyCluster ? [{ path: observation.onlyCluster, where: { rmType: 'CLUSTER', ordinal: 2 } }] : [];
-  return { requires: [leaf], excludes: second };
+  return { requires: [leaf], excludes: second, anyOf: [] };
 }
 
 /** Whether a kind's resources have the value a parameter searches (for `:missing`). */
