@@ -106,6 +106,12 @@ describe('FHIR search parameters', () => {
     expect(matchesCriterion(a, criterion('code', 'token', ['x'], 'not'))).toBe(false);
     expect(matchesCriterion(b, criterion('code', 'token', ['x'], 'not'))).toBe(true);
     expect(matchesCriterion(a, criterion('_lastUpdated', 'date', ['gt2026-01-04']))).toBe(true);
+    // A DocumentReference whose content has no format lacks it (a clinical note).
+    const note = { resourceType: 'DocumentReference', id: 'n', content: [{ attachment: { contentType: 'text/plain' } }] };
+    const formatted = { ...note, content: [{ attachment: { contentType: 'text/plain' }, format: { system: 'urn:oid:1.3.6.1.4.1.19376.1.2.3', code: 'f' } }] };
+    expect(matchesCriterion(note, criterion('format', 'token', ['true'], 'missing'))).toBe(true);
+    expect(matchesCriterion(formatted, criterion('format', 'token', ['true'], 'missing'))).toBe(false);
+    expect(matchesCriterion(formatted, criterion('format', 'token', ['f']))).toBe(true);
     expect([a, b, c].sort(comparator([{ name: 'date', descending: true }])).map((r) => r.id)).toEqual(['c', 'a', 'b']);
     expect([a, b, c].sort(comparator([{ name: '_lastUpdated', descending: false }])).map((r) => r.id)).toEqual(['b', 'a', 'c']);
   });

@@ -317,8 +317,11 @@ function resourceDate(resource: FhirResource): string | undefined {
 /** Token parameters whose element is not the top-level element of their name (the rest search `resource[name]`). */
 const TOKEN_ELEMENTS: Record<string, (resource: FhirResource) => unknown> = {
   'security-label': (r) => r.securityLabel,
-  // DocumentReference.content.format is a Coding: searched as a one-coding concept.
-  format: (r) => (r.content ?? []).flatMap((c: any) => (c.format ? [{ coding: [c.format] }] : [])),
+  // DocumentReference.content.format is a Coding: searched as a one-coding concept (none: absent, for `:missing`).
+  format: (r) => {
+    const formats = (r.content ?? []).flatMap((c: any) => (c.format ? [{ coding: [c.format] }] : []));
+    return formats.length > 0 ? formats : undefined;
+  },
 };
 
 const tokenElement = (resource: FhirResource, name: string): any => (TOKEN_ELEMENTS[name] ? TOKEN_ELEMENTS[name](resource) : resource[name]);
