@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { clinicalPatientId } from '../bench/lib/clinical-load';
-import { ENCOUNTER, LAB, ORDER } from './ehr-fixtures';
+import { ENCOUNTER, LAB, NOTE, ORDER } from './ehr-fixtures';
 import { backendName, startTestPlatform, type TestPlatform } from './harness';
 import { compositionDecrypts, loadCompositions } from './support/clinical-load';
+import { provideBundle, uid } from './support/mhd-bundle';
 
 /**
  * FHIR searches the clinical index answers (fhir/indexed-search.ts) give the
@@ -18,6 +19,8 @@ const PER_PATIENT = 10;
 const NOW = new Date('2026-06-30T00:00:00Z');
 const P = clinicalPatientId(3);
 const Q = clinicalPatientId(7);
+/** A patient with a clinical note and, once the cases have run in SQL, a document in the XDS registry. */
+const R = clinicalPatientId(11);
 const UCUM = 'http://unitsofmeasure.org';
 
 interface Measured {
@@ -100,7 +103,31 @@ describe(`FHIR search from the clinical index answers as in memory (${backendNam
     ['MedicationRequest: intent=|order', () => `MedicationRequest?intent=|order`],
     ['MedicationRequest: _sort=_lastUpdated, _id', () => `MedicationRequest?_sort=_lastUpdated&_id=${ids.medication.slice(1).join(',')}`],
     ['MedicationRequest: _lastUpdated:missing=false', () => `MedicationRequest?_lastUpdated:missing=false&_count=2`],
+    // The tenant-wide ones leave R's registry document out (its category and security label), so the in-memory pass, which has it, answers the same.
+    ['DocumentReference: one patient', () => `DocumentReference?patient=${P}`],
+    [
+      'DocumentReference: two patients, category and status, by date',
+      () => `DocumentReference?patient=${P},${Q}&category=clinical-note&status=current&_sort=date`,
+    ],
+    [
+      'DocumentReference: category of its system, date range, page',
+      () =>
+        `DocumentReference?category=http://hl7.org/fhir/us/core/CodeSystem/us-core-documentreference-category|clinical-note&date=ge2026-11-12&date=lt2026-11-20&_count=2&_offset=1`,
+    ],
+    ['DocumentReference: category of another system', () => `DocumentReference?patient=${P}&category=http://loinc.org|clinical-note`],
+    ['DocumentReference: status:not', () => `DocumentReference?patient=${Q}&status:not=current,superseded`],
+    ['DocumentReference: security-label and format missing, _sort=_id', () => `DocumentReference?security-label:missing=true&format:missing=true&_sort=_id`],
+    ['DocumentReference: security-label, format', () => `DocumentReference?patient=${P}&security-label=N`],
+    [
+      'DocumentReference: security-label:not, _lastUpdated',
+      () => `DocumentReference?patient=${Q}&security-label:not=N&_lastUpdated=gt2026-01-01&_sort=-_lastUpdated`,
+    ],
+    ['DocumentReference: _id, date:missing=false', () => `DocumentReference?_id=${ids.document.slice(1, 4).join(',')}&date:missing=false&_sort=-_id`],
+    ['DocumentReference: _summary=count', () => `DocumentReference?patient=${P}&date=le2026-11-12&_summary=count`],
+    ['DocumentReference: _include, _elements', () => `DocumentReference?patient=${Q}&_include=DocumentReference:subject&_elements=date`],
   ];
+  /** Searches once R has a registry document (before the in-memory pass). */
+  const registry = new Map<string, Measured>();
 
   beforeAll(async () => {
     t = await startTestPlatform();
@@ -152,15 +179,44 @@ describe(`FHIR search from the clinical index answers as in memory (${backendNam
     const unvalued = await t.request('POST', '/api/ehr/compositions', { body: { templateId: 'lab_result_any.v1', ehrId: `ehr-${Q}`, content } });
     expect(unvalued.status).toBe(201);
     noAnalytes.push(unvalued.body.id);
+    // Clinical notes: P's on 10, 12 (tie with Q's) and 14 November, Q's on 12 and 20 November, R's on 16 November.
+    for (const [patient, day, type] of [
+      [P, 10, '11506-3'],
+      [P, 12, '18842-5'],
+      [Q, 12, '11506-3'],
+      [P, 14, '11506-3'],
+      [Q, 20, '57133-1'],
+      [R, 16, '11488-4'],
+    ] as const) {
+      const note = NOTE(`Note of ${patient} on day ${day}`).note;
+      const content = { note: { ...note, note_type: { code: type }, authored_at: `2026-11-${day}T10:00:00Z` } };
+      expect((await t.request('POST', '/api/ehr/compositions', { body: { templateId: 'clinical_note.v1', ehrId: `ehr-${patient}`, content } })).status).toBe(
+        201,
+      );
+    }
     const idsOf = async (query: string) => matches((await run(query)).bundle).map((e: any) => e.resource.id as string);
     ids.observation = await idsOf(`Observation?patient=${Q}&_count=6`);
     ids.encounter = await idsOf('Encounter?_sort=date');
     ids.medication = await idsOf('MedicationRequest');
     ids.completed = await idsOf(`MedicationRequest?status=completed`);
+    ids.document = await idsOf('DocumentReference?_sort=date');
     for (const [name, query] of cases) sql.set(name, await run(query()));
+    // An MHD document of R's: the registry is not in the index, so R's DocumentReference searches (and the tenant's) merge both in memory.
+    const provided = await t.request('POST', '/fhir/R4', {
+      body: provideBundle({ patient: R, docUniqueId: uid(), document: Buffer.from('Discharge summary') }),
+      headers: { 'content-type': 'application/fhir+json' },
+    });
+    expect(provided.status).toBe(200);
+    for (const query of [
+      `DocumentReference?patient=${R}`,
+      `DocumentReference?patient=${P}`,
+      `DocumentReference?patient=${P}&type=11506-3`,
+      'DocumentReference?category=clinical-note',
+    ])
+      registry.set(query, await run(query));
     // From here on every search of these areas runs in memory.
     const definition = { type: 'object', children: { weight: { type: 'quantity', required: true, units: [{ unit: 'kg', min: 0, max: 500 }] } } };
-    for (const area of ['OBSERVATION', 'ENCOUNTER', 'ORDER']) {
+    for (const area of ['OBSERVATION', 'ENCOUNTER', 'ORDER', 'DOCUMENT']) {
       const res = await t.graphql('mutation($i: UploadTemplateInput!) { uploadTemplate(input: $i) { id } }', {
         i: { id: `scan_${area.toLowerCase()}.v1`, name: 'Not indexed', area, definition },
       });
@@ -177,6 +233,7 @@ describe(`FHIR search from the clinical index answers as in memory (${backendNam
     expect(ids.medication).toHaveLength(3);
     // One order ended before today.
     expect(ids.completed).toHaveLength(1);
+    expect(ids.document).toHaveLength(6);
   });
 
   it.each(cases.map(([name]) => name))('%s', async (name) => {
@@ -205,5 +262,21 @@ describe(`FHIR search from the clinical index answers as in memory (${backendNam
     expect(lab.component).toBeUndefined();
     const found = matches(sql.get('Observation: labs without valueQuantity (missing=true)')!.bundle).map((e: any) => e.resource.id);
     expect(found.sort()).toEqual([...panels, ...noAnalytes].sort());
+  });
+
+  it("merges a patient's registry documents with the notes in memory, other patients' searches staying in SQL", () => {
+    const docs = registry.get(`DocumentReference?patient=${R}`)!;
+    expect(matches(docs.bundle).map((e: any) => e.resource.id.startsWith('xds-'))).toEqual([true, false]);
+    expect(docs.decrypted).toBe(1);
+    const notes = registry.get(`DocumentReference?patient=${P}`)!;
+    expect(notes.bundle).toEqual(sql.get('DocumentReference: one patient')!.bundle);
+    expect(notes.decrypted).toBe(3);
+    // A note's type is read from a context element the index cannot tell by its name: every candidate note is decrypted.
+    const typed = registry.get(`DocumentReference?patient=${P}&type=11506-3`)!;
+    expect(typed.bundle.total).toBe(2);
+    expect(typed.decrypted).toBe(3);
+    const tenant = registry.get('DocumentReference?category=clinical-note')!;
+    expect(tenant.bundle.total).toBe(6);
+    expect(tenant.decrypted).toBe(6);
   });
 });

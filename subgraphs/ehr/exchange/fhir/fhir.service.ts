@@ -280,6 +280,8 @@ export class FhirService {
       templates.map((t) => ({ templateId: t.id, slots: templateSlots(this.mapped(t)) })),
     );
     if (!query) return null;
+    // The XDS registry's DocumentReferences are not in the index: when the searched patients have any, the search merges both in memory.
+    if (resourceType === 'DocumentReference' && (await this.mhd.hasDocumentReferences(query.patientIds))) return null;
     const entries = (conditions: EntryCondition[], limit: number, offset: number) =>
       this.compositions.indexedEntries({
         filters: (query.patientIds ?? [null]).map((patientId) => ({ patientId, area: query.area })),

@@ -1,7 +1,18 @@
 import type { Prisma } from '../../db/generated/client';
 import type { DataArea } from '../../policy/rules';
 import type { EntryCondition, EntryLeaf, EntryOrder, LeafTest } from '../../compositions/clinical-index';
-import { ARCHETYPE, LOINC, MEDICATION_ORDER_END, OBSERVATION_CATEGORY, OBSERVATION_KINDS, UCUM, parseResourceId, type ObservationKind } from './mapping';
+import {
+  ARCHETYPE,
+  CLINICAL_NOTE,
+  DOC_CATEGORY,
+  LOINC,
+  MEDICATION_ORDER_END,
+  OBSERVATION_CATEGORY,
+  OBSERVATION_KINDS,
+  UCUM,
+  parseResourceId,
+  type ObservationKind,
+} from './mapping';
 import { parseDateParam, parseQuantityParam, parseToken, searchedPatientIds, type DateParam, type ParsedSearch, type SearchCriterion } from './search';
 
 /**
@@ -26,8 +37,14 @@ interface Kind {
   /** The leaf the mapper needs for the resource to exist. */
   requires?: string;
   observation?: ObservationKind;
+  /** The category every resource of the kind has. */
+  category?: { system: string; code: string };
+  /** The status every resource of the kind has. */
+  status?: string;
   /** The end date leaf a MedicationRequest's status follows. */
   ends?: string;
+  /** Parameters whose element no resource of the kind has. */
+  lacks?: string[];
 }
 
 interface IndexedType {
@@ -40,13 +57,31 @@ interface IndexedType {
 const INDEXED_TYPES: Record<string, IndexedType> = {
   Observation: {
     area: 'observation',
-    kinds: OBSERVATION_KINDS.map((o) => ({ archetypeId: o.archetypeId, requires: o.requires, observation: o })),
+    kinds: OBSERVATION_KINDS.map((o) => ({
+      archetypeId: o.archetypeId,
+      requires: o.requires,
+      observation: o,
+      category: { system: OBSERVATION_CATEGORY, code: o.category },
+    })),
     date: 'effectiveAt',
   },
   // The Encounter's period.start is its composition's start time (mandatory in an event context), which is its entry's clinical time.
   Encounter: { area: 'encounter', kinds: [{ archetypeId: ARCHETYPE.reasonForEncounter }], date: 'effectiveAt' },
   // authoredOn is the commit time.
   MedicationRequest: { area: 'order', kinds: [{ archetypeId: ARCHETYPE.medication, ends: MEDICATION_ORDER_END }], date: 'committedAt' },
+  // A clinical note's date is its composition's start time (mandatory in an event context), which is its entry's clinical time.
+  DocumentReference: {
+    area: 'document',
+    kinds: [
+      {
+        archetypeId: ARCHETYPE.synopsis,
+        category: { system: DOC_CATEGORY, code: CLINICAL_NOTE.category },
+        status: CLINICAL_NOTE.status,
+        lacks: ['security-label', 'format'],
+      },
+    ],
+    date: 'effectiveAt',
+  },
 };
 
 /** The data area of a type whose searches the index may answer (undefined: never). */
@@ -183,12 +218,16 @@ function quantityTest(observation: ObservationKind, where?: Prisma.ClinicalIndex
 
 /** Whether a kind's resources have the value a parameter searches (for `:missing`). */
 function presence(kind: Kind, name: string): KindTest {
+  if (kind.lacks?.includes(name)) return false;
   switch (name) {
     case 'value-quantity':
       return kind.observation ? quantityTest(kind.observation) : null;
     case 'status':
       // A MedicationRequest always has one (active or completed).
-      return kind.ends ? true : null;
+      return kind.ends || kind.status ? true : null;
+    case 'type':
+      // A note's type is a context element told by its name, which the index does not hold.
+      return null;
     default:
       // patient/subject, date, _lastUpdated, code, category and intent are set on every resource these kinds map to.
       return true;
@@ -199,6 +238,7 @@ const tokens = (criterion: SearchCriterion) => criterion.values.map(parseToken);
 
 function valueTest(kind: Kind, criterion: SearchCriterion): KindTest {
   const observation = kind.observation;
+  if (kind.lacks?.includes(criterion.name)) return false;
   switch (criterion.name) {
     case 'code': {
       if (!observation) return null;
@@ -208,11 +248,11 @@ function valueTest(kind: Kind, criterion: SearchCriterion): KindTest {
       if ('fixed' in observation.code) return codes.includes(observation.code.fixed);
       return codes.length > 0 && has({ path: observation.code.leaf, where: { code: { in: codes } } });
     }
-    case 'category':
-      if (!observation) return null;
-      return tokens(criterion).some(
-        (t) => (t.system === undefined || t.system === OBSERVATION_CATEGORY) && (t.code === undefined || t.code === observation.category),
-      );
+    case 'category': {
+      const category = kind.category;
+      if (!category) return null;
+      return tokens(criterion).some((t) => (t.system === undefined || t.system === category.system) && (t.code === undefined || t.code === category.code));
+    }
     case 'value-quantity': {
       if (!observation) return null;
       const alternatives = criterion.values.flatMap((v) => quantityCondition(parseQuantityParam('value-quantity', v)));
@@ -222,6 +262,8 @@ function valueTest(kind: Kind, criterion: SearchCriterion): KindTest {
       // A string element: only a bare code matches.
       return tokens(criterion).some((t) => t.system === undefined && t.code === 'order');
     case 'status': {
+      // A string element: only a bare code matches.
+      if (kind.status) return tokens(criterion).some((t) => t.system === undefined && t.code === kind.status);
       if (!kind.ends) return null;
       // Completed once the end date is before today (UTC), as the mapping decides; active otherwise, an order without an end too.
       const codes = tokens(criterion).flatMap((t) => (t.system === undefined && t.code !== undefined ? [t.code] : []));

@@ -26,7 +26,9 @@ export const EHR_ID_SYSTEM = 'urn:openehr:ehr-id';
 const ACT_CODE = 'http://terminology.hl7.org/CodeSystem/v3-ActCode';
 const INTERPRETATION = 'http://terminology.hl7.org/CodeSystem/v3-ObservationInterpretation';
 const EDQM = 'http://standardterms.edqm.eu';
-const DOC_CATEGORY = 'http://hl7.org/fhir/us/core/CodeSystem/us-core-documentreference-category';
+export const DOC_CATEGORY = 'http://hl7.org/fhir/us/core/CodeSystem/us-core-documentreference-category';
+/** The category and status of every clinical note's DocumentReference. */
+export const CLINICAL_NOTE = { category: 'clinical-note', status: 'current' } as const;
 
 export const LOINC_BP_PANEL = { code: '85354-9', display: 'Blood pressure panel with all children optional' };
 export const LOINC_SYSTOLIC = { code: '8480-6', display: 'Systolic blood pressure' };
@@ -185,9 +187,9 @@ function clinicalNote(
 ): Json {
   return {
     resourceType: 'DocumentReference',
-    status: 'current',
+    status: CLINICAL_NOTE.status,
     ...(note.type?.code ? { type: concept(LOINC, note.type.code, note.type.value) } : {}),
-    category: [concept(DOC_CATEGORY, 'clinical-note', 'Clinical Note')],
+    category: [concept(DOC_CATEGORY, CLINICAL_NOTE.category, 'Clinical Note')],
     subject: ctx.subject,
     ...(note.authoredAt ? { date: instant(note.authoredAt) } : {}),
     ...(note.author ? { author: [{ display: note.author }] } : {}),

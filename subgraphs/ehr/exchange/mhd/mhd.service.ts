@@ -42,6 +42,11 @@ export class MhdService {
     return (await this.xds.documentEntries('ITI-67', { patientId, ids: uuids })).map(documentReference);
   }
 
+  /** Whether the registry has DocumentReferences of any of these patients (null: of the tenant), without reading them. */
+  async hasDocumentReferences(patientIds: string[] | null): Promise<boolean> {
+    return this.xds.hasDocumentEntries(patientIds);
+  }
+
   /** ITI-66: the registry's SubmissionSet Lists of a patient (or the tenant), by FHIR id when ids are given. */
   async lists(patientId: string | null, ids?: string[]): Promise<FhirResource[]> {
     const uuids = ids?.map(entryUuid).filter((u): u is string => !!u);

@@ -615,6 +615,12 @@ export class XdsService {
 
   // ---- MHD's FHIR views of the same registry (ITI-66, ITI-67, ITI-68) ----
 
+  /** Whether the registry holds a document entry of any of these patients (null: of the tenant's), readable or not; nothing is decrypted or disclosed. */
+  async hasDocumentEntries(patientIds: string[] | null): Promise<boolean> {
+    const row = await this.store.read((tx) => tx.xdsDocument.findFirst({ where: patientIds ? { patientId: { in: patientIds } } : {}, select: { id: true } }));
+    return row !== null;
+  }
+
   /**
    * Document entries (ITI-67) of one patient, by entryUUID, or of the tenant: only what the caller may read,
    * an unknown or hidden patient having none (a FHIR search finds nothing rather than failing). Audited as `transaction`.
