@@ -44,6 +44,8 @@ describe(`FHIR search from the clinical index answers as in memory (${backendNam
     if (res.status !== 200) throw new Error(`${res.status} ${JSON.stringify(res.body)} for ${query}`);
     return { bundle: res.body, decrypted: (await compositionDecrypts(t)) - before };
   };
+  /** The newest registry audit record before and after a DocumentReference search the index answers. */
+  let indexedAudit: { before: unknown; search: Measured; after: unknown } | undefined;
   const matches = (bundle: any) => (bundle.entry ?? []).filter((e: any) => e.search.mode === 'match');
 
   const cases: Array<[string, () => string]> = [
@@ -201,6 +203,11 @@ describe(`FHIR search from the clinical index answers as in memory (${backendNam
     ids.completed = await idsOf(`MedicationRequest?status=completed`);
     ids.document = await idsOf('DocumentReference?_sort=date');
     for (const [name, query] of cases) sql.set(name, await run(query()));
+    const newestXdsAudit = async () =>
+      (await t.graphql(`{ auditRecords(entityType: "XdsTransaction", limit: 1) { data { action after } } }`)).body.data.auditRecords.data[0];
+    const before = await newestXdsAudit();
+    const search = await run(`DocumentReference?patient=${P}&date=le2026-11-12`);
+    indexedAudit = { before, search, after: await newestXdsAudit() };
     // An MHD document of R's: the registry is not in the index, so R's DocumentReference searches (and the tenant's) merge both in memory.
     const provided = await t.request('POST', '/fhir/R4', {
       body: provideBundle({ patient: R, docUniqueId: uid(), document: Buffer.from('Discharge summary') }),
@@ -262,6 +269,13 @@ describe(`FHIR search from the clinical index answers as in memory (${backendNam
     expect(lab.component).toBeUndefined();
     const found = matches(sql.get('Observation: labs without valueQuantity (missing=true)')!.bundle).map((e: any) => e.resource.id);
     expect(found.sort()).toEqual([...panels, ...noAnalytes].sort());
+  });
+
+  it('audits a DocumentReference search answered from the index as an ITI-67 query that disclosed no registry document', () => {
+    const { before, search, after } = indexedAudit!;
+    expect(search.decrypted).toBe(2);
+    expect(after).not.toEqual(before);
+    expect(after).toEqual({ action: 'read', after: { transaction: 'ITI-67', query: 'DocumentReference', patientId: P, documents: [], submissionSets: [] } });
   });
 
   it("merges a patient's registry documents with the notes in memory, other patients' searches staying in SQL", () => {

@@ -302,6 +302,8 @@ export class FhirService {
       const resource = compositionToResources(composition, definition).find((r) => r.id === id);
       if (resource) resources.push(resource);
     }
+    // Every DocumentReference search is an MHD ITI-67 query in the audit trail, whichever store answered it.
+    if (resourceType === 'DocumentReference') await this.mhd.auditSearchWithoutDocuments(query.patientIds);
     return { resources, total: found.total };
   }
 

@@ -47,6 +47,11 @@ export class MhdService {
     return this.xds.hasDocumentEntries(patientIds);
   }
 
+  /** Records an ITI-67 search that the registry had nothing for (the search was answered from the clinical record alone). */
+  async auditSearchWithoutDocuments(patientIds: string[] | null): Promise<void> {
+    await this.xds.auditSearchWithoutEntries(patientIds);
+  }
+
   /** ITI-66: the registry's SubmissionSet Lists of a patient (or the tenant), by FHIR id when ids are given. */
   async lists(patientId: string | null, ids?: string[]): Promise<FhirResource[]> {
     const uuids = ids?.map(entryUuid).filter((u): u is string => !!u);

@@ -622,6 +622,17 @@ export class XdsService {
   }
 
   /**
+   * The audit record of an ITI-67 search that found no document entry (a DocumentReference search answered from
+   * the clinical index when the registry has none of the patients'), as documentEntries writes it for one.
+   */
+  async auditSearchWithoutEntries(patientIds: string[] | null): Promise<void> {
+    for (const patientId of patientIds ?? [null]) {
+      if (patientId && !(await this.searchablePatient(patientId))) continue;
+      await this.auditRead('ITI-67', 'DocumentReference', patientId ?? undefined, []);
+    }
+  }
+
+  /**
    * Document entries (ITI-67) of one patient, by entryUUID, or of the tenant: only what the caller may read,
    * an unknown or hidden patient having none (a FHIR search finds nothing rather than failing). Audited as `transaction`.
    */
