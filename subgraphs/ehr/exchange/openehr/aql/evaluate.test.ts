@@ -134,6 +134,30 @@ describe('AQL evaluation', () => {
     expect(run('SELECT COUNT(*) FROM COMPOSITION c WHERE c/uid/value != $x', { x: 'c1' }).sources.map((s) => s.entityId)).toEqual(['c2', 'c3']);
   });
 
+  it('compares and sorts DV_ORDERED data values by their order (a quantity by its magnitude)', () => {
+    const DV = 'o/data[at0001]/events[at0006]/data[at0003]/items[at0004]/value';
+    expect(run(`SELECT c/uid/value FROM COMPOSITION c CONTAINS OBSERVATION o WHERE ${DV} > 160`).rows).toEqual([['c1']]);
+    const two = buildUniverse(
+      [ehr('ehr-1')],
+      [composition('c8', 'ehr-1', 'Vital signs', [observation(150)]), composition('c9', 'ehr-1', 'Vital signs', [observation(90)])],
+    );
+    const max = new Evaluator(parseAql(`SELECT MAX(${DV}), MIN(${DV}) FROM OBSERVATION o`), {}, two).run();
+    expect(max.rows).toEqual([
+      [
+        { _type: 'DV_QUANTITY', magnitude: 150, units: 'mm[Hg]' },
+        { _type: 'DV_QUANTITY', magnitude: 90, units: 'mm[Hg]' },
+      ],
+    ]);
+  });
+
+  it('finds objects canonical JSON leaves without _type by their attribute (EVENT_CONTEXT, HISTORY)', () => {
+    expect(run(`SELECT ec/start_time/value FROM COMPOSITION c CONTAINS EVENT_CONTEXT ec WHERE c/uid/value = 'c3'`).rows).toEqual([['2026-11-23T08:00:00Z']]);
+    const untyped = observation(130);
+    delete (untyped.data as { _type?: string })._type;
+    const one = buildUniverse([ehr('ehr-1')], [composition('c7', 'ehr-1', 'Vital signs', [untyped])]);
+    expect(new Evaluator(parseAql('SELECT COUNT(h) FROM OBSERVATION o CONTAINS HISTORY h'), {}, one).run().rows).toEqual([[1]]);
+  });
+
   it('LIKE patterns: ? one character, * any run, backslash escapes', () => {
     expect(likeRegex('2019-0?-*').test('2019-05-01T10:00')).toBe(true);
     expect(likeRegex('2019-0?-*').test('2019-10-01')).toBe(false);

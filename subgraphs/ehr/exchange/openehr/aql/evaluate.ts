@@ -36,12 +36,31 @@ export interface Universe {
   legacyOf(object: Json): unknown;
 }
 
+const ITEM_STRUCTURES = ['ITEM_TREE', 'ITEM_LIST', 'ITEM_SINGLE', 'ITEM_TABLE'];
 const SUBTYPES: Record<string, string[]> = {
+  CONTENT_ITEM: ['SECTION', 'OBSERVATION', 'EVALUATION', 'INSTRUCTION', 'ACTION', 'ADMIN_ENTRY'],
   ENTRY: ['OBSERVATION', 'EVALUATION', 'INSTRUCTION', 'ACTION', 'ADMIN_ENTRY'],
   CARE_ENTRY: ['OBSERVATION', 'EVALUATION', 'INSTRUCTION', 'ACTION'],
   EVENT: ['POINT_EVENT', 'INTERVAL_EVENT'],
+  ITEM_STRUCTURE: ITEM_STRUCTURES,
+  ITEM: ['CLUSTER', 'ELEMENT'],
   VERSION: ['ORIGINAL_VERSION'],
 };
+/**
+ * The RM type of an object canonical JSON may leave without `_type`: the attribute's own type where it has no
+ * subtypes (by `<parent type>.<attribute>`, or the attribute alone).
+ */
+const IMPLIED_TYPES: Record<string, string> = {
+  'COMPOSITION.context': 'EVENT_CONTEXT',
+  'OBSERVATION.data': 'HISTORY',
+  'OBSERVATION.state': 'HISTORY',
+  'INSTRUCTION.activities': 'ACTIVITY',
+  'ACTION.ism_transition': 'ISM_TRANSITION',
+  'ACTION.instruction_details': 'INSTRUCTION_DETAILS',
+  feeder_audit: 'FEEDER_AUDIT',
+};
+const impliedTypes = new WeakMap<Json, string>();
+const typeOf = (object: Json): string | undefined => object._type ?? impliedTypes.get(object);
 /** Most rows one combination of containments may produce before the query must be narrowed. */
 const MAX_BINDINGS = 100_000;
 
@@ -57,11 +76,14 @@ export function parameterValue(value: { kind: 'param'; name: string }, params: P
 
 function children(object: Json): Json[] {
   const found: Json[] = [];
-  const add = (v: unknown) => {
-    if (Array.isArray(v)) v.forEach(add);
-    else if (isObject(v)) found.push(v);
+  const add = (v: unknown, implied?: string) => {
+    if (Array.isArray(v)) v.forEach((item) => add(item, implied));
+    else if (isObject(v)) {
+      if (implied && v._type === undefined) impliedTypes.set(v, implied);
+      found.push(v);
+    }
   };
-  Object.values(object).forEach(add);
+  for (const [key, value] of Object.entries(object)) add(value, IMPLIED_TYPES[`${typeOf(object)}.${key}`] ?? IMPLIED_TYPES[key]);
   add(object[CHILDREN as unknown as string]);
   return found;
 }
@@ -190,8 +212,8 @@ export class Evaluator {
   }
 
   private isClass(object: Json, rmClass: string): boolean {
-    const type = object._type;
-    return type === rmClass || (SUBTYPES[rmClass]?.includes(type) ?? false);
+    const type = typeOf(object);
+    return type !== undefined && (type === rmClass || (SUBTYPES[rmClass]?.includes(type) ?? false));
   }
 
   /** Whether an object satisfies a predicate (`[at0004]`, `[openEHR-…, 'name']`, `[name/value='x']`, AND/OR). */
@@ -464,8 +486,48 @@ const ISO = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2}
 /** Whether a string compares as a date or date-time (in time order) rather than as text. */
 export const isIsoTime = (s: string) => ISO.test(s);
 
-/** Numbers numerically, ISO dates and date-times in time order, other strings as text; a missing value compares with nothing. */
-function compareValues(a: unknown, b: unknown): number | undefined {
+const DURATION =
+  /^P(?:(\d+(?:\.\d+)?)Y)?(?:(\d+(?:\.\d+)?)M)?(?:(\d+(?:\.\d+)?)W)?(?:(\d+(?:\.\d+)?)D)?(?:T(?:(\d+(?:\.\d+)?)H)?(?:(\d+(?:\.\d+)?)M)?(?:(\d+(?:\.\d+)?)S)?)?$/;
+/** Seconds in a year, month, week, day, hour, minute, second: years and months at their Gregorian average length. */
+const DURATION_SECONDS = [365.2425 * 86_400, (365.2425 / 12) * 86_400, 7 * 86_400, 86_400, 3_600, 60, 1];
+
+/**
+ * What a DV_ORDERED data value compares and sorts by: a quantity's or count's magnitude, a proportion's
+ * numerator / denominator, an ordinal's or scale's value, a date's, time's or date-time's ISO text, a duration's
+ * length in seconds. So `…/value > 82` and MAX(…/value) read a data value by its order, as EHRbase does.
+ */
+function orderingValue(v: unknown): unknown {
+  if (!isObject(v)) return v;
+  switch (v._type) {
+    case 'DV_QUANTITY':
+    case 'DV_COUNT':
+      return v.magnitude;
+    case 'DV_PROPORTION':
+      return typeof v.numerator === 'number' && typeof v.denominator === 'number' && v.denominator !== 0 ? v.numerator / v.denominator : undefined;
+    case 'DV_ORDINAL':
+    case 'DV_SCALE':
+    case 'DV_DATE_TIME':
+    case 'DV_DATE':
+    case 'DV_TIME':
+      return v.value;
+    case 'DV_DURATION': {
+      const parts = typeof v.value === 'string' ? DURATION.exec(v.value.replace(/^-/, '')) : null;
+      if (!parts) return undefined;
+      const seconds = parts.slice(1).reduce((sum, part, i) => sum + (part ? Number(part) * DURATION_SECONDS[i] : 0), 0);
+      return v.value.startsWith('-') ? -seconds : seconds;
+    }
+    default:
+      return v;
+  }
+}
+
+/**
+ * Numbers numerically, ISO dates and date-times in time order, other strings as text, DV_ORDERED data values by
+ * their order; a missing value compares with nothing.
+ */
+function compareValues(x: unknown, y: unknown): number | undefined {
+  const a = orderingValue(x);
+  const b = orderingValue(y);
   if (a === undefined || a === null || b === undefined || b === null) return undefined;
   if (typeof a === 'number' && typeof b === 'number') return a - b;
   if (typeof a === 'string' && typeof b === 'string') {
