@@ -156,6 +156,11 @@ describe('AQL evaluation', () => {
     delete (untyped.data as { _type?: string })._type;
     const one = buildUniverse([ehr('ehr-1')], [composition('c7', 'ehr-1', 'Vital signs', [untyped])]);
     expect(new Evaluator(parseAql('SELECT COUNT(h) FROM OBSERVATION o CONTAINS HISTORY h'), {}, one).run().rows).toEqual([[1]]);
+    // Answered whole, it says its type.
+    expect(new Evaluator(parseAql('SELECT o/data FROM OBSERVATION o'), {}, one).run().rows[0][0]).toMatchObject({
+      _type: 'HISTORY',
+      archetype_node_id: 'at0001',
+    });
   });
 
   it('LIKE patterns: ? one character, * any run, backslash escapes', () => {

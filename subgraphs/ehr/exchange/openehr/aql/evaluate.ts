@@ -61,6 +61,11 @@ const IMPLIED_TYPES: Record<string, string> = {
 };
 const impliedTypes = new WeakMap<Json, string>();
 const typeOf = (object: Json): string | undefined => object._type ?? impliedTypes.get(object);
+/** Notes the type `child` has as the value of `parent[attribute]`, when it does not say. */
+function implyType(parent: Json, attribute: string, child: unknown): void {
+  const implied = IMPLIED_TYPES[`${typeOf(parent)}.${attribute}`] ?? IMPLIED_TYPES[attribute];
+  if (implied && isObject(child) && child._type === undefined) impliedTypes.set(child, implied);
+}
 /** Most rows one combination of containments may produce before the query must be narrowed. */
 const MAX_BINDINGS = 100_000;
 
@@ -76,15 +81,15 @@ export function parameterValue(value: { kind: 'param'; name: string }, params: P
 
 function children(object: Json): Json[] {
   const found: Json[] = [];
-  const add = (v: unknown, implied?: string) => {
-    if (Array.isArray(v)) v.forEach((item) => add(item, implied));
+  const add = (key: string | undefined, v: unknown) => {
+    if (Array.isArray(v)) v.forEach((item) => add(key, item));
     else if (isObject(v)) {
-      if (implied && v._type === undefined) impliedTypes.set(v, implied);
+      if (key) implyType(object, key, v);
       found.push(v);
     }
   };
-  for (const [key, value] of Object.entries(object)) add(value, IMPLIED_TYPES[`${typeOf(object)}.${key}`] ?? IMPLIED_TYPES[key]);
-  add(object[CHILDREN as unknown as string]);
+  for (const [key, value] of Object.entries(object)) add(key, value);
+  add(undefined, object[CHILDREN as unknown as string]);
   return found;
 }
 
@@ -271,6 +276,7 @@ export class Evaluator {
       return found === undefined ? [] : [found];
     }
     const items = Array.isArray(next) ? next : [next];
+    for (const item of items) implyType(value, part.name, item);
     return items.filter((item) => !part.predicate || (isObject(item) && this.matches(item, part.predicate))).flatMap((item) => this.walk(item, parts, i + 1));
   }
 
@@ -287,8 +293,11 @@ export class Evaluator {
         return value.value;
       case 'param':
         return parameterValue(value, this.params);
-      case 'path':
-        return this.resolve(value, binding)[0] ?? null;
+      case 'path': {
+        // An object answered whole says its type, as EHRbase writes it, where the stored JSON left it implied.
+        const found = this.resolve(value, binding)[0] ?? null;
+        return isObject(found) && found._type === undefined && impliedTypes.has(found) ? { _type: impliedTypes.get(found), ...found } : found;
+      }
       case 'call':
         return this.call(
           value.name,
