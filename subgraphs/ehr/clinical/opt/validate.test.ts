@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseOpt } from './parse';
 import { buildWebTemplate } from './web-template';
 import { flatToCanonical } from './flat';
@@ -78,5 +80,35 @@ describe('validation errors per path', () => {
     const rm = flatToCanonical(clone(base), wt);
     rm.archetype_details.template_id.value = 'other';
     expect(validateComposition(rm, wt)).toEqual([expect.objectContaining({ path: '/archetype_details/template_id' })]);
+  });
+});
+
+describe('alternatives of one attribute', () => {
+  // The demo lab result with its analyte's value a choice of DV_TEXT or DV_QUANTITY (as in templates where a result
+  // may be written as text): the DV_TEXT alternative is added before the quantity constraint.
+  const demo = readFileSync(join(__dirname, 'demo', 'lab_result.v1.opt'), 'utf8');
+  const quantity = '<children xsi:type="C_DV_QUANTITY">';
+  if (demo.split(quantity).length !== 2) throw new Error('the demo lab result should constrain one DV_QUANTITY');
+  const text = `<children xsi:type="C_COMPLEX_OBJECT"><rm_type_name>DV_TEXT</rm_type_name><occurrences><lower_included>true</lower_included><upper_included>true</upper_included><lower_unbounded>false</lower_unbounded><upper_unbounded>false</upper_unbounded><lower>1</lower><upper>1</upper></occurrences><node_id/></children>`;
+  const wt = buildWebTemplate(parseOpt(demo.replace(quantity, `${text}${quantity}`)));
+  const composition = () => flatToCanonical(exampleFlat(wt, new Date('2026-11-23T09:00:00Z')), wt) as any;
+  const analyteValue = (rm: any) =>
+    rm.content[0].data.events[0].data.items
+      .find((i: any) => i.archetype_node_id === 'openEHR-EHR-CLUSTER.laboratory_test_analyte.v1')
+      .items.find((i: any) => i.archetype_node_id === 'at0001');
+
+  it('accepts an instance that conforms to one of them', () => {
+    const rm = composition();
+    expect(validateComposition(rm, wt)).toEqual([]);
+    analyteValue(rm).value = { _type: 'DV_TEXT', value: 'positive' };
+    expect(validateComposition(rm, wt)).toEqual([]);
+  });
+
+  it('reports an instance that conforms to none', () => {
+    const rm = composition();
+    analyteValue(rm).value = { _type: 'DV_BOOLEAN', value: true };
+    expect(validateComposition(rm, wt)).toEqual([
+      expect.objectContaining({ message: expect.stringMatching(/^is DV_BOOLEAN, the template requires DV_(TEXT|QUANTITY)$/) }),
+    ]);
   });
 });

@@ -56,17 +56,34 @@ class Checker {
   }
 
   walk(node: WebNode, rm: Rm, webPath: string) {
-    for (const child of node.children ?? []) {
-      const found = this.instances(rm, child, node.children!);
-      const at = (i: number) => `${webPath}/${child.id}${child.max !== 1 ? `:${i}` : ''}`;
-      if (found.length < child.min) this.error(child, at(found.length), `at least ${child.min} required, ${found.length} present`);
-      if (child.max !== -1 && found.length > child.max) this.error(child, at(child.max), `at most ${child.max} allowed, ${found.length} present`);
-      found.forEach((instance, i) => {
-        if (!this.typeOk(child, instance, at(i))) return;
-        if (isValueNode(child)) this.value(child, instance, at(i));
-        else this.walk(child, instance, at(i));
+    const children = node.children ?? [];
+    const found = new Map(children.map((child) => [child, this.instances(rm, child, children)]));
+    for (const child of children) {
+      const own = found.get(child)!;
+      const at = (alternative: WebNode, i: number) => `${webPath}/${alternative.id}${alternative.max !== 1 ? `:${i}` : ''}`;
+      if (own.length < child.min) this.error(child, at(child, own.length), `at least ${child.min} required, ${own.length} present`);
+      if (child.max !== -1 && own.length > child.max) this.error(child, at(child, child.max), `at most ${child.max} allowed, ${own.length} present`);
+      own.forEach((instance, i) => {
+        // Alternatives (a choice of data types) find the same instance: it must conform to one of them.
+        const alternatives = children.filter((other) => found.get(other)!.includes(instance));
+        if (alternatives.length === 1) return this.check(child, instance, at(child, i));
+        if (alternatives[0] !== child) return;
+        const trials = alternatives.map((alternative) => {
+          const trial = new Checker();
+          trial.check(alternative, instance, at(alternative, i));
+          trial.reached.forEach((x) => this.reached.add(x));
+          return trial;
+        });
+        const best = trials.reduce((a, b) => (b.errors.length < a.errors.length ? b : a));
+        this.errors.push(...best.errors);
       });
     }
+  }
+
+  private check(node: WebNode, instance: Rm, webPath: string) {
+    if (!this.typeOk(node, instance, webPath)) return;
+    if (isValueNode(node)) this.value(node, instance, webPath);
+    else this.walk(node, instance, webPath);
   }
 
   private typeOk(node: WebNode, v: unknown, webPath: string): boolean {
