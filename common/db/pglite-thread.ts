@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { types } from 'node:util';
 import { Worker } from 'node:worker_threads';
 
 import { messages } from '@electric-sql/pglite';
@@ -213,7 +214,8 @@ function applyParsers<T>(result: PGliteResults<T>, parsers: NonNullable<PGliteQu
  * tests) pass shared bytes already and nothing is copied.
  */
 function shared(bytes: Uint8Array): Uint8Array {
-  if (bytes.buffer instanceof SharedArrayBuffer) return bytes;
+  // By its internal type, not `instanceof`: a test harness may hand over a buffer made in another realm.
+  if (types.isSharedArrayBuffer(bytes.buffer)) return bytes;
   const copy = new Uint8Array(new SharedArrayBuffer(bytes.byteLength));
   copy.set(bytes);
   return copy;
