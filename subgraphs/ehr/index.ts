@@ -50,8 +50,14 @@ import { ClinicalContextService } from './clinical-context/clinical-context.serv
 
 export const EHR_SUBGRAPH = 'ehr';
 
+let ehrSchema: Promise<FederatedSchema> | undefined;
+
+/**
+ * Built once per process: the schema depends on no setting, and a process that serves the subgraph more than once
+ * (several platforms in one test process, the supergraph composition beside a running server) shares it.
+ */
 export function buildEhrSchema(): Promise<FederatedSchema> {
-  return buildFederatedSchema({
+  return (ehrSchema ??= buildFederatedSchema({
     resolvers: [
       PatientResolver,
       AppointmentResolver,
@@ -78,7 +84,7 @@ export function buildEhrSchema(): Promise<FederatedSchema> {
       MhdResolver,
     ],
     referenceResolvers: { ...patientReference, ...appointmentReference },
-  });
+  }));
 }
 
 export interface EhrDeps {

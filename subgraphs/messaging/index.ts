@@ -34,8 +34,14 @@ import { systemClock, type Clock } from '../../common/clock';
 
 export const MESSAGING_SUBGRAPH = 'messaging';
 
+let messagingSchema: Promise<FederatedSchema> | undefined;
+
+/**
+ * Built once per process: the schema depends on no setting, and a process that serves the subgraph more than once
+ * (several platforms in one test process, the supergraph composition beside a running server) shares it.
+ */
 export function buildMessagingSchema(): Promise<FederatedSchema> {
-  return buildFederatedSchema({
+  return (messagingSchema ??= buildFederatedSchema({
     resolvers: [
       PatientExtensionResolver,
       MessageResolver,
@@ -50,7 +56,7 @@ export function buildMessagingSchema(): Promise<FederatedSchema> {
     // Patient is reached only through federation, so no query of ours names it.
     orphanedTypes: [Patient],
     referenceResolvers: { ...patientReference, ...messageReference },
-  });
+  }));
 }
 
 export interface MessagingDeps {
