@@ -23,6 +23,7 @@ const projects = [
     ...shared,
     displayName: 'e2e',
     roots: ['<rootDir>/test'],
+    testEnvironment: '<rootDir>/test/support/e2e-environment.js',
     globalSetup: '<rootDir>/test/support/global-setup.js',
     globalTeardown: '<rootDir>/test/support/global-teardown.js',
   },

@@ -4,11 +4,47 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../common/clock';
-import { openDatabase } from '../common/db/database';
-import { createTestDatabase, type TestDatabase } from '../common/db/test-backends';
-import { issueAccessToken } from '../common/auth/tokens';
-import { startPlatform, type Platform, type ProcessRole } from '../bin/platform';
+import type { TestDatabase } from '../common/db/test-backends';
+import type { Platform, ProcessRole } from '../bin/platform';
 import { snapshotManifest, type SnapshotManifest } from './support/process-database';
+
+/**
+ * The platform's code as test/support/e2e-environment.js loaded it, once per Jest worker from dist/, outside this
+ * file's sandbox. Objects handed to it must be of its realm where it checks their class (a Date).
+ */
+interface PlatformModules {
+  platform: typeof import('../bin/platform');
+  database: typeof import('../common/db/database');
+  testBackends: typeof import('../common/db/test-backends');
+  tokens: typeof import('../common/auth/tokens');
+  load(relative: string): unknown;
+  Date: DateConstructor;
+}
+const loaded = (globalThis as { __caregraphPlatformModules?: PlatformModules }).__caregraphPlatformModules;
+if (!loaded) throw new Error('test/harness.ts runs in the e2e project, whose environment loads the platform (jest.config.js)');
+const modules: PlatformModules = loaded;
+const { startPlatform } = modules.platform;
+const { openDatabase } = modules.database;
+const { createTestDatabase } = modules.testBackends;
+const { issueAccessToken } = modules.tokens;
+
+/**
+ * A module of the platform as the platform itself loaded it (`relative` to the repository, without extension), for a
+ * test that hands it the platform's objects: a copy loaded in the test's sandbox would not know them (its metrics
+ * registry, say). Type it with `typeof import(…)` of the same module.
+ */
+export function platformModule<T>(relative: string): T {
+  return modules.load(relative) as T;
+}
+
+/** A test's clock as the platform's realm sees it: its dates built with the platform's Date. */
+function inPlatformRealm(clock: Clock): Clock {
+  return {
+    now: () => new modules.Date(clock.now().getTime()),
+    setTimeout: (fn, ms) => clock.setTimeout(fn, ms),
+    clearTimeout: (timer) => clock.clearTimeout(timer),
+  };
+}
 
 /**
  * In-process test harness: the real all-in-one platform (gateway and both
@@ -133,7 +169,7 @@ export async function startTestPlatform(
   const loadDataDir = database.loadDataDir;
   const clock = options.clock;
   const platform = await startPlatform(role, env, {
-    clock: options.clock,
+    clock: clock && inPlatformRealm(clock),
     ...(loadDataDir ? { openDatabase: (opened) => openDatabase({ ...opened, loadDataDir }) } : {}),
   });
   const url = platform.gateway!.url.replace('localhost', '127.0.0.1');

@@ -1,13 +1,15 @@
 import { tenantClient } from '../common/db/tenant-session';
 import { createMessagingPrisma, type MessagingPrisma } from '../subgraphs/messaging/db/client';
 import { publishCommitted, recordEvent } from '../subgraphs/messaging/events/outbox';
-import { startWebhookWorker } from '../subgraphs/messaging/webhooks/worker';
 import { FieldCipher } from '../common/crypto';
 import type { PlatformEvent, WebhookEventType } from '../common/events/types';
 import type { Stoppable } from '../common/runtime';
-import { backendName, startTestPlatform, type TestPlatform } from './harness';
+import { backendName, platformModule, startTestPlatform, type TestPlatform } from './harness';
 import { TestClock } from './support/clock';
 import { startReceiver, verifySignature, waitFor, type Receiver } from './webhook-receiver';
+
+// The platform's own copy: the extra workers share its metrics registry.
+const { startWebhookWorker } = platformModule<typeof import('../subgraphs/messaging/webhooks/worker')>('subgraphs/messaging/webhooks/worker');
 
 const SECRET = 'whsec-test-0123456789abcdef';
 
