@@ -178,7 +178,10 @@ scaleOut('request deadlines over HTTP between roles (PostgreSQL + Redis)', () =>
         headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
         body: JSON.stringify(SEND),
       });
-    expect((await send()).status).toBe(201);
+    // The first sends warm the cold roles: on a loaded machine the very first may pass the 1.5 s deadline itself.
+    let warm = 0;
+    for (let attempt = 0; attempt < 5 && warm !== 201; attempt++) warm = (await send()).status;
+    expect(warm).toBe(201);
     const count = async () => (await messaging.db!.query<{ n: number }>(`SELECT count(*)::int AS n FROM messaging."Message"`)).rows[0].n;
     const before = await count();
 
