@@ -146,15 +146,12 @@ export class Evaluator {
     return (this.paths ??= new PathTree(paths, {
       step: (object, part) => this.walk(object, [part], 0, false),
       matches: (object, predicate) => this.matches(object, predicate),
-      legacy: (object, parts) => {
-        const legacy = this.universe.legacyOf(object);
-        return legacy === undefined
-          ? undefined
-          : valueAt(
-              legacy,
-              parts.map((p) => p.name),
-            );
-      },
+      hasLegacy: (object) => this.universe.legacyOf(object) !== undefined,
+      legacy: (object, parts) =>
+        valueAt(
+          this.universe.legacyOf(object),
+          parts.map((p) => p.name),
+        ),
     }));
   }
 

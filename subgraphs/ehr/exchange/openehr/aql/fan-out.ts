@@ -39,7 +39,8 @@ export interface Walker {
   /** The values one step reaches from an object (a list fans out, a predicate narrows). */
   step(object: Json, part: PathPart): unknown[];
   matches(object: Json, predicate: Predicate | undefined): boolean;
-  /** What `parts` read in the object's simple form, where it has one; undefined otherwise. */
+  /** Whether the object has a simple form, and what `parts` read in it. */
+  hasLegacy(object: Json): boolean;
   legacy(object: Json, parts: PathPart[]): unknown;
 }
 
@@ -153,7 +154,7 @@ export class PathTree {
     let reached = false;
     for (const child of node.children) {
       let found = this.walker.step(value, child.part!).flatMap((item) => this.expand(child, item));
-      if (!found.some((cells) => cells.size > 0 && hasEnd(child, cells))) {
+      if (this.walker.hasLegacy(value) && !found.some((cells) => hasEnd(child, cells))) {
         const legacy = this.legacy(child, value);
         if (legacy) found = [legacy];
       }
