@@ -57,7 +57,7 @@ const compositions = () => [
     observation(
       [
         event('2026-11-20T08:00:00Z', [quantity('at0004', 150, ['=', '>']), quantity('at0005', 90)]),
-        event('2026-11-20T09:00:00Z', [quantity('at0004', 170)]),
+        event('2026-11-20T09:00:00Z', [{ ...quantity('at0004', 170), feeder_audit: { original_content: { value: 'from the device' } } }]),
         event('2026-11-20T10:00:00Z', [quantity('at0005', 70)]),
       ],
       [participation('requester', ['r1', 'r2']), participation('performer', ['p1'])],
@@ -78,6 +78,8 @@ describe('AQL: one row per value', () => {
   it('a step that reaches nothing: no row inside the archetyped structure, NULL outside it, a NULL row where nothing is reached', () => {
     // Event C has no systolic element: it gives no row (above). An RM attribute of a data value gives NULL.
     expect(rows(`SELECT ${EVENTS}/data[at0003]/items[at0004]/value/mappings/match FROM OBSERVATION o`)).toEqual([['='], ['>'], [null], [null]]);
+    // A feeder audit belongs to the structure: an event whose element has none gives no row (c2's observation a NULL one).
+    expect(rows(`SELECT ${EVENTS}/data[at0003]/items[at0004]/feeder_audit/original_content/value FROM OBSERVATION o`)).toEqual([['from the device'], [null]]);
     // Where the variable reaches nothing at all, its row stays, NULL.
     expect(rows(`SELECT c/uid/value, ${EVENTS}/data[at0003]/items[at0099]/value/magnitude FROM COMPOSITION c CONTAINS OBSERVATION o`)).toEqual([
       ['c1', null],

@@ -9,7 +9,8 @@ import { typeOf } from './rm-tree';
  * reaches: every list a step reaches fans out, a shared step is the same
  * object in every column, and branches that part multiply. Where a step
  * reaches nothing, its columns are NULL, except inside the archetyped
- * structure (HISTORY, events, item structures, CLUSTER, ELEMENT…): an object
+ * structure (HISTORY, events, item structures, CLUSTER, ELEMENT, a feeder
+ * audit…): an object
  * whose one structural branch reaches nothing gives no row, one whose several
  * structural branches all reach nothing gives none either. A variable itself
  * always gives a row.
@@ -66,9 +67,11 @@ const STRUCTURE = new Set([
   'ITEM_SINGLE',
   'ITEM_TABLE',
   'CLUSTER',
+  'ELEMENT',
 ]);
-/** The attributes by which a structural object holds the next level of the structure. */
+/** The attributes by which a structural object holds the next level of the structure (a feeder audit is one, as EHRbase stores it). */
 const STRUCTURAL_ATTRIBUTES = new Set([
+  'feeder_audit',
   'content',
   'context',
   'other_context',
