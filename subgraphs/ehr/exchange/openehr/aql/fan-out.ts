@@ -10,10 +10,9 @@ import { typeOf } from './rm-tree';
  * object in every column, and branches that part multiply. Where a step
  * reaches nothing, its columns are NULL, except inside the archetyped
  * structure (HISTORY, events, item structures, CLUSTER, ELEMENT, a feeder
- * audit…): an object
- * whose one structural branch reaches nothing gives no row, one whose several
- * structural branches all reach nothing gives none either. A variable itself
- * always gives a row.
+ * audit…): an object whose one structural branch reaches nothing gives no
+ * row, one whose several structural branches all reach nothing gives none
+ * either. A variable itself always gives a row.
  */
 
 type Json = Record<string, any>;
