@@ -1,6 +1,7 @@
 import { Prisma } from '../../../db/generated/client';
 import type { WebNode } from '../../../clinical/opt/web-template';
-import { columnPath, isIsoTime, parameterValue, translateLike, type Parameters } from './evaluate';
+import { isIsoTime, translateLike } from './compare';
+import { columnPath, parameterValue, type Parameters } from './evaluate';
 import type { AqlQuery, Condition, Containment, Operator, Path, Predicate, Value } from './parser';
 
 /**
@@ -23,7 +24,9 @@ import type { AqlQuery, Condition, Containment, Operator, Path, Predicate, Value
 type Kind = 'number' | 'string' | 'boolean' | 'time';
 interface Compiled {
   kind: Kind;
-  /** The path's first value (document order), or NULL. */
+  /** Whether the templates let the path reach several values in one binding (a repeated event or element). */
+  repeats: boolean;
+  /** The path's value, or NULL (when it repeats: its first, document order). */
   value: Prisma.Sql;
   /** Whether some value of the path satisfies `test` (never NULL). */
   some(test: (column: Prisma.Sql) => Prisma.Sql): Prisma.Sql;
@@ -104,7 +107,7 @@ class Compiler {
       const e = s.expr;
       if (e.kind === 'aggregate') {
         if (!e.path) return Prisma.sql`count(*)::int AS ${col(i)}`;
-        const p = this.path(e.path);
+        const p = this.single(e.path);
         if (e.fn === 'COUNT') return Prisma.sql`count(${e.distinct ? Prisma.sql`DISTINCT ` : Prisma.empty}${p.value})::int AS ${col(i)}`;
         if (p.kind !== 'number') no();
         // Floating-point sums depend on the order: the evaluator's.
@@ -112,14 +115,14 @@ class Compiler {
         return Prisma.sql`${Prisma.raw(e.fn.toLowerCase())}(${p.value}${order}) AS ${col(i)}`;
       }
       if (e.kind !== 'path') no();
-      const p = this.path(e);
+      const p = this.single(e);
       if (p.kind === 'time') no(); // the index holds the instant, not the text a row shows
       return Prisma.sql`${p.value} AS ${col(i)}`;
     });
     const keys = query.orderBy.map((o) => {
       const index = o.path.parts.length === 0 ? aliases.get(o.path.variable) : undefined;
       const source = index !== undefined ? query.select[index].expr : o.path;
-      const p = this.path(source as Path);
+      const p = this.single(source as Path);
       const collated = p.kind === 'string' ? Prisma.sql`${p.value} COLLATE "C"` : p.value;
       return Prisma.sql`${collated} ${Prisma.raw(o.descending ? 'DESC' : 'ASC')}`;
     });
@@ -242,13 +245,22 @@ class Compiler {
 
   // ---- paths ---------------------------------------------------------------
 
+  /**
+   * A path of SELECT, ORDER BY or an aggregate: one the templates let reach several values gives a row per value
+   * (docs/exchange.md "AQL"), which the index, holding no identity of the repeated objects, cannot pair up.
+   */
+  private single(p: Path): Compiled {
+    const compiled = this.path(p);
+    return compiled.repeats ? no() : compiled;
+  }
+
   private path(p: Path): Compiled {
     if (p.kind !== 'path' || p.predicate) no();
     const names = p.parts.map((s) => s.name).join('/');
     const plain = !p.parts.some((s) => s.predicate);
     const field = (column: string): Compiled => {
       const value = Prisma.raw(`b."${column}"`);
-      return { kind: 'string', value, some: (test) => Prisma.sql`(${test(value)})` };
+      return { kind: 'string', repeats: false, value, some: (test) => Prisma.sql`(${test(value)})` };
     };
     if (p.variable === this.ehr && plain && names === 'ehr_id/value') return field('ehrId');
     if (p.variable === this.composition && plain && names === 'uid/value') return field('uid');
@@ -288,11 +300,19 @@ class Compiler {
       const c = Prisma.raw(`l."${column}"`);
       return {
         kind,
+        repeats: this.repeats(scope.prefix, full),
         value: Prisma.sql`(SELECT ${c} ${rows(Prisma.empty)} ORDER BY l."seq" LIMIT 1)`,
         some: (test) => Prisma.sql`EXISTS (SELECT 1 ${rows(Prisma.sql`AND ${test(c)}`)})`,
       };
     }
     return no();
+  }
+
+  /** Whether a template has a node on the way from `scope` down to `path` (the data value) that may occur more than once. */
+  private repeats(scope: string, path: string): boolean {
+    const on = (n: WebNode) => n.aqlPath.length > scope.length && (path === n.aqlPath || path.startsWith(`${n.aqlPath}/`));
+    const visit = (n: WebNode): boolean => (on(n) && n.max !== 1) || (n.children ?? []).some(visit);
+    return this.templates.some(visit);
   }
 
   /** A literal or parameter as a statement parameter of the path's kind (a value of another type does not compile). */

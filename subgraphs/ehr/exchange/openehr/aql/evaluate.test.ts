@@ -1,4 +1,5 @@
-import { Evaluator, likeRegex, type Parameters } from './evaluate';
+import { likeRegex } from './compare';
+import { Evaluator, type Parameters } from './evaluate';
 import { parseAql } from './parser';
 import { buildUniverse, type QueriedComposition } from './universe';
 
@@ -63,9 +64,10 @@ const run = (q: string, params: Parameters = {}) => new Evaluator(parseAql(q), p
 const SYS = 'o/data[at0001]/events[at0006]/data[at0003]/items[at0004]/value/magnitude';
 
 describe('AQL evaluation', () => {
-  it('walks node-id paths, narrowing by node id and name; lists fan out in WHERE (any value)', () => {
+  it('walks node-id paths, narrowing by node id and name; a row per event, any value in WHERE', () => {
     expect(run(`SELECT c/uid/value, ${SYS} FROM COMPOSITION c CONTAINS OBSERVATION o[${BP}] ORDER BY c/uid/value`).rows).toEqual([
       ['c1', 150],
+      ['c1', 170],
       ['c2', 120],
     ]);
     expect(run(`SELECT o/data[at0001]/events[at0006, 'Event 1']/data[at0003]/items[at0004]/value/magnitude FROM OBSERVATION o`).rows).toEqual([[170], [null]]);
@@ -96,7 +98,7 @@ describe('AQL evaluation', () => {
       ['ehr-1', 2, '2026-11-22T08:00:00Z'],
       ['ehr-2', 1, '2026-11-23T08:00:00Z'],
     ]);
-    expect(run(`SELECT AVG(${SYS}), SUM(o/data[at0001]/events[at0006]/data[at0003]/items[at0004]/value) FROM OBSERVATION o`).rows).toEqual([[135, 270]]);
+    expect(run(`SELECT AVG(${SYS}), SUM(o/data[at0001]/events[at0006]/data[at0003]/items[at0004]/value) FROM OBSERVATION o`).rows).toEqual([[440 / 3, 440]]);
     expect(() => run('SELECT SUM(c/name/value) FROM COMPOSITION c')).toThrow('needs numbers');
   });
 

@@ -1,6 +1,7 @@
 import type { ConstraintNode } from '../../../clinical/constraints';
 import { rmClassOf, slotInstances } from '../../content';
-import { CHILDREN, type Source, type Universe } from './evaluate';
+import type { Source, Universe } from './evaluate';
+import { CHILDREN } from './rm-tree';
 
 type Json = Record<string, any>;
 
