@@ -169,7 +169,27 @@ describe(`AQL 1.1 over RM compositions (${backendName})`, () => {
           e: 'ehr-p-1002',
         }),
       ).toEqual([['ehr-p-1002', 'p-1002', true]]);
-      expect(await rows('SELECT DISTINCT e/ehr_id/value FROM EHR e ORDER BY e/ehr_id/value')).toEqual([['ehr-p-1001'], ['ehr-p-1002']]);
+      expect(await rows('SELECT DISTINCT e/ehr_id/value FROM EHR e CONTAINS COMPOSITION c ORDER BY e/ehr_id/value')).toEqual([['ehr-p-1001'], ['ehr-p-1002']]);
+    });
+
+    it('FROM EHR and FROM EHR_STATUS see EHRs without compositions, queryable ones only, the caller own for a patient', async () => {
+      const empty = (await t.request('POST', '/openehr/v1/ehr', { headers: { prefer: 'return=representation' } })).body.ehr_id.value as string;
+      const hidden = (await t.request('POST', '/openehr/v1/ehr', { headers: { prefer: 'return=representation' } })).body.ehr_id.value as string;
+      const status = await t.request('GET', `/openehr/v1/ehr/${hidden}/ehr_status`);
+      const hide = await t.request('PUT', `/openehr/v1/ehr/${hidden}/ehr_status`, {
+        body: { ...status.body, is_queryable: false },
+        headers: { 'if-match': `"${status.body.uid.value}"` },
+      });
+      expect(hide.status).toBe(204);
+      const ehrs = (await rows('SELECT e/ehr_id/value FROM EHR e')).map(([id]: [string]) => id);
+      // The demo's EHRs (two of them without compositions) and the new one; not the one hidden from queries.
+      expect([...ehrs].sort()).toEqual(['ehr-p-1001', 'ehr-p-1002', 'ehr-p-1003', empty].sort());
+      expect(await rows('SELECT s/is_queryable FROM EHR_STATUS s')).toEqual(ehrs.map(() => [true]));
+      expect(await rows(`SELECT e/ehr_id/value FROM EHR e NOT CONTAINS COMPOSITION c ORDER BY e/ehr_id/value`)).toEqual([['ehr-p-1003'], [empty]].sort());
+      const patient = await t.token({ roles: ['patient'], patientId: 'p-1003', sub: 'p3' });
+      const own = await t.request('POST', '/openehr/v1/query/aql', { body: { q: 'SELECT e/ehr_id/value FROM EHR e' }, token: patient });
+      expect(own.status).toBe(200);
+      expect(own.body.rows).toEqual([['ehr-p-1003']]);
     });
   });
 

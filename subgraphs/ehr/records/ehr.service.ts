@@ -4,7 +4,7 @@ import { AppError, notFound, validationError } from '../../../common/errors';
 import { isUniqueViolation } from '../../../common/db/unique-violation';
 import type { Ehr as EhrRow } from '../db/generated/client';
 import type { TenantStore } from '../db/store';
-import { assertCan } from '../policy/rules';
+import { assertCan, DATA_AREAS, recordScope } from '../policy/rules';
 import type { AccessPolicyService } from '../policy/access-policy.service';
 import { assertVersion, auditVersions, type AuditVersion } from '../audit/versions';
 import { statusVersionUid, writeStatusContribution, type PreparedVersion } from './contributions';
@@ -142,6 +142,28 @@ export class EhrService {
         ]);
       });
     return view(row);
+  }
+
+  /**
+   * The EHRs a query that needs no composition sees (AQL `FROM EHR e`, `EHR_STATUS`): those of the patients whose
+   * records the caller may read (only their own, for a patient), as population reads of compositions choose them:
+   * queryable, not restricted. Oldest first; more than `cap` answer 400.
+   */
+  async queryable(cap: number): Promise<EhrView[]> {
+    const own = recordScope(this.store.identity);
+    const target = own ? { patientId: own } : {};
+    const readable = await Promise.all(DATA_AREAS.map(async (area) => (await this.policy.decide('read', area, target)).allowed));
+    if (!readable.includes(true)) return [];
+    const restricted = own ? [] : await this.policy.restrictedPatientIds();
+    const rows = await this.store.read((tx) =>
+      tx.ehr.findMany({
+        where: { isQueryable: true, ...(own ? { patientId: own } : { patientId: { notIn: restricted } }) },
+        orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+        take: cap + 1,
+      }),
+    );
+    if (rows.length > cap) throw validationError(`More than ${cap} EHRs match; narrow the query (an EHR id, or a composition it contains)`);
+    return rows.map(view);
   }
 
   async forPatient(patientId: string): Promise<EhrView | null> {

@@ -8,7 +8,7 @@ import type { AuditVersion } from '../../audit/versions';
 import { clinicalTime } from '../content';
 import { parseAql } from './aql/parser';
 import { Evaluator, type Parameters } from './aql/evaluate';
-import { archetypeIdsOf, leafConditions, namedEhr, templateCanMatch, templateInWhere } from './aql/narrow';
+import { archetypeIdsOf, leafConditions, namedEhr, readsCompositions, requiresComposition, templateCanMatch, templateInWhere } from './aql/narrow';
 import { buildUniverse, type QueriedComposition } from './aql/universe';
 import { compileToSql, type SqlRow } from './aql/compile-sql';
 import type { WebNode } from '../../clinical/opt/web-template';
@@ -614,8 +614,9 @@ export class OpenEhrService {
         fetch,
       );
     }
-    // A query naming another EHR than its context matches nothing.
-    const scanned = context && named && context !== named ? [] : await this.compositions.scan(filter, AQL_CAP, { logAccess: false });
+    // A query naming another EHR than its context matches nothing; one whose FROM names no class below the EHR reads no composition.
+    const scanned =
+      (context && named && context !== named) || !readsCompositions(query.from) ? [] : await this.compositions.scan(filter, AQL_CAP, { logAccess: false });
     const byId = new Map(templateRows.map((t) => [t.id, t]));
     const compositions: QueriedComposition[] = await Promise.all(
       scanned.map(async (c) => {
@@ -629,12 +630,17 @@ export class OpenEhrService {
         return { uid: c.uid, ehrId: c.ehrId, patientId: c.patientId, version: this.versionBody(c, template), simple };
       }),
     );
-    // EHRs: the named one (even without compositions; policy-checked), else those of the compositions the
-    // caller may read, loaded in one batched statement.
+    // EHRs: the named one (even without compositions; policy-checked); else, where FROM binds EHRs without
+    // compositions, every EHR the caller may query; else those of the compositions the caller may read, loaded in one
+    // batched statement.
     const ehrs =
-      ehrId && !(context && named && context !== named)
-        ? [await this.ehrs.get(ehrId)]
-        : (await Promise.all([...new Set(scanned.map((c) => c.patientId))].map((id) => this.ehrs.forPatient(id)))).filter((e) => e !== null);
+      context && named && context !== named
+        ? []
+        : ehrId
+          ? [await this.ehrs.get(ehrId)]
+          : !requiresComposition(query.from)
+            ? await this.ehrs.queryable(AQL_CAP)
+            : (await Promise.all([...new Set(scanned.map((c) => c.patientId))].map((id) => this.ehrs.forPatient(id)))).filter((e) => e !== null);
     const universe = buildUniverse(
       ehrs.map((e) => ({ ehrId: e.id, patientId: e.patientId, ehr: this.ehrBody(e, 1), status: this.statusBody(e, 1, e.status) })),
       compositions,

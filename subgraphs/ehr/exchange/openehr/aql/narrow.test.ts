@@ -1,4 +1,4 @@
-import { leafConditions, namedEhr, templateCanMatch, templateInWhere } from './narrow';
+import { leafConditions, namedEhr, readsCompositions, requiresComposition, templateCanMatch, templateInWhere } from './narrow';
 import { parseAql } from './parser';
 
 const BP = 'openEHR-EHR-OBSERVATION.blood_pressure.v2';
@@ -16,6 +16,25 @@ describe('AQL narrowing before reading', () => {
     expect(named("SELECT c FROM EHR e CONTAINS COMPOSITION c WHERE c/x > 1 OR e/ehr_id/value = 'ehr-2'")).toBeNull();
     expect(named("SELECT c FROM EHR e CONTAINS COMPOSITION c WHERE NOT e/ehr_id/value = 'ehr-2'")).toBeNull();
     expect(named("SELECT c FROM COMPOSITION c WHERE c/ehr_id/value = 'ehr-2'")).toBeNull();
+  });
+
+  it('tells whether every binding of FROM holds a composition, and whether FROM reads compositions at all', () => {
+    const from = (q: string) => parseAql(`SELECT 1 FROM ${q}`).from;
+    const cases: Array<[string, boolean, boolean]> = [
+      ['EHR e', false, false],
+      ['EHR_STATUS s', false, false],
+      ['EHR e CONTAINS EHR_STATUS s', false, false],
+      ['EHR e CONTAINS COMPOSITION c', true, true],
+      ['COMPOSITION c', true, true],
+      [`EHR e CONTAINS OBSERVATION o[${BP}]`, true, true],
+      ['EHR e NOT CONTAINS COMPOSITION c', false, true],
+      ['EHR e CONTAINS (EHR_STATUS s OR COMPOSITION c)', false, true],
+      ['EHR e CONTAINS (EHR_STATUS s AND COMPOSITION c)', true, true],
+    ];
+    for (const [q, requires, reads] of cases) {
+      expect([q, requiresComposition(from(q))]).toEqual([q, requires]);
+      expect([q, readsCompositions(from(q))]).toEqual([q, reads]);
+    }
   });
 
   it('keeps the templates that can hold every archetype (and template id) FROM asks for', () => {

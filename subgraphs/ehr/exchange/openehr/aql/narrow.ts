@@ -163,3 +163,24 @@ export function leafConditions(from: Containment, where: Condition | undefined, 
   }
   return found;
 }
+
+/** Classes of the EHR itself: a binding of only these holds no composition. */
+const EHR_LEVEL = new Set(['EHR', 'EHR_STATUS']);
+
+/**
+ * Whether every binding of FROM holds a composition: then the EHRs a query sees are those of the compositions it
+ * reads. Otherwise (`FROM EHR e`, `EHR_STATUS`, `NOT CONTAINS`, an `OR` branch without one) it also sees EHRs
+ * that hold none.
+ */
+export function requiresComposition(from: Containment): boolean {
+  if (from.kind === 'and') return requiresComposition(from.left) || requiresComposition(from.right);
+  if (from.kind === 'or') return requiresComposition(from.left) && requiresComposition(from.right);
+  if (!EHR_LEVEL.has(from.rmClass)) return true;
+  return from.contains !== undefined && !from.contains.not && requiresComposition(from.contains.expr);
+}
+
+/** Whether FROM names a class below the EHR level anywhere: if not, no composition can change the answer. */
+export function readsCompositions(from: Containment): boolean {
+  if (from.kind !== 'class') return readsCompositions(from.left) || readsCompositions(from.right);
+  return !EHR_LEVEL.has(from.rmClass) || (from.contains !== undefined && readsCompositions(from.contains.expr));
+}
