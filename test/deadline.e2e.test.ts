@@ -114,7 +114,10 @@ describe(`request deadlines (${backendName})`, () => {
     expect(res.status).toBe(503);
     expect(res.headers.get('x-request-outcome')).toBe('not-started');
     expect(await countRows(t, 'Message')).toBe(before);
-    const retry = await t.request('POST', '/v1/messages/batch', { body: { messages } });
+    // On a loaded machine the retry may miss the deadline too: refused the same way, it is tried again.
+    let retry = await t.request('POST', '/v1/messages/batch', { body: { messages } });
+    for (let tries = 1; retry.status === 503 && retry.headers.get('x-request-outcome') === 'not-started' && tries < 5; tries++)
+      retry = await t.request('POST', '/v1/messages/batch', { body: { messages } });
     expect(retry.body).toMatchObject({ accepted: 2, rejected: 1 });
     expect(await countRows(t, 'Message')).toBe(before + 2);
   });
