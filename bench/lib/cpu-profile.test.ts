@@ -105,10 +105,13 @@ main();
       const real = JSON.parse(readFileSync(join(root, file), 'utf8')) as CpuProfile;
       const share = (window: { startUs: number; endUs: number }, prefix: string) =>
         summarise(real, root, { window }).categories.find((c) => c.name.startsWith(prefix))?.share ?? 0;
-      expect(share({ startUs: t0, endUs: t1 }, 'ours: gateway/')).toBeGreaterThan(0.8);
-      expect(share({ startUs: t0, endUs: t1 }, 'graphql-js')).toBeLessThan(0.05);
-      expect(share({ startUs: t1, endUs: t2 }, 'graphql-js')).toBeGreaterThan(0.3);
-      expect(share({ startUs: t1, endUs: t2 }, 'ours: gateway/')).toBeLessThan(0.2);
+      // Ratios within each window: on a loaded machine a preempted process's samples shrink every absolute share.
+      const spinning = { startUs: t0, endUs: t1 };
+      const querying = { startUs: t1, endUs: t2 };
+      expect(share(spinning, 'ours: gateway/')).toBeGreaterThan(0.3);
+      expect(share(spinning, 'ours: gateway/')).toBeGreaterThan(10 * share(spinning, 'graphql-js'));
+      expect(share(querying, 'graphql-js')).toBeGreaterThan(0.15);
+      expect(share(querying, 'graphql-js')).toBeGreaterThan(1.5 * share(querying, 'ours: gateway/'));
     } finally {
       rmSync(root, { recursive: true, force: true });
     }
