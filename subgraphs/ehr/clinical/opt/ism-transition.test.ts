@@ -104,6 +104,12 @@ describe('validation of an ism_transition, as EHRbase decides the published exam
     },
   );
 
+  it("accepts the template's generated example: its first careflow step in a state that step allows", () => {
+    const example = exampleFlat(ISM, new Date('2026-11-25T09:00:00Z'));
+    expect(ismOnly(example)).toMatchObject({ [`${AT}/careflow_step|code`]: 'at0109', [`${AT}/current_state|code`]: '526' });
+    expect(validateComposition(flatToCanonical(example, ISM), ISM)).toEqual([]);
+  });
+
   const base = () => flatToCanonical(withPublishedIsm(ISM, 'ism_vaild_transition.json', 'test-ism.vitagroup.de.v1'), ISM);
 
   it('requires exactly one ISM_TRANSITION', () => {
