@@ -100,12 +100,33 @@ function values(node: WebNode, path: string, id: string, language: string, now: 
   }
 }
 
+/** The first careflow step in the first state it allows; no transition (optional). */
+function ismExample(node: WebNode, path: string, out: Flat) {
+  const step = node.children?.find((c) => c.id === 'careflow_step')?.inputs?.[0]?.list?.[0];
+  const state = node.children
+    ?.find((c) => c.id === 'current_state')
+    ?.inputs?.[0]?.list?.find((s) => !step || (step.currentStates as string[]).includes(s.value as string));
+  if (step)
+    Object.assign(out, {
+      [`${path}/careflow_step|code`]: step.value,
+      [`${path}/careflow_step|value`]: step.label,
+      [`${path}/careflow_step|terminology`]: 'local',
+    });
+  if (state)
+    Object.assign(out, {
+      [`${path}/current_state|code`]: state.value,
+      [`${path}/current_state|value`]: state.label,
+      [`${path}/current_state|terminology`]: 'openehr',
+    });
+}
+
 export function exampleFlat(wt: WebTemplate, now: Date): Flat {
   const out: Flat = {};
   const walk = (node: WebNode, path: string) => {
     for (const child of node.children ?? []) {
       const at = `${path}/${child.id}${child.max !== 1 ? ':0' : ''}`;
-      if (child.children) walk(child, at);
+      if (child.rmType === 'ISM_TRANSITION') ismExample(child, at, out);
+      else if (child.children) walk(child, at);
       else values(child, at, child.id, wt.defaultLanguage, now, out);
     }
   };

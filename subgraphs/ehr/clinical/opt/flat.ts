@@ -1,6 +1,6 @@
 import { validationError, type ErrorDetail } from '../../../../common/errors';
 import { emitParticipations, readParticipation } from './flat-participation';
-import type { WebNode, WebTemplate } from './web-template';
+import { codePhrase, type WebNode, type WebTemplate } from './web-template';
 
 /**
  * FLAT and STRUCTURED compositions (the web-template based formats of the
@@ -222,7 +222,7 @@ function buildValue(rmType: string, f: Map<string, unknown>, node?: WebNode): Rm
     case 'DV_CODED_TEXT': {
       if (f.has('other')) return dvText(String(g('other')));
       const codeString = String(g('code') ?? '');
-      const terminology = (g('terminology') as string | undefined) ?? node?.inputs?.[0]?.terminology ?? (/^at\d/.test(codeString) ? 'local' : 'local');
+      const terminology = (g('terminology') as string | undefined) ?? node?.inputs?.[0]?.terminology ?? codePhrase(node?.constraint)?.terminology ?? 'local';
       return { _type: 'DV_CODED_TEXT', value: g('value') ?? labelOf(node, codeString) ?? codeString, defining_code: code(terminology, codeString) };
     }
     case 'DV_ORDINAL': {
@@ -351,9 +351,8 @@ class FlatReader {
       return;
     }
     const object = rmObject({ ...ownStep, rmType: node.rmType === 'EVENT' && group.children.has('width') ? 'INTERVAL_EVENT' : ownStep.rmType });
-    if (node.rmType === 'EVENT_CONTEXT') {
-      delete object.name;
-    }
+    // Neither is LOCATABLE: no name.
+    if (node.rmType === 'EVENT_CONTEXT' || node.rmType === 'ISM_TRANSITION') delete object.name;
     attach(target, ownStep.attr, object);
     if (valueNode) object.value = buildValue(node.rmType, group.fields, node);
     else this.fill(node, object, group, path);

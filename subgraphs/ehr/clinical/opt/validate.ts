@@ -1,4 +1,5 @@
 import type { ErrorDetail } from '../../../../common/errors';
+import { ismTransitionErrors } from './ism-transition';
 import { codePhrase, primitiveOf, type WebNode, type WebTemplate } from './web-template';
 
 /**
@@ -61,7 +62,9 @@ class Checker {
     for (const child of children) {
       const own = found.get(child)!;
       const at = (alternative: WebNode, i: number) => `${webPath}/${alternative.id}${alternative.max !== 1 ? `:${i}` : ''}`;
-      if (own.length < child.min) this.error(child, at(child, own.length), `at least ${child.min} required, ${own.length} present`);
+      // An ISM_TRANSITION's parts: the OPT attribute's existence (kept on their constraint), not the web template's min.
+      const min = node.rmType === 'ISM_TRANSITION' ? (child.constraint?.occurrences.min ?? child.min) : child.min;
+      if (own.length < min) this.error(child, at(child, own.length), `at least ${min} required, ${own.length} present`);
       if (child.max !== -1 && own.length > child.max) this.error(child, at(child, child.max), `at most ${child.max} allowed, ${own.length} present`);
       own.forEach((instance, i) => {
         // Alternatives (a choice of data types) find the same instance: it must conform to one of them.
@@ -84,6 +87,8 @@ class Checker {
     if (!this.typeOk(node, instance, webPath)) return;
     if (isValueNode(node)) this.value(node, instance, webPath);
     else this.walk(node, instance, webPath);
+    if (node.rmType === 'ISM_TRANSITION')
+      for (const e of ismTransitionErrors(node, instance)) this.error(node, `${webPath}${e.attribute}`, e.message, e.attribute);
   }
 
   private typeOk(node: WebNode, v: unknown, webPath: string): boolean {

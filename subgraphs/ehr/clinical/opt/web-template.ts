@@ -1,4 +1,8 @@
 import type { OperationalTemplate, OptObject } from './parse';
+import { contextNode, makeNode, type RmStep, type WebInput, type WebNode } from './web-node';
+import { ismTransitionNode } from './ism-transition';
+
+export type { WebInput, WebNode } from './web-node';
 
 /**
  * The web template of an operational template: the form-oriented tree that the
@@ -9,45 +13,6 @@ import type { OperationalTemplate, OptObject } from './parse';
  * from its parent node's object to its own and its OPT constraint: FLAT
  * conversion and validation walk the same tree.
  */
-
-export interface WebInput {
-  suffix?: string;
-  type: string;
-  list?: Array<Record<string, unknown>>;
-  terminology?: string;
-  validation?: Record<string, unknown>;
-  listOpen?: boolean;
-}
-
-/** One RM step: attribute name, and the object found there. */
-interface RmStep {
-  attr: string;
-  rmType: string;
-  nodeId?: string;
-  name?: string;
-}
-
-export interface WebNode {
-  id: string;
-  name?: string;
-  localizedName?: string;
-  rmType: string;
-  nodeId?: string;
-  min: number;
-  max: number;
-  localizedNames?: Record<string, string>;
-  localizedDescriptions?: Record<string, string>;
-  aqlPath: string;
-  inputs?: WebInput[];
-  inContext?: boolean;
-  children?: WebNode[];
-  /** Not serialised: the RM steps from the parent node's object; the last one is this node's own object. */
-  steps: RmStep[];
-  /** Not serialised: this node's constraint in the OPT (the value's for a folded ELEMENT). */
-  constraint?: OptObject;
-  /** Not serialised: a folded ELEMENT also accepts DV_TEXT (coded text with `|other`). */
-  textAlternative?: boolean;
-}
 
 export interface WebTemplate {
   templateId: string;
@@ -69,24 +34,6 @@ export function webId(name: string): string {
     .replace(/[^\p{L}\p{N}]+/gu, '_')
     .replace(/^_+|_+$/g, '');
   return id || 'node';
-}
-
-function hide<T extends object>(target: T, key: string, value: unknown): T {
-  Object.defineProperty(target, key, { value, enumerable: false, writable: true });
-  return target;
-}
-
-function makeNode(
-  fields: Omit<WebNode, 'steps' | 'constraint' | 'textAlternative'>,
-  steps: RmStep[],
-  constraint?: OptObject,
-  textAlternative = false,
-): WebNode {
-  const node = { ...fields } as WebNode;
-  hide(node, 'steps', steps);
-  hide(node, 'constraint', constraint);
-  hide(node, 'textAlternative', textAlternative);
-  return node;
 }
 
 const maxOf = (max: number | null) => (max === null ? -1 : max);
@@ -233,11 +180,6 @@ function inputsFor(rmType: string, o: OptObject | undefined, language: string, t
   }
 }
 
-/** An RM attribute shown as a context node (`language`, `time`, `composer`…). */
-function contextNode(id: string, rmType: string, parentAql: string, min = 0, inputs?: WebInput[]): WebNode {
-  return makeNode({ id, rmType, min, max: 1, aqlPath: `${parentAql}/${id}`, ...(inputs ? { inputs } : {}), inContext: true }, [{ attr: id, rmType }]);
-}
-
 class Builder {
   constructor(private readonly language: string) {}
 
@@ -245,7 +187,8 @@ class Builder {
   childrenOf(o: OptObject, aql: string, root: OptObject): WebNode[] {
     const nodes: WebNode[] = [];
     for (const a of o.attributes) {
-      if (CONTEXT_ATTRIBUTES.has(a.name)) continue;
+      // An ACTION's ism_transition alternatives become one context node (contextChildren).
+      if (CONTEXT_ATTRIBUTES.has(a.name) || (o.rmType === 'ACTION' && a.name === 'ism_transition')) continue;
       for (const child of a.children) nodes.push(...this.visit(child, a.name, aql, [], root));
     }
     return nodes;
@@ -322,7 +265,7 @@ class Builder {
           contextNode('math_function', 'DV_CODED_TEXT', aql, 0, [{ suffix: 'code', type: 'TEXT' }]),
         ];
       case 'ACTION':
-        return [contextNode('time', 'DV_DATE_TIME', aql, 0, [{ type: 'DATETIME' }]), ...entry];
+        return [contextNode('time', 'DV_DATE_TIME', aql, 0, [{ type: 'DATETIME' }]), ismTransitionNode(o, aql, this.language), ...entry];
       case 'INSTRUCTION':
         return [contextNode('narrative', 'DV_TEXT', aql, 0, [{ type: 'TEXT' }]), ...entry];
       case 'ACTIVITY':

@@ -1,0 +1,65 @@
+import type { OptObject } from './parse';
+
+/** A web-template node and how one is made: the JSON fields, plus (hidden from the JSON) its RM steps and OPT constraint. */
+
+export interface WebInput {
+  suffix?: string;
+  type: string;
+  list?: Array<Record<string, unknown>>;
+  terminology?: string;
+  validation?: Record<string, unknown>;
+  listOpen?: boolean;
+}
+
+/** One RM step: attribute name, and the object found there. */
+export interface RmStep {
+  attr: string;
+  rmType: string;
+  nodeId?: string;
+  name?: string;
+}
+
+export interface WebNode {
+  id: string;
+  name?: string;
+  localizedName?: string;
+  rmType: string;
+  nodeId?: string;
+  min: number;
+  max: number;
+  localizedNames?: Record<string, string>;
+  localizedDescriptions?: Record<string, string>;
+  aqlPath: string;
+  inputs?: WebInput[];
+  inContext?: boolean;
+  children?: WebNode[];
+  /** Not serialised: the RM steps from the parent node's object; the last one is this node's own object. */
+  steps: RmStep[];
+  /** Not serialised: this node's constraint in the OPT (the value's for a folded ELEMENT). */
+  constraint?: OptObject;
+  /** Not serialised: a folded ELEMENT also accepts DV_TEXT (coded text with `|other`). */
+  textAlternative?: boolean;
+}
+
+function hide<T extends object>(target: T, key: string, value: unknown): T {
+  Object.defineProperty(target, key, { value, enumerable: false, writable: true });
+  return target;
+}
+
+export function makeNode(
+  fields: Omit<WebNode, 'steps' | 'constraint' | 'textAlternative'>,
+  steps: RmStep[],
+  constraint?: OptObject,
+  textAlternative = false,
+): WebNode {
+  const node = { ...fields } as WebNode;
+  hide(node, 'steps', steps);
+  hide(node, 'constraint', constraint);
+  hide(node, 'textAlternative', textAlternative);
+  return node;
+}
+
+/** An RM attribute shown as a context node (`language`, `time`, `composer`…). */
+export function contextNode(id: string, rmType: string, parentAql: string, min = 0, inputs?: WebInput[]): WebNode {
+  return makeNode({ id, rmType, min, max: 1, aqlPath: `${parentAql}/${id}`, ...(inputs ? { inputs } : {}), inContext: true }, [{ attr: id, rmType }]);
+}
