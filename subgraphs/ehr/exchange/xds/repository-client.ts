@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { rootCertificates } from 'node:tls';
+import { createSecureContext, rootCertificates } from 'node:tls';
 import { Agent, request } from 'undici';
 import { AppError } from '../../../../common/errors';
 import { mtomMessage, readEnvelope, readFault, readSoapMessage, requestEnvelope } from '../../../../common/soap';
@@ -40,9 +40,13 @@ export class XdsRepositoryClient {
     this.agent = new Agent({
       headersTimeout: options.timeoutMs,
       bodyTimeout: options.timeoutMs,
+      // One TLS context for every connection, as the webhook sender has (a context per connection re-parses the
+      // root certificates a custom CA is added to).
       connect: {
-        ...(options.caFile ? { ca: [...rootCertificates, readFileSync(options.caFile, 'utf8')] } : {}),
-        ...(options.certFile && options.keyFile ? { cert: readFileSync(options.certFile), key: readFileSync(options.keyFile) } : {}),
+        secureContext: createSecureContext({
+          ...(options.caFile ? { ca: [...rootCertificates, readFileSync(options.caFile, 'utf8')] } : {}),
+          ...(options.certFile && options.keyFile ? { cert: readFileSync(options.certFile), key: readFileSync(options.keyFile) } : {}),
+        }),
       },
     });
   }
