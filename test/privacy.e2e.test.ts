@@ -240,11 +240,15 @@ describe(`patient rights and retention (${backendName})`, () => {
     const { rows: head } = await t.platform.db!.query<{ seq: number }>(`SELECT max(seq) AS seq FROM ehr."AuditRecord" WHERE "tenantId" = 'demo'`);
     expect((await setRetention('access_log', 400)).body.errors).toBeUndefined();
     expect(await verifyChain()).toMatchObject({ valid: true, problem: null });
+    // One statement, so its transaction is its own: on PGlite's single connection, a BEGIN sent on its own could be
+    // ended by the platform's background work before the DELETE, which the trigger would then refuse.
     await t.platform.db!.withOwner(async (owner) => {
-      await owner.query('BEGIN');
-      await owner.query(`SELECT set_config('caregraph.retention_purge', 'AuditRecord', true)`);
-      await owner.query(`DELETE FROM ehr."AuditRecord" WHERE "tenantId" = 'demo' AND seq <= $1`, [head[0].seq]);
-      await owner.query('COMMIT');
+      await owner.query(
+        `DO $$ BEGIN
+           PERFORM set_config('caregraph.retention_purge', 'AuditRecord', true);
+           DELETE FROM ehr."AuditRecord" WHERE "tenantId" = 'demo' AND seq <= ${Number(head[0].seq)};
+         END $$`,
+      );
     });
     const tampered = await verifyChain();
     expect(tampered.valid).toBe(false);
