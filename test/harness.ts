@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { closeSync, fstatSync, mkdtempSync, openSync, readSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -18,6 +18,8 @@ interface PlatformModules {
   testBackends: typeof import('../common/db/test-backends');
   tokens: typeof import('../common/auth/tokens');
   load(relative: string): unknown;
+  /** A file's bytes in shared memory, read once per Jest worker (the snapshot tarball). */
+  sharedFile(path: string): Uint8Array;
   Date: DateConstructor;
 }
 const loaded = (globalThis as { __caregraphPlatformModules?: PlatformModules }).__caregraphPlatformModules;
@@ -78,33 +80,13 @@ export interface TestResponse {
   text: string;
 }
 
-/** This run's snapshot database, with its PGlite tarball read once per file. */
+/** This run's snapshot database, with its PGlite tarball (read once per Jest worker: see the environment). */
 let snapshot: { manifest: SnapshotManifest; pglite?: Uint8Array } | null | undefined;
 
 function loadSnapshot(): typeof snapshot {
   if (snapshot !== undefined) return snapshot;
   const manifest = snapshotManifest();
-  // In shared memory: each platform's database thread then reads it in place instead of getting a copy.
-  return (snapshot = manifest && { manifest, pglite: manifest.pglite ? readShared(manifest.pglite) : undefined });
-}
-
-/**
- * A file read straight into shared memory: copying a plain buffer into a
- * SharedArrayBuffer afterwards took twice as long as the read (0.5 s for the 44 MB snapshot, measured).
- */
-function readShared(file: string): Uint8Array {
-  const fd = openSync(file, 'r');
-  try {
-    const bytes = new Uint8Array(new SharedArrayBuffer(fstatSync(fd).size));
-    for (let offset = 0; offset < bytes.byteLength;) {
-      const read = readSync(fd, bytes, offset, bytes.byteLength - offset, offset);
-      if (read === 0) throw new Error(`${file} ended before its ${bytes.byteLength} bytes`);
-      offset += read;
-    }
-    return bytes;
-  } finally {
-    closeSync(fd);
-  }
+  return (snapshot = manifest && { manifest, pglite: manifest.pglite ? modules.sharedFile(manifest.pglite) : undefined });
 }
 
 /**
