@@ -1,4 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomInt } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
 import { projectRoot } from '../../common/paths';
@@ -27,13 +29,42 @@ export interface Exit {
 
 const root = projectRoot();
 
-export function freePort(): Promise<number> {
+/**
+ * A port free now, for a process about to listen on it. Chosen below the kernel's range of ephemeral ports where
+ * that range is known (Linux): a port the kernel hands out for port 0 can be handed out again, before our process
+ * listens, to any process beside it that binds port 0 or connects (seen: EADDRINUSE in the cluster test, whose
+ * subgraph ports are fixed before the processes start). Elsewhere, one the kernel hands out.
+ */
+export async function freePort(): Promise<number> {
+  const ephemeralStart = ephemeralPortsStart();
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const port = ephemeralStart ? LOWEST_CHOSEN_PORT + randomInt(ephemeralStart - LOWEST_CHOSEN_PORT) : 0;
+    const bound = await listenOnce(port);
+    if (bound !== undefined) return bound;
+  }
+  throw new Error('no free port found below the ephemeral range in 100 tries');
+}
+
+const LOWEST_CHOSEN_PORT = 10_000;
+
+/** The first ephemeral port (Linux), when the range leaves room below it. */
+function ephemeralPortsStart(): number | undefined {
+  try {
+    const start = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    return start > LOWEST_CHOSEN_PORT + 1000 ? start : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Listens on `port` (0: any) and closes again: the port bound, or undefined when it was taken. */
+function listenOnce(port: number): Promise<number | undefined> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
+    server.once('error', (err: NodeJS.ErrnoException) => (err.code === 'EADDRINUSE' ? resolve(undefined) : reject(err)));
+    server.listen(port, '127.0.0.1', () => {
+      const bound = (server.address() as net.AddressInfo).port;
+      server.close(() => resolve(bound));
     });
   });
 }
