@@ -2,6 +2,7 @@ import { Prisma } from '../../../db/generated/client';
 import type { WebNode } from '../../../clinical/opt/web-template';
 import { isIsoTime, translateLike } from './compare';
 import { columnPath, parameterValue, type Parameters } from './evaluate';
+import { andTerms } from './narrow';
 import type { AqlQuery, Condition, Containment, Operator, Path, Predicate, Value } from './parser';
 
 /**
@@ -88,6 +89,8 @@ class Compiler {
   private readonly from: Prisma.Sql[] = [];
   /** The data types of the composition's own leaves (context, category), by path. */
   private readonly compositionTypes = new Map<string, string>();
+  /** Whose index rows a path reads: the binding's (`b`), or while narrowing the candidates, the composition's (`c`). */
+  private row: 'b' | 'c' = 'b';
 
   constructor(
     private readonly query: AqlQuery,
@@ -126,7 +129,11 @@ class Compiler {
       const collated = p.kind === 'string' ? Prisma.sql`${p.value} COLLATE "C"` : p.value;
       return Prisma.sql`${collated} ${Prisma.raw(o.descending ? 'DESC' : 'ASC')}`;
     });
-    const where = query.where ? this.condition(query.where) : Prisma.sql`TRUE`;
+    const ordered = !aggregated || query.select.some((s) => s.expr.kind === 'aggregate' && (s.expr.fn === 'SUM' || s.expr.fn === 'AVG'));
+    // WHERE's terms on the composition alone select the candidates instead, where the answer allows it.
+    const terms = andTerms(query.where);
+    const narrowing = ordered ? new Map<Condition, Prisma.Sql>() : this.compositionNarrowing(terms);
+    const where = Prisma.join([Prisma.sql`TRUE`, ...terms.filter((t) => !narrowing.has(t)).map((t) => this.condition(t))], ' AND ');
     const from = this.from.length ? Prisma.join(this.from, ' AND ') : Prisma.sql`TRUE`;
     const selected = Prisma.join(values, ', ');
     const names = Prisma.join(
@@ -151,20 +158,42 @@ class Compiler {
       : Prisma.sql`SELECT k.*, 0 AS ord FROM k`;
     return {
       columns: query.select.map((s, i) => ({ name: s.alias ?? `#${i}`, path: columnPath(s) })),
-      ordered: !aggregated || query.select.some((s) => s.expr.kind === 'aggregate' && (s.expr.fn === 'SUM' || s.expr.fn === 'AVG')),
+      ordered,
       statement: (candidates) => Prisma.sql`
         WITH cand AS (
           SELECT c."tenantId", c."id", c."ehrId", c."patientId", c."templateId", v."uid",
                  row_number() OVER (ORDER BY c."createdAt" DESC, c."id" ASC) AS crank
           FROM "ehr"."Composition" c
           JOIN "ehr"."CompositionVersion" v ON v."tenantId" = c."tenantId" AND v."compositionId" = c."id" AND v."version" = c."latestVersion"
-          WHERE ${candidates}),
+          WHERE ${Prisma.join([candidates, ...narrowing.values()], ' AND ')}),
         k AS (SELECT cand.*, min(cand.crank) OVER (PARTITION BY cand."ehrId") AS erank FROM cand),
         b AS (${bindings}),
         o AS (${out}),
         n AS (SELECT o.*, row_number() OVER (ORDER BY pos) AS n, count(*) OVER () AS total FROM o)
         SELECT * FROM n WHERE ${this.window()} ORDER BY n`,
     };
+  }
+
+  /**
+   * The top-level AND terms of WHERE that read only the composition's own leaves (its context's start time, say),
+   * as conditions on the candidates. Each holds or fails for a composition as a whole, so testing it before the
+   * candidates are numbered keeps the same rows, and PostgreSQL starts from it: a time window is often far more
+   * selective than an entry's value, whose selectivity it misestimates (docs/benchmarks.md "Clinical queries").
+   * Only for answers that do not depend on the bindings' order: fewer candidates rank the EHRs differently.
+   */
+  private compositionNarrowing(terms: Condition[]): Map<Condition, Prisma.Sql> {
+    const narrowing = new Map<Condition, Prisma.Sql>();
+    for (const term of terms) {
+      this.row = 'c';
+      try {
+        narrowing.set(term, this.condition(term));
+      } catch (err) {
+        if (!(err instanceof Unsupported)) throw err;
+      } finally {
+        this.row = 'b';
+      }
+    }
+    return narrowing;
   }
 
   /** TOP, LIMIT and OFFSET on the numbered rows. */
@@ -259,6 +288,7 @@ class Compiler {
     const names = p.parts.map((s) => s.name).join('/');
     const plain = !p.parts.some((s) => s.predicate);
     const field = (column: string): Compiled => {
+      if (this.row !== 'b') no();
       const value = Prisma.raw(`b."${column}"`);
       return { kind: 'string', repeats: false, value, some: (test) => Prisma.sql`(${test(value)})` };
     };
@@ -267,7 +297,7 @@ class Compiler {
     if (p.variable === this.composition && plain && names === 'archetype_details/template_id/value') return field('templateId');
     const entry = this.entry;
     let scope: { prefix: string; types: Map<string, string>; rows: Prisma.Sql };
-    if (entry && p.variable === entry.variable)
+    if (entry && p.variable === entry.variable && this.row === 'b')
       scope = {
         prefix: `/content[${entry.archetypeId}]`,
         types: entry.types,
@@ -294,7 +324,10 @@ class Compiler {
       const leaf = rmType && LEAVES[rmType]?.[attribute];
       if (!leaf || p.parts.slice(split).some((s) => s.predicate)) continue;
       const [column, kind] = leaf;
-      const rows = (extra: Prisma.Sql) => Prisma.sql`FROM "ehr"."ClinicalIndexEntry" l WHERE l."tenantId" = b."tenantId" AND l."compositionId" = b."id"
+      const row = Prisma.raw(this.row);
+      const rows = (
+        extra: Prisma.Sql,
+      ) => Prisma.sql`FROM "ehr"."ClinicalIndexEntry" l WHERE l."tenantId" = ${row}."tenantId" AND l."compositionId" = ${row}."id"
         AND ${scope.rows} AND l."path" = ${full} AND l."rmType" = ${rmType}
         AND l.${Prisma.raw(`"${column}"`)} IS NOT NULL ${extra}`;
       const c = Prisma.raw(`l."${column}"`);

@@ -23,7 +23,7 @@ const isEhrIdPath = (parts: Array<{ name: string; predicate?: unknown }>) =>
   parts.length === 2 && parts[0].name === 'ehr_id' && parts[1].name === 'value' && !parts.some((p) => p.predicate);
 
 /** The top-level AND terms of WHERE: each must hold for a row to be answered. */
-function andTerms(where: Condition | undefined): Condition[] {
+export function andTerms(where: Condition | undefined): Condition[] {
   const terms: Condition[] = [];
   const collect = (c: Condition): void => {
     if (c.kind === 'and') {

@@ -1,0 +1,43 @@
+import { Prisma } from '../../../db/generated/client';
+import { parseOpt } from '../../../clinical/opt/parse';
+import { buildWebTemplate } from '../../../clinical/opt/web-template';
+import { demoOpt } from '../../../clinical/templates';
+import { compileToSql } from './compile-sql';
+import { parseAql } from './parser';
+
+const VITALS = [buildWebTemplate(parseOpt(demoOpt('vital_signs.v1'))).tree];
+const FROM = 'FROM EHR e CONTAINS COMPOSITION c CONTAINS OBSERVATION o[openEHR-EHR-OBSERVATION.blood_pressure.v2]';
+const SYSTOLIC = 'o/data[at0001]/events[at0006]/data[at0003]/items[at0004]/value/magnitude';
+const WINDOW = 'c/context/start_time/value > $since';
+
+/** The statement's parameters before and after the bindings are formed (the `k` CTE): the candidates' and the rest. */
+function parametersBySection(q: string): { candidates: unknown[]; rest: unknown[] } {
+  const sql = compileToSql(parseAql(q), { since: '2026-10-01T00:00:00Z' }, VITALS);
+  if (!sql) throw new Error(`does not compile: ${q}`);
+  const statement = sql.statement(Prisma.sql`TRUE`);
+  const split = statement.text.indexOf('k AS (');
+  const numbers = (text: string) => [...text.matchAll(/\$(\d+)/g)].map((m) => statement.values[Number(m[1]) - 1]);
+  return { candidates: numbers(statement.text.slice(0, split)), rest: numbers(statement.text.slice(split)) };
+}
+
+describe('AQL compiled to SQL: a composition-level condition selects the candidates', () => {
+  it('moves the time window of a COUNT into the candidates, where PostgreSQL starts from it', () => {
+    const { candidates, rest } = parametersBySection(`SELECT COUNT(*) ${FROM} WHERE ${SYSTOLIC} > 140 AND ${WINDOW}`);
+    expect(candidates).toContain('/context/start_time');
+    expect(rest).not.toContain('/context/start_time');
+    // The entry's value stays a condition on each binding: another entry of the same composition may not satisfy it.
+    expect(candidates).not.toContain(140);
+    expect(rest).toContain(140);
+  });
+
+  it('leaves the window on the rows when their order depends on the candidates', () => {
+    const { candidates, rest } = parametersBySection(`SELECT c/uid/value ${FROM} WHERE ${WINDOW}`);
+    expect(candidates).not.toContain('/context/start_time');
+    expect(rest).toContain('/context/start_time');
+  });
+
+  it('moves only top-level AND terms', () => {
+    const { candidates } = parametersBySection(`SELECT COUNT(*) ${FROM} WHERE ${SYSTOLIC} > 140 OR ${WINDOW}`);
+    expect(candidates).not.toContain('/context/start_time');
+  });
+});
