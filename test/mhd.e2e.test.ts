@@ -186,6 +186,28 @@ describe(`IHE MHD /fhir/R4 (${backendName})`, () => {
     expect(raw.bytes.equals(bytes)).toBe(true);
   });
 
+  it('ITI-66 pages Lists before disclosing them: the audit and access log name only the page', async () => {
+    const sets = [uid(), uid(), uid()];
+    for (const setUniqueId of sets)
+      expect((await provide({ patient: 'p-1002', docUniqueId: uid(), setUniqueId, document: Buffer.from('x') })).status).toBe(200);
+    const urn = (uniqueId: string) => `urn:oid:${uniqueId}`;
+    const search = await fhir('GET', '/List?patient=p-1002&code=submissionset&_sort=-_lastUpdated&_count=1&_offset=1');
+    expect(search.status).toBe(200);
+    validateFhir(search.body);
+    expect(search.body.total).toBe(3);
+    const [list] = search.body.entry.map((e: any) => e.resource);
+    expect(search.body.entry).toHaveLength(1);
+    expect(list.identifier.find((i: any) => i.use === 'usual').value).toBe(urn(sets[1]));
+    expect(list.entry).toHaveLength(1);
+    const records = (await t.graphql(`{ auditRecords(entityType: "XdsTransaction", limit: 10) { data { after } } }`)).body.data.auditRecords.data as any[];
+    const audit = records.map((r) => r.after).find((a) => a.transaction === 'ITI-66');
+    expect(audit).toMatchObject({ patientId: 'p-1002', submissionSets: [sets[1]] });
+    const log = await t.graphql(`{ accessLog(patientId: "p-1002", limit: 20) { data { entityType entityId } } }`);
+    expect(log.body.errors).toBeUndefined();
+    const disclosed = (log.body.data.accessLog.data as any[]).filter((e) => e.entityType === 'XdsSubmissionSet');
+    expect(disclosed.map((e) => `xds-${e.entityId.replace(/^urn:uuid:/, '')}`)).toEqual([list.id]);
+  });
+
   it('serves the clinical-note DocumentReferences beside the registry ones, told apart by category', async () => {
     const uniqueId = uid();
     await provide({ docUniqueId: uniqueId, document: Buffer.from('registry') });

@@ -5,7 +5,7 @@ import type { PatientService } from '../../patients/patient.service';
 import type { AppointmentService } from '../../appointments/appointment.service';
 import type { ClinicalTemplateService } from '../../templates/clinical-template.service';
 import type { DataArea } from '../../policy/rules';
-import type { ClinicalTemplate as TemplateRow, Prisma } from '../../db/generated/client';
+import type { ClinicalTemplate as TemplateRow, Prisma, XdsSubmissionSet as SetRow } from '../../db/generated/client';
 import { capabilityStatement, FHIR_RESOURCE_TYPES, WRITABLE_TYPES } from '../../../../common/fhir/capability';
 import {
   appointmentToResource,
@@ -155,7 +155,12 @@ export class FhirService {
   private async registryResource(resourceType: string, id: string): Promise<FhirResource> {
     if (resourceType === 'Binary') return this.mhd.binary(id);
     if (!entryUuid(id)) throw notFound(resourceType, id);
-    const [resource] = resourceType === 'List' ? await this.mhd.lists(null, [id]) : await this.mhd.documentReferences(null, [id]);
+    const lists = async () =>
+      this.mhd.lists(
+        null,
+        ((await this.mhd.listCandidates(null, [id])) ?? []).map((c) => c.row),
+      );
+    const [resource] = resourceType === 'List' ? await lists() : await this.mhd.documentReferences(null, [id]);
     if (!resource) throw notFound(resourceType, id);
     return resource;
   }
@@ -248,6 +253,7 @@ export class FhirService {
     if (resourceType === 'Patient') return this.searchPatients(search);
     if (resourceType === 'Appointment') return this.searchAppointments(search);
     if (resourceType === 'Binary') throw new AppError('NOT_IMPLEMENTED', 'Binary is read by id (ITI-68), not searched; find documents with DocumentReference');
+    if (resourceType === 'List') return this.searchLists(search);
     const indexed = await this.indexedSearch(resourceType, search);
     if (indexed) return indexed;
     const others = search.criteria.filter((c) => !(c.kind === 'reference' && !c.modifier));
@@ -331,9 +337,33 @@ export class FhirService {
     return result;
   }
 
-  /** Every current resource of a composition-backed type, for one patient or the tenant; DocumentReferences and Lists of the XDS registry too. */
+  /**
+   * ITI-66: every parameter a List is searched by (patient, date, status, code, ids, commit time) is in the
+   * registry's clear columns, so Lists are matched, sorted and paged as those columns make them, and only the
+   * page is decrypted, audited and access-logged (one record per patient searched, as before).
+   */
+  private async searchLists(search: ParsedSearch): Promise<{ resources: FhirResource[]; total: number }> {
+    const others = search.criteria.filter((c) => !(c.kind === 'reference' && !c.modifier));
+    const found: Array<{ row: SetRow; list: FhirResource; patientId: string | null }> = [];
+    const searched: Array<string | null> = [];
+    for (const patientId of searchedPatientIds(search.criteria) ?? [null]) {
+      const candidates = await this.mhd.listCandidates(patientId);
+      if (!candidates) continue;
+      searched.push(patientId);
+      found.push(...candidates.filter((c) => others.every((criterion) => matchesCriterion(c.list, criterion))).map((c) => ({ ...c, patientId })));
+    }
+    const compare = comparator(search.sort.length ? search.sort : [{ name: 'date', descending: true }]);
+    const page = found.sort((a, b) => compare(a.list, b.list)).slice(search.offset, search.offset + search.count);
+    const disclosed = new Map<string, FhirResource>();
+    for (const patientId of searched) {
+      const rows = page.filter((p) => p.patientId === patientId).map((p) => p.row);
+      for (const list of await this.mhd.lists(patientId, rows)) disclosed.set(list.id!, list);
+    }
+    return { resources: page.map((p) => disclosed.get(p.list.id!)!), total: found.length };
+  }
+
+  /** Every current resource of a composition-backed type, for one patient or the tenant; DocumentReferences of the XDS registry too. */
   private async clinicalResources(resourceType: string, patientId: string | null): Promise<FhirResource[]> {
-    if (resourceType === 'List') return this.mhd.lists(patientId);
     const registry = resourceType === 'DocumentReference' ? await this.mhd.documentReferences(patientId) : [];
     const area = AREA_OF[resourceType];
     const templates = await this.templates.list(area);

@@ -103,8 +103,8 @@ export function documentReference({ row, metadata }: StoredEntry<DocumentRow>): 
   });
 }
 
-/** A stored submission set as an MHD SubmissionSet List (ITI TF-3 §4.5.4.2). */
-export function submissionSetList({ row, metadata, members }: StoredEntry<SetRow> & { members: string[] }): FhirResource {
+/** A stored submission set as an MHD SubmissionSet List (ITI TF-3 §4.5.4.2); without its (decrypted) metadata, it has no title. */
+export function submissionSetList({ row, metadata, members }: { row: SetRow; metadata?: RegistryObject; members: string[] }): FhirResource {
   return withoutEmpty({
     resourceType: 'List',
     id: fhirId(row.id),
@@ -119,7 +119,7 @@ export function submissionSetList({ row, metadata, members }: StoredEntry<SetRow
     ],
     status: 'current',
     mode: 'working',
-    title: metadata.name,
+    title: metadata?.name,
     code: { coding: [SUBMISSIONSET_CODE] },
     subject: { reference: `Patient/${row.patientId}` },
     date: dateTime(row.submissionTime),

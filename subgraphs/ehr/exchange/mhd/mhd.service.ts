@@ -1,5 +1,6 @@
 import { notFound } from '../../../../common/errors';
 import type { FhirResource } from '../fhir/mapping';
+import type { XdsSubmissionSet as SetRow } from '../../db/generated/client';
 import type { XdsService, XdsSettings } from '../xds/xds.service';
 import { binary, documentReference, entryUuid, fhirId, readProvideBundle, submissionSetList } from './mhd.mapping';
 
@@ -52,11 +53,21 @@ export class MhdService {
     await this.xds.auditSearchWithoutEntries(patientIds);
   }
 
-  /** ITI-66: the registry's SubmissionSet Lists of a patient (or the tenant), by FHIR id when ids are given. */
-  async lists(patientId: string | null, ids?: string[]): Promise<FhirResource[]> {
+  /**
+   * ITI-66 candidates: the registry's submission sets of a patient (or the tenant), by FHIR id when ids are given,
+   * each with the List its clear columns make (no title, no members: those need its metadata decrypted), for a
+   * search to match, sort and page before anything is disclosed. Null for an unknown or hidden patient.
+   */
+  async listCandidates(patientId: string | null, ids?: string[]): Promise<Array<{ row: SetRow; list: FhirResource }> | null> {
     const uuids = ids?.map(entryUuid).filter((u): u is string => !!u);
     if (uuids && uuids.length === 0) return [];
-    return (await this.xds.submissionSets('ITI-66', { patientId, ids: uuids })).map(submissionSetList);
+    const rows = await this.xds.submissionSetRows({ patientId, ids: uuids });
+    return rows && rows.map((row) => ({ row, list: submissionSetList({ row, members: [] }) }));
+  }
+
+  /** ITI-66: submission sets as whole Lists, disclosed (audited and access-logged) as one search about `patientId`. */
+  async lists(patientId: string | null, rows: SetRow[]): Promise<FhirResource[]> {
+    return (await this.xds.discloseSubmissionSets('ITI-66', patientId, rows)).map(submissionSetList);
   }
 
   /** ITI-68: the document as a Binary (its bytes base64); the REST adapter serves the raw bytes when asked for the document's type. */

@@ -655,12 +655,13 @@ export class XdsService {
     return found.map((row) => ({ row, metadata: { ...(JSON.parse(this.cipher.decrypt(row.metadataEnc)) as RegistryObject), status: row.status } }));
   }
 
-  /** Submission sets (ITI-66) with their member entries' entryUUIDs, filtered and audited like documentEntries. */
-  async submissionSets(
-    transaction: string,
-    filter: { patientId?: string | null; ids?: string[] },
-  ): Promise<Array<StoredEntry<SetRow> & { members: string[] }>> {
-    if (filter.patientId && !(await this.searchablePatient(filter.patientId))) return [];
+  /**
+   * The submission sets (ITI-66) of one patient, by entryUUID, or of the tenant, as their clear columns: only what
+   * the caller may read; null for an unknown or hidden patient. Nothing is decrypted, audited or logged: a search
+   * matches and pages these first, then discloses its page alone (discloseSubmissionSets).
+   */
+  async submissionSetRows(filter: { patientId?: string | null; ids?: string[] }): Promise<SetRow[] | null> {
+    if (filter.patientId && !(await this.searchablePatient(filter.patientId))) return null;
     const rows = await this.store.read((tx) =>
       tx.xdsSubmissionSet.findMany({
         where: { ...(filter.patientId ? { patientId: filter.patientId } : {}), ...(filter.ids ? { id: { in: filter.ids } } : {}) },
@@ -668,17 +669,24 @@ export class XdsService {
       }),
     );
     const readable = await this.readablePatients(rows.map((r) => r.patientId));
-    const found = rows.filter((r) => readable.has(r.patientId));
+    return rows.filter((r) => readable.has(r.patientId));
+  }
+
+  /**
+   * Submission sets disclosed by `transaction` (about `patientId`, the patient searched, if any): audited and
+   * access-logged as documentEntries' are, with their decrypted metadata and their member entries' entryUUIDs.
+   */
+  async discloseSubmissionSets(transaction: string, patientId: string | null, rows: SetRow[]): Promise<Array<StoredEntry<SetRow> & { members: string[] }>> {
     const members = await this.store.read((tx) =>
-      tx.xdsAssociation.findMany({ where: { sourceId: { in: found.map((s) => s.id) }, associationType: XDS.hasMember }, orderBy: { targetId: 'asc' } }),
+      tx.xdsAssociation.findMany({ where: { sourceId: { in: rows.map((s) => s.id) }, associationType: XDS.hasMember }, orderBy: { targetId: 'asc' } }),
     );
     await this.auditRead(
       transaction,
       'List',
-      filter.patientId ?? undefined,
-      found.map((s) => ({ entityType: 'XdsSubmissionSet', entityId: s.id, patientId: s.patientId, uniqueId: s.uniqueId })),
+      patientId ?? undefined,
+      rows.map((s) => ({ entityType: 'XdsSubmissionSet', entityId: s.id, patientId: s.patientId, uniqueId: s.uniqueId })),
     );
-    return found.map((row) => ({
+    return rows.map((row) => ({
       row,
       metadata: JSON.parse(this.cipher.decrypt(row.metadataEnc)) as RegistryObject,
       members: members.filter((m) => m.sourceId === row.id).map((m) => m.targetId),
