@@ -208,6 +208,25 @@ describe(`IHE MHD /fhir/R4 (${backendName})`, () => {
     expect(disclosed.map((e) => `xds-${e.entityId.replace(/^urn:uuid:/, '')}`)).toEqual([list.id]);
   });
 
+  it('ITI-67 pages DocumentReferences before disclosing them: the audit and access log name only the page', async () => {
+    const docs = [uid(), uid(), uid()];
+    for (const docUniqueId of docs) expect((await provide({ patient: 'p-1003', docUniqueId, document: Buffer.from('y') })).status).toBe(200);
+    const search = await fhir('GET', '/DocumentReference?patient=p-1003&category=http://loinc.org|34133-9&_sort=-_lastUpdated&_count=1&_offset=1');
+    expect(search.status).toBe(200);
+    validateFhir(search.body);
+    expect(search.body.total).toBe(3);
+    expect(search.body.entry).toHaveLength(1);
+    const [doc] = search.body.entry.map((e: any) => e.resource);
+    expect(doc.masterIdentifier.value).toBe(`urn:oid:${docs[1]}`);
+    // Disclosed whole: its encrypted metadata (the title) too.
+    expect(doc.description).toBe('Discharge summary');
+    const records = (await t.graphql(`{ auditRecords(entityType: "XdsTransaction", limit: 10) { data { after } } }`)).body.data.auditRecords.data as any[];
+    expect(records.map((r) => r.after).find((a) => a.transaction === 'ITI-67')).toMatchObject({ patientId: 'p-1003', documents: [docs[1]] });
+    const log = await t.graphql(`{ accessLog(patientId: "p-1003", limit: 20) { data { entityType entityId } } }`);
+    const disclosed = (log.body.data.accessLog.data as any[]).filter((e) => e.entityType === 'XdsDocument');
+    expect(disclosed.map((e) => `xds-${e.entityId.replace(/^urn:uuid:/, '')}`)).toEqual([doc.id]);
+  });
+
   it('serves the clinical-note DocumentReferences beside the registry ones, told apart by category', async () => {
     const uniqueId = uid();
     await provide({ docUniqueId: uniqueId, document: Buffer.from('registry') });

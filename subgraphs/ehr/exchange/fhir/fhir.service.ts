@@ -5,7 +5,7 @@ import type { PatientService } from '../../patients/patient.service';
 import type { AppointmentService } from '../../appointments/appointment.service';
 import type { ClinicalTemplateService } from '../../templates/clinical-template.service';
 import type { DataArea } from '../../policy/rules';
-import type { ClinicalTemplate as TemplateRow, Prisma, XdsSubmissionSet as SetRow } from '../../db/generated/client';
+import type { ClinicalTemplate as TemplateRow, Prisma } from '../../db/generated/client';
 import { capabilityStatement, FHIR_RESOURCE_TYPES, WRITABLE_TYPES } from '../../../../common/fhir/capability';
 import {
   appointmentToResource,
@@ -43,7 +43,7 @@ import {
   type SearchCriterion,
 } from './search';
 import { ARCHETYPE } from './mapping';
-import type { MhdService } from '../mhd/mhd.service';
+import type { MhdService, RegistryCandidate } from '../mhd/mhd.service';
 import { entryUuid } from '../mhd/mhd.mapping';
 
 /** The data area each composition-backed resource type lives in. */
@@ -155,12 +155,8 @@ export class FhirService {
   private async registryResource(resourceType: string, id: string): Promise<FhirResource> {
     if (resourceType === 'Binary') return this.mhd.binary(id);
     if (!entryUuid(id)) throw notFound(resourceType, id);
-    const lists = async () =>
-      this.mhd.lists(
-        null,
-        ((await this.mhd.listCandidates(null, [id])) ?? []).map((c) => c.row),
-      );
-    const [resource] = resourceType === 'List' ? await lists() : await this.mhd.documentReferences(null, [id]);
+    const type = resourceType === 'List' ? 'List' : 'DocumentReference';
+    const [resource] = await this.mhd.disclose(type, null, (await this.mhd.candidates(type, null, [id])) ?? []);
     if (!resource) throw notFound(resourceType, id);
     return resource;
   }
@@ -253,19 +249,30 @@ export class FhirService {
     if (resourceType === 'Patient') return this.searchPatients(search);
     if (resourceType === 'Appointment') return this.searchAppointments(search);
     if (resourceType === 'Binary') throw new AppError('NOT_IMPLEMENTED', 'Binary is read by id (ITI-68), not searched; find documents with DocumentReference');
-    if (resourceType === 'List') return this.searchLists(search);
     const indexed = await this.indexedSearch(resourceType, search);
     if (indexed) return indexed;
     const others = search.criteria.filter((c) => !(c.kind === 'reference' && !c.modifier));
-    const patientIds = searchedPatientIds(search.criteria);
-    const found: FhirResource[] = [];
-    for (const patientId of patientIds ?? [null]) {
-      for (const resource of await this.clinicalResources(resourceType, patientId)) {
-        if (others.every((c) => matchesCriterion(resource, c))) found.push(resource);
-      }
+    const matching = (resource: FhirResource) => others.every((c) => matchesCriterion(resource, c));
+    const registryType = resourceType === 'List' || resourceType === 'DocumentReference' ? resourceType : undefined;
+    const found: Array<{ resource: FhirResource; registry?: { candidate: RegistryCandidate; patientId: string | null } }> = [];
+    const registrySearched: Array<string | null> = [];
+    for (const patientId of searchedPatientIds(search.criteria) ?? [null]) {
+      if (resourceType !== 'List') found.push(...(await this.clinicalResources(resourceType, patientId)).filter(matching).map((resource) => ({ resource })));
+      const candidates = registryType && (await this.mhd.candidates(registryType, patientId));
+      if (!candidates) continue;
+      registrySearched.push(patientId);
+      found.push(...candidates.filter((c) => matching(c.resource)).map((candidate) => ({ resource: candidate.resource, registry: { candidate, patientId } })));
     }
-    found.sort(comparator(search.sort.length ? search.sort : [{ name: 'date', descending: true }]));
-    return { resources: found.slice(search.offset, search.offset + search.count), total: found.length };
+    const compare = comparator(search.sort.length ? search.sort : [{ name: 'date', descending: true }]);
+    const page = found.sort((a, b) => compare(a.resource, b.resource)).slice(search.offset, search.offset + search.count);
+    // The registry's entries are matched on their clear columns; only the page's are disclosed (decrypted, audited
+    // and access-logged), in one ITI-66/67 record per patient searched.
+    const disclosed = new Map<string, FhirResource>();
+    for (const patientId of registrySearched) {
+      const candidates = page.flatMap((p) => (p.registry?.patientId === patientId ? [p.registry.candidate] : []));
+      for (const resource of await this.mhd.disclose(registryType!, patientId, candidates)) disclosed.set(resource.id!, resource);
+    }
+    return { resources: page.map((p) => (p.registry ? disclosed.get(p.resource.id!)! : p.resource)), total: found.length };
   }
 
   /**
@@ -337,34 +344,8 @@ export class FhirService {
     return result;
   }
 
-  /**
-   * ITI-66: every parameter a List is searched by (patient, date, status, code, ids, commit time) is in the
-   * registry's clear columns, so Lists are matched, sorted and paged as those columns make them, and only the
-   * page is decrypted, audited and access-logged (one record per patient searched, as before).
-   */
-  private async searchLists(search: ParsedSearch): Promise<{ resources: FhirResource[]; total: number }> {
-    const others = search.criteria.filter((c) => !(c.kind === 'reference' && !c.modifier));
-    const found: Array<{ row: SetRow; list: FhirResource; patientId: string | null }> = [];
-    const searched: Array<string | null> = [];
-    for (const patientId of searchedPatientIds(search.criteria) ?? [null]) {
-      const candidates = await this.mhd.listCandidates(patientId);
-      if (!candidates) continue;
-      searched.push(patientId);
-      found.push(...candidates.filter((c) => others.every((criterion) => matchesCriterion(c.list, criterion))).map((c) => ({ ...c, patientId })));
-    }
-    const compare = comparator(search.sort.length ? search.sort : [{ name: 'date', descending: true }]);
-    const page = found.sort((a, b) => compare(a.list, b.list)).slice(search.offset, search.offset + search.count);
-    const disclosed = new Map<string, FhirResource>();
-    for (const patientId of searched) {
-      const rows = page.filter((p) => p.patientId === patientId).map((p) => p.row);
-      for (const list of await this.mhd.lists(patientId, rows)) disclosed.set(list.id!, list);
-    }
-    return { resources: page.map((p) => disclosed.get(p.list.id!)!), total: found.length };
-  }
-
-  /** Every current resource of a composition-backed type, for one patient or the tenant; DocumentReferences of the XDS registry too. */
+  /** Every current resource of a composition-backed type, for one patient or the tenant. */
   private async clinicalResources(resourceType: string, patientId: string | null): Promise<FhirResource[]> {
-    const registry = resourceType === 'DocumentReference' ? await this.mhd.documentReferences(patientId) : [];
     const area = AREA_OF[resourceType];
     const templates = await this.templates.list(area);
     const templateIds = templates.filter((t) => resourceIds(this.mapped(t), 'x').some((r) => r.resourceType === resourceType)).map((t) => t.id);
@@ -374,10 +355,7 @@ export class FhirService {
       throw err;
     });
     const definitions = new Map(templates.map((t) => [t.id, this.mapped(t)]));
-    return [
-      ...compositions.flatMap((c) => compositionToResources(c, definitions.get(c.templateId)!).filter((r) => r.resourceType === resourceType)),
-      ...registry,
-    ];
+    return compositions.flatMap((c) => compositionToResources(c, definitions.get(c.templateId)!).filter((r) => r.resourceType === resourceType));
   }
 
   private async searchPatients(search: ParsedSearch): Promise<{ resources: FhirResource[]; total: number }> {

@@ -1,7 +1,6 @@
 import { validationError } from '../../../../common/errors';
 import type { XdsDocument as DocumentRow, XdsSubmissionSet as SetRow } from '../../db/generated/client';
 import { slotValue, XDS, type AssociationObject, type Coded, type RegistryObject, type SubmitObjects } from '../xds/ebrim';
-import type { StoredEntry } from '../xds/xds.service';
 import { LOINC, withoutEmpty, type FhirResource } from '../fhir/mapping';
 
 /**
@@ -64,8 +63,8 @@ const concept = (c: Coded | null | undefined) =>
   c ? { coding: [{ system: fhirSystem(c.scheme), code: c.code, ...(c.display ? { display: c.display } : {}) }] } : undefined;
 const oidUri = (value: string) => (OID.test(value) ? `urn:oid:${value}` : value);
 
-/** A stored document entry as an MHD DocumentReference (ITI TF-3 §4.5.4.4); `url` names its Binary when this repository holds the bytes. */
-export function documentReference({ row, metadata }: StoredEntry<DocumentRow>): FhirResource {
+/** A stored document entry as an MHD DocumentReference (ITI TF-3 §4.5.4.4); `url` names its Binary when this repository holds the bytes; without its (decrypted) metadata, it has no description, title or language. */
+export function documentReference({ row, metadata }: { row: DocumentRow; metadata?: RegistryObject }): FhirResource {
   const event = (row.eventCodes as Coded[] | null) ?? [];
   return withoutEmpty({
     resourceType: 'DocumentReference',
@@ -78,17 +77,17 @@ export function documentReference({ row, metadata }: StoredEntry<DocumentRow>): 
     category: [concept(row.classCode as Coded | null)],
     subject: { reference: `Patient/${row.patientId}` },
     date: row.createdAt.toISOString(),
-    description: metadata.name,
+    description: metadata?.name,
     securityLabel: (row.confidentialityCodes as unknown as Coded[]).map(concept),
     content: [
       {
         attachment: {
           contentType: row.mimeType,
-          language: slotValue(metadata, 'languageCode'),
+          language: metadata && slotValue(metadata, 'languageCode'),
           url: row.contentEnc ? `Binary/${fhirId(row.id)}` : undefined,
           size: row.size,
           hash: Buffer.from(row.hash, 'hex').toString('base64'),
-          title: metadata.name,
+          title: metadata?.name,
           creation: dateTime(row.creationTime),
         },
         format: concept(row.formatCode as Coded | null)?.coding[0],

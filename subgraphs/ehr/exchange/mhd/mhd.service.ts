@@ -1,8 +1,17 @@
 import { notFound } from '../../../../common/errors';
 import type { FhirResource } from '../fhir/mapping';
-import type { XdsSubmissionSet as SetRow } from '../../db/generated/client';
+import type { XdsDocument as DocumentRow, XdsSubmissionSet as SetRow } from '../../db/generated/client';
 import type { XdsService, XdsSettings } from '../xds/xds.service';
 import { binary, documentReference, entryUuid, fhirId, readProvideBundle, submissionSetList } from './mhd.mapping';
+
+/** The FHIR types the registry serves: DocumentReference (document entries) and List (submission sets). */
+export type RegistryType = 'DocumentReference' | 'List';
+
+/**
+ * A registry entry a search may return, as the resource its clear columns make: no title, description, language
+ * or members (those need its metadata decrypted). A search discloses only the candidates it returns.
+ */
+export type RegistryCandidate = { resource: FhirResource } & ({ type: 'DocumentReference'; row: DocumentRow } | { type: 'List'; row: SetRow });
 
 /**
  * IHE MHD (R4) as Document Recipient and Responder over the XDS registry and
@@ -36,11 +45,28 @@ export class MhdService {
     };
   }
 
-  /** ITI-67: the registry's DocumentReferences of a patient (or the tenant), by FHIR id when ids are given. */
-  async documentReferences(patientId: string | null, ids?: string[]): Promise<FhirResource[]> {
+  /**
+   * The registry's DocumentReferences (ITI-67) or Lists (ITI-66) of a patient (or the tenant), by FHIR id when
+   * ids are given, as candidates a search matches, sorts and pages before anything is disclosed. Every parameter
+   * they are searched by is in the registry's clear columns. Null for an unknown or hidden patient.
+   */
+  async candidates(type: RegistryType, patientId: string | null, ids?: string[]): Promise<RegistryCandidate[] | null> {
     const uuids = ids?.map(entryUuid).filter((u): u is string => !!u);
     if (uuids && uuids.length === 0) return [];
-    return (await this.xds.documentEntries('ITI-67', { patientId, ids: uuids })).map(documentReference);
+    const filter = { patientId, ids: uuids };
+    if (type === 'List')
+      return (await this.xds.submissionSetRows(filter))?.map((row) => ({ type, row, resource: submissionSetList({ row, members: [] }) })) ?? null;
+    return (await this.xds.documentEntryRows(filter))?.map((row) => ({ type, row, resource: documentReference({ row }) })) ?? null;
+  }
+
+  /** The candidates a search returns, whole: decrypted, audited (one ITI-66/67 record about `patientId`, the patient searched) and access-logged. */
+  async disclose(type: RegistryType, patientId: string | null, candidates: RegistryCandidate[]): Promise<FhirResource[]> {
+    if (type === 'List') {
+      const rows = candidates.flatMap((c) => (c.type === 'List' ? [c.row] : []));
+      return (await this.xds.discloseSubmissionSets('ITI-66', patientId, rows)).map(submissionSetList);
+    }
+    const rows = candidates.flatMap((c) => (c.type === 'DocumentReference' ? [c.row] : []));
+    return (await this.xds.discloseDocumentEntries('ITI-67', patientId, rows)).map(documentReference);
   }
 
   /** Whether the registry has DocumentReferences of any of these patients (null: of the tenant), without reading them. */
@@ -51,23 +77,6 @@ export class MhdService {
   /** Records an ITI-67 search that the registry had nothing for (the search was answered from the clinical record alone). */
   async auditSearchWithoutDocuments(patientIds: string[] | null): Promise<void> {
     await this.xds.auditSearchWithoutEntries(patientIds);
-  }
-
-  /**
-   * ITI-66 candidates: the registry's submission sets of a patient (or the tenant), by FHIR id when ids are given,
-   * each with the List its clear columns make (no title, no members: those need its metadata decrypted), for a
-   * search to match, sort and page before anything is disclosed. Null for an unknown or hidden patient.
-   */
-  async listCandidates(patientId: string | null, ids?: string[]): Promise<Array<{ row: SetRow; list: FhirResource }> | null> {
-    const uuids = ids?.map(entryUuid).filter((u): u is string => !!u);
-    if (uuids && uuids.length === 0) return [];
-    const rows = await this.xds.submissionSetRows({ patientId, ids: uuids });
-    return rows && rows.map((row) => ({ row, list: submissionSetList({ row, members: [] }) }));
-  }
-
-  /** ITI-66: submission sets as whole Lists, disclosed (audited and access-logged) as one search about `patientId`. */
-  async lists(patientId: string | null, rows: SetRow[]): Promise<FhirResource[]> {
-    return (await this.xds.discloseSubmissionSets('ITI-66', patientId, rows)).map(submissionSetList);
   }
 
   /** ITI-68: the document as a Binary (its bytes base64); the REST adapter serves the raw bytes when asked for the document's type. */

@@ -114,6 +114,12 @@ const fail = (errorCode: string, codeContext: string, location?: string) => new 
 /** The transactions that store a submission: XDS.b's two, and MHD's Provide Document Bundle (a FHIR Bundle read into the same ebRIM objects). */
 type Submission = 'ITI-41' | 'ITI-42' | 'ITI-65';
 
+/** Which registry entries the MHD views read: one patient's (else the tenant's), by entryUUID when ids are given. */
+export interface RegistryFilter {
+  patientId?: string | null;
+  ids?: string[];
+}
+
 /** A stored document entry or submission set with its decrypted ebRIM metadata, for the MHD (FHIR) views. */
 export interface StoredEntry<Row> {
   row: Row;
@@ -623,7 +629,7 @@ export class XdsService {
 
   /**
    * The audit record of an ITI-67 search that found no document entry (a DocumentReference search answered from
-   * the clinical index when the registry has none of the patients'), as documentEntries writes it for one.
+   * the clinical index when the registry has none of the patients'), as discloseDocumentEntries writes it for one.
    */
   async auditSearchWithoutEntries(patientIds: string[] | null): Promise<void> {
     for (const patientId of patientIds ?? [null]) {
@@ -633,49 +639,42 @@ export class XdsService {
   }
 
   /**
-   * Document entries (ITI-67) of one patient, by entryUUID, or of the tenant: only what the caller may read,
-   * an unknown or hidden patient having none (a FHIR search finds nothing rather than failing). Audited as `transaction`.
+   * The document entries (ITI-67) of one patient, by entryUUID, or of the tenant, as their clear columns: only
+   * what the caller may read; null for an unknown or hidden patient (a FHIR search finds nothing rather than
+   * failing). Nothing is decrypted, audited or logged: a search matches and pages these first, then discloses its
+   * page alone (discloseDocumentEntries).
    */
-  async documentEntries(transaction: string, filter: { patientId?: string | null; ids?: string[] }): Promise<Array<StoredEntry<DocumentRow>>> {
-    if (filter.patientId && !(await this.searchablePatient(filter.patientId))) return [];
-    const rows = await this.store.read((tx) =>
-      tx.xdsDocument.findMany({
-        where: { ...(filter.patientId ? { patientId: filter.patientId } : {}), ...(filter.ids ? { id: { in: filter.ids } } : {}) },
-        orderBy: { createdAt: 'asc' },
-      }),
-    );
-    const readable = await this.readablePatients(rows.map((r) => r.patientId));
-    const found = rows.filter((r) => readable.has(r.patientId));
-    await this.auditRead(
-      transaction,
-      'DocumentReference',
-      filter.patientId ?? undefined,
-      found.map((d) => ({ entityType: 'XdsDocument', entityId: d.id, patientId: d.patientId, uniqueId: d.uniqueId })),
-    );
-    return found.map((row) => ({ row, metadata: { ...(JSON.parse(this.cipher.decrypt(row.metadataEnc)) as RegistryObject), status: row.status } }));
+  async documentEntryRows(filter: RegistryFilter): Promise<DocumentRow[] | null> {
+    return this.readableRows(filter, (where) => this.store.read((tx) => tx.xdsDocument.findMany({ where, orderBy: { createdAt: 'asc' } })));
   }
 
-  /**
-   * The submission sets (ITI-66) of one patient, by entryUUID, or of the tenant, as their clear columns: only what
-   * the caller may read; null for an unknown or hidden patient. Nothing is decrypted, audited or logged: a search
-   * matches and pages these first, then discloses its page alone (discloseSubmissionSets).
-   */
-  async submissionSetRows(filter: { patientId?: string | null; ids?: string[] }): Promise<SetRow[] | null> {
+  /** The submission sets (ITI-66), as documentEntryRows finds document entries. */
+  async submissionSetRows(filter: RegistryFilter): Promise<SetRow[] | null> {
+    return this.readableRows(filter, (where) => this.store.read((tx) => tx.xdsSubmissionSet.findMany({ where, orderBy: { createdAt: 'asc' } })));
+  }
+
+  private async readableRows<Row extends { patientId: string }>(
+    filter: RegistryFilter,
+    find: (where: { patientId?: string; id?: { in: string[] } }) => Promise<Row[]>,
+  ): Promise<Row[] | null> {
     if (filter.patientId && !(await this.searchablePatient(filter.patientId))) return null;
-    const rows = await this.store.read((tx) =>
-      tx.xdsSubmissionSet.findMany({
-        where: { ...(filter.patientId ? { patientId: filter.patientId } : {}), ...(filter.ids ? { id: { in: filter.ids } } : {}) },
-        orderBy: { createdAt: 'asc' },
-      }),
-    );
+    const rows = await find({ ...(filter.patientId ? { patientId: filter.patientId } : {}), ...(filter.ids ? { id: { in: filter.ids } } : {}) });
     const readable = await this.readablePatients(rows.map((r) => r.patientId));
     return rows.filter((r) => readable.has(r.patientId));
   }
 
-  /**
-   * Submission sets disclosed by `transaction` (about `patientId`, the patient searched, if any): audited and
-   * access-logged as documentEntries' are, with their decrypted metadata and their member entries' entryUUIDs.
-   */
+  /** Document entries disclosed by `transaction` (about `patientId`, the patient searched, if any): audited, access-logged and decrypted. */
+  async discloseDocumentEntries(transaction: string, patientId: string | null, rows: DocumentRow[]): Promise<Array<StoredEntry<DocumentRow>>> {
+    await this.auditRead(
+      transaction,
+      'DocumentReference',
+      patientId ?? undefined,
+      rows.map((d) => ({ entityType: 'XdsDocument', entityId: d.id, patientId: d.patientId, uniqueId: d.uniqueId })),
+    );
+    return rows.map((row) => ({ row, metadata: { ...(JSON.parse(this.cipher.decrypt(row.metadataEnc)) as RegistryObject), status: row.status } }));
+  }
+
+  /** Submission sets disclosed as discloseDocumentEntries discloses document entries, with their member entries' entryUUIDs. */
   async discloseSubmissionSets(transaction: string, patientId: string | null, rows: SetRow[]): Promise<Array<StoredEntry<SetRow> & { members: string[] }>> {
     const members = await this.store.read((tx) =>
       tx.xdsAssociation.findMany({ where: { sourceId: { in: rows.map((s) => s.id) }, associationType: XDS.hasMember }, orderBy: { targetId: 'asc' } }),
