@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { XMLParser } from 'fast-xml-parser';
 import { startTestPlatform, backendName, type TestPlatform } from './harness';
 import { validateFhir } from './fhir-support';
+import { compositionDecrypts } from './support/clinical-load';
 import { LIST_TYPES, provideBundle, sha1, uid, type BundleOptions } from './support/mhd-bundle';
 
 /**
@@ -225,6 +226,41 @@ describe(`IHE MHD /fhir/R4 (${backendName})`, () => {
     const log = await t.graphql(`{ accessLog(patientId: "p-1003", limit: 20) { data { entityType entityId } } }`);
     const disclosed = (log.body.data.accessLog.data as any[]).filter((e) => e.entityType === 'XdsDocument');
     expect(disclosed.map((e) => `xds-${e.entityId.replace(/^urn:uuid:/, '')}`)).toEqual([doc.id]);
+  });
+
+  it("merges a patient's registry documents and clinical notes into one order, decrypting only the page's notes", async () => {
+    expect((await provide({ docUniqueId: uid(), document: Buffer.from('merged') })).status).toBe(200);
+    // Two notes, one older and one newer than the registry's documents.
+    for (const authoredAt of ['2026-11-22T10:00:00Z', new Date(Date.now() + 3_600_000).toISOString()]) {
+      const note = { note: { title: 'Progress note', note_type: { code: '11506-3' }, authored_at: authoredAt, body: 'merged' } };
+      expect((await t.request('POST', '/api/ehr/compositions', { body: { templateId: 'clinical_note.v1', ehrId: 'ehr-p-1001', content: note } })).status).toBe(
+        201,
+      );
+    }
+    const ids = async (query: string) => {
+      const res = await fhir('GET', `/DocumentReference?patient=p-1001&${query}`);
+      expect(res.status).toBe(200);
+      const found: string[] = (res.body.entry ?? []).map((e: any) => e.resource.id);
+      return { total: res.body.total as number, ids: found };
+    };
+    for (const sort of ['-date', '_lastUpdated']) {
+      const all = await ids(`_sort=${sort}&_count=100`);
+      expect(all.ids.some((id) => id.startsWith('xds-'))).toBe(true);
+      expect(all.ids.some((id) => !id.startsWith('xds-'))).toBe(true);
+      expect(all.total).toBe(all.ids.length);
+      const paged: string[] = [];
+      for (let offset = 0; offset < all.total; offset += 2) {
+        const page = await ids(`_sort=${sort}&_count=2&_offset=${offset}`);
+        expect(page.total).toBe(all.total);
+        paged.push(...page.ids);
+      }
+      expect(paged).toEqual(all.ids);
+    }
+    const firstNote = (await ids('_sort=-date&_count=100')).ids.findIndex((id) => !id.startsWith('xds-'));
+    const before = await compositionDecrypts(t);
+    const page = await ids(`_sort=-date&_count=1&_offset=${firstNote}`);
+    expect(page.ids[0].startsWith('xds-')).toBe(false);
+    expect((await compositionDecrypts(t)) - before).toBe(1);
   });
 
   it('serves the clinical-note DocumentReferences beside the registry ones, told apart by category', async () => {

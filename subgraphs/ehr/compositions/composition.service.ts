@@ -484,17 +484,15 @@ export class CompositionService {
    * id), and how many there are in all. Only the page's compositions are
    * read, decrypted and access-logged.
    */
-  async indexedEntries(query: {
-    /** The compositions searched: those any of these filters selects (one per patient, each with its own access decision). */
-    filters: CompositionFilter[];
-    entries: EntryCondition[];
-    /** Conditions on the entry rows (clinical time, commit time, ids), AND-ed. */
-    where: Prisma.ClinicalIndexEntryWhereInput[];
-    order: EntryOrder[];
-    limit: number;
-    offset: number;
-  }): Promise<{ page: Array<{ composition: CompositionView; archetypeId: string }>; total: number }> {
-    if (query.entries.length === 0) return { page: [], total: 0 };
+  async indexedEntries(query: IndexedEntriesQuery): Promise<{ page: Array<{ composition: CompositionView; archetypeId: string }>; total: number }> {
+    const { keys, total } = await this.indexedEntryKeys(query);
+    const views = new Map((await this.listed([...new Set(keys.map((k) => k.compositionId))])).map((v) => [v.id, v]));
+    return { page: keys.map((k) => ({ composition: views.get(k.compositionId)!, archetypeId: k.archetypeId })), total };
+  }
+
+  /** The entries indexedEntries finds, as their index keys: nothing is read, decrypted or access-logged. */
+  async indexedEntryKeys(query: IndexedEntriesQuery): Promise<{ keys: IndexedEntryKey[]; total: number }> {
+    if (query.entries.length === 0) return { keys: [], total: 0 };
     // An unknown (or hidden, or other tenant's) patient matches nothing, as a search should.
     const unknownPatient = (filter: CompositionFilter) => (err: unknown) => {
       if (filter.patientId && err instanceof AppError && err.code === 'NOT_FOUND') return null;
@@ -507,7 +505,7 @@ export class CompositionService {
     });
     return this.store.read(async (tx) => {
       const scoped = (await Promise.all(readable.map((scope) => scope(tx)))).filter((where) => where !== null);
-      if (scoped.length === 0) return { page: [], total: 0 };
+      if (scoped.length === 0) return { keys: [], total: 0 };
       const entryPath = (archetypeId: string) => `/content[${archetypeId}]`;
       const has = (archetypeId: string, leaf: EntryLeaf): Prisma.ClinicalIndexEntryWhereInput => ({
         composition: {
@@ -535,14 +533,23 @@ export class CompositionService {
         },
       );
       const [rows, total] = await Promise.all([
-        tx.clinicalIndexEntry.findMany({ where, orderBy, skip: query.offset, take: query.limit, select: { compositionId: true, entryArchetypeId: true } }),
+        tx.clinicalIndexEntry.findMany({
+          where,
+          orderBy,
+          skip: query.offset,
+          take: query.limit,
+          select: { compositionId: true, templateId: true, entryArchetypeId: true, effectiveAt: true, committedAt: true },
+        }),
         tx.clinicalIndexEntry.count({ where }),
       ]);
-      const ids = [...new Set(rows.map((r) => r.compositionId))];
-      const compositions = ids.length ? await tx.composition.findMany({ where: { id: { in: ids } } }) : [];
-      const views = new Map((await this.latestViews(tx, compositions, 'list')).map((v) => [v.id, v]));
-      return { page: rows.map((r) => ({ composition: views.get(r.compositionId)!, archetypeId: r.entryArchetypeId! })), total };
+      return { keys: rows.map(({ entryArchetypeId, ...key }) => ({ ...key, archetypeId: entryArchetypeId! })), total };
     });
+  }
+
+  /** The latest versions of compositions a search found (by indexedEntryKeys): decrypted and access-logged as listed. */
+  async listed(ids: string[]): Promise<CompositionView[]> {
+    if (ids.length === 0) return [];
+    return this.store.read(async (tx) => this.latestViews(tx, await tx.composition.findMany({ where: { id: { in: ids } } }), 'list'));
   }
 
   /** Access-log entries (`list`) for the records a query answer was computed from. */
@@ -644,6 +651,27 @@ export class CompositionService {
     this.metrics.compositionsDecrypted(1);
     return JSON.parse(this.cipher.decrypt(contentEnc)) as Record<string, unknown>;
   }
+}
+
+/** A search of the clinical index's top-level entries (CompositionService.indexedEntries). */
+export interface IndexedEntriesQuery {
+  /** The compositions searched: those any of these filters selects (one per patient, each with its own access decision). */
+  filters: CompositionFilter[];
+  entries: EntryCondition[];
+  /** Conditions on the entry rows (clinical time, commit time, ids), AND-ed. */
+  where: Prisma.ClinicalIndexEntryWhereInput[];
+  order: EntryOrder[];
+  limit: number;
+  offset: number;
+}
+
+/** A top-level entry the clinical index found: its composition, template and archetype, clinical and commit times. */
+export interface IndexedEntryKey {
+  compositionId: string;
+  templateId: string;
+  archetypeId: string;
+  effectiveAt: Date;
+  committedAt: Date;
 }
 
 export type ScanFilter = CompositionFilter & {

@@ -1,5 +1,5 @@
 import { AppError, notFound, validationError } from '../../../../common/errors';
-import type { CompositionService, CompositionView } from '../../compositions/composition.service';
+import type { CompositionService, CompositionView, IndexedEntriesQuery, IndexedEntryKey } from '../../compositions/composition.service';
 import type { EntryCondition } from '../../compositions/clinical-index';
 import type { PatientService } from '../../patients/patient.service';
 import type { AppointmentService } from '../../appointments/appointment.service';
@@ -43,7 +43,7 @@ import {
   type SearchCriterion,
 } from './search';
 import { ARCHETYPE } from './mapping';
-import type { MhdService, RegistryCandidate } from '../mhd/mhd.service';
+import type { MhdService, RegistryCandidate, RegistryType } from '../mhd/mhd.service';
 import { entryUuid } from '../mhd/mhd.mapping';
 
 /** The data area each composition-backed resource type lives in. */
@@ -56,6 +56,20 @@ const VERSION = /^[1-9]\d{0,8}$/;
 /** Whether a resource is an XDS registry entry served through MHD: every List and Binary, and DocumentReferences with an `xds-` id. */
 const inRegistry = (resourceType: string, id: string) =>
   resourceType === 'List' || resourceType === 'Binary' || (resourceType === 'DocumentReference' && !!entryUuid(id));
+
+/**
+ * What a search found, before its page is read whole: a decrypted resource of the clinical record, a registry
+ * entry as its clear columns make it (`registry`), or a note the clinical index found, as its keys make it (`note`).
+ */
+interface Found {
+  resource: FhirResource;
+  registry?: { candidate: RegistryCandidate; patientId: string | null };
+  note?: IndexedEntryKey;
+}
+
+/** Whether a resource meets the search's criteria other than the patients searched (those select what is read). */
+const matchesOthers = (search: ParsedSearch, resource: FhirResource) =>
+  search.criteria.every((c) => (c.kind === 'reference' && !c.modifier) || matchesCriterion(resource, c));
 
 interface HistoryVersion {
   versionId: string;
@@ -251,28 +265,73 @@ export class FhirService {
     if (resourceType === 'Binary') throw new AppError('NOT_IMPLEMENTED', 'Binary is read by id (ITI-68), not searched; find documents with DocumentReference');
     const indexed = await this.indexedSearch(resourceType, search);
     if (indexed) return indexed;
-    const others = search.criteria.filter((c) => !(c.kind === 'reference' && !c.modifier));
-    const matching = (resource: FhirResource) => others.every((c) => matchesCriterion(resource, c));
-    const registryType = resourceType === 'List' || resourceType === 'DocumentReference' ? resourceType : undefined;
-    const found: Array<{ resource: FhirResource; registry?: { candidate: RegistryCandidate; patientId: string | null } }> = [];
-    const registrySearched: Array<string | null> = [];
+    const found: Found[] = [];
+    if (resourceType !== 'List') {
+      for (const patientId of searchedPatientIds(search.criteria) ?? [null]) {
+        found.push(...(await this.clinicalResources(resourceType, patientId)).filter((r) => matchesOthers(search, r)).map((resource) => ({ resource })));
+      }
+    }
+    const registry = await this.registryMatches(resourceType, search);
+    return this.pageOf(resourceType, [...found, ...registry.found], search, registry.searched);
+  }
+
+  /**
+   * The XDS registry's DocumentReferences or Lists the search matches (on their clear columns: nothing is
+   * decrypted or disclosed yet), and the patients whose registry entries were searched (null: the tenant's).
+   */
+  private async registryMatches(resourceType: string, search: ParsedSearch): Promise<{ found: Found[]; searched: Array<string | null> }> {
+    const found: Found[] = [];
+    const searched: Array<string | null> = [];
+    if (resourceType !== 'List' && resourceType !== 'DocumentReference') return { found, searched };
     for (const patientId of searchedPatientIds(search.criteria) ?? [null]) {
-      if (resourceType !== 'List') found.push(...(await this.clinicalResources(resourceType, patientId)).filter(matching).map((resource) => ({ resource })));
-      const candidates = registryType && (await this.mhd.candidates(registryType, patientId));
+      const candidates = await this.mhd.candidates(resourceType, patientId);
       if (!candidates) continue;
-      registrySearched.push(patientId);
-      found.push(...candidates.filter((c) => matching(c.resource)).map((candidate) => ({ resource: candidate.resource, registry: { candidate, patientId } })));
+      searched.push(patientId);
+      found.push(
+        ...candidates
+          .filter((c) => matchesOthers(search, c.resource))
+          .map((candidate) => ({ resource: candidate.resource, registry: { candidate, patientId } })),
+      );
     }
+    return { found, searched };
+  }
+
+  /**
+   * The search's page of what it found, in its order (ties by id, so the order found in does not matter): only
+   * the page is read whole. Notes the index found are decrypted (access-logged as listed); registry entries are
+   * disclosed (decrypted, audited and access-logged) in one ITI-66/67 record per patient whose entries were searched.
+   */
+  private async pageOf(
+    resourceType: string,
+    found: Found[],
+    search: ParsedSearch,
+    searched: Array<string | null>,
+  ): Promise<{ resources: FhirResource[]; total: number }> {
     const compare = comparator(search.sort.length ? search.sort : [{ name: 'date', descending: true }]);
-    const page = found.sort((a, b) => compare(a.resource, b.resource)).slice(search.offset, search.offset + search.count);
-    // The registry's entries are matched on their clear columns; only the page's are disclosed (decrypted, audited
-    // and access-logged), in one ITI-66/67 record per patient searched.
-    const disclosed = new Map<string, FhirResource>();
-    for (const patientId of registrySearched) {
-      const candidates = page.flatMap((p) => (p.registry?.patientId === patientId ? [p.registry.candidate] : []));
-      for (const resource of await this.mhd.disclose(registryType!, patientId, candidates)) disclosed.set(resource.id!, resource);
+    const page = search.summary === 'count' ? [] : found.sort((a, b) => compare(a.resource, b.resource)).slice(search.offset, search.offset + search.count);
+    const whole = new Map<Found, FhirResource | undefined>();
+    const notes = page.filter((p) => p.note);
+    const compositions = new Map((await this.compositions.listed([...new Set(notes.map((p) => p.note!.compositionId))])).map((c) => [c.id, c]));
+    for (const p of notes) whole.set(p, await this.indexedResource(compositions.get(p.note!.compositionId), p.note!.archetypeId));
+    for (const patientId of searched) {
+      const entries = page.filter((p) => p.registry?.patientId === patientId);
+      const disclosed = await this.mhd.disclose(
+        resourceType as RegistryType,
+        patientId,
+        entries.map((p) => p.registry!.candidate),
+      );
+      entries.forEach((p, i) => whole.set(p, disclosed[i]));
     }
-    return { resources: page.map((p) => (p.registry ? disclosed.get(p.resource.id!)! : p.resource)), total: found.length };
+    const resources = page.flatMap((p) => (p.note || p.registry ? [whole.get(p)].filter((r) => r !== undefined) : [p.resource]));
+    return { resources, total: found.length };
+  }
+
+  /** The resource a top-level entry the index found maps to (undefined if its composition is gone). */
+  private async indexedResource(composition: CompositionView | undefined, archetypeId: string): Promise<FhirResource | undefined> {
+    if (!composition) return undefined;
+    const definition = await this.definition(composition.templateId);
+    const id = resourceIds(definition, composition.id).find((r) => r.archetypeId === archetypeId)?.id;
+    return compositionToResources(composition, definition).find((r) => r.id === id);
   }
 
   /**
@@ -293,26 +352,37 @@ export class FhirService {
       templates.map((t) => ({ templateId: t.id, slots: templateSlots(this.mapped(t)) })),
     );
     if (!query) return null;
-    // The XDS registry's DocumentReferences are not in the index: when the searched patients have any, the search merges both in memory.
-    if (resourceType === 'DocumentReference' && (await this.mhd.hasDocumentReferences(query.patientIds))) return null;
-    const entries = (conditions: EntryCondition[], limit: number, offset: number) =>
-      this.compositions.indexedEntries({
-        filters: (query.patientIds ?? [null]).map((patientId) => ({ patientId, area: query.area })),
-        entries: conditions,
-        where: query.where,
-        order: query.order,
-        limit,
-        offset,
-      });
-    if ((await entries(query.undecided, 0, 0)).total > 0) return null;
+    const entryQuery = (conditions: EntryCondition[], limit: number, offset: number): IndexedEntriesQuery => ({
+      filters: (query.patientIds ?? [null]).map((patientId) => ({ patientId, area: query.area })),
+      entries: conditions,
+      where: query.where,
+      order: query.order,
+      limit,
+      offset,
+    });
+    if ((await this.compositions.indexedEntryKeys(entryQuery(query.undecided, 0, 0))).total > 0) return null;
     // _summary=count reads no composition.
-    const found = await entries(query.entries, search.summary === 'count' ? 0 : search.count, search.offset);
-    const definitions = new Map(templates.map((t) => [t.id, this.mapped(t)]));
+    const count = search.summary === 'count' ? 0 : search.count;
+    // The XDS registry's DocumentReferences are not in the index. When the searched patients have any, the notes
+    // that can be on the page (the first offset + count in the search's order) merge with the registry's matches.
+    if (resourceType === 'DocumentReference' && (await this.mhd.hasDocumentReferences(query.patientIds))) {
+      const notes = await this.compositions.indexedEntryKeys(entryQuery(query.entries, count && search.offset + count, 0));
+      const definitions = new Map(templates.map((t) => [t.id, this.mapped(t)]));
+      const found = notes.keys.map((note): Found => {
+        const definition = definitions.get(note.templateId);
+        const id = definition && resourceIds(definition, note.compositionId).find((r) => r.archetypeId === note.archetypeId)?.id;
+        // What the comparator reads of a note: its id, clinical time (`date`) and commit time.
+        const resource = { resourceType, id, date: note.effectiveAt.toISOString(), meta: { lastUpdated: note.committedAt.toISOString() } };
+        return { resource, note };
+      });
+      const registry = await this.registryMatches(resourceType, search);
+      const { resources } = await this.pageOf(resourceType, [...found, ...registry.found], search, registry.searched);
+      return { resources, total: notes.total + registry.found.length };
+    }
+    const found = await this.compositions.indexedEntries(entryQuery(query.entries, count, search.offset));
     const resources: FhirResource[] = [];
     for (const { composition, archetypeId } of found.page) {
-      const definition = definitions.get(composition.templateId) ?? (await this.definition(composition.templateId));
-      const id = resourceIds(definition, composition.id).find((r) => r.archetypeId === archetypeId)?.id;
-      const resource = compositionToResources(composition, definition).find((r) => r.id === id);
+      const resource = await this.indexedResource(composition, archetypeId);
       if (resource) resources.push(resource);
     }
     // Every DocumentReference search is an MHD ITI-67 query in the audit trail, whichever store answered it.
