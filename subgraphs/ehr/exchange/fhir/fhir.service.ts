@@ -312,7 +312,8 @@ export class FhirService {
     const whole = new Map<Found, FhirResource | undefined>();
     const notes = page.filter((p) => p.note);
     const compositions = new Map((await this.compositions.listed([...new Set(notes.map((p) => p.note!.compositionId))])).map((c) => [c.id, c]));
-    for (const p of notes) whole.set(p, await this.indexedResource(compositions.get(p.note!.compositionId), p.note!.archetypeId));
+    const definitions = new Map<string, MappedTemplate>();
+    for (const p of notes) whole.set(p, await this.indexedResource(compositions.get(p.note!.compositionId), p.note!.archetypeId, definitions));
     for (const patientId of searched) {
       const entries = page.filter((p) => p.registry?.patientId === patientId);
       const disclosed = await this.mhd.disclose(
@@ -326,10 +327,15 @@ export class FhirService {
     return { resources, total: found.length };
   }
 
-  /** The resource a top-level entry the index found maps to (undefined if its composition is gone). */
-  private async indexedResource(composition: CompositionView | undefined, archetypeId: string): Promise<FhirResource | undefined> {
+  /** The resource a top-level entry the index found maps to (undefined if its composition is gone); `definitions` caches templates. */
+  private async indexedResource(
+    composition: CompositionView | undefined,
+    archetypeId: string,
+    definitions: Map<string, MappedTemplate>,
+  ): Promise<FhirResource | undefined> {
     if (!composition) return undefined;
-    const definition = await this.definition(composition.templateId);
+    let definition = definitions.get(composition.templateId);
+    if (!definition) definitions.set(composition.templateId, (definition = await this.definition(composition.templateId)));
     const id = resourceIds(definition, composition.id).find((r) => r.archetypeId === archetypeId)?.id;
     return compositionToResources(composition, definition).find((r) => r.id === id);
   }
@@ -380,9 +386,10 @@ export class FhirService {
       return { resources, total: notes.total + registry.found.length };
     }
     const found = await this.compositions.indexedEntries(entryQuery(query.entries, count, search.offset));
+    const definitions = new Map(templates.map((t) => [t.id, this.mapped(t)]));
     const resources: FhirResource[] = [];
     for (const { composition, archetypeId } of found.page) {
-      const resource = await this.indexedResource(composition, archetypeId);
+      const resource = await this.indexedResource(composition, archetypeId, definitions);
       if (resource) resources.push(resource);
     }
     // Every DocumentReference search is an MHD ITI-67 query in the audit trail, whichever store answered it.
