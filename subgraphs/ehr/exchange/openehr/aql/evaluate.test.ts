@@ -1,4 +1,4 @@
-import { likeRegex } from './compare';
+import { compareValues, likeRegex } from './compare';
 import { Evaluator, type Parameters } from './evaluate';
 import { parseAql } from './parser';
 import { buildUniverse, type QueriedComposition } from './universe';
@@ -171,5 +171,48 @@ describe('AQL evaluation', () => {
     expect(likeRegex('what\\?').test('what?')).toBe(true);
     expect(likeRegex('what\\?').test('whatx')).toBe(false);
     expect(likeRegex('a.b').test('axb')).toBe(false);
+    expect(likeRegex('back\\\\slash').test('back\\slash')).toBe(true);
+  });
+
+  it('LIKE: a backslash escapes only *, ? and itself, else 400, even where no row is tested', () => {
+    expect(() => likeRegex('20\\%')).toThrow('invalid LIKE pattern');
+    expect(() => likeRegex('ends\\')).toThrow('invalid LIKE pattern');
+    expect(() => run("SELECT c/uid/value FROM COMPOSITION c WHERE c/uid/value = 'none' AND c/name/value LIKE $p", { p: '*\\_*' })).toThrow(
+      'invalid LIKE pattern',
+    );
+  });
+
+  it('compares values of different types as EHRbase does: text < numbers < booleans; a data value only with its own kind', () => {
+    expect(compareValues('2', 2)).toBeLessThan(0);
+    expect(compareValues(10, 'abc')).toBeGreaterThan(0);
+    expect(compareValues(3.5, false)).toBeLessThan(0);
+    expect(compareValues('10.0', 10)).not.toBe(0);
+    // A string parameter (URL parameters have no types) that reads as a number compares as one.
+    expect(compareValues('10.0', 10, { numericText: true })).toBe(0);
+    const count = { _type: 'DV_COUNT', magnitude: 10 };
+    expect(compareValues(count, 10)).toBe(0);
+    expect(compareValues(count, '10.0')).toBeUndefined();
+    expect(compareValues(count, true)).toBeUndefined();
+    expect(compareValues({ _type: 'DV_TEXT', value: 'a' }, 'a')).toBeUndefined();
+    const time = { _type: 'DV_TIME', value: '04:05:06' };
+    expect(compareValues(time, '04:06:06')).toBeLessThan(0);
+    expect(compareValues(time, '2')).toBeUndefined();
+    const dateTime = { _type: 'DV_DATE_TIME', value: '2026-03-03T04:05:06Z' };
+    expect(compareValues(dateTime, '04:06:06')).toBeUndefined();
+    expect(compareValues(dateTime, '2026-03-04')).toBeLessThan(0);
+  });
+
+  it('WHERE and ORDER BY over a path whose values differ in type', () => {
+    const mixed = (uid: string, value: unknown) =>
+      composition(uid, 'ehr-1', 'Vital signs', [{ ...observation(120), name: { value: 'Blood pressure' }, feeder_audit: { mixed: value } }]);
+    const universe = buildUniverse([ehr('ehr-1')], [mixed('m1', 'b'), mixed('m2', 7), mixed('m3', true), mixed('m4', '7'), mixed('m5', 2.5), mixed('m6', 'a')]);
+    const select = (tail: string, params: Parameters = {}) =>
+      new Evaluator(parseAql(`SELECT c/uid/value FROM COMPOSITION c CONTAINS OBSERVATION o ${tail}`), params, universe).run().rows.map((r) => r[0]);
+    expect(select('ORDER BY o/feeder_audit/mixed ASC')).toEqual(['m4', 'm6', 'm1', 'm5', 'm2', 'm3']);
+    expect(select('WHERE o/feeder_audit/mixed < 3 ORDER BY c/uid/value')).toEqual(['m1', 'm4', 'm5', 'm6']);
+    expect(select('WHERE o/feeder_audit/mixed = 7')).toEqual(['m2']);
+    expect(select("WHERE o/feeder_audit/mixed = '7'")).toEqual(['m4']);
+    expect(select('WHERE o/feeder_audit/mixed > 7 ORDER BY c/uid/value')).toEqual(['m3']);
+    expect(select('WHERE o/feeder_audit/mixed = $n ORDER BY c/uid/value', { n: '7' })).toEqual(['m2', 'm4']);
   });
 });

@@ -77,7 +77,10 @@ export class Evaluator {
       for (const binding of this.bind(query.from, ehr, true)) for (const row of tree.rows(binding)) rows.push(row);
       if (rows.length > MAX_BINDINGS) throw validationError(`AQL: more than ${MAX_BINDINGS} rows before WHERE; narrow the query`);
     }
-    if (query.where) rows = rows.filter((r) => this.test(query.where!, r));
+    if (query.where) {
+      this.checkLikePatterns(query.where);
+      rows = rows.filter((r) => this.test(query.where!, r));
+    }
 
     type Out = { values: unknown[]; keys: unknown[]; sources: Row[] };
     let out: Out[];
@@ -210,7 +213,8 @@ export class Evaluator {
         return this.matches(object, predicate.left) || this.matches(object, predicate.right);
       case 'compare': {
         const right = this.value(predicate.value);
-        return this.walk(object, predicate.path, 0).some((left) => compareWith(predicate.op, left, right));
+        const options = { numericText: predicate.value.kind === 'param' };
+        return this.walk(object, predicate.path, 0).some((left) => compareWith(predicate.op, left, right, options));
       }
       case 'node': {
         const id = typeof predicate.id === 'string' ? predicate.id : String(parameterValue(predicate.id, this.params));
@@ -322,6 +326,16 @@ export class Evaluator {
 
   // ---- WHERE -------------------------------------------------------------------
 
+  /** A LIKE pattern is checked before rows are tested: an invalid one is a 400 even where no row reaches it. */
+  private checkLikePatterns(condition: Condition): void {
+    if (condition.kind === 'and' || condition.kind === 'or') [condition.left, condition.right].forEach((c) => this.checkLikePatterns(c));
+    else if (condition.kind === 'not') this.checkLikePatterns(condition.expr);
+    else if (condition.kind === 'like') {
+      const pattern = this.value(condition.pattern);
+      if (typeof pattern === 'string') likeRegex(pattern);
+    }
+  }
+
   private test(condition: Condition, row: Row): boolean {
     switch (condition.kind) {
       case 'and':
@@ -340,7 +354,8 @@ export class Evaluator {
       }
       case 'matches': {
         const options = condition.values.map((v) => this.value(v, row));
-        return this.resolveIn(condition.path, row).some((v) => options.some((o) => compareValues(v, o) === 0));
+        const loose = condition.values.map((v) => ({ numericText: v.kind === 'param' }));
+        return this.resolveIn(condition.path, row).some((v) => options.some((o, i) => compareValues(v, o, loose[i]) === 0));
       }
       case 'compare': {
         const { op, left, right } = condition;
@@ -353,7 +368,9 @@ export class Evaluator {
           return false;
         }
         const rights = this.values(right, row);
-        return this.values(left, row).some((l) => rights.some((r) => compareWith(op, l, r)));
+        // A parameter may come from a URL, as text: one that reads as a number compares with numbers as one.
+        const options = { numericText: left.kind === 'param' || right.kind === 'param' };
+        return this.values(left, row).some((l) => rights.some((r) => compareWith(op, l, r, options)));
       }
     }
   }
