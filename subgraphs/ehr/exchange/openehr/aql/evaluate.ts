@@ -69,7 +69,7 @@ export class Evaluator {
     visit(query.from);
   }
 
-  run(): { columns: Array<{ name: string; path: string }>; rows: unknown[][]; sources: Source[] } {
+  run(): { columns: ResultColumn[]; rows: unknown[][]; sources: Source[] } {
     const { query } = this;
     const tree = this.tree;
     let rows: Row[] = [];
@@ -127,7 +127,7 @@ export class Evaluator {
     if (query.offset) out = out.slice(query.offset);
     if (query.limit !== undefined) out = out.slice(0, query.limit);
     return {
-      columns: query.select.map((s, i) => ({ name: s.alias ?? `#${i}`, path: columnPath(s) })),
+      columns: query.select.map(resultColumn),
       rows: out.map((r) => r.values),
       sources: this.sources(out.flatMap((r) => r.sources.map((row) => row.binding))),
     };
@@ -378,6 +378,10 @@ export class Evaluator {
 
 const isNull = (v: Value) => v.kind === 'literal' && v.value === null;
 
-export function columnPath(column: Column): string {
-  return column.expr.kind === 'path' ? column.expr.text : column.text;
+/** A ResultSet column: its `path` only where it is one (as EHRbase answers), not for an aggregate, function or primitive. */
+export function resultColumn(column: Column, index: number): ResultColumn {
+  const name = column.alias ?? `#${index}`;
+  return column.expr.kind === 'path' ? { name, path: column.expr.text } : { name };
 }
+
+export type ResultColumn = { name: string; path?: string };
