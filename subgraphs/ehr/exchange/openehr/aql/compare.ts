@@ -17,7 +17,7 @@ export function translateLike(pattern: string, target: { anyRun: string; oneChar
     if (ch === '\\') {
       const next = pattern[++i];
       if (next !== '*' && next !== '?' && next !== '\\')
-        throw validationError(`AQL: invalid LIKE pattern ${pattern}: \\ escapes only *, ? and \\`, [{ path: 'q', message: 'LIKE pattern' }]);
+        throw validationError(`AQL: Invalid LIKE pattern: ${pattern} (\\ escapes only *, ? and \\)`, [{ path: 'q', message: 'LIKE pattern' }]);
       out += target.literal(next);
     } else if (ch === '*') out += target.anyRun;
     else if (ch === '?') out += target.oneChar;

@@ -89,11 +89,7 @@ describe('AQL evaluation', () => {
 
   it('aggregates, groups by the other columns, and names unaliased columns by position; only a path column has a path', () => {
     const result = run(`SELECT e/ehr_id/value, COUNT(c) AS n, MAX(c/context/start_time/value) FROM EHR e CONTAINS COMPOSITION c ORDER BY n DESC`);
-    expect(result.columns).toEqual([
-      { name: '#0', path: 'e/ehr_id/value' },
-      { name: 'n' },
-      { name: '#2' },
-    ]);
+    expect(result.columns).toEqual([{ name: '#0', path: 'e/ehr_id/value' }, { name: 'n' }, { name: '#2' }]);
     expect(result.rows).toEqual([
       ['ehr-1', 2, '2026-11-22T08:00:00Z'],
       ['ehr-2', 1, '2026-11-23T08:00:00Z'],
@@ -175,10 +171,10 @@ describe('AQL evaluation', () => {
   });
 
   it('LIKE: a backslash escapes only *, ? and itself, else 400, even where no row is tested', () => {
-    expect(() => likeRegex('20\\%')).toThrow('invalid LIKE pattern');
-    expect(() => likeRegex('ends\\')).toThrow('invalid LIKE pattern');
+    expect(() => likeRegex('20\\%')).toThrow('Invalid LIKE pattern');
+    expect(() => likeRegex('ends\\')).toThrow('Invalid LIKE pattern');
     expect(() => run("SELECT c/uid/value FROM COMPOSITION c WHERE c/uid/value = 'none' AND c/name/value LIKE $p", { p: '*\\_*' })).toThrow(
-      'invalid LIKE pattern',
+      'Invalid LIKE pattern',
     );
   });
 
