@@ -198,6 +198,19 @@ describe('AQL evaluation', () => {
     expect(compareValues(dateTime, '2026-03-04')).toBeLessThan(0);
   });
 
+  it('an at-code in FROM names a node of the archetype around it, not one of an archetype nested inside', () => {
+    const withDevice = observation(150);
+    const device = { _type: 'CLUSTER', archetype_node_id: 'openEHR-EHR-CLUSTER.device.v1', name: { value: 'Device' }, items: [element('at0004', 'Cuff', 12)] };
+    (withDevice.data.events[0].data.items as unknown[]).push(device);
+    const universe = buildUniverse([ehr('ehr-1')], [composition('c5', 'ehr-1', 'Vital signs', [withDevice])]);
+    const magnitudes = (from: string) =>
+      new Evaluator(parseAql(`SELECT x/value/magnitude ${from} ORDER BY x/value/magnitude`), {}, universe).run().rows.map((r) => r[0]);
+    expect(magnitudes(`FROM OBSERVATION o CONTAINS ELEMENT x[at0004]`)).toEqual([150]);
+    expect(magnitudes(`FROM CLUSTER d[openEHR-EHR-CLUSTER.device.v1] CONTAINS ELEMENT x[at0004]`)).toEqual([12]);
+    // Outside any archetype (FROM EHR, or no scope) there is no archetype to read it in: every such node.
+    expect(magnitudes(`FROM EHR e CONTAINS ELEMENT x[at0004]`)).toEqual([12, 150]);
+  });
+
   it('WHERE and ORDER BY over a path whose values differ in type', () => {
     const mixed = (uid: string, value: unknown) =>
       composition(uid, 'ehr-1', 'Vital signs', [{ ...observation(120), name: { value: 'Blood pressure' }, feeder_audit: { mixed: value } }]);

@@ -189,9 +189,12 @@ export class Evaluator {
       const right = this.bind(expr.right, scope, includeScope);
       return this.bind(expr.left, scope, includeScope).flatMap((l) => right.map((r) => ({ ...l, ...r })));
     }
-    const candidates = (includeScope ? [scope, ...descendants(scope)] : descendants(scope)).filter(
-      (o) => isClass(o, expr.rmClass) && this.matches(o, expr.predicate),
-    );
+    // An at-code names a node of the archetype it is written in, as EHRbase reads it: inside an archetyped scope
+    // (`OBSERVATION o CONTAINS ELEMENT[at0004]`) it is not looked for inside another archetype below it.
+    const id = expr.predicate?.kind === 'node' ? expr.predicate.id : undefined;
+    const withinArchetype = typeof id === 'string' && AT_CODE.test(id) && typeof scope.archetype_node_id === 'string';
+    const below = descendants(scope, withinArchetype ? isArchetypeRoot : undefined);
+    const candidates = (includeScope ? [scope, ...below] : below).filter((o) => isClass(o, expr.rmClass) && this.matches(o, expr.predicate));
     const result: Binding[] = [];
     for (const candidate of candidates) {
       const own: Binding = { [expr.variable ?? `\u0000${expr.location.start.line}:${expr.location.start.column}`]: candidate };
@@ -375,6 +378,10 @@ export class Evaluator {
     }
   }
 }
+
+const AT_CODE = /^(at|id)\d/;
+/** An object that starts an archetype of its own (its node id is an archetype id, not an at-code). */
+const isArchetypeRoot = (o: Json) => typeof o.archetype_node_id === 'string' && !AT_CODE.test(o.archetype_node_id);
 
 const isNull = (v: Value) => v.kind === 'literal' && v.value === null;
 

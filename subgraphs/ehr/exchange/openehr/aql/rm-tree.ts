@@ -65,12 +65,13 @@ function children(object: Json): Json[] {
   return found;
 }
 
-/** Every object below `root` (not `root` itself), depth first, document order. */
-export function descendants(root: Json): Json[] {
+/** Every object below `root` (not `root` itself), depth first, document order; `skip` leaves an object and all below it out. */
+export function descendants(root: Json, skip?: (object: Json) => boolean): Json[] {
   const found: Json[] = [];
   const stack = children(root).reverse();
   while (stack.length > 0) {
     const next = stack.pop()!;
+    if (skip?.(next)) continue;
     found.push(next);
     stack.push(...children(next).reverse());
   }
