@@ -47,7 +47,7 @@ const composition = (uid: string, ehrId: string, name: string, content: unknown[
 const ehr = (id: string) => ({
   ehrId: id,
   patientId: id.replace('ehr-', ''),
-  ehr: { ehr_id: { value: id } },
+  ehr: { ehr_id: { value: id }, system_id: { value: 'system' }, time_created: { value: '2026-11-01T08:00:00Z' } },
   status: { _type: 'EHR_STATUS', is_queryable: true },
 });
 
@@ -209,6 +209,13 @@ describe('AQL evaluation', () => {
     expect(magnitudes(`FROM CLUSTER d[openEHR-EHR-CLUSTER.device.v1] CONTAINS ELEMENT x[at0004]`)).toEqual([12]);
     // Outside any archetype (FROM EHR, or no scope) there is no archetype to read it in: every such node.
     expect(magnitudes(`FROM EHR e CONTAINS ELEMENT x[at0004]`)).toEqual([12, 150]);
+  });
+
+  it("answers an EHR's identifiers and creation time whole with their types", () => {
+    const [[ehrId, systemId, created]] = run("SELECT e/ehr_id, e/system_id, e/time_created FROM EHR e WHERE e/ehr_id/value = 'ehr-1'").rows as Array<
+      Array<Record<string, unknown>>
+    >;
+    expect([ehrId._type, systemId._type, created._type]).toEqual(['HIER_OBJECT_ID', 'HIER_OBJECT_ID', 'DV_DATE_TIME']);
   });
 
   it('WHERE and ORDER BY over a path whose values differ in type', () => {

@@ -32,6 +32,9 @@ const IMPLIED_TYPES: Record<string, string> = {
   'ACTION.ism_transition': 'ISM_TRANSITION',
   'ACTION.instruction_details': 'INSTRUCTION_DETAILS',
   feeder_audit: 'FEEDER_AUDIT',
+  'EHR.ehr_id': 'HIER_OBJECT_ID',
+  'EHR.system_id': 'HIER_OBJECT_ID',
+  'EHR.time_created': 'DV_DATE_TIME',
 };
 const impliedTypes = new WeakMap<Json, string>();
 export const typeOf = (object: Json): string | undefined => object._type ?? impliedTypes.get(object);
