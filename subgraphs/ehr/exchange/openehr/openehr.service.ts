@@ -7,7 +7,7 @@ import type { ClinicalTemplate as TemplateRow } from '../../db/generated/client'
 import type { AuditVersion } from '../../audit/versions';
 import { clinicalTime } from '../content';
 import { parseAql } from './aql/parser';
-import { Evaluator, type Parameters } from './aql/evaluate';
+import { Evaluator, type Parameters, type ResultColumn } from './aql/evaluate';
 import { archetypeIdsOf, leafConditions, namedEhr, readsCompositions, requiresComposition, templateCanMatch, templateInWhere } from './aql/narrow';
 import { buildUniverse, type QueriedComposition } from './aql/universe';
 import { compileToSql, type SqlRow } from './aql/compile-sql';
@@ -651,7 +651,7 @@ export class OpenEhrService {
   }
 
   /** The RESULTSET of a query's rows, paged by the request's offset and fetch. */
-  private resultSet(q: string, columns: Array<{ name: string; path: string }>, all: unknown[][], offset: number | null, fetch: number | null) {
+  private resultSet(q: string, columns: ResultColumn[], all: unknown[][], offset: number | null, fetch: number | null) {
     const start = offset ?? 0;
     const rows = all.slice(start, fetch ? start + fetch : undefined);
     return {

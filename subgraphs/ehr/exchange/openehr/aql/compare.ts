@@ -1,3 +1,4 @@
+import { validationError } from '../../../../../common/errors';
 import type { Operator } from './parser';
 
 /** Comparing, ordering and matching values as AQL does, in WHERE, ORDER BY and aggregates alike. */
@@ -6,14 +7,19 @@ const isObject = (v: unknown): v is Record<string, any> => typeof v === 'object'
 
 /**
  * An AQL LIKE pattern (`?` one character, `*` any run, `\` escapes) written in
- * another pattern language: `literal` escapes one character for it.
+ * another pattern language: `literal` escapes one character for it. `\` escapes
+ * only `*`, `?` and itself; any other use is a 400, as EHRbase answers it.
  */
 export function translateLike(pattern: string, target: { anyRun: string; oneChar: string; literal: (ch: string) => string }): string {
   let out = '';
   for (let i = 0; i < pattern.length; i++) {
     const ch = pattern[i];
-    if (ch === '\\' && i + 1 < pattern.length) out += target.literal(pattern[++i]);
-    else if (ch === '*') out += target.anyRun;
+    if (ch === '\\') {
+      const next = pattern[++i];
+      if (next !== '*' && next !== '?' && next !== '\\')
+        throw validationError(`AQL: Invalid LIKE pattern: ${pattern} (\\ escapes only *, ? and \\)`, [{ path: 'q', message: 'LIKE pattern' }]);
+      out += target.literal(next);
+    } else if (ch === '*') out += target.anyRun;
     else if (ch === '?') out += target.oneChar;
     else out += target.literal(ch);
   }
@@ -66,27 +72,60 @@ function orderingValue(v: unknown): unknown {
   }
 }
 
+/** A DV_TIME's text: `hh[:mm[:ss[.fff]]]`, optionally with a zone. */
+const TIME = /^\d{2}(:\d{2}(:\d{2}(\.\d+)?)?)?(Z|[+-]\d{2}:?\d{2})?$/;
+
+/**
+ * Which strings a temporal data value compares with: a date or date-time one with an ISO date or date-time, a
+ * time one with a time. So `…/value < '2'` holds for no DV_TIME (EHRbase's answer), where text order would say
+ * `'04:05:06' < '2'`.
+ */
+function comparableTemporal(dv: Record<string, any>, s: string): boolean {
+  if (dv._type === 'DV_TIME') return TIME.test(s);
+  if (dv._type === 'DV_DATE' || dv._type === 'DV_DATE_TIME') return ISO.test(s);
+  return true;
+}
+
+/**
+ * Values of different JSON types order as EHRbase orders them (PostgreSQL's jsonb order): text before numbers
+ * before booleans. So `…/value/value < 10` holds for every text, `…/magnitude < false` for every number, and
+ * `'2' = 2` never holds.
+ */
+const TYPE_RANK: Record<string, number> = { string: 0, number: 1, boolean: 2 };
+
 /**
  * Numbers numerically, ISO dates and date-times in time order, other strings as text, DV_ORDERED data values by
- * their order; a missing value compares with nothing.
+ * their order; a missing value compares with nothing. A data value compares only with a value of its order's
+ * type (a quantity with a number, a DV_TIME with a time): `…/value = '10.0'` holds for no DV_COUNT of 10.
+ * Primitives of different types compare by their type's rank, except that, with `numericText`, a string that
+ * reads as a number compares as that number: URL parameters have no types.
  */
-export function compareValues(x: unknown, y: unknown): number | undefined {
+export function compareValues(x: unknown, y: unknown, options: { numericText?: boolean } = {}): number | undefined {
   const a = orderingValue(x);
   const b = orderingValue(y);
   if (a === undefined || a === null || b === undefined || b === null) return undefined;
+  if (options.numericText) {
+    if (typeof a === 'number' && typeof b === 'string' && b.trim() !== '' && !Number.isNaN(Number(b))) return a - Number(b);
+    if (typeof a === 'string' && typeof b === 'number' && a.trim() !== '' && !Number.isNaN(Number(a))) return Number(a) - b;
+  }
+  if (isObject(x) || isObject(y)) {
+    if (isObject(a) || isObject(b) || typeof a !== typeof b) return undefined;
+    if (typeof b === 'string' && isObject(x) && !isObject(y) && !comparableTemporal(x, b)) return undefined;
+    if (typeof a === 'string' && isObject(y) && !isObject(x) && !comparableTemporal(y, a)) return undefined;
+  }
   if (typeof a === 'number' && typeof b === 'number') return a - b;
   if (typeof a === 'string' && typeof b === 'string') {
     if (ISO.test(a) && ISO.test(b)) return Date.parse(a.length === 10 ? `${a}T00:00:00Z` : a) - Date.parse(b.length === 10 ? `${b}T00:00:00Z` : b);
     return a < b ? -1 : a > b ? 1 : 0;
   }
   if (typeof a === 'boolean' && typeof b === 'boolean') return a === b ? 0 : a ? 1 : -1;
-  if (typeof a === 'number' && typeof b === 'string' && b.trim() !== '' && !Number.isNaN(Number(b))) return a - Number(b);
-  if (typeof a === 'string' && typeof b === 'number' && a.trim() !== '' && !Number.isNaN(Number(a))) return Number(a) - b;
-  return undefined;
+  const ra = TYPE_RANK[typeof a];
+  const rb = TYPE_RANK[typeof b];
+  return ra === undefined || rb === undefined ? undefined : ra - rb;
 }
 
-export function compareWith(op: Operator, a: unknown, b: unknown): boolean {
-  const result = compareValues(a, b);
+export function compareWith(op: Operator, a: unknown, b: unknown, options: { numericText?: boolean } = {}): boolean {
+  const result = compareValues(a, b, options);
   if (result === undefined) return false;
   switch (op) {
     case '=':

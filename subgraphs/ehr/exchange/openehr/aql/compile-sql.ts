@@ -1,7 +1,7 @@
 import { Prisma } from '../../../db/generated/client';
 import type { WebNode } from '../../../clinical/opt/web-template';
 import { isIsoTime, translateLike } from './compare';
-import { columnPath, parameterValue, type Parameters } from './evaluate';
+import { parameterValue, resultColumn, type Parameters, type ResultColumn } from './evaluate';
 import { andTerms } from './narrow';
 import type { AqlQuery, Condition, Containment, Operator, Path, Predicate, Value } from './parser';
 
@@ -34,7 +34,7 @@ interface Compiled {
 }
 
 export interface SqlQuery {
-  columns: Array<{ name: string; path: string }>;
+  columns: ResultColumn[];
   /**
    * Whether the answer depends on the order of the bindings (rows, SUM, AVG): then the candidates must be
    * exactly those the in-memory path reads (narrowed by leaf), as they order the EHRs.
@@ -157,7 +157,7 @@ class Compiler {
           AND x."entryArchetypeId" = ${entry.archetypeId} AND x."path" = ${`/content[${entry.archetypeId}]`} AND x."rmType" = ${entry.rmClass}`
       : Prisma.sql`SELECT k.*, 0 AS ord FROM k`;
     return {
-      columns: query.select.map((s, i) => ({ name: s.alias ?? `#${i}`, path: columnPath(s) })),
+      columns: query.select.map(resultColumn),
       ordered,
       statement: (candidates) => Prisma.sql`
         WITH cand AS (

@@ -1,4 +1,4 @@
-import { likeRegex } from './compare';
+import { compareValues, likeRegex } from './compare';
 import { Evaluator, type Parameters } from './evaluate';
 import { parseAql } from './parser';
 import { buildUniverse, type QueriedComposition } from './universe';
@@ -47,7 +47,7 @@ const composition = (uid: string, ehrId: string, name: string, content: unknown[
 const ehr = (id: string) => ({
   ehrId: id,
   patientId: id.replace('ehr-', ''),
-  ehr: { ehr_id: { value: id } },
+  ehr: { ehr_id: { value: id }, system_id: { value: 'system' }, time_created: { value: '2026-11-01T08:00:00Z' } },
   status: { _type: 'EHR_STATUS', is_queryable: true },
 });
 
@@ -87,13 +87,9 @@ describe('AQL evaluation', () => {
     expect(run('SELECT COUNT(*) FROM EHR e CONTAINS (COMPOSITION a AND COMPOSITION b)').rows).toEqual([[5]]);
   });
 
-  it('aggregates, groups by the other columns, and names unaliased columns by position', () => {
+  it('aggregates, groups by the other columns, and names unaliased columns by position; only a path column has a path', () => {
     const result = run(`SELECT e/ehr_id/value, COUNT(c) AS n, MAX(c/context/start_time/value) FROM EHR e CONTAINS COMPOSITION c ORDER BY n DESC`);
-    expect(result.columns).toEqual([
-      { name: '#0', path: 'e/ehr_id/value' },
-      { name: 'n', path: 'COUNT(c)' },
-      { name: '#2', path: 'MAX(c/context/start_time/value)' },
-    ]);
+    expect(result.columns).toEqual([{ name: '#0', path: 'e/ehr_id/value' }, { name: 'n' }, { name: '#2' }]);
     expect(result.rows).toEqual([
       ['ehr-1', 2, '2026-11-22T08:00:00Z'],
       ['ehr-2', 1, '2026-11-23T08:00:00Z'],
@@ -171,5 +167,68 @@ describe('AQL evaluation', () => {
     expect(likeRegex('what\\?').test('what?')).toBe(true);
     expect(likeRegex('what\\?').test('whatx')).toBe(false);
     expect(likeRegex('a.b').test('axb')).toBe(false);
+    expect(likeRegex('back\\\\slash').test('back\\slash')).toBe(true);
+  });
+
+  it('LIKE: a backslash escapes only *, ? and itself, else 400, even where no row is tested', () => {
+    expect(() => likeRegex('20\\%')).toThrow('Invalid LIKE pattern');
+    expect(() => likeRegex('ends\\')).toThrow('Invalid LIKE pattern');
+    expect(() => run("SELECT c/uid/value FROM COMPOSITION c WHERE c/uid/value = 'none' AND c/name/value LIKE $p", { p: '*\\_*' })).toThrow(
+      'Invalid LIKE pattern',
+    );
+  });
+
+  it('compares values of different types as EHRbase does: text < numbers < booleans; a data value only with its own kind', () => {
+    expect(compareValues('2', 2)).toBeLessThan(0);
+    expect(compareValues(10, 'abc')).toBeGreaterThan(0);
+    expect(compareValues(3.5, false)).toBeLessThan(0);
+    expect(compareValues('10.0', 10)).not.toBe(0);
+    // A string parameter (URL parameters have no types) that reads as a number compares as one.
+    expect(compareValues('10.0', 10, { numericText: true })).toBe(0);
+    const count = { _type: 'DV_COUNT', magnitude: 10 };
+    expect(compareValues(count, 10)).toBe(0);
+    expect(compareValues(count, '10.0')).toBeUndefined();
+    expect(compareValues(count, true)).toBeUndefined();
+    expect(compareValues({ _type: 'DV_TEXT', value: 'a' }, 'a')).toBeUndefined();
+    const time = { _type: 'DV_TIME', value: '04:05:06' };
+    expect(compareValues(time, '04:06:06')).toBeLessThan(0);
+    expect(compareValues(time, '2')).toBeUndefined();
+    const dateTime = { _type: 'DV_DATE_TIME', value: '2026-03-03T04:05:06Z' };
+    expect(compareValues(dateTime, '04:06:06')).toBeUndefined();
+    expect(compareValues(dateTime, '2026-03-04')).toBeLessThan(0);
+  });
+
+  it('an at-code in FROM names a node of the archetype around it, not one of an archetype nested inside', () => {
+    const withDevice = observation(150);
+    const device = { _type: 'CLUSTER', archetype_node_id: 'openEHR-EHR-CLUSTER.device.v1', name: { value: 'Device' }, items: [element('at0004', 'Cuff', 12)] };
+    (withDevice.data.events[0].data.items as unknown[]).push(device);
+    const universe = buildUniverse([ehr('ehr-1')], [composition('c5', 'ehr-1', 'Vital signs', [withDevice])]);
+    const magnitudes = (from: string) =>
+      new Evaluator(parseAql(`SELECT x/value/magnitude ${from} ORDER BY x/value/magnitude`), {}, universe).run().rows.map((r) => r[0]);
+    expect(magnitudes(`FROM OBSERVATION o CONTAINS ELEMENT x[at0004]`)).toEqual([150]);
+    expect(magnitudes(`FROM CLUSTER d[openEHR-EHR-CLUSTER.device.v1] CONTAINS ELEMENT x[at0004]`)).toEqual([12]);
+    // Outside any archetype (FROM EHR, or no scope) there is no archetype to read it in: every such node.
+    expect(magnitudes(`FROM EHR e CONTAINS ELEMENT x[at0004]`)).toEqual([12, 150]);
+  });
+
+  it("answers an EHR's identifiers and creation time whole with their types", () => {
+    const [[ehrId, systemId, created]] = run("SELECT e/ehr_id, e/system_id, e/time_created FROM EHR e WHERE e/ehr_id/value = 'ehr-1'").rows as Array<
+      Array<Record<string, unknown>>
+    >;
+    expect([ehrId._type, systemId._type, created._type]).toEqual(['HIER_OBJECT_ID', 'HIER_OBJECT_ID', 'DV_DATE_TIME']);
+  });
+
+  it('WHERE and ORDER BY over a path whose values differ in type', () => {
+    const mixed = (uid: string, value: unknown) =>
+      composition(uid, 'ehr-1', 'Vital signs', [{ ...observation(120), name: { value: 'Blood pressure' }, feeder_audit: { mixed: value } }]);
+    const universe = buildUniverse([ehr('ehr-1')], [mixed('m1', 'b'), mixed('m2', 7), mixed('m3', true), mixed('m4', '7'), mixed('m5', 2.5), mixed('m6', 'a')]);
+    const select = (tail: string, params: Parameters = {}) =>
+      new Evaluator(parseAql(`SELECT c/uid/value FROM COMPOSITION c CONTAINS OBSERVATION o ${tail}`), params, universe).run().rows.map((r) => r[0]);
+    expect(select('ORDER BY o/feeder_audit/mixed ASC')).toEqual(['m4', 'm6', 'm1', 'm5', 'm2', 'm3']);
+    expect(select('WHERE o/feeder_audit/mixed < 3 ORDER BY c/uid/value')).toEqual(['m1', 'm4', 'm5', 'm6']);
+    expect(select('WHERE o/feeder_audit/mixed = 7')).toEqual(['m2']);
+    expect(select("WHERE o/feeder_audit/mixed = '7'")).toEqual(['m4']);
+    expect(select('WHERE o/feeder_audit/mixed > 7 ORDER BY c/uid/value')).toEqual(['m3']);
+    expect(select('WHERE o/feeder_audit/mixed = $n ORDER BY c/uid/value', { n: '7' })).toEqual(['m2', 'm4']);
   });
 });

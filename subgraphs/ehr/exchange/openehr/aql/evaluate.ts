@@ -69,7 +69,7 @@ export class Evaluator {
     visit(query.from);
   }
 
-  run(): { columns: Array<{ name: string; path: string }>; rows: unknown[][]; sources: Source[] } {
+  run(): { columns: ResultColumn[]; rows: unknown[][]; sources: Source[] } {
     const { query } = this;
     const tree = this.tree;
     let rows: Row[] = [];
@@ -77,7 +77,10 @@ export class Evaluator {
       for (const binding of this.bind(query.from, ehr, true)) for (const row of tree.rows(binding)) rows.push(row);
       if (rows.length > MAX_BINDINGS) throw validationError(`AQL: more than ${MAX_BINDINGS} rows before WHERE; narrow the query`);
     }
-    if (query.where) rows = rows.filter((r) => this.test(query.where!, r));
+    if (query.where) {
+      this.checkLikePatterns(query.where);
+      rows = rows.filter((r) => this.test(query.where!, r));
+    }
 
     type Out = { values: unknown[]; keys: unknown[]; sources: Row[] };
     let out: Out[];
@@ -124,7 +127,7 @@ export class Evaluator {
     if (query.offset) out = out.slice(query.offset);
     if (query.limit !== undefined) out = out.slice(0, query.limit);
     return {
-      columns: query.select.map((s, i) => ({ name: s.alias ?? `#${i}`, path: columnPath(s) })),
+      columns: query.select.map(resultColumn),
       rows: out.map((r) => r.values),
       sources: this.sources(out.flatMap((r) => r.sources.map((row) => row.binding))),
     };
@@ -186,9 +189,12 @@ export class Evaluator {
       const right = this.bind(expr.right, scope, includeScope);
       return this.bind(expr.left, scope, includeScope).flatMap((l) => right.map((r) => ({ ...l, ...r })));
     }
-    const candidates = (includeScope ? [scope, ...descendants(scope)] : descendants(scope)).filter(
-      (o) => isClass(o, expr.rmClass) && this.matches(o, expr.predicate),
-    );
+    // An at-code names a node of the archetype it is written in, as EHRbase reads it: inside an archetyped scope
+    // (`OBSERVATION o CONTAINS ELEMENT[at0004]`) it is not looked for inside another archetype below it.
+    const id = expr.predicate?.kind === 'node' ? expr.predicate.id : undefined;
+    const withinArchetype = typeof id === 'string' && AT_CODE.test(id) && typeof scope.archetype_node_id === 'string';
+    const below = descendants(scope, withinArchetype ? isArchetypeRoot : undefined);
+    const candidates = (includeScope ? [scope, ...below] : below).filter((o) => isClass(o, expr.rmClass) && this.matches(o, expr.predicate));
     const result: Binding[] = [];
     for (const candidate of candidates) {
       const own: Binding = { [expr.variable ?? `\u0000${expr.location.start.line}:${expr.location.start.column}`]: candidate };
@@ -210,7 +216,8 @@ export class Evaluator {
         return this.matches(object, predicate.left) || this.matches(object, predicate.right);
       case 'compare': {
         const right = this.value(predicate.value);
-        return this.walk(object, predicate.path, 0).some((left) => compareWith(predicate.op, left, right));
+        const options = { numericText: predicate.value.kind === 'param' };
+        return this.walk(object, predicate.path, 0).some((left) => compareWith(predicate.op, left, right, options));
       }
       case 'node': {
         const id = typeof predicate.id === 'string' ? predicate.id : String(parameterValue(predicate.id, this.params));
@@ -322,6 +329,16 @@ export class Evaluator {
 
   // ---- WHERE -------------------------------------------------------------------
 
+  /** A LIKE pattern is checked before rows are tested: an invalid one is a 400 even where no row reaches it. */
+  private checkLikePatterns(condition: Condition): void {
+    if (condition.kind === 'and' || condition.kind === 'or') [condition.left, condition.right].forEach((c) => this.checkLikePatterns(c));
+    else if (condition.kind === 'not') this.checkLikePatterns(condition.expr);
+    else if (condition.kind === 'like') {
+      const pattern = this.value(condition.pattern);
+      if (typeof pattern === 'string') likeRegex(pattern);
+    }
+  }
+
   private test(condition: Condition, row: Row): boolean {
     switch (condition.kind) {
       case 'and':
@@ -340,7 +357,8 @@ export class Evaluator {
       }
       case 'matches': {
         const options = condition.values.map((v) => this.value(v, row));
-        return this.resolveIn(condition.path, row).some((v) => options.some((o) => compareValues(v, o) === 0));
+        const loose = condition.values.map((v) => ({ numericText: v.kind === 'param' }));
+        return this.resolveIn(condition.path, row).some((v) => options.some((o, i) => compareValues(v, o, loose[i]) === 0));
       }
       case 'compare': {
         const { op, left, right } = condition;
@@ -353,14 +371,24 @@ export class Evaluator {
           return false;
         }
         const rights = this.values(right, row);
-        return this.values(left, row).some((l) => rights.some((r) => compareWith(op, l, r)));
+        // A parameter may come from a URL, as text: one that reads as a number compares with numbers as one.
+        const options = { numericText: left.kind === 'param' || right.kind === 'param' };
+        return this.values(left, row).some((l) => rights.some((r) => compareWith(op, l, r, options)));
       }
     }
   }
 }
 
+const AT_CODE = /^(at|id)\d/;
+/** An object that starts an archetype of its own (its node id is an archetype id, not an at-code). */
+const isArchetypeRoot = (o: Json) => typeof o.archetype_node_id === 'string' && !AT_CODE.test(o.archetype_node_id);
+
 const isNull = (v: Value) => v.kind === 'literal' && v.value === null;
 
-export function columnPath(column: Column): string {
-  return column.expr.kind === 'path' ? column.expr.text : column.text;
+/** A ResultSet column: its `path` only where it is one (as EHRbase answers), not for an aggregate, function or primitive. */
+export function resultColumn(column: Column, index: number): ResultColumn {
+  const name = column.alias ?? `#${index}`;
+  return column.expr.kind === 'path' ? { name, path: column.expr.text } : { name };
 }
+
+export type ResultColumn = { name: string; path?: string };

@@ -32,6 +32,9 @@ const IMPLIED_TYPES: Record<string, string> = {
   'ACTION.ism_transition': 'ISM_TRANSITION',
   'ACTION.instruction_details': 'INSTRUCTION_DETAILS',
   feeder_audit: 'FEEDER_AUDIT',
+  'EHR.ehr_id': 'HIER_OBJECT_ID',
+  'EHR.system_id': 'HIER_OBJECT_ID',
+  'EHR.time_created': 'DV_DATE_TIME',
 };
 const impliedTypes = new WeakMap<Json, string>();
 export const typeOf = (object: Json): string | undefined => object._type ?? impliedTypes.get(object);
@@ -65,12 +68,13 @@ function children(object: Json): Json[] {
   return found;
 }
 
-/** Every object below `root` (not `root` itself), depth first, document order. */
-export function descendants(root: Json): Json[] {
+/** Every object below `root` (not `root` itself), depth first, document order; `skip` leaves an object and all below it out. */
+export function descendants(root: Json, skip?: (object: Json) => boolean): Json[] {
   const found: Json[] = [];
   const stack = children(root).reverse();
   while (stack.length > 0) {
     const next = stack.pop()!;
+    if (skip?.(next)) continue;
     found.push(next);
     stack.push(...children(next).reverse());
   }
