@@ -161,6 +161,22 @@ describe('AQL evaluation', () => {
     });
   });
 
+  it("FROM DATA_STRUCTURE finds HISTORY and item structures; FROM INSTRUCTION_DETAILS an ACTION's", () => {
+    const one = buildUniverse([ehr('ehr-1')], [composition('c7', 'ehr-1', 'Vital signs', [observation(130, 140)])]);
+    const types = new Evaluator(parseAql('SELECT d/_type FROM OBSERVATION o CONTAINS DATA_STRUCTURE d'), {}, one).run().rows;
+    expect(types).toEqual([['HISTORY'], ['ITEM_TREE'], ['ITEM_TREE']]);
+    const action = {
+      _type: 'ACTION',
+      archetype_node_id: 'openEHR-EHR-ACTION.medication.v1',
+      name: { value: 'Medication management' },
+      instruction_details: { instruction_id: { id: { value: 'c1' } }, activity_id: 'activities[at0001]' },
+    };
+    const withAction = buildUniverse([ehr('ehr-1')], [composition('c8', 'ehr-1', 'Medication', [action])]);
+    expect(new Evaluator(parseAql('SELECT d/activity_id FROM ACTION a CONTAINS INSTRUCTION_DETAILS d'), {}, withAction).run().rows).toEqual([
+      ['activities[at0001]'],
+    ]);
+  });
+
   it('LIKE patterns: ? one character, * any run, backslash escapes', () => {
     expect(likeRegex('2019-0?-*').test('2019-05-01T10:00')).toBe(true);
     expect(likeRegex('2019-0?-*').test('2019-10-01')).toBe(false);

@@ -17,6 +17,8 @@ const SUBTYPES: Record<string, string[]> = {
   CARE_ENTRY: ['OBSERVATION', 'EVALUATION', 'INSTRUCTION', 'ACTION'],
   EVENT: ['POINT_EVENT', 'INTERVAL_EVENT'],
   ITEM_STRUCTURE: ITEM_STRUCTURES,
+  // What an OBSERVATION's data, state or protocol may be: a HISTORY or an item structure (EHRbase finds both).
+  DATA_STRUCTURE: ['HISTORY', ...ITEM_STRUCTURES],
   ITEM: ['CLUSTER', 'ELEMENT'],
   VERSION: ['ORIGINAL_VERSION'],
 };
