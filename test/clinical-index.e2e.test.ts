@@ -156,14 +156,15 @@ embedded('clinical index backfill at start-up', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'caregraph-index-'));
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
-  it('indexes compositions committed without index rows, once', async () => {
+  it('indexes compositions committed without index rows, once, and scans a tenant found indexed no more', async () => {
     // The run's migrated and seeded snapshot, unpacked into DATA_DIR: a first start that migrates and seeds is not under test.
     const env = { ...(await processDatabase(dataDir)).env, DATA_DIR: dataDir };
     const first = await startTestPlatform(env);
     try {
       for (const day of [3, 4]) expect((await first.request('POST', '/api/ehr/compositions', { body: vitals(day) })).status).toBe(201);
-      // As a database from before the index: no rows.
+      // As a database from before the index: no rows, no tenant marked as indexed.
       await first.platform.db!.query(`DELETE FROM ehr."ClinicalIndexEntry"`);
+      await first.platform.db!.query(`DELETE FROM ehr."ClinicalIndexBackfill"`);
       const empty = await first.request('GET', '/fhir/R4/Observation?patient=p-1002&code=8867-4');
       expect(empty.body.total).toBe(0);
     } finally {
@@ -177,14 +178,24 @@ embedded('clinical index backfill at start-up', () => {
       expect(rows).toBeGreaterThan(2);
       const found = await second.request('GET', '/fhir/R4/Observation?patient=p-1002&code=8867-4&_sort=-date');
       expect(rates(found.body)).toEqual([54, 53]);
+      const marked = await second.platform.db!.query<{ tenantId: string }>(`SELECT "tenantId" FROM ehr."ClinicalIndexBackfill" ORDER BY 1`);
+      expect(marked.rows.map((r) => r.tenantId)).toEqual(['acme', 'demo']);
     } finally {
       await second.stop();
     }
     const third = await startTestPlatform(env);
     try {
       expect(await count(third)).toBe(rows);
+      // Rows lost behind the backfill's back (never by a commit) show that a marked tenant is not read again.
+      await third.platform.db!.query(`DELETE FROM ehr."ClinicalIndexEntry" WHERE "tenantId" = 'demo'`);
     } finally {
       await third.stop();
+    }
+    const fourth = await startTestPlatform(env);
+    try {
+      expect(await count(fourth)).toBeLessThan(rows);
+    } finally {
+      await fourth.stop();
     }
   });
 });

@@ -17,13 +17,21 @@ export interface BackfillReport {
  * idempotent (an indexed composition always has its row 0, so a second run
  * finds nothing), and safe beside writers and other instances: each batch
  * locks its compositions' rows (a commit takes the same row lock) and checks
- * again under the lock before writing.
+ * again under the lock before writing. A tenant found fully indexed is marked
+ * (ClinicalIndexBackfill) and not scanned again: every commit indexes itself,
+ * and the scan reads every composition of the tenant.
  */
 export async function backfillClinicalIndex(prisma: EhrPrisma, cipher: FieldCipher): Promise<BackfillReport> {
   const report: BackfillReport = { indexed: 0, unreadable: [] };
   // Across tenants through the owner's function: row-level security shows the runtime role one tenant at a time.
   const tenants = (await prisma.$queryRaw<Array<{ tenantId: string }>>`SELECT t AS "tenantId" FROM ehr.tenants_with_records() AS t`).map((r) => r.tenantId);
   for (const tenantId of tenants) {
+    const marked = await prisma.$transaction(async (tx) => {
+      await tx.$queryRaw`SELECT set_config('app.tenant_id', ${tenantId}, true)`;
+      return (await tx.clinicalIndexBackfill.count({ where: { tenantId } })) > 0;
+    });
+    if (marked) continue;
+    const unreadable = report.unreadable.length;
     let cursor = '';
     for (;;) {
       const last = await prisma.$transaction(
@@ -77,6 +85,12 @@ export async function backfillClinicalIndex(prisma: EhrPrisma, cipher: FieldCiph
       if (last === null) break;
       cursor = last;
     }
+    // A composition no key reads stays unindexed: the next start tries again (with the key configured by then).
+    if (report.unreadable.length === unreadable)
+      await prisma.$transaction(async (tx) => {
+        await tx.$queryRaw`SELECT set_config('app.tenant_id', ${tenantId}, true)`;
+        await tx.clinicalIndexBackfill.createMany({ data: [{ tenantId }], skipDuplicates: true });
+      });
   }
   return report;
 }
