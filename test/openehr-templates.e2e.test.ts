@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { openEhrContracts } from './support/openehr-oas';
+import { openEhrCalls } from './support/openehr-oas';
 import { startTestPlatform, backendName, type TestPlatform } from './harness';
 
 /**
@@ -37,14 +37,8 @@ const withoutUid = (flat: Record<string, unknown>) => Object.fromEntries(Object.
 
 describe(`openEHR operational templates and composition formats (${backendName})`, () => {
   let t: TestPlatform;
-  const api = (method: string, path: string, options: Parameters<TestPlatform['request']>[2] = {}) => t.request(method, `/openehr/v1${path}`, options);
-  const oas = openEhrContracts();
-  /** The same call, its answer checked against the openEHR OAS: for canonical compositions (FLAT and STRUCTURED are not in it). */
-  const checked = async (method: string, path: string, options: Parameters<TestPlatform['request']>[2] = {}) => {
-    const res = await api(method, path, options);
-    oas.check(method, `/openehr/v1${path}`, res);
-    return res;
-  };
+  /** `checked` answers are checked against the openEHR OAS: for canonical compositions (FLAT and STRUCTURED are not in it). */
+  const { checked, raw: api } = openEhrCalls(() => t);
   const template = (id: string) => `/definition/template/adl1.4/${encodeURIComponent(id)}`;
 
   beforeAll(async () => {

@@ -19,7 +19,7 @@ export interface OpenEhrContracts {
   covered(): string[];
 }
 
-export function openEhrContracts(): OpenEhrContracts {
+function openEhrContracts(): OpenEhrContracts {
   const contracts = ['ehr', 'query', 'definition'].map((name) => {
     const document = parse(readFileSync(path.join(FIXTURES, `${name}-validation.openapi.yaml`), 'utf8'));
     return {
