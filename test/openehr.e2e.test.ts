@@ -1,5 +1,5 @@
 import { startTestPlatform, backendName, type TestPlatform } from './harness';
-import { VITALS } from './ehr-fixtures';
+import { envelope, VITALS } from './ehr-fixtures';
 import { openEhrCalls } from './support/openehr-oas';
 
 const V1 = /^([0-9a-f-]{36})::caregraph\.local::1$/;
@@ -20,11 +20,6 @@ describe(`openEHR REST API /openehr/v1 (${backendName})`, () => {
     composition.content
       .find((e: any) => e.archetype_node_id === 'openEHR-EHR-OBSERVATION.blood_pressure.v2')
       .data.events[0].data.items.find((i: any) => i.archetype_node_id === 'at0004').value.magnitude;
-  const envelope = (content: unknown, templateId = 'vital_signs.v1') => ({
-    _type: 'COMPOSITION',
-    archetype_details: { template_id: { value: templateId } },
-    content,
-  });
 
   beforeAll(async () => {
     t = await startTestPlatform();
