@@ -26,6 +26,19 @@ export const ORDER = {
 
 export const ENCOUNTER = { encounter: { encounter_type: { code: 'AMB' }, start: '2026-11-22T09:30:00Z', location: 'Clinic Amstel, room 2' } };
 
+/** The encounter body of docs/clinical-record.md: every element of the simple form. */
+export const DOCUMENTED_ENCOUNTER = {
+  encounter: {
+    encounter_type: { code: 'AMB' },
+    start: '2026-11-22T09:30:00Z',
+    end: '2026-11-22T10:00:00Z',
+    location: 'Clinic Amstel, room 2',
+    practitioner: 'Dr. Jones',
+    reason: 'Follow-up of raised blood pressure',
+    appointment_id: 'apt-42',
+  },
+};
+
 export const NOTE = (body: string) => ({ note: { title: 'Progress note', note_type: { code: '11506-3' }, authored_at: '2026-11-22T10:00:00Z', body } });
 
 /** Content in the envelope openEHR REST commits: a COMPOSITION naming its template. */
