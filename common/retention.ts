@@ -6,7 +6,7 @@ import { validationError } from './errors';
  * `ehr.RetentionSetting`. Both are read through `retentionDays`; the defaults
  * below, and the rule each follows, are documented in docs/privacy.md.
  */
-export const RETENTION_DEFAULTS = {
+const RETENTION_DEFAULTS = {
   /** Dutch WGBO (Civil Code 7:454): the medical record is kept 20 years from its last change. */
   clinical_record: { days: 7305, rule: 'WGBO (Dutch Civil Code art. 7:454): 20 years' },
   /** The change trail accounts for the record, so it is kept as long as the record. */
@@ -33,6 +33,24 @@ export interface RetentionOverride {
 /** The tenant's period of one category: its override, else the default. */
 export function retentionDays(category: RetentionCategory, overrides: readonly RetentionOverride[]): number {
   return overrides.find((o) => o.category === category)?.days ?? RETENTION_DEFAULTS[category].days;
+}
+
+/** One category's period as a tenant admin sees it: the days, the rule of the default, and whether the tenant set it. */
+export interface RetentionPeriod {
+  category: string;
+  days: number;
+  rule: string;
+  source: 'default' | 'tenant';
+}
+
+/** The tenant's period of each of `categories`. */
+export function retentionPeriods(categories: readonly RetentionCategory[], overrides: readonly RetentionOverride[]): RetentionPeriod[] {
+  return categories.map((category) => ({
+    category,
+    days: retentionDays(category, overrides),
+    rule: RETENTION_DEFAULTS[category].rule,
+    source: overrides.some((o) => o.category === category) ? 'tenant' : 'default',
+  }));
 }
 
 /** The moment before which data of that category is due for deletion. */

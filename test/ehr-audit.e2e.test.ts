@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startTestPlatform, backendName, type TestPlatform } from './harness';
 import pg from 'pg';
-import { canonicalJson } from '../subgraphs/ehr/audit/chain';
+import { chainedJson, type ChainedFields } from '../subgraphs/ehr/audit/chain';
 import { eventually } from './messaging-helpers';
 import { buildEhrSchema } from '../subgraphs/ehr';
 import { NOTE, VITALS } from './ehr-fixtures';
@@ -423,54 +423,24 @@ describe(`audit chain against an attacker with database write access (${backendN
 
   const literal = (value: string | null) => (value === null ? 'NULL' : `'${value.replace(/'/g, "''")}'`);
 
-  interface Row {
-    tenantId: string;
-    seq: number;
-    id: string;
-    actor: string;
-    action: string;
-    entityType: string;
-    entityId: string;
-    at: string;
-    before: unknown;
-    after: unknown;
-    reason: string | null;
-    prevHash: string;
-    hash: string;
-  }
-  const chainOf = async (tenant: string) =>
+  /** A stored record as the attacker reads it: what its hash covers, and the hash. */
+  type StoredRecord = Omit<ChainedFields, 'hashVersion'> & { hash: string };
+  const chainOf = async (tenant: string): Promise<StoredRecord[]> =>
     (
-      await t.platform.db!.query<Row>(
+      await t.platform.db!.query<Omit<StoredRecord, 'at'> & { at: string }>(
         `SELECT "tenantId", seq, id, actor, action, "entityType", "entityId", to_char(at, 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS at,
                 before, after, reason, "prevHash", hash FROM ehr."AuditRecord" WHERE "tenantId" = $1 ORDER BY seq`,
         [tenant],
       )
     ).rows.map((r) => ({
       ...r,
+      at: new Date(r.at),
       before: typeof r.before === 'string' ? JSON.parse(r.before) : r.before,
       after: typeof r.after === 'string' ? JSON.parse(r.after) : r.after,
     }));
 
-  /** The chain's published algorithm: SHA-256 of the canonical JSON of the record's fields and the previous hash. */
-  const plainHash = (r: Row) =>
-    createHash('sha256')
-      .update(
-        canonicalJson({
-          tenantId: r.tenantId,
-          seq: r.seq,
-          id: r.id,
-          actor: r.actor,
-          action: r.action,
-          entityType: r.entityType,
-          entityId: r.entityId,
-          at: r.at,
-          before: r.before ?? null,
-          after: r.after ?? null,
-          reason: r.reason ?? null,
-          prevHash: r.prevHash,
-        }),
-      )
-      .digest('hex');
+  /** The chain's published algorithm, which the attacker has read: SHA-256 of what the hash covers, no key. */
+  const plainHash = (r: StoredRecord) => createHash('sha256').update(chainedJson(r)).digest('hex');
 
   const checkpointedSeq = (tenant: string) => {
     const file = join(t.env.DATA_DIR, 'audit-checkpoints.jsonl');

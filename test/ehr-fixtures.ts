@@ -1,4 +1,4 @@
-/** Composition content of the seeded templates, shared by the clinical record tests. */
+/** Composition content of the seeded templates, and its openEHR REST envelope, shared by the clinical record tests. */
 export const VITALS = {
   blood_pressure: { systolic: { magnitude: 120, unit: 'mm[Hg]' }, diastolic: { magnitude: 80, unit: 'mm[Hg]' } },
   pulse: { rate: { magnitude: 72, unit: '/min' } },
@@ -26,4 +26,24 @@ export const ORDER = {
 
 export const ENCOUNTER = { encounter: { encounter_type: { code: 'AMB' }, start: '2026-11-22T09:30:00Z', location: 'Clinic Amstel, room 2' } };
 
+/** The encounter body of docs/clinical-record.md: every element of the simple form. */
+export const DOCUMENTED_ENCOUNTER = {
+  encounter: {
+    encounter_type: { code: 'AMB' },
+    start: '2026-11-22T09:30:00Z',
+    end: '2026-11-22T10:00:00Z',
+    location: 'Clinic Amstel, room 2',
+    practitioner: 'Dr. Jones',
+    reason: 'Follow-up of raised blood pressure',
+    appointment_id: 'apt-42',
+  },
+};
+
 export const NOTE = (body: string) => ({ note: { title: 'Progress note', note_type: { code: '11506-3' }, authored_at: '2026-11-22T10:00:00Z', body } });
+
+/** Content in the envelope openEHR REST commits: a COMPOSITION naming its template. */
+export const envelope = (content: unknown, templateId = 'vital_signs.v1') => ({
+  _type: 'COMPOSITION',
+  archetype_details: { template_id: { value: templateId } },
+  content,
+});

@@ -1,5 +1,6 @@
 import { startTestPlatform, backendName, type TestPlatform } from './harness';
 import { ENCOUNTER, LAB, NOTE, ORDER, VITALS } from './ehr-fixtures';
+import { EXAMPLE_PATIENT } from '../gateway/openapi/messaging';
 
 const UID = /^[0-9a-f-]{36}::caregraph\.local::(\d+)$/;
 const demo = { 'X-Tenant-Id': 'demo' };
@@ -30,14 +31,8 @@ describe(`clinical record REST and GraphQL (${backendName})`, () => {
     it('answers the demographics with decrypted contact details', async () => {
       const res = await t.request('GET', '/api/ehr/patients/p-1001', { headers: demo });
       expect(res.status).toBe(200);
-      expect(res.body).toEqual({
-        id: 'p-1001',
-        ehrId: 'ehr-p-1001',
-        name: { given: ['Anna'], family: 'de Vries' },
-        birthDate: '1984-03-12',
-        gender: 'female',
-        contact: { phone: '+31612345671', email: 'anna.devries@example.org' },
-      });
+      // The OpenAPI document's example is this seeded patient's answer.
+      expect(res.body).toEqual(EXAMPLE_PATIENT);
     });
 
     it.each([

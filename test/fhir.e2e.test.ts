@@ -1,5 +1,5 @@
 import { startTestPlatform, backendName, type TestPlatform, type TestResponse } from './harness';
-import { ENCOUNTER, LAB, NOTE, ORDER, VITALS } from './ehr-fixtures';
+import { ENCOUNTER, envelope, LAB, NOTE, ORDER, VITALS } from './ehr-fixtures';
 import { loadFhirClient, validateFhir } from './fhir-support';
 
 const LOINC = 'http://loinc.org';
@@ -41,11 +41,6 @@ describe(`FHIR R4 facade /fhir/R4 (${backendName})`, () => {
   };
   const openehr = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
     t.request(method, `/openehr/v1${path}`, { body, headers: { prefer: 'return=representation', ...headers } });
-  const envelope = (content: unknown, templateId = 'vital_signs.v1') => ({
-    _type: 'COMPOSITION',
-    archetype_details: { template_id: { value: templateId } },
-    content,
-  });
 
   beforeAll(async () => {
     t = await startTestPlatform();

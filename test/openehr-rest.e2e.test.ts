@@ -1,5 +1,5 @@
 import { startTestPlatform, backendName, type TestPlatform } from './harness';
-import { VITALS } from './ehr-fixtures';
+import { envelope, VITALS } from './ehr-fixtures';
 import { openEhrCalls } from './support/openehr-oas';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -25,7 +25,6 @@ describe(`openEHR REST resources (${backendName})`, () => {
       : { _type: 'PARTY_SELF' },
     ...flags,
   });
-  const envelope = (content: unknown) => ({ _type: 'COMPOSITION', archetype_details: { template_id: { value: 'vital_signs.v1' } }, content });
 
   beforeAll(async () => {
     t = await startTestPlatform();

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { openEhrContracts } from './support/openehr-oas';
+import { openEhrCalls } from './support/openehr-oas';
 import { startTestPlatform, backendName, type TestPlatform } from './harness';
+import { DOCUMENTED_ENCOUNTER } from './ehr-fixtures';
 
 /**
  * Operational templates and composition formats over /openehr/v1, with the
@@ -37,14 +38,8 @@ const withoutUid = (flat: Record<string, unknown>) => Object.fromEntries(Object.
 
 describe(`openEHR operational templates and composition formats (${backendName})`, () => {
   let t: TestPlatform;
-  const api = (method: string, path: string, options: Parameters<TestPlatform['request']>[2] = {}) => t.request(method, `/openehr/v1${path}`, options);
-  const oas = openEhrContracts();
-  /** The same call, its answer checked against the openEHR OAS: for canonical compositions (FLAT and STRUCTURED are not in it). */
-  const checked = async (method: string, path: string, options: Parameters<TestPlatform['request']>[2] = {}) => {
-    const res = await api(method, path, options);
-    oas.check(method, `/openehr/v1${path}`, res);
-    return res;
-  };
+  /** `checked` answers are checked against the openEHR OAS: for canonical compositions (FLAT and STRUCTURED are not in it). */
+  const { checked, raw: api } = openEhrCalls(() => t);
   const template = (id: string) => `/definition/template/adl1.4/${encodeURIComponent(id)}`;
 
   beforeAll(async () => {
@@ -212,6 +207,11 @@ describe(`openEHR operational templates and composition formats (${backendName})
       ['clinical_note.v1', 'document'],
     ];
     const demo = { 'x-tenant-id': 'demo' };
+    /** Commits content of a demo template to ehr-p-1003 through /api/ehr/compositions. */
+    const post = (templateId: string, content: unknown) =>
+      t.request('POST', '/api/ehr/compositions', { body: { templateId, ehrId: 'ehr-p-1003', content }, headers: demo });
+    /** A composition of ehr-p-1003 in FLAT. */
+    const flatOf = async (uid: string) => (await api('GET', `/ehr/ehr-p-1003/composition/${uid}?format=FLAT`)).body;
 
     it.each(DEMO)('%s is an OPT with a web template; its FLAT and canonical compositions are stored and read back', async (id, area) => {
       const xml = await api('GET', template(id), { headers: { accept: 'application/xml' } });
@@ -227,8 +227,7 @@ describe(`openEHR operational templates and composition formats (${backendName})
       expect(fromFlat.status).toBe(201);
       expect(points(withoutUid(fromFlat.body))).toEqual(points(withoutUid(example)));
       const uid = fromFlat.headers.get('etag')!.replace(/"/g, '');
-      const flat = await api('GET', `/ehr/ehr-p-1003/composition/${uid}?format=FLAT`);
-      expect(points(withoutUid(flat.body))).toEqual(points(withoutUid(example)));
+      expect(points(withoutUid(await flatOf(uid)))).toEqual(points(withoutUid(example)));
 
       // vital_signs.v1's example holds a DV_PROPORTION (SpO₂), whose `type` the OAS, written against a later RM,
       // names `semantic_type`; EHRbase and the openEHR SDK read and write `type`, as CareGraph does.
@@ -248,10 +247,7 @@ describe(`openEHR operational templates and composition formats (${backendName})
         pulse: { rate: { magnitude: 68, unit: '/min' }, regular: true },
         recorded_at: '2026-11-22T09:00:00Z',
       };
-      const created = await t.request('POST', '/api/ehr/compositions', {
-        body: { templateId: 'vital_signs.v1', ehrId: 'ehr-p-1003', content: body },
-        headers: demo,
-      });
+      const created = await post('vital_signs.v1', body);
       expect(created.status).toBe(201);
       expect(created.body.content).toEqual({ ...body, blood_pressure: { ...body.blood_pressure, position: { code: 'at1001', value: 'Sitting' } } });
       const id = created.body.uid.split('::')[0];
@@ -299,10 +295,7 @@ describe(`openEHR operational templates and composition formats (${backendName})
         'vital_signs/body_temperature/any_event:0/temperature|magnitude': 37.4,
         'vital_signs/body_weight/any_event:0/weight|magnitude': 71.5,
       };
-      const created = await t.request('POST', '/api/ehr/compositions', {
-        body: { templateId: 'vital_signs.v1', ehrId: 'ehr-p-1003', content: flat },
-        headers: demo,
-      });
+      const created = await post('vital_signs.v1', flat);
       expect(created.status).toBe(201);
       expect(created.body.content._type).toBe('COMPOSITION');
       const id = created.body.uid.split('::')[0];
@@ -325,12 +318,9 @@ describe(`openEHR operational templates and composition formats (${backendName})
           conclusion: 'Raised creatinine.',
         },
       };
-      const created = await t.request('POST', '/api/ehr/compositions', {
-        body: { templateId: 'lab_result.v1', ehrId: 'ehr-p-1003', content: lab },
-        headers: demo,
-      });
+      const created = await post('lab_result.v1', lab);
       expect(created.status).toBe(201);
-      const flat = (await api('GET', `/ehr/ehr-p-1003/composition/${created.body.uid}?format=FLAT`)).body;
+      const flat = await flatOf(created.body.uid);
       expect(flat).toMatchObject({
         'laboratory_result/laboratory_test_result/any_event/overall_test_status|code': 'at0120',
         'laboratory_result/laboratory_test_result/any_event/laboratory_analyte_result:0/analyte_result|normal_status': 'H',
@@ -362,13 +352,10 @@ describe(`openEHR operational templates and composition formats (${backendName})
           instructions: 'Complete the course.',
         },
       };
-      const created = await t.request('POST', '/api/ehr/compositions', {
-        body: { templateId: 'medication_order.v1', ehrId: 'ehr-p-1003', content: order },
-        headers: demo,
-      });
+      const created = await post('medication_order.v1', order);
       expect(created.status).toBe(201);
       expect(created.body.content).toEqual({ medication_order: { ...order.medication_order, route: { code: '20053000', value: 'Oral' } } });
-      const flat = (await api('GET', `/ehr/ehr-p-1003/composition/${created.body.uid}?format=FLAT`)).body;
+      const flat = await flatOf(created.body.uid);
       expect(flat).toMatchObject({
         'prescription/medication_order/order/medication_item': 'Amoxicillin 500 mg capsule',
         'prescription/medication_order/order/route|code': '20053000',
@@ -405,16 +392,13 @@ describe(`openEHR operational templates and composition formats (${backendName})
         author: 'Dr. A. Jones',
         body: 'Home; BP < 130 & stable.',
       };
-      const created = await t.request('POST', '/api/ehr/compositions', {
-        body: { templateId: 'clinical_note.v1', ehrId: 'ehr-p-1003', content: { note } },
-        headers: demo,
-      });
+      const created = await post('clinical_note.v1', { note });
       expect(created.status).toBe(201);
       expect(created.body.content).toEqual({ note: { ...note, note_type: { code: '18842-5', value: 'Discharge summary' } } });
       const rm = (await checked('GET', `/ehr/ehr-p-1003/composition/${created.body.uid}`)).body;
       expect(rm.archetype_details.archetype_id.value).toBe('openEHR-EHR-COMPOSITION.report.v1');
       expect(rm.composer).toEqual({ _type: 'PARTY_IDENTIFIED', name: 'Dr. A. Jones' });
-      const flat = (await api('GET', `/ehr/ehr-p-1003/composition/${created.body.uid}?format=FLAT`)).body;
+      const flat = await flatOf(created.body.uid);
       expect(flat).toMatchObject({
         'clinical_note/context/title': 'Discharge letter',
         'clinical_note/context/document_type|code': '18842-5',
@@ -424,10 +408,7 @@ describe(`openEHR operational templates and composition formats (${backendName})
       });
       // Unauthored, the writing user composes it, and is not read back as an author.
       const { author: _author, ...unauthored } = note;
-      const byUser = await t.request('POST', '/api/ehr/compositions', {
-        body: { templateId: 'clinical_note.v1', ehrId: 'ehr-p-1003', content: { note: unauthored } },
-        headers: demo,
-      });
+      const byUser = await post('clinical_note.v1', { note: unauthored });
       expect(byUser.body.content.note).not.toHaveProperty('author');
       const reference = await t.request('GET', `/fhir/R4/DocumentReference/${created.body.uid.split('::')[0]}`, { headers: demo });
       expect(reference.status).toBe(200);
@@ -456,23 +437,9 @@ describe(`openEHR operational templates and composition formats (${backendName})
     });
 
     it('stores the documented encounter body in the COMPOSITION context and CKM archetypes and maps it to a FHIR Encounter', async () => {
-      const encounter = {
-        encounter: {
-          encounter_type: { code: 'AMB' },
-          start: '2026-11-22T09:30:00Z',
-          end: '2026-11-22T10:00:00Z',
-          location: 'Clinic Amstel, room 2',
-          practitioner: 'Dr. Jones',
-          reason: 'Follow-up of raised blood pressure',
-          appointment_id: 'apt-42',
-        },
-      };
-      const created = await t.request('POST', '/api/ehr/compositions', {
-        body: { templateId: 'encounter.v1', ehrId: 'ehr-p-1003', content: encounter },
-        headers: demo,
-      });
+      const created = await post('encounter.v1', DOCUMENTED_ENCOUNTER);
       expect(created.status).toBe(201);
-      expect(created.body.content).toEqual(encounter);
+      expect(created.body.content).toEqual(DOCUMENTED_ENCOUNTER);
       const rm = (await checked('GET', `/ehr/ehr-p-1003/composition/${created.body.uid}`)).body;
       expect(rm.context).toMatchObject({
         start_time: { value: '2026-11-22T09:30:00Z' },
@@ -481,7 +448,7 @@ describe(`openEHR operational templates and composition formats (${backendName})
         participations: [{ _type: 'PARTICIPATION', function: { value: 'performer' }, performer: { _type: 'PARTY_IDENTIFIED', name: 'Dr. Jones' } }],
       });
       expect(rm.content[0].archetype_node_id).toBe('openEHR-EHR-EVALUATION.reason_for_encounter.v1');
-      const flat = (await api('GET', `/ehr/ehr-p-1003/composition/${created.body.uid}?format=FLAT`)).body;
+      const flat = await flatOf(created.body.uid);
       expect(flat).toMatchObject({
         'encounter/context/_participation:0|function': 'performer',
         'encounter/context/_participation:0|name': 'Dr. Jones',
@@ -491,12 +458,9 @@ describe(`openEHR operational templates and composition formats (${backendName})
       });
       // STRUCTURED shares the simple body's root key `encounter`, and is told apart by its template nodes.
       const structured = (await api('GET', `/ehr/ehr-p-1003/composition/${created.body.uid}?format=STRUCTURED`)).body;
-      const fromStructured = await t.request('POST', '/api/ehr/compositions', {
-        body: { templateId: 'encounter.v1', ehrId: 'ehr-p-1003', content: structured },
-        headers: demo,
-      });
+      const fromStructured = await post('encounter.v1', structured);
       expect(fromStructured.status).toBe(201);
-      expect(fromStructured.body.content).toEqual(encounter);
+      expect(fromStructured.body.content).toEqual(DOCUMENTED_ENCOUNTER);
       // The same FLAT posted back is the same encounter.
       const again = await t.request('POST', `/openehr/v1/ehr/ehr-p-1003/composition?templateId=encounter.v1&format=FLAT`, {
         body: withoutUid(flat),
@@ -526,10 +490,7 @@ describe(`openEHR operational templates and composition formats (${backendName})
         blood_pressure: { systolic: { magnitude: 1200, unit: 'mm[Hg]' }, diastolic: { magnitude: 80, unit: 'mm[Hg]' } },
         recorded_at: '2026-11-22T09:00:00Z',
       };
-      const res = await t.request('POST', '/api/ehr/compositions', {
-        body: { templateId: 'vital_signs.v1', ehrId: 'ehr-p-1003', content: broken },
-        headers: demo,
-      });
+      const res = await post('vital_signs.v1', broken);
       expect(res.status).toBe(422);
       expect(res.body.error.details).toEqual([{ path: 'blood_pressure.systolic.magnitude', message: expect.stringContaining('maximum 1000') }]);
     });

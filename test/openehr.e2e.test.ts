@@ -1,6 +1,6 @@
 import { startTestPlatform, backendName, type TestPlatform } from './harness';
-import { VITALS } from './ehr-fixtures';
-import { openEhrContracts } from './support/openehr-oas';
+import { envelope, VITALS } from './ehr-fixtures';
+import { openEhrCalls } from './support/openehr-oas';
 
 const V1 = /^([0-9a-f-]{36})::caregraph\.local::1$/;
 const json = { 'content-type': 'application/json' };
@@ -9,28 +9,17 @@ const representation = { ...json, prefer: 'return=representation' };
 describe(`openEHR REST API /openehr/v1 (${backendName})`, () => {
   let t: TestPlatform;
   let acme: string;
-  const api = (method: string, path: string, options: Parameters<TestPlatform['request']>[2] = {}) => t.request(method, `/openehr/v1${path}`, options);
-  const oas = openEhrContracts();
   /**
-   * The same call, its answer checked against the openEHR OAS: the COMPOSITION calls (canonical RM bodies
+   * `checked` answers are checked against the openEHR OAS: the COMPOSITION calls (canonical RM bodies
    * included). Not the others here: the demo EHRs keep their non-UUID ids and name registered patients by
    * GENERIC_ID, and this file also covers CareGraph's extensions (JSON templates) and the 501s.
    */
-  const checked = async (method: string, path: string, options: Parameters<TestPlatform['request']>[2] = {}) => {
-    const res = await api(method, path, options);
-    oas.check(method, `/openehr/v1${path}`, res);
-    return res;
-  };
+  const { checked, raw: api } = openEhrCalls(() => t);
   /** vital_signs.v1 is an operational template: its compositions come back as canonical RM. */
   const systolic = (composition: any) =>
     composition.content
       .find((e: any) => e.archetype_node_id === 'openEHR-EHR-OBSERVATION.blood_pressure.v2')
       .data.events[0].data.items.find((i: any) => i.archetype_node_id === 'at0004').value.magnitude;
-  const envelope = (content: unknown, templateId = 'vital_signs.v1') => ({
-    _type: 'COMPOSITION',
-    archetype_details: { template_id: { value: templateId } },
-    content,
-  });
 
   beforeAll(async () => {
     t = await startTestPlatform();

@@ -2,7 +2,7 @@ import { ROLES, type Identity, type Role } from '../common/auth/principal';
 import * as ehr from '../subgraphs/ehr/policy/rules';
 import * as messaging from '../subgraphs/messaging/policy/rules';
 import { startTestPlatform, backendName, type TestPlatform, type TestResponse } from './harness';
-import { ENCOUNTER, NOTE, ORDER, VITALS } from './ehr-fixtures';
+import { ENCOUNTER, envelope, NOTE, ORDER, VITALS } from './ehr-fixtures';
 
 /**
  * The whole authorization matrix, end to end: every role (and a patient on
@@ -110,7 +110,6 @@ describe(`authorization matrix on every surface (${backendName})`, () => {
     return res.body.data;
   };
   const DIRECTORY = { _type: 'FOLDER', archetype_node_id: 'openEHR-EHR-FOLDER.generic.v1', name: { value: 'root' } };
-  const envelope = (content: unknown, templateId: string) => ({ _type: 'COMPOSITION', archetype_details: { template_id: { value: templateId } }, content });
 
   const CONTENT: Record<ehr.DataArea, { templateId: string; content: unknown; fhirType: string }> = {
     observation: { templateId: 'vital_signs.v1', content: VITALS, fhirType: 'Observation' },

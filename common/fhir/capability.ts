@@ -15,6 +15,8 @@ const PATIENT_REFERENCE: ParamDefinition = { kind: 'reference', documentation: '
 const SUBJECT_REFERENCE: ParamDefinition = { kind: 'reference', documentation: 'Patient/<id> (the subject; only patients are subjects here)' };
 const ID: ParamDefinition = { kind: 'id', documentation: 'Logical id' };
 const LAST_UPDATED: ParamDefinition = { kind: 'date', documentation: 'meta.lastUpdated (the version commit time), prefixes eq, ne, lt, le, gt, ge' };
+/** The search parameters every resource type with a subject has: its id, its last update, and its patient as `patient` or `subject`. */
+const SUBJECT_RESOURCE_PARAMETERS = { _id: ID, _lastUpdated: LAST_UPDATED, patient: PATIENT_REFERENCE, subject: SUBJECT_REFERENCE };
 
 export const SEARCH_PARAMETERS: Record<string, Record<string, ParamDefinition>> = {
   Patient: {
@@ -25,35 +27,23 @@ export const SEARCH_PARAMETERS: Record<string, Record<string, ParamDefinition>> 
     gender: { kind: 'token', documentation: 'male | female | other | unknown; :not, :missing' },
   },
   Encounter: {
-    _id: ID,
-    _lastUpdated: LAST_UPDATED,
-    patient: PATIENT_REFERENCE,
-    subject: SUBJECT_REFERENCE,
+    ...SUBJECT_RESOURCE_PARAMETERS,
     date: { kind: 'date', documentation: 'period.start' },
   },
   Observation: {
-    _id: ID,
-    _lastUpdated: LAST_UPDATED,
-    patient: PATIENT_REFERENCE,
-    subject: SUBJECT_REFERENCE,
+    ...SUBJECT_RESOURCE_PARAMETERS,
     category: { kind: 'token', documentation: 'vital-signs | laboratory' },
     code: { kind: 'token', documentation: 'LOINC code, e.g. http://loinc.org|85354-9' },
     date: { kind: 'date', documentation: 'effectiveDateTime' },
     'value-quantity': { kind: 'quantity', documentation: 'valueQuantity: [prefix]number[|system|code], e.g. gt100||/min' },
   },
   MedicationRequest: {
-    _id: ID,
-    _lastUpdated: LAST_UPDATED,
-    patient: PATIENT_REFERENCE,
-    subject: SUBJECT_REFERENCE,
+    ...SUBJECT_RESOURCE_PARAMETERS,
     intent: { kind: 'token', documentation: 'order' },
     status: { kind: 'token', documentation: 'active | completed' },
   },
   DocumentReference: {
-    _id: ID,
-    _lastUpdated: LAST_UPDATED,
-    patient: PATIENT_REFERENCE,
-    subject: SUBJECT_REFERENCE,
+    ...SUBJECT_RESOURCE_PARAMETERS,
     category: { kind: 'token', documentation: 'clinical-note; for XDS documents (MHD), the XDS classCode' },
     type: { kind: 'token', documentation: 'LOINC document type (XDS typeCode)' },
     date: { kind: 'date', documentation: 'date (authored; for XDS documents, when registered)' },
@@ -62,10 +52,7 @@ export const SEARCH_PARAMETERS: Record<string, Record<string, ParamDefinition>> 
     format: { kind: 'token', documentation: 'XDS formatCode (content.format)' },
   },
   List: {
-    _id: ID,
-    _lastUpdated: LAST_UPDATED,
-    patient: PATIENT_REFERENCE,
-    subject: SUBJECT_REFERENCE,
+    ...SUBJECT_RESOURCE_PARAMETERS,
     code: { kind: 'token', documentation: 'submissionset (https://profiles.ihe.net/ITI/MHD/CodeSystem/MHDlistTypes): XDS submission sets (MHD ITI-66)' },
     status: { kind: 'token', documentation: 'current' },
     date: { kind: 'date', documentation: 'date (the submission time)' },

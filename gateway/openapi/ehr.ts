@@ -2,7 +2,7 @@ import type { OpenAPIRegistry, ResponseConfig } from '@asteasolutions/zod-to-ope
 import { z } from 'zod';
 import { COMPOSITION_AREAS, createAppointmentSchema, createCompositionSchema, updateAppointmentSchema, updateCompositionSchema } from '../rest/ehr';
 import { authenticated, dateTime, json, jsonBody, pagination, pagingQuery, pathId, rateHeaders } from './common';
-import { EXAMPLE_PATIENT, patient } from './messaging';
+import { appointment, EXAMPLE_PATIENT, patient } from './messaging';
 
 /** `/api/ehr/…` clinical record paths (docs/api.md §8). */
 
@@ -40,14 +40,8 @@ const audit = z
   })
   .meta({ id: 'AuditRecord' });
 
-const clinicalAppointment = z
-  .strictObject({
-    id: z.string(),
-    patientId: z.string(),
-    start: dateTime,
-    end: dateTime,
-    status: z.enum(['booked', 'confirmed', 'cancelled', 'fulfilled', 'noshow']),
-    location: z.string().nullable(),
+const clinicalAppointment = appointment
+  .extend({
     practitionerId: z.string().nullable(),
     timeZone: z.string().nullable().meta({ description: 'IANA zone of the local times; null: UTC.' }),
   })

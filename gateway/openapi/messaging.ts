@@ -79,7 +79,7 @@ const template = z
     variables: z.array(z.strictObject({ name: z.string(), type: z.enum(['string', 'date', 'time']), required: z.boolean() })),
   })
   .meta({ id: 'Template' });
-const appointment = z
+export const appointment = z
   .strictObject({
     id: z.string(),
     patientId: z.string(),

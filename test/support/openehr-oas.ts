@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import type { TestPlatform } from '../harness';
-import { VITALS } from '../ehr-fixtures';
+import { envelope, VITALS } from '../ehr-fixtures';
 import { openApiContract, type OpenApiContract } from './openapi-contract';
 
 /**
@@ -19,7 +19,7 @@ export interface OpenEhrContracts {
   covered(): string[];
 }
 
-export function openEhrContracts(): OpenEhrContracts {
+function openEhrContracts(): OpenEhrContracts {
   const contracts = ['ehr', 'query', 'definition'].map((name) => {
     const document = parse(readFileSync(path.join(FIXTURES, `${name}-validation.openapi.yaml`), 'utf8'));
     return {
@@ -63,7 +63,7 @@ export function openEhrCalls(platform: () => TestPlatform, contracts: OpenEhrCon
   const newComposition = async (ehrId: string) =>
     (
       await raw('POST', `/ehr/${ehrId}/composition`, {
-        body: { _type: 'COMPOSITION', archetype_details: { template_id: { value: 'vital_signs.v1' } }, content: VITALS },
+        body: envelope(VITALS),
         headers: { 'content-type': 'application/json', prefer: 'return=identifier' },
       })
     ).body.uid as string;

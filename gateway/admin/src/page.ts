@@ -1,5 +1,5 @@
 import { errorText } from './api';
-import { h, type Child } from './dom';
+import { fill, h, type Child } from './dom';
 import type { LiveEvent } from './live';
 
 /** What a page gets from the shell: its container and the live events while it is shown. */
@@ -32,6 +32,26 @@ export function errorLine(): HTMLParagraphElement {
 
 export function showError(line: HTMLElement, err: unknown): void {
   line.textContent = errorText(err);
+}
+
+/**
+ * Reads a list into `area` (again on each call): `empty` when it has no rows, else what `render` makes of them.
+ * A failed read shows in `error` and keeps the last list; an answer after the user left the page is dropped.
+ */
+export async function loadList<T>(
+  ctx: PageContext,
+  area: HTMLElement,
+  error: HTMLElement,
+  list: { read: () => Promise<T[]>; empty: string; render: (rows: T[]) => Child },
+): Promise<void> {
+  try {
+    const rows = await list.read();
+    if (!ctx.active()) return;
+    error.textContent = '';
+    fill(area, rows.length === 0 ? h('p', null, list.empty) : list.render(rows));
+  } catch (err) {
+    showError(error, err);
+  }
 }
 
 export function section(title: string, id: string, ...children: Child[]): HTMLElement {

@@ -13,6 +13,7 @@ import {
   commitAudit,
   headers,
   jsonBody,
+  queryString,
   read,
   RESULT,
   requiredIfMatch,
@@ -95,13 +96,24 @@ export function openEhrRoutes(run: GraphQLRunner, publicBase: PublicBase): Route
     read(res, result, at.ehr(result));
   });
 
+  /**
+   * A read of `field` at the version the request names: the latest, the one at ?version_at_time=, or the one the path
+   * names. One handler serves both paths of a resource, and each path keeps its own route label.
+   */
+  const readVersion =
+    (
+      field: string,
+      location: (ehrId: string, r: OpenEhrResult) => string,
+      ids: (req: Request) => { ehrId: string } = (req) => ({ ehrId: pathId(req, 'ehrId') }),
+    ) =>
+    async (req: Request, res: Response) => {
+      const vars = { ...ids(req), ...versionSelector(req) };
+      const result = await call(req, field, vars);
+      read(res, result, location(vars.ehrId, result));
+    };
+
   // EHR_STATUS
-  // The latest, the one at ?version_at_time=, or the one the path names (one handler: each path keeps its own route label).
-  const readEhrStatus = async (req: Request, res: Response) => {
-    const ehrId = pathId(req, 'ehrId');
-    const result = await call(req, 'openehrEhrStatus', { ehrId, ...versionSelector(req) });
-    read(res, result, at.ehrStatus(ehrId, result));
-  };
+  const readEhrStatus = readVersion('openehrEhrStatus', at.ehrStatus);
   router.get('/ehr/:ehrId/ehr_status', readEhrStatus);
   router.get('/ehr/:ehrId/ehr_status/:versionUid', readEhrStatus);
   router.put('/ehr/:ehrId/ehr_status', async (req, res) => {
@@ -115,24 +127,13 @@ export function openEhrRoutes(run: GraphQLRunner, publicBase: PublicBase): Route
   router.get('/ehr/:ehrId/versioned_ehr_status/revision_history', async (req, res) =>
     read(res, await call(req, 'openehrEhrStatusRevisionHistory', { ehrId: pathId(req, 'ehrId') })),
   );
-  const readEhrStatusVersion = async (req: Request, res: Response) => {
-    const ehrId = pathId(req, 'ehrId');
-    const result = await call(req, 'openehrEhrStatusVersion', { ehrId, ...versionSelector(req) });
-    read(res, result, at.ehrStatusVersion(ehrId, result));
-  };
+  const readEhrStatusVersion = readVersion('openehrEhrStatusVersion', at.ehrStatusVersion);
   router.get('/ehr/:ehrId/versioned_ehr_status/version', readEhrStatusVersion);
   router.get('/ehr/:ehrId/versioned_ehr_status/version/:versionUid', readEhrStatusVersion);
 
   // COMPOSITION
   router.post('/ehr/:ehrId/composition', xmlBody, async (req, res) => {
-    const templateId = typeof req.query.templateId === 'string' ? req.query.templateId : null;
-    const vars = {
-      ehrId: pathId(req, 'ehrId'),
-      templateId,
-      ...compositionInput(req),
-      reason: auditReason(req) ?? null,
-      audit: commitAudit(req),
-    };
+    const vars = { ehrId: pathId(req, 'ehrId'), ...compositionCommit(req) };
     const result = await call(req, 'openehrCreateComposition', vars, 'mutation');
     written(req, res, 201, result, at.composition(vars.ehrId, result));
   });
@@ -142,16 +143,7 @@ export function openEhrRoutes(run: GraphQLRunner, publicBase: PublicBase): Route
     read(res, result, at.composition(ehrId, result));
   });
   router.put('/ehr/:ehrId/composition/:uid', xmlBody, async (req, res) => {
-    const templateId = typeof req.query.templateId === 'string' ? req.query.templateId : null;
-    const vars = {
-      ehrId: pathId(req, 'ehrId'),
-      versionedObjectUid: pathId(req, 'uid'),
-      ifMatch: requiredIfMatch(req),
-      templateId,
-      ...compositionInput(req),
-      reason: auditReason(req) ?? null,
-      audit: commitAudit(req),
-    };
+    const vars = { ehrId: pathId(req, 'ehrId'), versionedObjectUid: pathId(req, 'uid'), ifMatch: requiredIfMatch(req), ...compositionCommit(req) };
     const result = await call(req, 'openehrUpdateComposition', vars, 'mutation');
     written(req, res, 200, result, at.composition(vars.ehrId, result));
   });
@@ -173,11 +165,7 @@ export function openEhrRoutes(run: GraphQLRunner, publicBase: PublicBase): Route
   router.get('/ehr/:ehrId/versioned_composition/:uid/revision_history', async (req, res) =>
     read(res, await call(req, 'openehrRevisionHistory', versioned(req))),
   );
-  const readCompositionVersion = async (req: Request, res: Response) => {
-    const vars = { ...versioned(req), ...versionSelector(req) };
-    const result = await call(req, 'openehrCompositionVersion', vars);
-    read(res, result, at.compositionVersion(vars.ehrId, result));
-  };
+  const readCompositionVersion = readVersion('openehrCompositionVersion', at.compositionVersion, versioned);
   router.get('/ehr/:ehrId/versioned_composition/:uid/version', readCompositionVersion);
   router.get('/ehr/:ehrId/versioned_composition/:uid/version/:versionUid', readCompositionVersion);
 
@@ -248,10 +236,18 @@ function compositionInput(req: Request): { composition: Record<string, unknown> 
   return { composition: null, xml: req.body, format: formatParam(req) };
 }
 
+/** What a POST/PUT of a composition commits beside the ids of its target: the variables of COMPOSITION_COMMIT. */
+function compositionCommit(req: Request) {
+  return { templateId: queryString(req, 'templateId'), ...compositionInput(req), reason: auditReason(req) ?? null, audit: commitAudit(req) };
+}
+
 /** `?format=`, else canonical XML when the client accepts XML rather than JSON. */
 function compositionOutputFormat(req: Request): string | null {
   return formatParam(req) ?? (req.accepts(['application/json', 'application/xml']) === 'application/xml' ? 'XML' : null);
 }
+
+/** The arguments a composition commit (create or update) takes beside the ids of its target: CompositionCommitArgs. */
+const COMPOSITION_COMMIT = { templateId: 'String', composition: 'JSONObject', xml: 'String', reason: 'String', format: 'String', audit: 'JSONObject' };
 
 /** The arguments of each ehr-subgraph field the routes call, with their GraphQL types. */
 const FIELDS: Record<string, Record<string, string>> = {
@@ -265,27 +261,9 @@ const FIELDS: Record<string, Record<string, string>> = {
   openehrEhrStatusVersion: { ehrId: 'ID!', versionUid: 'String', versionAtTime: 'String' },
   openehrEhrStatus: { ehrId: 'ID!', versionUid: 'String', versionAtTime: 'String' },
   openehrUpdateEhrStatus: { ehrId: 'ID!', ifMatch: 'String!', ehrStatus: 'JSON', reason: 'String' },
-  openehrCreateComposition: {
-    ehrId: 'ID!',
-    templateId: 'String',
-    composition: 'JSONObject',
-    xml: 'String',
-    reason: 'String',
-    format: 'String',
-    audit: 'JSONObject',
-  },
+  openehrCreateComposition: { ehrId: 'ID!', ...COMPOSITION_COMMIT },
   openehrComposition: { ehrId: 'ID!', uid: 'ID!', format: 'String' },
-  openehrUpdateComposition: {
-    ehrId: 'ID!',
-    versionedObjectUid: 'ID!',
-    ifMatch: 'String!',
-    templateId: 'String',
-    composition: 'JSONObject',
-    xml: 'String',
-    reason: 'String',
-    format: 'String',
-    audit: 'JSONObject',
-  },
+  openehrUpdateComposition: { ehrId: 'ID!', versionedObjectUid: 'ID!', ifMatch: 'String!', ...COMPOSITION_COMMIT },
   openehrDeleteComposition: { ehrId: 'ID!', precedingVersionUid: 'ID!', reason: 'String', audit: 'JSONObject' },
   openehrVersionedComposition: { ehrId: 'ID!', versionedObjectUid: 'ID!' },
   openehrRevisionHistory: { ehrId: 'ID!', versionedObjectUid: 'ID!' },

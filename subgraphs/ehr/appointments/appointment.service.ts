@@ -22,7 +22,7 @@ const APPOINTMENT_ENTITY = ['Appointment'];
 
 const APPOINTMENT_STATUSES = ['booked', 'confirmed', 'cancelled', 'fulfilled', 'noshow'] as const;
 
-/** Rolls back a status change that a concurrent request already made (a change must write an audit record). */
+/** Rolls back a change that changes nothing, e.g. a status a concurrent request already set (a change must write an audit record). */
 class Unchanged extends Error {
   constructor(readonly row: AppointmentRow) {
     super('unchanged');
@@ -190,9 +190,9 @@ export class AppointmentService {
     await this.policy.assert('write', 'appointment', { patientId: current.patientId });
     // Idempotent: the same status again changes nothing, so it writes no audit record and no event.
     if (!requestKey && current.status === status) return current;
-    let row: AppointmentRow;
     try {
-      row = await this.store.change(reason, async (tx, audit) => {
+      // A concurrent request that set the same status first (Unchanged) gives this request's outcome too.
+      return await this.changeOne(id, reason, async (tx, audit) => {
         if (requestKey) {
           // Two calls with one key (a retry racing the first) run one after the other; the second finds the first's event.
           await tx.$queryRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`caregraph-appointment-request:${this.store.tenantId}:${requestKey}`}, 0))::text AS locked`;
@@ -201,13 +201,25 @@ export class AppointmentService {
         return this.changeStatus(tx, audit, id, status, requestKey ?? null);
       });
     } catch (err) {
-      // A concurrent request set the same status first: that is this request's outcome too.
-      if (err instanceof Unchanged) row = err.row;
-      else if (err instanceof AlreadyApplied) {
-        this.loader.clear(id);
-        return this.get(id);
-      } else throw err;
+      if (!(err instanceof AlreadyApplied)) throw err;
+      this.loader.clear(id);
+      return this.get(id);
     }
+  }
+
+  /**
+   * One change of appointment `id` in a transaction with its audit record. A change that finds nothing to change
+   * throws Unchanged, rolling back, and answers the row as it is. The cached reads of the appointment are dropped.
+   */
+  private async changeOne(
+    id: string,
+    reason: string | null | undefined,
+    change: (tx: TenantTx, audit: AuditWriter) => Promise<AppointmentRow>,
+  ): Promise<AppointmentRow> {
+    const row = await this.store.change(reason, change).catch((err) => {
+      if (err instanceof Unchanged) return err.row;
+      throw err;
+    });
     this.loader.clear(id);
     this.nextLoader.clearAll();
     return row;
@@ -252,18 +264,10 @@ export class AppointmentService {
     if (ifVersion === undefined) return this.updateStatus(id, 'cancelled', reason);
     const current = await this.get(id);
     await this.policy.assert('write', 'appointment', { patientId: current.patientId });
-    const row = await this.store
-      .change(reason, async (tx, audit) => {
-        await assertVersion(tx, () => this.lockRow(tx, id), APPOINTMENT_ENTITY, id, ifVersion);
-        return this.changeStatus(tx, audit, id, 'cancelled', null);
-      })
-      .catch((err) => {
-        if (err instanceof Unchanged) return err.row;
-        throw err;
-      });
-    this.loader.clear(id);
-    this.nextLoader.clearAll();
-    return row;
+    return this.changeOne(id, reason, async (tx, audit) => {
+      await assertVersion(tx, () => this.lockRow(tx, id), APPOINTMENT_ENTITY, id, ifVersion);
+      return this.changeStatus(tx, audit, id, 'cancelled', null);
+    });
   }
 
   private async lockRow(tx: TenantTx, id: string): Promise<AppointmentRow | undefined> {
@@ -319,42 +323,34 @@ export class AppointmentService {
     await this.policy.assert('write', 'appointment', { patientId: current.patientId });
     const timeZone = data.timeZone === undefined ? current.timeZone : data.timeZone;
     const slot = parseSlot({ start: data.start, end: data.end, timeZone }, new Date());
-    const row = await this.store
-      .change(reason, async (tx, audit) => {
-        const tenantId = this.store.tenantId;
-        const before = await this.lockRow(tx, id);
-        if (!before) throw notFound('Appointment', id);
-        if (ifVersion !== undefined) await assertVersion(tx, async () => undefined, APPOINTMENT_ENTITY, id, ifVersion);
-        if (!UPCOMING.includes(before.status)) throw new AppError('CONFLICT', `Appointment '${id}' is ${before.status}`);
-        const place = {
-          practitionerId: data.practitionerId === undefined ? before.practitionerId : data.practitionerId,
-          location: data.location === undefined ? before.location : data.location,
-        };
-        await this.assertFree(tx, slot, place, id);
-        const moved = before.start.getTime() !== slot.start.getTime() || before.end.getTime() !== slot.end.getTime();
-        const [after] = await tx.appointment.updateManyAndReturn({
-          where: { id },
-          data: { start: slot.start, end: slot.end, timeZone: slot.timeZone, status: moved ? 'booked' : before.status, ...place },
-        });
-        const changed = (['start', 'end', 'timeZone', 'status', 'practitionerId', 'location'] as const).filter(
-          (key) =>
-            String(before[key] instanceof Date ? (before[key] as Date).toISOString() : before[key]) !==
-            String(after[key] instanceof Date ? (after[key] as Date).toISOString() : after[key]),
-        );
-        if (changed.length === 0) throw new Unchanged(after);
-        const pick = (r: AppointmentRow) => Object.fromEntries(changed.map((key) => [key, r[key]]));
-        await audit.record({ action: 'update', entityType: 'Appointment', entityId: id, before: pick(before), after: pick(after) });
-        await recordClinicalEvent(tx, tenantId, 'appointment.rescheduled', { ...eventData(after, true), previousStart: before.start.toISOString() }, null);
-        return after;
-      })
-      .catch((err) => {
-        // The same slot again: nothing to change, so no audit record and no event.
-        if (err instanceof Unchanged) return err.row;
-        throw err;
+    return this.changeOne(id, reason, async (tx, audit) => {
+      const tenantId = this.store.tenantId;
+      const before = await this.lockRow(tx, id);
+      if (!before) throw notFound('Appointment', id);
+      if (ifVersion !== undefined) await assertVersion(tx, async () => undefined, APPOINTMENT_ENTITY, id, ifVersion);
+      if (!UPCOMING.includes(before.status)) throw new AppError('CONFLICT', `Appointment '${id}' is ${before.status}`);
+      const place = {
+        practitionerId: data.practitionerId === undefined ? before.practitionerId : data.practitionerId,
+        location: data.location === undefined ? before.location : data.location,
+      };
+      await this.assertFree(tx, slot, place, id);
+      const moved = before.start.getTime() !== slot.start.getTime() || before.end.getTime() !== slot.end.getTime();
+      const [after] = await tx.appointment.updateManyAndReturn({
+        where: { id },
+        data: { start: slot.start, end: slot.end, timeZone: slot.timeZone, status: moved ? 'booked' : before.status, ...place },
       });
-    this.loader.clear(id);
-    this.nextLoader.clearAll();
-    return row;
+      const changed = (['start', 'end', 'timeZone', 'status', 'practitionerId', 'location'] as const).filter(
+        (key) =>
+          String(before[key] instanceof Date ? (before[key] as Date).toISOString() : before[key]) !==
+          String(after[key] instanceof Date ? (after[key] as Date).toISOString() : after[key]),
+      );
+      // The same slot again: nothing to change, so no audit record and no event.
+      if (changed.length === 0) throw new Unchanged(after);
+      const pick = (r: AppointmentRow) => Object.fromEntries(changed.map((key) => [key, r[key]]));
+      await audit.record({ action: 'update', entityType: 'Appointment', entityId: id, before: pick(before), after: pick(after) });
+      await recordClinicalEvent(tx, tenantId, 'appointment.rescheduled', { ...eventData(after, true), previousStart: before.start.toISOString() }, null);
+      return after;
+    });
   }
 
   /**

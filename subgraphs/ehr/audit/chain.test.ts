@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { auditHash, canonicalJson, chainKey, findChainProblem, GENESIS_HASH, HMAC_SHA256, LEGACY_SHA256, type ChainedFields } from './chain';
+import { auditHash, canonicalJson, chainedJson, chainKey, findChainProblem, GENESIS_HASH, HMAC_SHA256, LEGACY_SHA256, type ChainedFields } from './chain';
 
 const key = chainKey(randomBytes(32));
 
@@ -30,23 +30,7 @@ function chain(n: number, versionOf: (seq: number) => number = () => HMAC_SHA256
 }
 
 /** What anyone who can write the table and has read the code can compute: the plain SHA-256 of a record. */
-function plainSha256(r: ChainedFields): string {
-  const material = {
-    tenantId: r.tenantId,
-    seq: r.seq,
-    id: r.id,
-    actor: r.actor,
-    action: r.action,
-    entityType: r.entityType,
-    entityId: r.entityId,
-    at: r.at.toISOString(),
-    before: r.before ?? null,
-    after: r.after ?? null,
-    reason: r.reason ?? null,
-    prevHash: r.prevHash,
-  };
-  return createHash('sha256').update(canonicalJson(material)).digest('hex');
-}
+const plainSha256 = (r: ChainedFields) => createHash('sha256').update(chainedJson(r)).digest('hex');
 
 describe('audit hash chain', () => {
   const sealedNone = { key, sealedUpTo: 0 };

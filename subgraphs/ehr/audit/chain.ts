@@ -53,9 +53,9 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
-/** The record's hash in its own version; a version-2 hash needs the chain key. */
-export function auditHash(record: ChainedFields, key: Buffer): string {
-  const material = canonicalJson({
+/** What a record's hash covers, as canonical JSON: its fields and the previous record's hash. */
+export function chainedJson(record: Omit<ChainedFields, 'hashVersion'>): string {
+  return canonicalJson({
     tenantId: record.tenantId,
     seq: record.seq,
     id: record.id,
@@ -69,6 +69,11 @@ export function auditHash(record: ChainedFields, key: Buffer): string {
     reason: record.reason ?? null,
     prevHash: record.prevHash,
   });
+}
+
+/** The record's hash in its own version; a version-2 hash needs the chain key. */
+export function auditHash(record: ChainedFields, key: Buffer): string {
+  const material = chainedJson(record);
   if (record.hashVersion === LEGACY_SHA256) return createHash('sha256').update(material).digest('hex');
   if (record.hashVersion === HMAC_SHA256) return createHmac('sha256', key).update(material).digest('hex');
   throw new Error(`unknown audit hash version ${record.hashVersion}`);

@@ -1,4 +1,5 @@
 import { AppError } from '../../../common/errors';
+import { Prisma } from '../db/generated/client';
 import type { TenantTx } from '../db/tenant';
 
 /**
@@ -59,4 +60,18 @@ export async function assertVersion(tx: TenantTx, lock: () => Promise<unknown>, 
       { path: 'ifMatch', message: `current version is ${current}`, currentVersion: current },
     ]);
   }
+}
+
+/** assertVersion with the entity's row of `table` as the lock, for an update that names the version it expects (none: nothing to check). */
+export async function assertRowVersion(
+  tx: TenantTx,
+  table: 'Patient' | 'Ehr',
+  tenantId: string,
+  entityTypes: string[],
+  entityId: string,
+  expected: number | undefined,
+): Promise<void> {
+  if (expected === undefined) return;
+  const lockRow = () => tx.$queryRaw`SELECT id FROM ehr.${Prisma.raw(`"${table}"`)} WHERE "tenantId" = ${tenantId} AND id = ${entityId} FOR UPDATE`;
+  await assertVersion(tx, lockRow, entityTypes, entityId, expected);
 }

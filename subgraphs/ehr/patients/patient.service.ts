@@ -11,7 +11,7 @@ import type { AccessPolicyService } from '../policy/access-policy.service';
 import { conflictOnDuplicate } from '../../../common/db/unique-violation';
 import { parsePaging, type Page } from '../common/paging';
 import type { Prisma } from '../db/generated/client';
-import { assertVersion, auditVersions, currentVersions } from '../audit/versions';
+import { assertRowVersion, auditVersions, currentVersions } from '../audit/versions';
 import { writeStatusContribution } from '../records/contributions';
 
 const PATIENT_ENTITY = ['Patient'];
@@ -224,16 +224,7 @@ export class PatientService {
     const row = await this.store.change(reason, async (tx, audit) => {
       const before = await tx.patient.findFirst({ where: { id, deletedAt: null } });
       if (!before) throw notFound('Patient', id);
-      if (ifVersion !== undefined) {
-        const tenantId = this.store.tenantId;
-        await assertVersion(
-          tx,
-          () => tx.$queryRaw`SELECT id FROM ehr."Patient" WHERE "tenantId" = ${tenantId} AND id = ${id} FOR UPDATE`,
-          PATIENT_ENTITY,
-          id,
-          ifVersion,
-        );
-      }
+      await assertRowVersion(tx, 'Patient', this.store.tenantId, PATIENT_ENTITY, id, ifVersion);
       const { phone, email, ...plain } = data;
       const [after] = await tx.patient.updateManyAndReturn({
         where: { id },

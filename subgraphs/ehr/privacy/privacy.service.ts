@@ -1,6 +1,6 @@
 import { systemClock, type Clock } from '../../../common/clock';
 import { notFound } from '../../../common/errors';
-import { DAY_MS, parseRetention, RETENTION_DEFAULTS, retentionDays, type RetentionCategory } from '../../../common/retention';
+import { DAY_MS, parseRetention, retentionDays, retentionPeriods, type RetentionCategory, type RetentionPeriod } from '../../../common/retention';
 import type { TenantStore } from '../db/store';
 import type { AccessPolicyService } from '../policy/access-policy.service';
 import { assertCan } from '../policy/rules';
@@ -13,13 +13,6 @@ export interface RecordRestrictionView {
   restrictedAt: Date | null;
   deleteAfter: Date | null;
   legalHold: boolean;
-}
-
-export interface RetentionView {
-  category: string;
-  days: number;
-  rule: string;
-  source: 'default' | 'tenant';
 }
 
 /**
@@ -100,18 +93,12 @@ export class RecordPrivacyService {
     return this.store.read((tx) => tx.retentionSetting.findMany());
   }
 
-  async retention(): Promise<RetentionView[]> {
+  async retention(): Promise<RetentionPeriod[]> {
     assertCan(this.store.identity, 'manageDataSubjectRights');
-    const overrides = await this.overrides();
-    return RECORD_RETENTION_CATEGORIES.map((category) => ({
-      category,
-      days: retentionDays(category, overrides),
-      rule: RETENTION_DEFAULTS[category].rule,
-      source: overrides.some((o) => o.category === category) ? 'tenant' : 'default',
-    }));
+    return retentionPeriods(RECORD_RETENTION_CATEGORIES, await this.overrides());
   }
 
-  async setRetention(category: string, days: number, reason?: string | null): Promise<RetentionView[]> {
+  async setRetention(category: string, days: number, reason?: string | null): Promise<RetentionPeriod[]> {
     assertCan(this.store.identity, 'manageDataSubjectRights');
     const checked = parseRetention(category, days, RECORD_RETENTION_CATEGORIES);
     const before = retentionDays(checked, await this.overrides());

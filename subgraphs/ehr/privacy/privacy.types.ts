@@ -1,4 +1,5 @@
-import { Field, ID, Int, ObjectType } from 'type-graphql';
+import { Field, ID, ObjectType } from 'type-graphql';
+import { retentionPeriodType } from '../../../common/graphql/retention-period';
 
 @ObjectType({ description: "A patient's record under the data subject's rights (GDPR art. 17/18): restriction, scheduled deletion, legal hold." })
 export class RecordRestriction {
@@ -15,17 +16,8 @@ export class RecordRestriction {
   legalHold!: boolean;
 }
 
-@ObjectType({ description: "One retention period of the clinical record's data for the tenant." })
-export class RecordRetentionPeriod {
-  @Field(() => String, { description: 'clinical_record | audit | access_log' })
-  category!: string;
-
-  @Field(() => Int)
-  days!: number;
-
-  @Field(() => String, { description: 'The regulation the default follows.' })
-  rule!: string;
-
-  @Field(() => String, { description: 'default | tenant' })
-  source!: string;
-}
+export const RecordRetentionPeriod = retentionPeriodType(
+  'RecordRetentionPeriod',
+  "One retention period of the clinical record's data for the tenant.",
+  'clinical_record | audit | access_log',
+);

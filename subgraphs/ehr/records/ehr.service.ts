@@ -6,7 +6,7 @@ import type { Ehr as EhrRow } from '../db/generated/client';
 import type { TenantStore } from '../db/store';
 import { assertCan, DATA_AREAS, recordScope } from '../policy/rules';
 import type { AccessPolicyService } from '../policy/access-policy.service';
-import { assertVersion, auditVersions, type AuditVersion } from '../audit/versions';
+import { assertRowVersion, auditVersions, type AuditVersion } from '../audit/versions';
 import { statusVersionUid, writeStatusContribution, type PreparedVersion } from './contributions';
 
 /** The subject namespace of CareGraph patient ids. */
@@ -214,16 +214,7 @@ export class EhrService {
       type: 'EHR_STATUS',
       changeType: 'modification',
       write: async (tx, audit, contributionId) => {
-        if (ifVersion !== undefined) {
-          const tenantId = this.store.tenantId;
-          await assertVersion(
-            tx,
-            () => tx.$queryRaw`SELECT id FROM ehr."Ehr" WHERE "tenantId" = ${tenantId} AND id = ${ehrId} FOR UPDATE`,
-            STATUS_ENTITY,
-            ehrId,
-            ifVersion,
-          );
-        }
+        await assertRowVersion(tx, 'Ehr', this.store.tenantId, STATUS_ENTITY, ehrId, ifVersion);
         const [row] = await tx.ehr.updateManyAndReturn({ where: { id: ehrId }, data });
         await audit.record({
           action: 'update',

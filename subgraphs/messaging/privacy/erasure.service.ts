@@ -1,6 +1,6 @@
 import type { Identity } from '../../../common/auth/principal';
 import type { FieldCipher } from '../../../common/crypto';
-import { parseRetention, RETENTION_DEFAULTS, retentionDays } from '../../../common/retention';
+import { parseRetention, retentionPeriods, type RetentionPeriod } from '../../../common/retention';
 import type { MessagingPrisma } from '../db/client';
 import type { OrganizationService } from '../organizations/organization.service';
 import { MESSAGING_RETENTION_CATEGORIES, retentionOverrides } from '../organizations/settings';
@@ -15,13 +15,6 @@ export interface ErasureReport {
   preferences: number;
   events: number;
   webhookDeliveries: number;
-}
-
-export interface MessagingRetentionView {
-  category: string;
-  days: number;
-  rule: string;
-  source: 'default' | 'tenant';
 }
 
 /** Events and webhook deliveries are read this many at a time while looking for a patient's. */
@@ -104,26 +97,17 @@ export class MessagingPrivacyService {
   }
 
   /** The tenant's periods in force; its own are part of its organisation's settings (`retention`). */
-  async retention(): Promise<MessagingRetentionView[]> {
-    return this.periods(retentionOverrides(await this.organizations.ownSettings('manageRetention')));
+  async retention(): Promise<RetentionPeriod[]> {
+    return retentionPeriods(MESSAGING_RETENTION_CATEGORIES, retentionOverrides(await this.organizations.ownSettings('manageRetention')));
   }
 
   /** Sets one period in the organisation's settings, logged as an organisation change. */
-  async setRetention(category: string, days: number, reason?: string | null): Promise<MessagingRetentionView[]> {
+  async setRetention(category: string, days: number, reason?: string | null): Promise<RetentionPeriod[]> {
     const settings = await this.organizations.updateOwnSettings(
       'manageRetention',
       (current) => ({ ...current, retention: { ...current.retention, [parseRetention(category, days, MESSAGING_RETENTION_CATEGORIES)]: days } }),
       reason,
     );
-    return this.periods(retentionOverrides(settings));
-  }
-
-  private periods(overrides: Array<{ category: string; days: number }>): MessagingRetentionView[] {
-    return MESSAGING_RETENTION_CATEGORIES.map((category) => ({
-      category,
-      days: retentionDays(category, overrides),
-      rule: RETENTION_DEFAULTS[category].rule,
-      source: overrides.some((o) => o.category === category) ? 'tenant' : 'default',
-    }));
+    return retentionPeriods(MESSAGING_RETENTION_CATEGORIES, retentionOverrides(settings));
   }
 }

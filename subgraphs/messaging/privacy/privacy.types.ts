@@ -1,4 +1,5 @@
 import { Field, ID, Int, ObjectType } from 'type-graphql';
+import { retentionPeriodType } from '../../../common/graphql/retention-period';
 
 @ObjectType({ description: "What erasing a patient's messaging data deleted (rows per table)." })
 export class MessagingErasure {
@@ -24,20 +25,11 @@ export class MessagingErasure {
   webhookDeliveries!: number;
 }
 
-@ObjectType({ description: 'One retention period of messaging data for the tenant.' })
-export class MessagingRetentionPeriod {
-  @Field(() => String, { description: 'messages | webhook_deliveries' })
-  category!: string;
-
-  @Field(() => Int)
-  days!: number;
-
-  @Field(() => String, { description: 'The regulation the default follows.' })
-  rule!: string;
-
-  @Field(() => String, { description: 'default | tenant' })
-  source!: string;
-}
+export const MessagingRetentionPeriod = retentionPeriodType(
+  'MessagingRetentionPeriod',
+  'One retention period of messaging data for the tenant.',
+  'messages | webhook_deliveries',
+);
 
 @ObjectType({ description: 'A subject access export (GDPR art. 15/20): queued → running → done (or failed); the ZIP is kept until expiresAt.' })
 export class PatientExport {

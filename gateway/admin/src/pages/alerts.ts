@@ -1,6 +1,6 @@
 import { gql } from '../api';
 import { fill, h, table, timeElement } from '../dom';
-import { errorLine, heading, showError, type PageContext } from '../page';
+import { errorLine, heading, loadList, type PageContext } from '../page';
 import type { Alert } from '../types';
 
 /** Alerts raised by the platform, e.g. a webhook subscription disabled after its last retry failed. */
@@ -8,34 +8,27 @@ export async function alertsPage(ctx: PageContext): Promise<void> {
   const area = h('div');
   const error = errorLine();
 
-  async function load(): Promise<void> {
-    try {
-      const { alerts } = await gql<{ alerts: { data: Alert[] } }>('query { alerts(limit: 100) { data { id type webhookId message url reason createdAt } } }');
-      if (!ctx.active()) return;
-      error.textContent = '';
-      fill(
-        area,
-        alerts.data.length === 0
-          ? h('p', null, 'No alerts.')
-          : table(
-              'Alerts, newest first',
-              [
-                { label: 'When', cell: (a) => timeElement(a.createdAt) },
-                { label: 'Type', cell: (a) => h('code', null, a.type) },
-                {
-                  label: 'Subscription',
-                  cell: (a) => (a.webhookId ? h('a', { href: `#/webhooks/${encodeURIComponent(a.webhookId)}`, class: 'url' }, a.url ?? a.webhookId) : '—'),
-                },
-                { label: 'Reason', cell: (a) => a.reason ?? a.message },
-              ],
-              alerts.data,
-              (a) => ({ 'data-alert-id': a.id }),
-            ),
-      );
-    } catch (err) {
-      showError(error, err);
-    }
-  }
+  const load = () =>
+    loadList(ctx, area, error, {
+      read: async () =>
+        (await gql<{ alerts: { data: Alert[] } }>('query { alerts(limit: 100) { data { id type webhookId message url reason createdAt } } }')).alerts.data,
+      empty: 'No alerts.',
+      render: (alerts) =>
+        table(
+          'Alerts, newest first',
+          [
+            { label: 'When', cell: (a) => timeElement(a.createdAt) },
+            { label: 'Type', cell: (a) => h('code', null, a.type) },
+            {
+              label: 'Subscription',
+              cell: (a) => (a.webhookId ? h('a', { href: `#/webhooks/${encodeURIComponent(a.webhookId)}`, class: 'url' }, a.url ?? a.webhookId) : '—'),
+            },
+            { label: 'Reason', cell: (a) => a.reason ?? a.message },
+          ],
+          alerts,
+          (a) => ({ 'data-alert-id': a.id }),
+        ),
+    });
 
   fill(
     ctx.main,

@@ -1,6 +1,6 @@
 import { gql } from '../api';
 import { badge, field, fill, h, table, timeElement } from '../dom';
-import { busy, errorLine, heading, section, showError, type PageContext } from '../page';
+import { busy, errorLine, heading, loadList, section, showError, type PageContext } from '../page';
 import { WEBHOOK_EVENT_TYPES } from '../../../../common/events/types';
 import { WEBHOOK_FIELDS, newSecret, type Webhook } from '../types';
 
@@ -9,44 +9,36 @@ export async function webhooksPage(ctx: PageContext): Promise<void> {
   const listArea = h('div', { class: 'list-area' });
   const listError = errorLine();
 
-  async function load(): Promise<void> {
-    try {
-      const { webhooks } = await gql<{ webhooks: { data: Webhook[] } }>(`query { webhooks { data { ${WEBHOOK_FIELDS} } } }`);
-      if (!ctx.active()) return;
-      listError.textContent = '';
-      fill(
-        listArea,
-        webhooks.data.length === 0
-          ? h('p', null, 'No subscriptions yet. Add one below.')
-          : table(
-              'Webhook subscriptions of this tenant',
-              [
-                { label: 'Endpoint', cell: (w) => h('a', { href: `#/webhooks/${encodeURIComponent(w.id)}`, class: 'url' }, w.url) },
-                { label: 'Status', cell: (w) => badge(w.status) },
-                {
-                  label: 'Events',
-                  cell: (w) =>
-                    h(
-                      'ul',
-                      { class: 'tags' },
-                      w.events.map((e) => h('li', null, e)),
-                    ),
-                },
-                { label: 'Failure streak', cell: (w) => (w.failureStreak > 0 ? h('strong', { class: 'bad' }, String(w.failureStreak)) : '0') },
-                {
-                  label: 'Last failure',
-                  cell: (w) => (w.lastFailureAt ? [timeElement(w.lastFailureAt), h('br'), h('span', { class: 'muted' }, w.lastFailureError ?? '')] : '—'),
-                },
-                { label: 'Created', cell: (w) => timeElement(w.createdAt) },
-              ],
-              webhooks.data,
-              (w) => ({ 'data-webhook-id': w.id }),
-            ),
-      );
-    } catch (err) {
-      showError(listError, err);
-    }
-  }
+  const load = () =>
+    loadList(ctx, listArea, listError, {
+      read: async () => (await gql<{ webhooks: { data: Webhook[] } }>(`query { webhooks { data { ${WEBHOOK_FIELDS} } } }`)).webhooks.data,
+      empty: 'No subscriptions yet. Add one below.',
+      render: (webhooks) =>
+        table(
+          'Webhook subscriptions of this tenant',
+          [
+            { label: 'Endpoint', cell: (w) => h('a', { href: `#/webhooks/${encodeURIComponent(w.id)}`, class: 'url' }, w.url) },
+            { label: 'Status', cell: (w) => badge(w.status) },
+            {
+              label: 'Events',
+              cell: (w) =>
+                h(
+                  'ul',
+                  { class: 'tags' },
+                  w.events.map((e) => h('li', null, e)),
+                ),
+            },
+            { label: 'Failure streak', cell: (w) => (w.failureStreak > 0 ? h('strong', { class: 'bad' }, String(w.failureStreak)) : '0') },
+            {
+              label: 'Last failure',
+              cell: (w) => (w.lastFailureAt ? [timeElement(w.lastFailureAt), h('br'), h('span', { class: 'muted' }, w.lastFailureError ?? '')] : '—'),
+            },
+            { label: 'Created', cell: (w) => timeElement(w.createdAt) },
+          ],
+          webhooks,
+          (w) => ({ 'data-webhook-id': w.id }),
+        ),
+    });
 
   const url = h('input', { type: 'url', name: 'url', required: true, placeholder: 'https://example.com/hooks/caregraph', autocomplete: 'off' });
   const secret = h('input', { type: 'text', name: 'secret', minlength: 16, maxlength: 1024, autocomplete: 'off', spellcheck: 'false' });

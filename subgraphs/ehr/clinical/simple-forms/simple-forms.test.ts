@@ -6,6 +6,7 @@ import { validateComposition } from '../opt/validate';
 import { compositionFromXml, compositionToXml } from '../opt/rm-xml';
 import { SEED_TEMPLATES, demoOpt } from '../templates';
 import { simpleFormOf, simpleView } from '.';
+import { DOCUMENTED_ENCOUNTER } from '../../../../test/ehr-fixtures';
 
 const VITALS = {
   blood_pressure: {
@@ -49,20 +50,9 @@ const NOTE = {
     body: 'Feels well.\nBP < 130 & stable.',
   },
 };
-const ENCOUNTER = {
-  encounter: {
-    encounter_type: { code: 'AMB' },
-    start: '2026-11-22T09:30:00Z',
-    end: '2026-11-22T10:00:00Z',
-    location: 'Clinic Amstel, room 2',
-    practitioner: 'Dr. Jones',
-    reason: 'Follow-up of raised blood pressure',
-    appointment_id: 'apt-42',
-  },
-};
 const BODIES: Record<string, object> = {
   'vital_signs.v1': VITALS,
-  'encounter.v1': ENCOUNTER,
+  'encounter.v1': DOCUMENTED_ENCOUNTER,
   'lab_result.v1': LAB,
   'medication_order.v1': ORDER,
   'clinical_note.v1': NOTE,
@@ -194,7 +184,7 @@ describe('the encounter simple form', () => {
   const form = simpleFormOf('encounter.v1', wt.tree.id)!;
 
   it('puts the encounter in the COMPOSITION context and the CKM reason-for-encounter and encounter-details archetypes', () => {
-    const canonical = flatToCanonical(form.toFlat(ENCOUNTER, 'dr-jones'), wt);
+    const canonical = flatToCanonical(form.toFlat(DOCUMENTED_ENCOUNTER, 'dr-jones'), wt);
     expect(canonical.archetype_node_id).toBe('openEHR-EHR-COMPOSITION.encounter.v1');
     const context = canonical.context;
     expect(context.start_time.value).toBe('2026-11-22T09:30:00Z');
@@ -217,7 +207,7 @@ describe('the encounter simple form', () => {
   });
 
   it('reads its canonical XML (context participation, DV_IDENTIFIER) back into the same composition', () => {
-    const canonical = flatToCanonical(form.toFlat(ENCOUNTER, 'dr-jones'), wt);
+    const canonical = flatToCanonical(form.toFlat(DOCUMENTED_ENCOUNTER, 'dr-jones'), wt);
     expect(compositionFromXml(compositionToXml(canonical))).toEqual(canonical);
   });
 
@@ -230,7 +220,7 @@ describe('the encounter simple form', () => {
   });
 
   it('shows an encounter with another participation, or an identifier of another type, canonical', () => {
-    const flat = form.toFlat(ENCOUNTER, 'dr-jones');
+    const flat = form.toFlat(DOCUMENTED_ENCOUNTER, 'dr-jones');
     expect(simpleView(form, { ...flat, 'encounter/context/_participation:0|function': 'requester' })).toBeUndefined();
     expect(
       simpleView(form, { ...flat, 'encounter/context/_participation:1|function': 'performer', 'encounter/context/_participation:1|name': 'Dr. Smith' }),

@@ -90,15 +90,22 @@ interface Context {
   effective: string;
 }
 
-const MAPPERS: Record<string, (value: Json, ctx: Context) => Json | null> = {
-  [ARCHETYPE.bloodPressure]: (bp, ctx) => ({
+/** What every vital-signs Observation starts with: its LOINC code, the patient, and when it was measured and recorded. */
+function vitalSignsObservation(ctx: Context, loinc: { code: string; display: string }, text: string): Json {
+  return {
     resourceType: 'Observation',
     status: 'final',
     category: [concept(OBSERVATION_CATEGORY, 'vital-signs', 'Vital Signs')],
-    code: concept(LOINC, LOINC_BP_PANEL.code, LOINC_BP_PANEL.display, 'Blood pressure'),
+    code: concept(LOINC, loinc.code, loinc.display, text),
     subject: ctx.subject,
     effectiveDateTime: fhirDateTime(ctx.effective),
     issued: ctx.composition.committedAt.toISOString(),
+  };
+}
+
+const MAPPERS: Record<string, (value: Json, ctx: Context) => Json | null> = {
+  [ARCHETYPE.bloodPressure]: (bp, ctx) => ({
+    ...vitalSignsObservation(ctx, LOINC_BP_PANEL, 'Blood pressure'),
     component: [
       { code: concept(LOINC, LOINC_SYSTOLIC.code, LOINC_SYSTOLIC.display), valueQuantity: quantity(bp.systolic) },
       { code: concept(LOINC, LOINC_DIASTOLIC.code, LOINC_DIASTOLIC.display), valueQuantity: quantity(bp.diastolic) },
@@ -108,13 +115,7 @@ const MAPPERS: Record<string, (value: Json, ctx: Context) => Json | null> = {
   [ARCHETYPE.pulse]: (pulse, ctx) =>
     pulse.rate
       ? {
-          resourceType: 'Observation',
-          status: 'final',
-          category: [concept(OBSERVATION_CATEGORY, 'vital-signs', 'Vital Signs')],
-          code: concept(LOINC, LOINC_HEART_RATE.code, LOINC_HEART_RATE.display, 'Heart rate'),
-          subject: ctx.subject,
-          effectiveDateTime: fhirDateTime(ctx.effective),
-          issued: ctx.composition.committedAt.toISOString(),
+          ...vitalSignsObservation(ctx, LOINC_HEART_RATE, 'Heart rate'),
           valueQuantity: quantity(pulse.rate),
           ...(typeof pulse.regular === 'boolean' ? { note: [{ text: pulse.regular ? 'Regular rhythm' : 'Irregular rhythm' }] } : {}),
         }
@@ -208,16 +209,7 @@ function vitalSign(path: string, loinc: { code: string; display: string }, text:
     const value = rmAt(entry, path);
     if (!value) return null;
     const quantity = value._type === 'DV_PROPORTION' ? { value: value.numerator, unit: '%', system: UCUM, code: '%' } : rmQuantity(value);
-    return {
-      resourceType: 'Observation',
-      status: 'final',
-      category: [concept(OBSERVATION_CATEGORY, 'vital-signs', 'Vital Signs')],
-      code: concept(LOINC, loinc.code, loinc.display, text),
-      subject: ctx.subject,
-      effectiveDateTime: fhirDateTime(ctx.effective),
-      issued: ctx.composition.committedAt.toISOString(),
-      valueQuantity: quantity,
-    };
+    return { ...vitalSignsObservation(ctx, loinc, text), valueQuantity: quantity };
   };
 }
 
@@ -255,13 +247,7 @@ const RM_MAPPERS: Record<string, (entry: Json, ctx: Context) => Json | null> = {
     const diastolic = rmAt(bp, `${event}/data[at0003]/items[at0005]/value`);
     const position = rmAt(bp, `${event}/state[at0007]/items[at0008]/value`);
     return {
-      resourceType: 'Observation',
-      status: 'final',
-      category: [concept(OBSERVATION_CATEGORY, 'vital-signs', 'Vital Signs')],
-      code: concept(LOINC, LOINC_BP_PANEL.code, LOINC_BP_PANEL.display, 'Blood pressure'),
-      subject: ctx.subject,
-      effectiveDateTime: fhirDateTime(ctx.effective),
-      issued: ctx.composition.committedAt.toISOString(),
+      ...vitalSignsObservation(ctx, LOINC_BP_PANEL, 'Blood pressure'),
       component: [
         ...(systolic ? [{ code: concept(LOINC, LOINC_SYSTOLIC.code, LOINC_SYSTOLIC.display), valueQuantity: rmQuantity(systolic) }] : []),
         ...(diastolic ? [{ code: concept(LOINC, LOINC_DIASTOLIC.code, LOINC_DIASTOLIC.display), valueQuantity: rmQuantity(diastolic) }] : []),

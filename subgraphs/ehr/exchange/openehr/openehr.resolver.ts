@@ -2,7 +2,7 @@ import { Arg, Args, Ctx, ID, Int, Mutation, Query, Resolver } from 'type-graphql
 import { GraphQLJSON, GraphQLJSONObject } from 'graphql-scalars';
 import type { EhrContext } from '../../context';
 import { CompositionCommitArgs, OpenEhrResult } from './openehr.types';
-import { commitAuditInput, compositionArgument } from './versioning';
+import { commitAuditInput, compositionCommit } from './versioning';
 
 /** openEHR REST interactions as GraphQL fields, served on REST by the gateway's openEHR adapter. */
 @Resolver()
@@ -70,8 +70,7 @@ export class OpenEhrResolver {
 
   @Mutation(() => OpenEhrResult)
   openehrCreateComposition(@Arg('ehrId', () => ID) ehrId: string, @Args(() => CompositionCommitArgs) commit: CompositionCommitArgs, @Ctx() ctx: EhrContext) {
-    const input = compositionArgument(commit.composition, commit.xml, commit.format);
-    return ctx.openehr.createComposition(ehrId, commit.templateId, input.body, commit.reason, input.format, commitAuditInput(commit.audit));
+    return ctx.openehr.createComposition(ehrId, compositionCommit(commit));
   }
 
   @Query(() => OpenEhrResult, { description: 'A composition by versioned object uid (latest) or version uid.' })
@@ -93,9 +92,7 @@ export class OpenEhrResolver {
     @Args(() => CompositionCommitArgs) commit: CompositionCommitArgs,
     @Ctx() ctx: EhrContext,
   ) {
-    const input = compositionArgument(commit.composition, commit.xml, commit.format);
-    const audit = commitAuditInput(commit.audit);
-    return ctx.openehr.updateComposition(ehrId, versionedObjectUid, ifMatch, commit.templateId, input.body, commit.reason, input.format, audit);
+    return ctx.openehr.updateComposition(ehrId, versionedObjectUid, ifMatch, compositionCommit(commit));
   }
 
   @Mutation(() => OpenEhrResult)

@@ -17,7 +17,7 @@ import { compositionFromXml, compositionToXml } from '../../clinical/opt/rm-xml'
 import { compositionFormat, fromCanonical, toCanonical, withoutStaticTypes, type CompositionFormat } from '../../clinical/opt/formats';
 import { exampleFlat } from '../../clinical/opt/example';
 import { flatToCanonical, flatToStructured } from '../../clinical/opt/flat';
-import { auditDetails, LIFECYCLE, objectId, parseTime, nameUuid, type CommitAudit } from './versioning';
+import { auditDetails, LIFECYCLE, objectId, parseTime, nameUuid, type CommitAudit, type CompositionCommit } from './versioning';
 import { statusVersionUid } from '../../records/contributions';
 
 /** What one openEHR interaction answers: the body, its version uid and time (the REST adapter's ETag, Last-Modified and Location). */
@@ -363,18 +363,11 @@ export class OpenEhrService {
     return composition;
   }
 
-  async createComposition(
-    ehrId: string,
-    templateId: string | null,
-    body: unknown,
-    reason: string | null,
-    format: string | null = null,
-    commit?: CommitAudit,
-  ): Promise<OpenEhrResult> {
-    const chosen = compositionFormat(format);
-    const input = await this.inbound(body, templateId, chosen);
+  async createComposition(ehrId: string, commit: CompositionCommit): Promise<OpenEhrResult> {
+    const chosen = compositionFormat(commit.format);
+    const input = await this.inbound(commit.body, commit.templateId, chosen);
     await this.template(input.templateId);
-    const created = await this.compositions.create({ templateId: input.templateId, ehrId, content: input.content }, reason, commit);
+    const created = await this.compositions.create({ templateId: input.templateId, ehrId, content: input.content }, commit.reason, commit.audit);
     return this.compositionResult(ehrId, created, chosen);
   }
 
@@ -390,23 +383,14 @@ export class OpenEhrService {
     return this.compositionResult(ehrId, await this.inEhr(ehrId, uid), chosen);
   }
 
-  async updateComposition(
-    ehrId: string,
-    versionedObjectUid: string,
-    ifMatch: string,
-    templateId: string | null,
-    body: unknown,
-    reason: string | null,
-    format: string | null = null,
-    commit?: CommitAudit,
-  ): Promise<OpenEhrResult> {
-    const chosen = compositionFormat(format);
+  async updateComposition(ehrId: string, versionedObjectUid: string, ifMatch: string, commit: CompositionCommit): Promise<OpenEhrResult> {
+    const chosen = compositionFormat(commit.format);
     const history = await this.history(ehrId, versionedObjectUid);
     const latest = history[history.length - 1];
-    const input = await this.inbound(body, templateId ?? latest.templateId, chosen);
+    const input = await this.inbound(commit.body, commit.templateId ?? latest.templateId, chosen);
     if (input.templateId !== latest.templateId)
       throw validationError(`A composition keeps its template (${latest.templateId})`, [{ path: 'archetype_details.template_id.value', message: 'differs' }]);
-    const updated = await this.compositions.update(latest.id, ifMatch, input.content, reason, commit);
+    const updated = await this.compositions.update(latest.id, ifMatch, input.content, commit.reason, commit.audit);
     return this.compositionResult(ehrId, updated, chosen);
   }
 

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { validationError } from '../../../../common/errors';
 import type { CommitAudit } from '../../compositions/composition.service';
+import type { CompositionCommitArgs } from './openehr.types';
 
 /** openEHR terminology codes of the change types a version records. */
 const CHANGE_CODES: Record<string, string> = { creation: '249', amendment: '250', modification: '251', deleted: '523', unknown: '253' };
@@ -90,8 +91,27 @@ export function objectId(value: string) {
   return UUID.test(value) ? { _type: 'HIER_OBJECT_ID', value } : { _type: 'GENERIC_ID', value, scheme: 'id' };
 }
 
+/** What a composition commit (create or update) carries beside the ids of its target, checked. */
+export interface CompositionCommit {
+  templateId: string | null;
+  body: unknown;
+  format: string | null;
+  reason: string | null;
+  audit: CommitAudit | undefined;
+}
+
+/** A composition commit's arguments checked: the body as compositionArgument takes it, the audit as commitAuditInput. */
+export function compositionCommit(args: CompositionCommitArgs): CompositionCommit {
+  return {
+    templateId: args.templateId,
+    ...compositionArgument(args.composition, args.xml, args.format),
+    reason: args.reason,
+    audit: commitAuditInput(args.audit),
+  };
+}
+
 /** A composition write's body: the JSON `composition` in its format, or the canonical `xml` document (format XML); exactly one. */
-export function compositionArgument(
+function compositionArgument(
   composition: Record<string, unknown> | null | undefined,
   xml: string | null | undefined,
   format: string | null | undefined,
