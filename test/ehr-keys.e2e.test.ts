@@ -26,6 +26,7 @@ describe(`encryption key rotation (${backendName})`, () => {
     ['Patient', 'emailEnc'],
     ['CompositionVersion', 'contentEnc'],
     ['DirectoryVersion', 'contentEnc'],
+    ['EhrStatusVersion', 'contentEnc'],
     ['ItemTag', 'valueEnc'],
     ['XdsDocument', 'metadataEnc'],
     ['XdsDocument', 'contentEnc'],
@@ -51,7 +52,7 @@ describe(`encryption key rotation (${backendName})`, () => {
     expect(() => loadConfig({ PREVIOUS_ENCRYPTION_KEYS: 'c2hvcnQ=' })).toThrow(/PREVIOUS_ENCRYPTION_KEYS: key 1 must be base64 of exactly 32 bytes/);
   });
 
-  it('re-encrypts contact details, compositions, directories, item tags and XDS documents with the new key, audited and re-runnable', async () => {
+  it('re-encrypts contact details, compositions, EHR_STATUS versions, directories, item tags and XDS documents with the new key, audited and re-runnable', async () => {
     const created = await t.request('POST', '/api/ehr/compositions', { body: { templateId: 'vital_signs.v1', ehrId: 'ehr-p-1001', content: VITALS } });
     expect(created.status).toBe(201);
     const folder = { _type: 'FOLDER', archetype_node_id: 'openEHR-EHR-FOLDER.generic.v1', name: { value: 'Oncology episode' } };
@@ -59,6 +60,13 @@ describe(`encryption key rotation (${backendName})`, () => {
     expect((await t.request('POST', '/openehr/v1/ehr/ehr-p-1001/directory', { body: folder, headers: json })).status).toBe(201);
     const tags = [{ key: 'flag', value: 'follow-up' }];
     expect((await t.request('PUT', `/openehr/v1/ehr/ehr-p-1001/composition/${created.body.id}/tags`, { body: tags, headers: json })).status).toBe(204);
+    const ehrStatus = (await t.request('GET', '/openehr/v1/ehr/ehr-p-1001/ehr_status')).body;
+    const details = { _type: 'ITEM_LIST', archetype_node_id: 'at0001', name: { value: 'details' }, items: [] };
+    const statusPut = await t.request('PUT', '/openehr/v1/ehr/ehr-p-1001/ehr_status', {
+      body: { ...ehrStatus, other_details: details },
+      headers: { ...json, 'if-match': ehrStatus.uid.value },
+    });
+    expect(statusPut.status).toBe(204);
     const bundle = provideBundle({ docUniqueId: uid(), document: Buffer.from('a referral letter') });
     expect((await t.request('POST', '/fhir/R4', { body: bundle, headers: { 'content-type': 'application/fhir+json' } })).status).toBe(200);
     // Every encrypted column holds a value written with the old key.
@@ -77,7 +85,15 @@ describe(`encryption key rotation (${backendName})`, () => {
       const cipher = new FieldCipher(newKey, [oldKey]);
       const report = await rotateEncryptionKeys(prisma, cipher, key);
       expect(report.unreadable).toEqual([]);
-      expect(report.tenants.demo).toEqual({ Patient: 3, CompositionVersion: 1, DirectoryVersion: 1, ItemTag: 1, XdsDocument: 1, XdsSubmissionSet: 1 });
+      expect(report.tenants.demo).toEqual({
+        Patient: 3,
+        CompositionVersion: 1,
+        DirectoryVersion: 1,
+        EhrStatusVersion: 1,
+        ItemTag: 1,
+        XdsDocument: 1,
+        XdsSubmissionSet: 1,
+      });
       const after = await encryptedValues();
       expect(after).toHaveLength(before.length);
       const onlyNew = new FieldCipher(newKey);
@@ -87,6 +103,7 @@ describe(`encryption key rotation (${backendName})`, () => {
       // vital_signs.v1 is an operational template: the version holds the canonical COMPOSITION of the posted body.
       expect(decrypted).toEqual(expect.arrayContaining(['follow-up', 'a referral letter']));
       expect(decrypted.some((d) => d.includes('Oncology episode'))).toBe(true);
+      expect(decrypted.some((d) => d.includes('"other_details"'))).toBe(true);
       // …and the API reads them with the new key alone.
       const stored = decrypted.filter((d) => d.startsWith('{') && d.includes('"_type":"COMPOSITION"')).map((d) => JSON.parse(d));
       expect(stored).toEqual([
@@ -101,6 +118,7 @@ describe(`encryption key rotation (${backendName})`, () => {
         Patient: 0,
         CompositionVersion: 0,
         DirectoryVersion: 0,
+        EhrStatusVersion: 0,
         ItemTag: 0,
         XdsDocument: 0,
         XdsSubmissionSet: 0,

@@ -87,6 +87,13 @@ describe(`subject access export (${backendName})`, () => {
     });
     expect(tagged.status).toBe(204);
     expect(composition.status).toBe(201);
+    const ehrStatus = await t.request('GET', '/openehr/v1/ehr/ehr-p-1001/ehr_status');
+    const details = { _type: 'ITEM_LIST', archetype_node_id: 'at0001', name: { value: 'details' }, items: [] };
+    const statusPut = await t.request('PUT', '/openehr/v1/ehr/ehr-p-1001/ehr_status', {
+      body: { ...ehrStatus.body, other_details: details },
+      headers: { 'content-type': 'application/json', 'if-match': ehrStatus.body.uid.value },
+    });
+    expect(statusPut.status).toBe(204);
     const nurse = await t.token({ roles: ['nurse'], sub: 'nurse-export@example.com' });
     // The nurse's read lands in the access log the export carries.
     expect((await t.request('GET', '/api/ehr/patients/p-1001', { headers: DEMO, token: nurse })).status).toBe(200);
@@ -139,6 +146,7 @@ describe(`subject access export (${backendName})`, () => {
       'messaging/preferences.json',
       'messaging/replies.json',
       'openehr/compositions.json',
+      'openehr/ehr-status.json',
       'openehr/item-tags.json',
     ]);
     const json = (name: string) => JSON.parse(entries.get(name)!);
@@ -151,6 +159,7 @@ describe(`subject access export (${backendName})`, () => {
     expect(compositions.map((c: any) => c.uid)).toContain(composition.body.uid);
     expect(compositions.find((c: any) => c.uid === composition.body.uid).content).toEqual(VITALS);
     expect(json('access-log.json').some((e: any) => e.actor === 'nurse-export@example.com' && e.entityId === 'p-1001')).toBe(true);
+    expect(json('openehr/ehr-status.json')).toMatchObject({ _type: 'EHR_STATUS', other_details: { _type: 'ITEM_LIST', name: { value: 'details' } } });
     expect(json('openehr/item-tags.json')).toEqual([expect.objectContaining({ key: 'follow-up', value: 'call back in a week' })]);
     const messages = json('messaging/messages.json');
     expect(messages.map((m: any) => m.id)).toEqual([own]);

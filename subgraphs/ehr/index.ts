@@ -119,7 +119,7 @@ export function createEhrContext(deps: EhrDeps) {
     const templates = new ClinicalTemplateService(store);
     const patients = new PatientService(store, deps.cipher, accessPolicy, deps.systemId);
     const appointments = new AppointmentService(store, accessPolicy);
-    const ehrs = new EhrService(store, accessPolicy, deps.systemId);
+    const ehrs = new EhrService(store, deps.cipher, accessPolicy, deps.systemId);
     const compositions = new CompositionService(store, deps.cipher, deps.systemId, accessPolicy, consents, templates, deps.metrics);
     const openehr = new OpenEhrService(ehrs, compositions, templates, deps.systemId);
     const xds = new XdsService(store, deps.cipher, accessPolicy, consents, deps.xds);

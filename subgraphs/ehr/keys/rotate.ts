@@ -22,6 +22,7 @@ const ENCRYPTED = {
   Patient: { model: 'patient', cursor: 'id', columns: ['phoneEnc', 'emailEnc'] },
   CompositionVersion: { model: 'compositionVersion', cursor: 'uid', columns: ['contentEnc'] },
   DirectoryVersion: { model: 'directoryVersion', cursor: 'uid', columns: ['contentEnc'] },
+  EhrStatusVersion: { model: 'ehrStatusVersion', cursor: 'uid', columns: ['contentEnc'] },
   ItemTag: { model: 'itemTag', cursor: 'id', columns: ['valueEnc'] },
   XdsDocument: { model: 'xdsDocument', cursor: 'id', columns: ['metadataEnc', 'contentEnc'] },
   XdsSubmissionSet: { model: 'xdsSubmissionSet', cursor: 'id', columns: ['metadataEnc'] },
@@ -37,7 +38,7 @@ interface Delegate {
 
 /**
  * Re-encrypts every encrypted column of the clinical record (contact details,
- * composition content, directories, item tag values, XDS documents and their
+ * composition content, EHR_STATUS versions, directories, item tag values, XDS documents and their
  * metadata) that was written with another key than the cipher's current one.
  * Runs per tenant, in batches, in one transaction with `app.tenant_id` set;
  * each tenant's rotation leaves one audit record. Audit snapshots are

@@ -91,6 +91,7 @@ export class RecordRetention {
         await tx.directoryVersion.deleteMany({ where: { directoryId: { in: directories.map((d) => d.id) } } });
         await tx.directory.deleteMany({ where: { patientId: id } });
         await tx.itemTag.deleteMany({ where: { patientId: id } });
+        await tx.ehrStatusVersion.deleteMany({ where: { ehrId: patient.ehrId } });
         await tx.contribution.deleteMany({ where: { ehrId: patient.ehrId } });
         await tx.consent.deleteMany({ where: { patientId: id } });
         await tx.appointment.deleteMany({ where: { patientId: id } });

@@ -2,24 +2,37 @@ import { randomUUID } from 'node:crypto';
 import DataLoader from 'dataloader';
 import { AppError, notFound, validationError } from '../../../common/errors';
 import { isUniqueViolation } from '../../../common/db/unique-violation';
+import type { FieldCipher } from '../../../common/crypto';
 import type { Ehr as EhrRow } from '../db/generated/client';
 import type { TenantStore } from '../db/store';
+import type { TenantTx } from '../db/tenant';
 import { assertCan, DATA_AREAS, recordScope } from '../policy/rules';
 import type { AccessPolicyService } from '../policy/access-policy.service';
-import { assertRowVersion, auditVersions, type AuditVersion } from '../audit/versions';
+import { assertRowVersion, auditVersions, currentVersions, type AuditVersion } from '../audit/versions';
 import { statusVersionUid, writeStatusContribution, type PreparedVersion } from './contributions';
 
 /** The subject namespace of CareGraph patient ids. */
 export const PATIENT_NAMESPACE = 'caregraph';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+export type Subject = { id: string; namespace: string };
+
 export interface NewEhr {
   /** PUT /ehr/{ehr_id}: the id the caller chose (a UUID). */
   ehrId?: string;
   /** EHR_STATUS.subject.external_ref; none = a bare PARTY_SELF. */
-  subject?: { id: string; namespace: string };
+  subject?: Subject;
   isQueryable?: boolean;
   isModifiable?: boolean;
+  /** The EHR_STATUS as its writer sent it (openEHR), kept encrypted as version 1. */
+  written?: Record<string, unknown>;
+}
+
+/** A change of EHR_STATUS: its flags, or (openEHR) the whole EHR_STATUS as written with the subject it names (null: none). */
+export interface StatusChange {
+  isQueryable?: boolean | null;
+  isModifiable?: boolean | null;
+  written?: { status: Record<string, unknown>; subject: Subject | null };
 }
 
 /** EHR_STATUS versions: the EHR's creation, then each status change. */
@@ -28,8 +41,8 @@ const STATUS_ENTITY = ['Ehr', 'EhrStatus'];
 export interface EhrView {
   id: string;
   patientId: string;
-  /** The subject as its creator named it, when not a CareGraph patient id (namespace `caregraph`). */
-  subject?: { id: string; namespace: string };
+  /** The subject as its writer named it, when not a CareGraph patient id (namespace `caregraph`). */
+  subject?: Subject;
   /** Created without a subject: EHR_STATUS.subject is a bare PARTY_SELF. */
   subjectUnnamed: boolean;
   createdAt: Date;
@@ -51,6 +64,7 @@ export class EhrService {
 
   constructor(
     private readonly store: TenantStore,
+    private readonly cipher: FieldCipher,
     private readonly policy: AccessPolicyService,
     private readonly systemId: string,
   ) {
@@ -72,10 +86,56 @@ export class EhrService {
     return view(row);
   }
 
-  /** EHR_STATUS versions of a readable EHR, oldest first (from the audit trail). */
-  async statusVersions(ehrId: string): Promise<AuditVersion[]> {
+  /**
+   * EHR_STATUS versions of a readable EHR, oldest first (from the audit trail), each with the EHR_STATUS as
+   * last written at or before it (a flag change through GraphQL writes none; EHRs from before written
+   * statuses were kept have none).
+   */
+  async statusVersions(ehrId: string): Promise<Array<AuditVersion & { written?: Record<string, unknown> }>> {
     await this.get(ehrId);
-    return this.store.read((tx) => auditVersions(tx, STATUS_ENTITY, ehrId));
+    const [versions, written] = await this.store.read((tx) =>
+      Promise.all([auditVersions(tx, STATUS_ENTITY, ehrId), tx.ehrStatusVersion.findMany({ where: { ehrId }, orderBy: { version: 'asc' } })]),
+    );
+    let last: Record<string, unknown> | undefined;
+    return versions.map((v) => {
+      const row = written.find((w) => w.version === v.version);
+      if (row) last = this.decryptStatus(row.contentEnc);
+      return { ...v, ...(last ? { written: last } : {}) };
+    });
+  }
+
+  /** The latest EHR_STATUS version of EHRs a caller has already chosen by policy (an AQL query's): its number and content as written. */
+  async latestStatuses(ehrIds: string[]): Promise<Map<string, { version: number; written?: Record<string, unknown> }>> {
+    const [versions, written] = await this.store.read((tx) =>
+      Promise.all([
+        currentVersions(tx, STATUS_ENTITY, ehrIds),
+        tx.ehrStatusVersion.findMany({ where: { ehrId: { in: ehrIds } }, orderBy: [{ ehrId: 'asc' }, { version: 'desc' }], distinct: ['ehrId'] }),
+      ]),
+    );
+    const content = new Map(written.map((w) => [w.ehrId, w.contentEnc]));
+    return new Map(
+      ehrIds.map((id) => {
+        const enc = content.get(id);
+        return [id, { version: versions.get(id)?.version ?? 1, ...(enc ? { written: this.decryptStatus(enc) } : {}) }];
+      }),
+    );
+  }
+
+  private decryptStatus(contentEnc: string): Record<string, unknown> {
+    return JSON.parse(this.cipher.decrypt(contentEnc)) as Record<string, unknown>;
+  }
+
+  /** Keeps an EHR_STATUS version as written, encrypted (its writer's details are free content). */
+  private async writeStatus(tx: TenantTx, ehrId: string, version: number, status: Record<string, unknown>) {
+    await tx.ehrStatusVersion.create({
+      data: {
+        tenantId: this.store.tenantId,
+        ehrId,
+        version,
+        uid: statusVersionUid(this.systemId, ehrId, version),
+        contentEnc: this.cipher.encrypt(JSON.stringify(status)),
+      },
+    });
   }
 
   /** The EHR of a subject: a patient id (namespace `caregraph`) or the subject an EHR was created for; 404 when none is visible. */
@@ -132,6 +192,7 @@ export class EhrService {
           after: { patientId, subject: subject ?? null, isQueryable: ehr.isQueryable, isModifiable: ehr.isModifiable, contributionId },
         });
         await writeStatusContribution(tx, { ...this.commit(contributionId, ehrId, reason), version: 1 });
+        if (input.written) await this.writeStatus(tx, ehrId, 1, input.written);
         return ehr;
       })
       .catch(async (err) => {
@@ -175,20 +236,26 @@ export class EhrService {
     return { tenantId: this.store.tenantId, id, committer: this.store.identity.sub, systemId: this.systemId, ehrId, reason };
   }
 
-  /** EHR_STATUS: a non-modifiable EHR takes no new compositions; a non-queryable one is left out of lists. Each change is a CONTRIBUTION. */
-  async updateStatus(
-    ehrId: string,
-    change: { isQueryable?: boolean | null; isModifiable?: boolean | null },
-    reason?: string | null,
-    ifVersion?: number,
-  ): Promise<EhrView> {
+  /**
+   * EHR_STATUS: a non-modifiable EHR takes no new compositions; a non-queryable one is left out of lists.
+   * Each change is a CONTRIBUTION. A subject named in namespace `caregraph` is a registered patient, so the
+   * EHR of one never changes subject, and no EHR takes one on; any other EHR may name a new subject (or none)
+   * that no other EHR has.
+   */
+  async updateStatus(ehrId: string, change: StatusChange, reason?: string | null, ifVersion?: number): Promise<EhrView> {
     const prepared = await this.prepareStatusChange(ehrId, change, ifVersion);
     const contributionId = randomUUID();
-    const row = await this.store.change(reason, async (tx, audit) => {
-      const { row, version } = await prepared.write(tx, audit, contributionId);
-      await writeStatusContribution(tx, { ...this.commit(contributionId, ehrId, reason), version });
-      return row;
-    });
+    const row = await this.store
+      .change(reason, async (tx, audit) => {
+        const { row, version } = await prepared.write(tx, audit, contributionId);
+        await writeStatusContribution(tx, { ...this.commit(contributionId, ehrId, reason), version });
+        return row;
+      })
+      .catch((err) => {
+        // Another EHR took the subject between the check and the write.
+        if (isUniqueViolation(err)) throw subjectTaken();
+        throw err;
+      });
     prepared.committed?.();
     return view(row);
   }
@@ -198,16 +265,14 @@ export class EhrService {
    * (a status change of its own, or one version of a CONTRIBUTION). With
    * `ifVersion`, the write fails (412) unless that is still the latest version.
    */
-  async prepareStatusChange(
-    ehrId: string,
-    change: { isQueryable?: boolean | null; isModifiable?: boolean | null },
-    ifVersion?: number,
-  ): Promise<PreparedVersion<{ row: EhrRow; version: number }>> {
+  async prepareStatusChange(ehrId: string, change: StatusChange, ifVersion?: number): Promise<PreparedVersion<{ row: EhrRow; version: number }>> {
     const current = await this.get(ehrId);
     assertCan(this.store.identity, 'changeEhrStatus');
+    const subject = change.written ? await this.subjectChange(current, change.written.subject) : undefined;
     const data = {
       ...(typeof change.isQueryable === 'boolean' ? { isQueryable: change.isQueryable } : {}),
       ...(typeof change.isModifiable === 'boolean' ? { isModifiable: change.isModifiable } : {}),
+      ...subject,
     };
     return {
       uid: statusVersionUid(this.systemId, ehrId, (ifVersion ?? 0) + 1),
@@ -216,18 +281,45 @@ export class EhrService {
       write: async (tx, audit, contributionId) => {
         await assertRowVersion(tx, 'Ehr', this.store.tenantId, STATUS_ENTITY, ehrId, ifVersion);
         const [row] = await tx.ehr.updateManyAndReturn({ where: { id: ehrId }, data });
+        const named = (r: { subjectId: string | null; subjectNamespace: string | null }) =>
+          r.subjectId && r.subjectNamespace ? { id: r.subjectId, namespace: r.subjectNamespace } : null;
         await audit.record({
           action: 'update',
           entityType: 'EhrStatus',
           entityId: ehrId,
-          before: { isQueryable: current.status.isQueryable, isModifiable: current.status.isModifiable },
-          after: { isQueryable: row.isQueryable, isModifiable: row.isModifiable, contributionId },
+          before: {
+            isQueryable: current.status.isQueryable,
+            isModifiable: current.status.isModifiable,
+            ...(subject ? { subject: current.subject ?? null } : {}),
+          },
+          after: { isQueryable: row.isQueryable, isModifiable: row.isModifiable, ...(subject ? { subject: named(row) } : {}), contributionId },
         });
         // The version this change made: EHR_STATUS versions are the EHR's status audit records.
         const version = await tx.auditRecord.count({ where: { entityType: { in: STATUS_ENTITY }, entityId: ehrId } });
+        if (change.written) await this.writeStatus(tx, ehrId, version, change.written.status);
         return { row, version };
       },
       committed: () => void this.byPatient.clear(current.patientId),
     };
   }
+
+  /** The subject columns a written EHR_STATUS changes (undefined: none); 400 or 409 when it may not. */
+  private async subjectChange(current: EhrView, next: Subject | null) {
+    const registered = !current.subject && !current.subjectUnnamed;
+    const now = registered ? { id: current.patientId, namespace: PATIENT_NAMESPACE } : (current.subject ?? null);
+    if (next?.id === now?.id && next?.namespace === now?.namespace) return undefined;
+    if (registered)
+      throw validationError("The subject of a registered patient's EHR cannot change", [{ path: 'subject', message: "differs from the EHR's subject" }]);
+    if (next?.namespace === PATIENT_NAMESPACE)
+      throw validationError(`A subject in namespace ${PATIENT_NAMESPACE} is a registered patient, who has an EHR of their own`, [
+        { path: 'subject.external_ref.namespace', message: `${PATIENT_NAMESPACE} not allowed here` },
+      ]);
+    if (next) {
+      const taken = await this.store.read((tx) => tx.ehr.findFirst({ where: { subjectNamespace: next.namespace, subjectId: next.id }, select: { id: true } }));
+      if (taken) throw subjectTaken();
+    }
+    return { subjectId: next?.id ?? null, subjectNamespace: next?.namespace ?? null, subjectUnnamed: !next };
+  }
 }
+
+const subjectTaken = () => new AppError('CONFLICT', 'The subject already has an EHR', [{ path: 'subject', message: 'EHR exists' }]);

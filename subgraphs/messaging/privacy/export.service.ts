@@ -236,6 +236,17 @@ async function runPatientExport(deps: ExportJobDeps, tenantId: string, exportId:
         ),
     ],
     [
+      'openehr/ehr-status.json',
+      () =>
+        Readable.from(
+          (async function* () {
+            const { patient } = await read<{ patient: { ehrId: string } }>('query($id: ID!) { patient(id: $id) { ehrId } }', { id: patientId });
+            const data = await read<{ openehrEhrStatus: { body: unknown } }>('query($e: ID!) { openehrEhrStatus(ehrId: $e) { body } }', { e: patient.ehrId });
+            yield JSON.stringify(data.openehrEhrStatus.body, null, 2);
+          })(),
+        ),
+    ],
+    [
       'access-log.json',
       () =>
         jsonArray(async (offset) => {

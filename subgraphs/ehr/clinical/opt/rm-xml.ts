@@ -38,7 +38,7 @@ interface Flat {
 
 const flattened = new Map<string, Flat>();
 /** A type with its base types' attributes and elements, base first (the schema's order). */
-function typeOf(name: string): Flat | undefined {
+export function typeOf(name: string): Flat | undefined {
   let flat = flattened.get(name);
   if (flat) return flat;
   const own = RM_XML_SCHEMA.types[name];
@@ -67,7 +67,7 @@ export const XS_PRIMITIVES: Record<string, Primitive> = {
   'xs:positiveInteger': 'number',
 };
 
-function primitiveOf(type: string): Primitive | undefined {
+export function primitiveOf(type: string): Primitive | undefined {
   if (RM_XML_SCHEMA.types[type]) return undefined;
   return XS_PRIMITIVES[type] ?? RM_XML_SCHEMA.simple[type] ?? 'string';
 }

@@ -1,14 +1,24 @@
 import { AppError, notFound, validationError } from '../../../../common/errors';
 import type { ConstraintNode } from '../../clinical/constraints';
 import { parseUid, type CompositionService, type CompositionView, type ScanFilter } from '../../compositions/composition.service';
-import { PATIENT_NAMESPACE, type EhrService, type EhrView, type NewEhr } from '../../records/ehr.service';
+import { PATIENT_NAMESPACE, type EhrService, type EhrView, type NewEhr, type StatusChange, type Subject } from '../../records/ehr.service';
+import { canonicalRm } from '../../clinical/opt/rm-shape';
 import type { ClinicalTemplateService } from '../../templates/clinical-template.service';
 import type { ClinicalTemplate as TemplateRow } from '../../db/generated/client';
 import type { AuditVersion } from '../../audit/versions';
 import { clinicalTime } from '../content';
 import { parseAql } from './aql/parser';
 import { Evaluator, type Parameters, type ResultColumn } from './aql/evaluate';
-import { archetypeIdsOf, leafConditions, namedEhr, readsCompositions, requiresComposition, templateCanMatch, templateInWhere } from './aql/narrow';
+import {
+  archetypeIdsOf,
+  leafConditions,
+  namedEhr,
+  readsCompositions,
+  readsEhrStatus,
+  requiresComposition,
+  templateCanMatch,
+  templateInWhere,
+} from './aql/narrow';
 import { buildUniverse, type QueriedComposition } from './aql/universe';
 import { compileToSql, type SqlRow } from './aql/compile-sql';
 import type { WebNode } from '../../clinical/opt/web-template';
@@ -68,25 +78,29 @@ export class OpenEhrService {
     };
   }
 
-  private statusBody(ehr: EhrView, version: number, state: { isQueryable: boolean; isModifiable: boolean }) {
+  /**
+   * The EHR_STATUS of a version: as its writer sent it (other_details, the subject's reference as written…)
+   * with this version's uid and flags; an EHR_STATUS nobody wrote is made from the EHR.
+   */
+  private statusBody(ehr: EhrView, version: number, state: { isQueryable: boolean; isModifiable: boolean }, written?: Record<string, unknown>) {
     return {
       _type: 'EHR_STATUS',
       archetype_node_id: 'openEHR-EHR-EHR_STATUS.generic.v1',
       name: { _type: 'DV_TEXT', value: 'EHR Status' },
+      ...written,
       uid: { _type: 'OBJECT_VERSION_ID', value: this.statusUid(ehr.id, version) },
-      // An EHR created without a subject keeps the bare PARTY_SELF it was given (the RM's anonymous subject).
-      subject: ehr.subjectUnnamed
-        ? { _type: 'PARTY_SELF' }
-        : {
-            _type: 'PARTY_SELF',
-            external_ref: {
-              id: objectId(ehr.subject?.id ?? ehr.patientId),
-              namespace: ehr.subject?.namespace ?? PATIENT_NAMESPACE,
-              type: 'PERSON',
-            },
-          },
+      subject: written?.subject ?? this.subjectOf(ehr),
       is_queryable: state.isQueryable,
       is_modifiable: state.isModifiable,
+    };
+  }
+
+  /** The EHR's subject as a PARTY_SELF; an EHR without one keeps the bare PARTY_SELF (the RM's anonymous subject). */
+  private subjectOf(ehr: EhrView) {
+    if (ehr.subjectUnnamed) return { _type: 'PARTY_SELF' };
+    return {
+      _type: 'PARTY_SELF',
+      external_ref: { id: objectId(ehr.subject?.id ?? ehr.patientId), namespace: ehr.subject?.namespace ?? PATIENT_NAMESPACE, type: 'PERSON' },
     };
   }
 
@@ -101,30 +115,51 @@ export class OpenEhrService {
     return this.ehrResult(await this.ehrs.bySubject(subjectId, subjectNamespace));
   }
 
-  /** POST /ehr (ehrId null) or PUT /ehr/{ehrId}, with an optional EHR_STATUS (subject, is_queryable, is_modifiable). */
+  /** POST /ehr (ehrId null) or PUT /ehr/{ehrId}, with an optional EHR_STATUS, kept as written (a bare one when none is given). */
   async createEhr(ehrId: string | null, status: unknown, reason: string | null): Promise<OpenEhrResult> {
-    const input: NewEhr = ehrId ? { ehrId } : {};
-    if (status !== null && status !== undefined) {
-      if (!isObject(status) || status._type !== 'EHR_STATUS')
-        throw validationError('The body must be an EHR_STATUS', [{ path: '_type', message: 'EHR_STATUS expected' }]);
-      const flags = ['is_queryable', 'is_modifiable'].filter((k) => status[k] !== undefined && typeof status[k] !== 'boolean');
-      if (flags.length)
-        throw validationError(
-          'is_queryable and is_modifiable are booleans',
-          flags.map((k) => ({ path: k, message: 'boolean expected' })),
-        );
-      input.isQueryable = status.is_queryable;
-      input.isModifiable = status.is_modifiable;
-      const ref = status.subject?.external_ref;
-      if (ref !== undefined && ref !== null) {
-        if (typeof ref.id?.value !== 'string' || !ref.id.value || typeof ref.namespace !== 'string' || !ref.namespace)
-          throw validationError('subject.external_ref needs id.value and namespace', [
-            { path: 'subject.external_ref', message: 'id.value and namespace required' },
-          ]);
-        input.subject = { id: ref.id.value, namespace: ref.namespace };
-      }
-    }
+    const written = this.writtenStatus(status ?? { _type: 'EHR_STATUS' }, false);
+    const isQueryable = typeof written.status.is_queryable === 'boolean' ? written.status.is_queryable : true;
+    const isModifiable = typeof written.status.is_modifiable === 'boolean' ? written.status.is_modifiable : true;
+    const input: NewEhr = {
+      ...(ehrId ? { ehrId } : {}),
+      ...(written.subject ? { subject: written.subject } : {}),
+      isQueryable,
+      isModifiable,
+      written: { subject: { _type: 'PARTY_SELF' }, ...written.status, is_queryable: isQueryable, is_modifiable: isModifiable },
+    };
     return this.ehrResult(await this.ehrs.create(input, reason));
+  }
+
+  /**
+   * An EHR_STATUS body checked as the RM defines it (attributes and their types by the published schema,
+   * other_details included; a subject's external_ref with an id and namespace), without its `uid` (each
+   * version gets its own), and the subject it names: null for a bare PARTY_SELF, undefined when it names none.
+   */
+  private writtenStatus(status: unknown, flagsRequired: boolean): { status: Record<string, unknown>; subject: Subject | null | undefined } {
+    if (!isObject(status) || status._type !== 'EHR_STATUS')
+      throw validationError('The body must be an EHR_STATUS', [{ path: '_type', message: 'EHR_STATUS expected' }]);
+    const flags = ['is_queryable', 'is_modifiable'].filter((k) => (flagsRequired || status[k] !== undefined) && typeof status[k] !== 'boolean');
+    if (flags.length)
+      throw validationError(
+        flagsRequired ? 'The body must be an EHR_STATUS with boolean is_queryable and is_modifiable' : 'is_queryable and is_modifiable are booleans',
+        flags.map((k) => ({ path: k, message: 'boolean expected' })),
+      );
+    const { uid: _uid, ...given }: Record<string, unknown> = {
+      archetype_node_id: 'openEHR-EHR-EHR_STATUS.generic.v1',
+      name: { _type: 'DV_TEXT', value: 'EHR Status' },
+      ...status,
+    };
+    const { value, errors } = canonicalRm(given, 'EHR_STATUS');
+    if (errors.length) throw validationError(`The EHR_STATUS is not valid: ${errors[0].path} ${errors[0].message}`, errors);
+    const kept = value as Record<string, any>;
+    if (kept.subject === undefined) return { status: kept, subject: undefined };
+    const ref = kept.subject.external_ref;
+    if (ref === undefined) return { status: kept, subject: null };
+    if (typeof ref.id?.value !== 'string' || !ref.id.value || !ref.namespace)
+      throw validationError('subject.external_ref needs id.value and namespace', [
+        { path: 'subject.external_ref', message: 'id.value and namespace required' },
+      ]);
+    return { status: kept, subject: { id: ref.id.value, namespace: ref.namespace } };
   }
 
   /** Every EHR_STATUS version of a readable EHR, oldest first (the creation counts as version 1). */
@@ -169,7 +204,7 @@ export class OpenEhrService {
   async getEhrStatus(ehrId: string, versionUid: string | null, versionAtTime: string | null): Promise<OpenEhrResult> {
     const { ehr, chosen } = await this.statusVersion(ehrId, versionUid, versionAtTime);
     const uid = this.statusUid(ehrId, chosen.version);
-    return { body: this.statusBody(ehr, chosen.version, chosen), uid, lastModified: chosen.at };
+    return { body: this.statusBody(ehr, chosen.version, chosen, chosen.written), uid, lastModified: chosen.at };
   }
 
   // ---- VERSIONED_EHR_STATUS ----------------------------------------------------
@@ -213,7 +248,7 @@ export class OpenEhrService {
           description: chosen.reason,
         }),
         lifecycle_state: LIFECYCLE.complete,
-        data: this.statusBody(ehr, chosen.version, chosen),
+        data: this.statusBody(ehr, chosen.version, chosen, chosen.written),
       },
       uid,
       lastModified: chosen.at,
@@ -237,18 +272,25 @@ export class OpenEhrService {
     return this.getEhrStatus(ehrId, null, null);
   }
 
-  /** The flags an EHR_STATUS body sets: 400 unless it is one, with the EHR's own subject if it names one. */
-  async statusChange(ehrId: string, status: unknown): Promise<{ isQueryable: boolean; isModifiable: boolean }> {
-    if (!isObject(status) || status._type !== 'EHR_STATUS' || typeof status.is_queryable !== 'boolean' || typeof status.is_modifiable !== 'boolean') {
-      throw validationError('The body must be an EHR_STATUS with boolean is_queryable and is_modifiable', [
-        { path: 'is_queryable', message: 'required boolean' },
-      ]);
-    }
+  /**
+   * The change a written EHR_STATUS makes: its flags, and the status as written with the subject it names. No
+   * subject, or a bare PARTY_SELF on a registered patient's EHR, keeps the EHR's own (which the version then shows).
+   */
+  async statusChange(ehrId: string, status: unknown): Promise<StatusChange> {
+    const written = this.writtenStatus(status, true);
     const ehr = await this.ehrs.get(ehrId);
-    const subjectId = status.subject?.external_ref?.id?.value;
-    if (subjectId !== undefined && subjectId !== (ehr.subject?.id ?? ehr.patientId))
-      throw validationError('The subject of an EHR cannot change', [{ path: 'subject', message: "differs from the EHR's subject" }]);
-    return { isQueryable: status.is_queryable, isModifiable: status.is_modifiable };
+    const registered = !ehr.subject && !ehr.subjectUnnamed;
+    const keep = written.subject === undefined || (written.subject === null && registered);
+    return {
+      isQueryable: written.status.is_queryable as boolean,
+      isModifiable: written.status.is_modifiable as boolean,
+      written: keep
+        ? {
+            status: { ...written.status, subject: this.subjectOf(ehr) },
+            subject: registered ? { id: ehr.patientId, namespace: PATIENT_NAMESPACE } : (ehr.subject ?? null),
+          }
+        : { status: written.status, subject: written.subject! },
+    };
   }
 
   /** The version number an EHR_STATUS version uid names; 412 naming the latest when it is no version of this EHR's status. */
@@ -625,8 +667,12 @@ export class OpenEhrService {
           : !requiresComposition(query.from)
             ? await this.ehrs.queryable(AQL_CAP)
             : (await Promise.all([...new Set(scanned.map((c) => c.patientId))].map((id) => this.ehrs.forPatient(id)))).filter((e) => e !== null);
+    const statuses = readsEhrStatus(query, q) ? await this.ehrs.latestStatuses(ehrs.map((e) => e.id)) : undefined;
     const universe = buildUniverse(
-      ehrs.map((e) => ({ ehrId: e.id, patientId: e.patientId, ehr: this.ehrBody(e, 1), status: this.statusBody(e, 1, e.status) })),
+      ehrs.map((e) => {
+        const { version, written } = statuses?.get(e.id) ?? { version: 1 };
+        return { ehrId: e.id, patientId: e.patientId, ehr: this.ehrBody(e, version), status: this.statusBody(e, version, e.status, written) };
+      }),
       compositions,
     );
     const result = new Evaluator(query, parameters, universe).run();
@@ -686,9 +732,16 @@ export class OpenEhrService {
 }
 
 /** EHR_STATUS states per version from its audit trail (creation, then each change). */
-function statusStates(
-  versions: AuditVersion[],
-): Array<{ version: number; at: Date; isQueryable: boolean; isModifiable: boolean; actor: string; reason: string | null; contributionId: string | null }> {
+function statusStates(versions: Array<AuditVersion & { written?: Record<string, unknown> }>): Array<{
+  version: number;
+  at: Date;
+  isQueryable: boolean;
+  isModifiable: boolean;
+  actor: string;
+  reason: string | null;
+  contributionId: string | null;
+  written?: Record<string, unknown>;
+}> {
   let state = { isQueryable: true, isModifiable: true };
   return versions.map((v) => {
     const after = v.after ?? {};
@@ -697,6 +750,6 @@ function statusStates(
       isModifiable: typeof after.isModifiable === 'boolean' ? after.isModifiable : state.isModifiable,
     };
     const contributionId = typeof after.contributionId === 'string' ? after.contributionId : null;
-    return { version: v.version, at: v.at, actor: v.actor, reason: v.reason, contributionId, ...state };
+    return { version: v.version, at: v.at, actor: v.actor, reason: v.reason, contributionId, written: v.written, ...state };
   });
 }

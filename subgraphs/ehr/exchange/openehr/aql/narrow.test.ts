@@ -1,4 +1,4 @@
-import { leafConditions, namedEhr, readsCompositions, requiresComposition, templateCanMatch, templateInWhere } from './narrow';
+import { leafConditions, namedEhr, readsCompositions, readsEhrStatus, requiresComposition, templateCanMatch, templateInWhere } from './narrow';
 import { parseAql } from './parser';
 
 const BP = 'openEHR-EHR-OBSERVATION.blood_pressure.v2';
@@ -6,6 +6,15 @@ const PULSE = 'openEHR-EHR-OBSERVATION.pulse.v2';
 const LAB = 'openEHR-EHR-OBSERVATION.laboratory_test_result.v1';
 
 describe('AQL narrowing before reading', () => {
+  it('loads the EHR_STATUS as written only for a query that can see it', () => {
+    const reads = (q: string) => readsEhrStatus(parseAql(q), q);
+    expect(reads('SELECT e/ehr_status/other_details FROM EHR e')).toBe(true);
+    expect(reads('SELECT s/subject FROM EHR e CONTAINS EHR_STATUS s')).toBe(true);
+    expect(reads('SELECT e FROM EHR e')).toBe(true);
+    expect(reads('SELECT e/ehr_id/value FROM EHR e')).toBe(false);
+    expect(reads(`SELECT c FROM EHR e CONTAINS COMPOSITION c CONTAINS OBSERVATION o[${BP}]`)).toBe(false);
+  });
+
   it('finds the EHR named in FROM or as a top-level AND term of WHERE', () => {
     const named = (q: string, params = {}) => {
       const parsed = parseAql(q);

@@ -1,7 +1,7 @@
 import { findArchetype } from '../../../clinical/archetypes';
 import type { ConstraintNode } from '../../../clinical/constraints';
 import { parameterValue, type Parameters } from './evaluate';
-import type { Condition, Containment, Operator, Predicate, Value } from './parser';
+import type { AqlQuery, Condition, Containment, Operator, Predicate, Value } from './parser';
 import type { LeafCondition } from '../../../compositions/clinical-index';
 
 /**
@@ -183,4 +183,24 @@ export function requiresComposition(from: Containment): boolean {
 export function readsCompositions(from: Containment): boolean {
   if (from.kind !== 'class') return readsCompositions(from.left) || readsCompositions(from.right);
   return !EHR_LEVEL.has(from.rmClass) || (from.contains !== undefined && readsCompositions(from.contains.expr));
+}
+
+/**
+ * Whether a query can see an EHR_STATUS: it names the class or an `ehr_status` path, or selects an EHR whole.
+ * Otherwise the statuses as written (decrypted per EHR) are not loaded.
+ */
+export function readsEhrStatus(query: AqlQuery, text: string): boolean {
+  if (/ehr_status/i.test(text)) return true;
+  const ehrVariables = new Set<string>();
+  const visit = (c: Containment): void => {
+    if (c.kind !== 'class') {
+      visit(c.left);
+      visit(c.right);
+      return;
+    }
+    if (c.rmClass === 'EHR' && c.variable) ehrVariables.add(c.variable);
+    if (c.contains) visit(c.contains.expr);
+  };
+  visit(query.from);
+  return query.select.some(({ expr }) => expr.kind === 'path' && expr.parts.length === 0 && ehrVariables.has(expr.variable));
 }
