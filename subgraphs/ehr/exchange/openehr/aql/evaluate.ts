@@ -429,7 +429,7 @@ const isNull = (v: Value) => v.kind === 'literal' && v.value === null;
 const bindingKey = (expr: ClassExpr) => expr.variable ?? `\u0000${expr.location.start.line}:${expr.location.start.column}`;
 
 /** A CONTAINS chain (`SECTION s CONTAINS OBSERVATION o`): as an OR operand it binds whole or not at all, as EHRbase joins it. */
-const isChain = (c: Containment) => c.kind === 'class' && c.contains !== undefined && !c.contains.not;
+export const isChain = (c: Containment) => c.kind === 'class' && c.contains !== undefined && !c.contains.not;
 
 const product = (left: Binding[], right: Binding[]): Binding[] => left.flatMap((l) => right.map((r) => ({ ...l, ...r })));
 
