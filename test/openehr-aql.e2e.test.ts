@@ -157,6 +157,23 @@ describe(`AQL 1.1 over RM compositions (${backendName})`, () => {
       ]);
       const either = `SELECT c/uid/value FROM EHR e CONTAINS COMPOSITION c CONTAINS (OBSERVATION p[${PULSE}] OR OBSERVATION l[${LAB}]) ORDER BY c/uid/value`;
       expect(await rows(either)).toEqual([[uids.a], [uids.c], [uids.l1], [uids.l2]].sort());
+      // OR rows as EHRbase forms them: the operands side by side, NULL for one a composition lacks.
+      const sideBySide = `SELECT c/uid/value, ${SYS}, ${RATE} FROM EHR e CONTAINS COMPOSITION c CONTAINS (OBSERVATION o[${BP}] OR OBSERVATION p[${PULSE}]) ORDER BY ${SYS}`;
+      expect(await rows(sideBySide)).toEqual([
+        [uids.b, 121, null],
+        [uids.c, 148, 64],
+        [uids.a, 162, 88],
+      ]);
+      // Below the EHR, the branches pair across its compositions (of different templates).
+      for (const op of ['OR', 'AND'])
+        expect(
+          await rows(
+            `SELECT ${SYS}, l/archetype_node_id FROM EHR e[ehr_id/value='ehr-p-1001'] CONTAINS (OBSERVATION o[${BP}] ${op} OBSERVATION l[${LAB}]) ORDER BY ${SYS}`,
+          ),
+        ).toEqual([
+          [121, LAB],
+          [162, LAB],
+        ]);
       const without = `SELECT c/uid/value FROM EHR e CONTAINS COMPOSITION c[vital_signs.v1] NOT CONTAINS OBSERVATION p[${PULSE}]`;
       expect(await rows(without)).toEqual([[uids.b]]);
       const nested = `SELECT COUNT(x) FROM EHR e CONTAINS COMPOSITION c CONTAINS OBSERVATION l[${LAB}] CONTAINS CLUSTER x[${ANALYTE}]`;

@@ -6,7 +6,8 @@ import { compileToSql } from './compile-sql';
 import { parseAql } from './parser';
 
 const VITALS = [buildWebTemplate(parseOpt(demoOpt('vital_signs.v1'))).tree];
-const FROM = 'FROM EHR e CONTAINS COMPOSITION c CONTAINS OBSERVATION o[openEHR-EHR-OBSERVATION.blood_pressure.v2]';
+const BP = 'openEHR-EHR-OBSERVATION.blood_pressure.v2';
+const FROM = `FROM EHR e CONTAINS COMPOSITION c CONTAINS OBSERVATION o[${BP}]`;
 const SYSTOLIC = 'o/data[at0001]/events[at0006]/data[at0003]/items[at0004]/value/magnitude';
 const WINDOW = 'c/context/start_time/value > $since';
 
@@ -39,5 +40,16 @@ describe('AQL compiled to SQL: a composition-level condition selects the candida
   it('moves only top-level AND terms', () => {
     const { candidates } = parametersBySection(`SELECT COUNT(*) ${FROM} WHERE ${SYSTOLIC} > 140 OR ${WINDOW}`);
     expect(candidates).not.toContain('/context/start_time');
+  });
+});
+
+describe('AQL compiled to SQL: what stays in memory', () => {
+  it('does not compile an OR in FROM, at any level: the evaluator pairs its operands', () => {
+    const PULSE = 'openEHR-EHR-OBSERVATION.pulse.v2';
+    const compiles = (q: string) => compileToSql(parseAql(q), {}, VITALS) !== undefined;
+    expect(compiles(`SELECT c/uid/value ${FROM}`)).toBe(true);
+    expect(compiles(`SELECT c/uid/value FROM EHR e CONTAINS COMPOSITION c CONTAINS (OBSERVATION o[${BP}] OR OBSERVATION p[${PULSE}])`)).toBe(false);
+    expect(compiles(`SELECT c/uid/value FROM EHR e CONTAINS (COMPOSITION c CONTAINS OBSERVATION o[${BP}] OR COMPOSITION d)`)).toBe(false);
+    expect(compiles(`SELECT c/uid/value FROM COMPOSITION c OR COMPOSITION d`)).toBe(false);
   });
 });

@@ -4,7 +4,7 @@ import { compareForSort, compareValues, compareWith, likeRegex } from './compare
 import { PathTree, type Binding, type Row } from './fan-out';
 import { callFunction } from './functions';
 import { descendants, implyType, isClass, withType } from './rm-tree';
-import type { Aggregate, AqlQuery, Column, Condition, Containment, Path, PathPart, Predicate, Value } from './parser';
+import type { Aggregate, AqlQuery, ClassExpr, Column, Condition, Containment, Path, PathPart, Predicate, Value } from './parser';
 
 /**
  * Evaluates a parsed AQL query over RM object trees the service has already
@@ -183,27 +183,67 @@ export class Evaluator {
 
   // ---- containment -----------------------------------------------------------
 
+  /**
+   * The bindings of a containment below `scope`: every class binds (inner joins), except within an OR (`either`).
+   * An unbound variable is absent from a binding, so its paths are NULL.
+   */
   private bind(expr: Containment, scope: Json, includeScope: boolean): Binding[] {
-    if (expr.kind === 'or') return [...this.bind(expr.left, scope, includeScope), ...this.bind(expr.right, scope, includeScope)];
-    if (expr.kind === 'and') {
-      const right = this.bind(expr.right, scope, includeScope);
-      return this.bind(expr.left, scope, includeScope).flatMap((l) => right.map((r) => ({ ...l, ...r })));
-    }
+    if (expr.kind === 'or') return this.either(expr, scope, includeScope).filter((b) => this.holds(expr, b));
+    if (expr.kind === 'and') return product(this.bind(expr.left, scope, includeScope), this.bind(expr.right, scope, includeScope));
+    return this.classBindings(expr, scope, includeScope, (inner, object) => this.bind(inner, object, false));
+  }
+
+  /**
+   * The rows of an OR, as EHRbase forms them (its AQL engine left-joins every operand to the same scope and keeps
+   * the rows where one holds; `bind` then drops those where none does): each operand binds on its own and the rows
+   * are the product of the operands' bindings, an operand that finds nothing giving one binding without its
+   * variables. So a composition holding both branches gives a row per pair, not a row per branch. A CONTAINS chain
+   * operand binds whole or not at all; a single class or a parenthesised AND binds class by class (`optional`), so
+   * the classes it found stay in the row even where the operand does not hold.
+   */
+  private either(expr: Extract<Containment, { kind: 'or' }>, scope: Json, includeScope: boolean): Binding[] {
+    const operand = (c: Containment): Binding[] => {
+      if (!isChain(c)) return this.optional(c, scope, includeScope);
+      const found = this.bind(c, scope, includeScope);
+      return found.length > 0 ? found : [{}];
+    };
+    return product(operand(expr.left), operand(expr.right));
+  }
+
+  /** The bindings of a containment where each class is optional (a left join): at least one, without the classes it did not find. */
+  private optional(expr: Containment, scope: Json, includeScope: boolean): Binding[] {
+    if (expr.kind === 'or') return this.either(expr, scope, includeScope);
+    if (expr.kind === 'and') return product(this.optional(expr.left, scope, includeScope), this.optional(expr.right, scope, includeScope));
+    const found = this.classBindings(expr, scope, includeScope, (inner, object) => this.optional(inner, object, false));
+    return found.length > 0 ? found : [{}];
+  }
+
+  /** A class's bindings: each object it names, with the bindings `contained` finds below it (NOT CONTAINS: where there are none). */
+  private classBindings(expr: ClassExpr, scope: Json, includeScope: boolean, contained: (inner: Containment, object: Json) => Binding[]): Binding[] {
+    return this.candidates(expr, scope, includeScope).flatMap((candidate) => {
+      const own: Binding = { [bindingKey(expr)]: candidate };
+      if (!expr.contains) return [own];
+      if (expr.contains.not) return this.bind(expr.contains.expr, candidate, false).length === 0 ? [own] : [];
+      return contained(expr.contains.expr, candidate).map((inner) => ({ ...own, ...inner }));
+    });
+  }
+
+  /** Whether a binding holds a containment whole: every class of it bound, one operand of each OR. */
+  private holds(expr: Containment, binding: Binding): boolean {
+    if (expr.kind === 'or') return this.holds(expr.left, binding) || this.holds(expr.right, binding);
+    if (expr.kind === 'and') return this.holds(expr.left, binding) && this.holds(expr.right, binding);
+    if (!(bindingKey(expr) in binding)) return false;
+    return !expr.contains || expr.contains.not || this.holds(expr.contains.expr, binding);
+  }
+
+  /** The objects at or below `scope` a class expression names. */
+  private candidates(expr: ClassExpr, scope: Json, includeScope: boolean): Json[] {
     // An at-code names a node of the archetype it is written in, as EHRbase reads it: inside an archetyped scope
     // (`OBSERVATION o CONTAINS ELEMENT[at0004]`) it is not looked for inside another archetype below it.
     const id = expr.predicate?.kind === 'node' ? expr.predicate.id : undefined;
     const withinArchetype = typeof id === 'string' && AT_CODE.test(id) && typeof scope.archetype_node_id === 'string';
     const below = descendants(scope, withinArchetype ? isArchetypeRoot : undefined);
-    const candidates = (includeScope ? [scope, ...below] : below).filter((o) => isClass(o, expr.rmClass) && this.matches(o, expr.predicate));
-    const result: Binding[] = [];
-    for (const candidate of candidates) {
-      const own: Binding = { [expr.variable ?? `\u0000${expr.location.start.line}:${expr.location.start.column}`]: candidate };
-      if (!expr.contains) result.push(own);
-      else if (expr.contains.not) {
-        if (this.bind(expr.contains.expr, candidate, false).length === 0) result.push(own);
-      } else result.push(...this.bind(expr.contains.expr, candidate, false).map((inner) => ({ ...own, ...inner })));
-    }
-    return result;
+    return (includeScope ? [scope, ...below] : below).filter((o) => isClass(o, expr.rmClass) && this.matches(o, expr.predicate));
   }
 
   /** Whether an object satisfies a predicate (`[at0004]`, `[openEHR-…, 'name']`, `[name/value='x']`, AND/OR). */
@@ -384,6 +424,14 @@ const AT_CODE = /^(at|id)\d/;
 const isArchetypeRoot = (o: Json) => typeof o.archetype_node_id === 'string' && !AT_CODE.test(o.archetype_node_id);
 
 const isNull = (v: Value) => v.kind === 'literal' && v.value === null;
+
+/** The key a class binds its object under: its variable, or one unique to its place in the query. */
+const bindingKey = (expr: ClassExpr) => expr.variable ?? `\u0000${expr.location.start.line}:${expr.location.start.column}`;
+
+/** A CONTAINS chain (`SECTION s CONTAINS OBSERVATION o`): as an OR operand it binds whole or not at all, as EHRbase joins it. */
+export const isChain = (c: Containment) => c.kind === 'class' && c.contains !== undefined && !c.contains.not;
+
+const product = (left: Binding[], right: Binding[]): Binding[] => left.flatMap((l) => right.map((r) => ({ ...l, ...r })));
 
 /** A ResultSet column: its `path` only where it is one (as EHRbase answers), not for an aggregate, function or primitive. */
 export function resultColumn(column: Column, index: number): ResultColumn {

@@ -60,6 +60,30 @@ describe('AQL narrowing before reading', () => {
     expect(can('SELECT s FROM EHR e CONTAINS EHR_STATUS s')).toEqual(['vital_signs.v1', 'lab_result.v1']);
   });
 
+  it('below the EHR, keeps a template that can hold one branch: different compositions may bind them', () => {
+    const vitals = new Set(['openEHR-EHR-COMPOSITION.encounter.v1', BP, PULSE]);
+    const lab = new Set(['openEHR-EHR-COMPOSITION.report-result.v1', LAB]);
+    const can = (q: string) =>
+      ['vital_signs.v1', 'lab_result.v1'].filter((id) => templateCanMatch(parseAql(q).from, {}, id, id === 'vital_signs.v1' ? vitals : lab));
+    expect(can(`SELECT o FROM EHR e CONTAINS (OBSERVATION o[${BP}] AND OBSERVATION l[${LAB}])`)).toEqual(['vital_signs.v1', 'lab_result.v1']);
+    expect(can(`SELECT o FROM EHR e CONTAINS (COMPOSITION a CONTAINS OBSERVATION o[${BP}] AND COMPOSITION b CONTAINS OBSERVATION l[${LAB}])`)).toEqual([
+      'vital_signs.v1',
+      'lab_result.v1',
+    ]);
+    // An OR operand that is not a CONTAINS chain binds its classes one by one: its blood pressure stays in a row the
+    // lab result holds, though the operand's other class is nowhere.
+    const OTHER = 'openEHR-EHR-OBSERVATION.other.v1';
+    expect(can(`SELECT o FROM EHR e CONTAINS ((OBSERVATION o[${BP}] AND OBSERVATION x[${OTHER}]) OR OBSERVATION l[${LAB}])`)).toEqual([
+      'vital_signs.v1',
+      'lab_result.v1',
+    ]);
+    // A CONTAINS chain operand binds whole.
+    expect(can(`SELECT o FROM EHR e CONTAINS ((OBSERVATION o[${BP}] CONTAINS OBSERVATION x[${OTHER}]) OR OBSERVATION l[${LAB}])`)).toEqual(['lab_result.v1']);
+    // The EHR's own classes hold no composition; within a composition every AND branch is needed.
+    expect(can(`SELECT o FROM EHR e CONTAINS (EHR_STATUS s AND COMPOSITION c CONTAINS OBSERVATION o[${BP}])`)).toEqual(['vital_signs.v1']);
+    expect(can(`SELECT o FROM EHR e CONTAINS COMPOSITION c CONTAINS (OBSERVATION o[${BP}] AND OBSERVATION l[${LAB}])`)).toEqual([]);
+  });
+
   it('finds a template pinned by WHERE, only where no OR branch could match without it', () => {
     const pinned = (q: string) => {
       const parsed = parseAql(q);

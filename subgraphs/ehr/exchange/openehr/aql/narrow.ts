@@ -1,6 +1,6 @@
 import { findArchetype } from '../../../clinical/archetypes';
 import type { ConstraintNode } from '../../../clinical/constraints';
-import { parameterValue, type Parameters } from './evaluate';
+import { isChain, parameterValue, type Parameters } from './evaluate';
 import type { AqlQuery, Condition, Containment, Operator, Predicate, Value } from './parser';
 import type { LeafCondition } from '../../../compositions/clinical-index';
 
@@ -78,7 +78,7 @@ export function templateInWhere(from: Containment, where: Condition | undefined,
   return typeof value === 'string' ? value : undefined;
 }
 
-/** Whether a template can hold what FROM asks for: archetype and template ids present, every AND branch satisfiable. */
+/** Whether a template can hold what FROM asks for: archetype and template ids present, every AND branch within a composition satisfiable. */
 export function templateCanMatch(from: Containment, params: Parameters, templateId: string, archetypes: Set<string>): boolean {
   const idOk = (predicate: Predicate | undefined, rmClass: string): boolean => {
     if (!predicate) return true;
@@ -90,13 +90,18 @@ export function templateCanMatch(from: Containment, params: Parameters, template
     if (rmClass === 'COMPOSITION' && TEMPLATE_ID.test(id)) return id === templateId;
     return true;
   };
-  const can = (c: Containment): boolean => {
-    if (c.kind === 'and') return can(c.left) && can(c.right);
-    if (c.kind === 'or') return can(c.left) || can(c.right);
+  // Below the EHR (`across`), different compositions may bind different classes: the branches of an AND, and a
+  // class an OR operand binds without its contents (evaluate.ts `either`); a template matters if it can hold one.
+  // A branch of the EHR's own classes (EHR_STATUS) holds no composition.
+  const can = (c: Containment, across: boolean, partial: boolean): boolean => {
+    if (c.kind === 'and' && !across) return can(c.left, false, false) && can(c.right, false, false);
+    if (c.kind === 'and') return [c.left, c.right].some((branch) => readsCompositions(branch) && can(branch, true, partial));
+    if (c.kind === 'or')
+      return [c.left, c.right].some((operand) => (!across || readsCompositions(operand)) && can(operand, across, across && !isChain(operand)));
     if (!idOk(c.predicate, c.rmClass)) return false;
-    return !c.contains || c.contains.not || can(c.contains.expr);
+    return partial || !c.contains || c.contains.not || can(c.contains.expr, c.rmClass === 'EHR', false);
   };
-  return can(from);
+  return can(from, true, false);
 }
 
 /** The archetype ids a JSON template definition uses, slots of slots included. */
