@@ -142,13 +142,14 @@ describe(`openEHR DIRECTORY (${backendName})`, () => {
     const vitals = { _type: 'COMPOSITION', archetype_details: { template_id: { value: 'vital_signs.v1' } }, content: VITALS };
     const status = (await api('GET', `/ehr/${ehrId}/ehr_status`)).body;
     const status1 = status.uid.value as string;
+    const details = { _type: 'ITEM_LIST', archetype_node_id: 'at0001', name: { _type: 'DV_TEXT', value: 'details' }, items: [] };
 
     // A directory, a status change and a new composition, together.
     const first = await api('POST', `/ehr/${ehrId}/contribution`, {
       body: {
         versions: [
           change(CREATION, folder('root', { folders: [folder('episodes', { items: [ref(composition)] })] })),
-          change(MODIFICATION, { ...status, is_queryable: false }, status1),
+          change(MODIFICATION, { ...status, is_queryable: false, other_details: details }, status1),
           change(CREATION, vitals),
         ],
         audit,
@@ -165,7 +166,7 @@ describe(`openEHR DIRECTORY (${backendName})`, () => {
     expect(directory.headers.get('etag')).toBe(`"${folder1}"`);
     expect(directory.body.folders[0].items).toEqual([ref(composition)]);
     const statusNow = await api('GET', `/ehr/${ehrId}/ehr_status`);
-    expect(statusNow.body).toMatchObject({ uid: { value: status2 }, is_queryable: false });
+    expect(statusNow.body).toMatchObject({ uid: { value: status2 }, is_queryable: false, other_details: details });
     // Each version names the contribution it was committed in.
     expect((await api('GET', `/ehr/${ehrId}/versioned_ehr_status/version/${encodeURIComponent(status2)}`)).body.contribution.id.value).toBe(contributionId);
     const filed = await t.request('GET', `/api/ehr/audit?entityType=Directory&entityId=${folder1.split('::')[0]}`);

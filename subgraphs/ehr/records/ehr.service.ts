@@ -245,17 +245,11 @@ export class EhrService {
   async updateStatus(ehrId: string, change: StatusChange, reason?: string | null, ifVersion?: number): Promise<EhrView> {
     const prepared = await this.prepareStatusChange(ehrId, change, ifVersion);
     const contributionId = randomUUID();
-    const row = await this.store
-      .change(reason, async (tx, audit) => {
-        const { row, version } = await prepared.write(tx, audit, contributionId);
-        await writeStatusContribution(tx, { ...this.commit(contributionId, ehrId, reason), version });
-        return row;
-      })
-      .catch((err) => {
-        // Another EHR took the subject between the check and the write.
-        if (isUniqueViolation(err)) throw subjectTaken();
-        throw err;
-      });
+    const row = await this.store.change(reason, async (tx, audit) => {
+      const { row, version } = await prepared.write(tx, audit, contributionId);
+      await writeStatusContribution(tx, { ...this.commit(contributionId, ehrId, reason), version });
+      return row;
+    });
     prepared.committed?.();
     return view(row);
   }
@@ -280,7 +274,10 @@ export class EhrService {
       changeType: 'modification',
       write: async (tx, audit, contributionId) => {
         await assertRowVersion(tx, 'Ehr', this.store.tenantId, STATUS_ENTITY, ehrId, ifVersion);
-        const [row] = await tx.ehr.updateManyAndReturn({ where: { id: ehrId }, data });
+        const [row] = await tx.ehr.updateManyAndReturn({ where: { id: ehrId }, data }).catch((err) => {
+          // Another EHR took the subject between the check and this write.
+          throw isUniqueViolation(err) ? subjectTaken() : err;
+        });
         const named = (r: { subjectId: string | null; subjectNamespace: string | null }) =>
           r.subjectId && r.subjectNamespace ? { id: r.subjectId, namespace: r.subjectNamespace } : null;
         await audit.record({
