@@ -1,11 +1,15 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { NOTE } from './ehr-fixtures';
 import { backendName, startTestPlatform, type TestPlatform } from './harness';
 import { compositionDecrypts } from './support/clinical-load';
 import { processDatabase } from './support/process-database';
 
 const HEART_RATE = 'http://loinc.org|8867-4';
+/** The migration that gave clinical notes' document type its row, and that row's path. */
+const DOCUMENT_TYPE_MIGRATION = join(__dirname, '../prisma/ehr/migrations/20261125200000_clinical_index_document_type/migration.sql');
+const DOCUMENT_TYPE_PATH = "/context/other_context[at0001]/items[at0007,'Document type']/value";
 const COUNT = 24;
 
 /** Vital signs of patient p-1002 at day `day` of November 2026, pulse 50 + day. */
@@ -192,10 +196,32 @@ embedded('clinical index backfill at start-up', () => {
       await third.stop();
     }
     const fourth = await startTestPlatform(env);
+    let note: string;
+    let noteRows: number;
     try {
-      expect(await count(fourth)).toBeLessThan(rows);
+      const before = await count(fourth);
+      expect(before).toBeLessThan(rows);
+      // A note indexed as the release before the document type's row did (its other rows kept), then that release's migration.
+      const res = await fourth.request('POST', '/api/ehr/compositions', {
+        body: { templateId: 'clinical_note.v1', ehrId: 'ehr-p-1002', content: NOTE('Seen') },
+      });
+      expect(res.status).toBe(201);
+      note = res.body.id;
+      noteRows = (await count(fourth)) - before;
+      const removed = await fourth.platform.db!.query(`DELETE FROM ehr."ClinicalIndexEntry" WHERE "path" = $1 RETURNING "compositionId"`, [DOCUMENT_TYPE_PATH]);
+      expect(removed.rows).toEqual([{ compositionId: note }]);
+      await fourth.platform.db!.exec(readFileSync(DOCUMENT_TYPE_MIGRATION, 'utf8'));
     } finally {
       await fourth.stop();
+    }
+    // The migration unmarked the tenants and emptied the note's rows: the next start indexes both again.
+    const fifth = await startTestPlatform(env);
+    try {
+      expect(await count(fifth)).toBe(rows + noteRows);
+      const typed = await fifth.request('GET', '/fhir/R4/DocumentReference?patient=p-1002&type=11506-3');
+      expect(typed.body.entry.map((e: any) => e.resource.id)).toContain(note);
+    } finally {
+      await fifth.stop();
     }
   });
 });

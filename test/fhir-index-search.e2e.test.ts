@@ -21,6 +21,8 @@ const P = clinicalPatientId(3);
 const Q = clinicalPatientId(7);
 /** A patient with a clinical note and, once the cases have run in SQL, a document in the XDS registry. */
 const R = clinicalPatientId(11);
+/** A patient with a typed note, a typed note whose title is coded text (LOINC 11506-3), and a note without a type. */
+const S = clinicalPatientId(13);
 const UCUM = 'http://unitsofmeasure.org';
 
 interface Measured {
@@ -35,6 +37,8 @@ describe(`FHIR search from the clinical index answers as in memory (${backendNam
   const panels: string[] = [];
   /** A lab result without analytes: no valueQuantity, no component. */
   const noAnalytes: string[] = [];
+  /** S's notes: typed (34133-9), typed (34133-9) with a coded title (11506-3), untyped with a coded title (11506-3). */
+  const notesOfS: string[] = [];
   /** Ids of resources found in the SQL pass, for `_id` searches. */
   const ids: Record<string, string[]> = {};
 
@@ -127,6 +131,14 @@ describe(`FHIR search from the clinical index answers as in memory (${backendNam
     ['DocumentReference: _id, date:missing=false', () => `DocumentReference?_id=${ids.document.slice(1, 4).join(',')}&date:missing=false&_sort=-_id`],
     ['DocumentReference: _summary=count', () => `DocumentReference?patient=${P}&date=le2026-11-12&_summary=count`],
     ['DocumentReference: _include, _elements', () => `DocumentReference?patient=${Q}&_include=DocumentReference:subject&_elements=date`],
+    ['DocumentReference: type, newest first, page 2', () => `DocumentReference?type=11506-3&category=clinical-note&_sort=-date&_count=2&_offset=1`],
+    ['DocumentReference: type, not a coded title', () => `DocumentReference?patient=${S}&type=11506-3`],
+    ['DocumentReference: type of LOINC, two codes', () => `DocumentReference?patient=${P},${S}&type=http://loinc.org|34133-9,18842-5&_sort=_id`],
+    ['DocumentReference: any LOINC type', () => `DocumentReference?patient=${S}&type=http://loinc.org|`],
+    ['DocumentReference: type of another system or of none', () => `DocumentReference?patient=${Q},${S}&type=http://snomed.info/sct|11506-3,|57133-1`],
+    ['DocumentReference: type:not, _sort=_id', () => `DocumentReference?type:not=11506-3,57133-1&category=clinical-note&_sort=_id`],
+    ['DocumentReference: type:missing=true', () => `DocumentReference?type:missing=true&category=clinical-note`],
+    ['DocumentReference: type:missing=false, _sort=-_lastUpdated', () => `DocumentReference?patient=${Q},${S}&type:missing=false&_sort=-_lastUpdated&_count=3`],
   ];
   /** Searches once R has a registry document (before the in-memory pass). */
   const registry = new Map<string, Measured>();
@@ -196,6 +208,40 @@ describe(`FHIR search from the clinical index answers as in memory (${backendNam
         201,
       );
     }
+    // S's notes: a typed one; one whose title is coded text, as the RM allows where the template has text (so two coded leaves share
+    // the context element's node id); and, under a tenant's variant of clinical_note.v1 whose document type is optional, one without a type.
+    const summary = { note: { ...NOTE(`Summary of ${S}`).note, note_type: { code: '34133-9' }, authored_at: '2026-11-18T10:00:00Z' } };
+    const typed = await t.request('POST', '/api/ehr/compositions', { body: { templateId: 'clinical_note.v1', ehrId: `ehr-${S}`, content: summary } });
+    expect(typed.status).toBe(201);
+    notesOfS.push(typed.body.id);
+    const canonical = (await t.request('GET', `/openehr/v1/ehr/ehr-${S}/composition/${typed.body.uid}`)).body;
+    const contextItems = () => canonical.context.other_context.items as any[];
+    contextItems().find((i) => i.name.value === 'Title').value = {
+      _type: 'DV_CODED_TEXT',
+      value: 'Progress note',
+      defining_code: { _type: 'CODE_PHRASE', terminology_id: { _type: 'TERMINOLOGY_ID', value: 'LOINC' }, code_string: '11506-3' },
+    };
+    canonical.context.start_time.value = '2026-11-19T10:00:00Z';
+    const codedTitle = await t.request('POST', '/api/ehr/compositions', { body: { templateId: 'clinical_note.v1', ehrId: `ehr-${S}`, content: canonical } });
+    expect(codedTitle.status).toBe(201);
+    notesOfS.push(codedTitle.body.id);
+    const noteOpt = readFileSync(path.join(__dirname, '../subgraphs/ehr/clinical/opt/demo/clinical_note.v1.opt'), 'utf8').replace(
+      '<value>clinical_note.v1</value>',
+      '<value>clinical_note_untyped.v1</value>',
+    );
+    const documentType = noteOpt.lastIndexOf('<rm_type_name>ELEMENT</rm_type_name>', noteOpt.indexOf('<list>Document type</list>'));
+    const untypedOpt = noteOpt.slice(0, documentType) + noteOpt.slice(documentType).replace(/(<occurrences>[\s\S]*?<lower>)1(<\/lower>)/, '$10$2');
+    expect(
+      (await t.request('POST', '/openehr/v1/definition/template/adl1.4', { rawBody: untypedOpt, headers: { 'content-type': 'application/xml' } })).status,
+    ).toBe(201);
+    canonical.archetype_details.template_id.value = 'clinical_note_untyped.v1';
+    canonical.context.other_context.items = contextItems().filter((i) => i.name.value !== 'Document type');
+    canonical.context.start_time.value = '2026-11-21T10:00:00Z';
+    const untyped = await t.request('POST', '/api/ehr/compositions', {
+      body: { templateId: 'clinical_note_untyped.v1', ehrId: `ehr-${S}`, content: canonical },
+    });
+    expect(untyped.status).toBe(201);
+    notesOfS.push(untyped.body.id);
     const idsOf = async (query: string) => matches((await run(query)).bundle).map((e: any) => e.resource.id as string);
     ids.observation = await idsOf(`Observation?patient=${Q}&_count=6`);
     ids.encounter = await idsOf('Encounter?_sort=date');
@@ -240,7 +286,7 @@ describe(`FHIR search from the clinical index answers as in memory (${backendNam
     expect(ids.medication).toHaveLength(3);
     // One order ended before today.
     expect(ids.completed).toHaveLength(1);
-    expect(ids.document).toHaveLength(6);
+    expect(ids.document).toHaveLength(9);
   });
 
   it.each(cases.map(([name]) => name))('%s', async (name) => {
@@ -251,6 +297,15 @@ describe(`FHIR search from the clinical index answers as in memory (${backendNam
     // The index decrypts the page's compositions only; the in-memory path every candidate.
     expect(indexed.decrypted).toBeLessThanOrEqual(matches(indexed.bundle).length);
     expect(memory.decrypted).toBeGreaterThanOrEqual(Math.max(1, indexed.decrypted));
+  });
+
+  it("tells a note's type from a coded title, and finds the note without a type", () => {
+    const found = (name: string) => matches(sql.get(name)!.bundle).map((e: any) => e.resource.id);
+    const [typed, codedTitle, untyped] = notesOfS;
+    expect(found('DocumentReference: type, not a coded title')).toEqual([]);
+    expect(found('DocumentReference: any LOINC type').sort()).toEqual([typed, codedTitle].sort());
+    expect(found('DocumentReference: type:missing=true')).toEqual([untyped]);
+    expect(found('DocumentReference: type:not, _sort=_id')).toEqual(expect.arrayContaining([typed, codedTitle, untyped]));
   });
 
   it('has the panels as Observations of components, each analyte result a component', async () => {
@@ -285,12 +340,12 @@ describe(`FHIR search from the clinical index answers as in memory (${backendNam
     const notes = registry.get(`DocumentReference?patient=${P}`)!;
     expect(notes.bundle).toEqual(sql.get('DocumentReference: one patient')!.bundle);
     expect(notes.decrypted).toBe(3);
-    // A note's type is read from a context element the index cannot tell by its name: every candidate note is decrypted.
+    // A note's type is in the index too: only the notes of the page are decrypted.
     const typed = registry.get(`DocumentReference?patient=${P}&type=11506-3`)!;
     expect(typed.bundle.total).toBe(2);
-    expect(typed.decrypted).toBe(3);
+    expect(typed.decrypted).toBe(2);
     const tenant = registry.get('DocumentReference?category=clinical-note')!;
-    expect(tenant.bundle.total).toBe(6);
-    expect(tenant.decrypted).toBe(6);
+    expect(tenant.bundle.total).toBe(9);
+    expect(tenant.decrypted).toBe(9);
   });
 });

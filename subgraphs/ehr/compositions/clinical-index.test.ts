@@ -3,7 +3,7 @@ import { buildWebTemplate } from '../clinical/opt/web-template';
 import { flatToCanonical } from '../clinical/opt/flat';
 import { demoOpt } from '../clinical/templates';
 import { simpleFormOf } from '../clinical/simple-forms';
-import { indexRows } from './clinical-index';
+import { DOCUMENT_TYPE_PATH, indexRows } from './clinical-index';
 
 const BP = 'openEHR-EHR-OBSERVATION.blood_pressure.v2';
 const PULSE = 'openEHR-EHR-OBSERVATION.pulse.v2';
@@ -37,6 +37,14 @@ function lab(analytes: string[]) {
   const results = analytes.map((analyte, i) => ({ analyte, value: { magnitude: 5 + i, unit: 'mmol/L' } }));
   const body = { lab_result: { test_name: { code: '58410-2' }, status: { code: 'final' }, specimen_collected_at: '2026-11-22T08:00:00Z', results } };
   return flatToCanonical(form.toFlat(body, 'Dr Lab'), wt);
+}
+
+/** A clinical note (title "Weekly review", type LOINC 11506-3) as canonical content. */
+function note() {
+  const wt = buildWebTemplate(parseOpt(demoOpt('clinical_note.v1')));
+  const form = simpleFormOf('clinical_note.v1', wt.tree.id)!;
+  const body = { note: { title: 'Weekly review', note_type: { code: '11506-3' }, authored_at: '2026-11-22T10:00:00Z', body: 'Feels well.' } };
+  return flatToCanonical(form.toFlat(body, 'dr-jones'), wt);
 }
 
 describe('clinical index rows', () => {
@@ -98,6 +106,33 @@ describe('clinical index rows', () => {
     expect(JSON.stringify(analytes)).not.toMatch(/Haemoglobin|Platelets|Leucocytes/);
     // The vital signs have no archetyped cluster.
     expect(rows.some((r) => r.rmType === 'CLUSTER')).toBe(false);
+  });
+
+  it("holds a note's document type also at its path with the name, never a title in coded text there", () => {
+    const CONTEXT_ITEM = '/context/other_context[at0001]/items[at0007]/value';
+    const meta = { ...META, templateId: 'clinical_note.v1', area: 'document' };
+    const codes = (rows: ReturnType<typeof indexRows>, path: string) => rows.filter((r) => r.path === path).map((r) => r.code);
+    const typed = indexRows(meta, note());
+    expect(typed.filter((r) => r.path === DOCUMENT_TYPE_PATH)).toEqual([
+      expect.objectContaining({ rmType: 'DV_CODED_TEXT', code: '11506-3', terminology: 'LOINC', effectiveAt: new Date('2026-11-22T10:00:00Z') }),
+    ]);
+    expect(typed.find((r) => r.path === DOCUMENT_TYPE_PATH)?.entryArchetypeId).toBeUndefined();
+    // The title is coded text too: the node id's path holds both codes, the named path the type's alone.
+    const content = note();
+    const items = content.context.other_context.items as any[];
+    items.find((i) => i.name.value === 'Title').value = {
+      _type: 'DV_CODED_TEXT',
+      value: 'Weekly review',
+      defining_code: { _type: 'CODE_PHRASE', terminology_id: { _type: 'TERMINOLOGY_ID', value: 'LOINC' }, code_string: '34133-9' },
+    };
+    const titled = indexRows(meta, content);
+    expect(codes(titled, CONTEXT_ITEM).sort()).toEqual(['11506-3', '34133-9']);
+    expect(codes(titled, DOCUMENT_TYPE_PATH)).toEqual(['11506-3']);
+    content.context.other_context.items = items.filter((i) => i.name.value !== 'Document type');
+    const untyped = indexRows(meta, content);
+    expect(codes(untyped, CONTEXT_ITEM)).toEqual(['34133-9']);
+    expect(codes(untyped, DOCUMENT_TYPE_PATH)).toEqual([]);
+    expect(JSON.stringify([typed, titled, untyped])).not.toMatch(/Weekly review|Progress note|Title/);
   });
 
   it('takes the entry time from its first event, and indexes content that is not canonical as the composition only', () => {

@@ -1,13 +1,14 @@
 import { Prisma } from '../db/generated/client';
 import type { TenantTx } from '../db/tenant';
-import { rmAt } from '../exchange/content';
+import { documentType, rmAt } from '../exchange/content';
 
 /**
  * The clinical index (docs/security.md "Clinical index"): the structured leaf
  * values of a canonical RM COMPOSITION as rows, so FHIR search and AQL can
  * select compositions in SQL and decrypt only those they return. Free text
  * (DV_TEXT), names, identifiers' values and the parties (composer, subject,
- * participations) are never indexed.
+ * participations) are never indexed; one fixed path tells which coded leaf is
+ * a clinical note's document type (DOCUMENT_TYPE_PATH).
  */
 
 /** What the index says of the composition a row belongs to. */
@@ -24,8 +25,16 @@ export interface IndexedComposition {
 /** A leaf of a top-level entry: its path below the entry and, optionally, conditions on its values. */
 export interface EntryLeaf {
   path: string;
+  /** A leaf of the entry's composition (its context), not of the entry: `path` is from the composition's root. */
+  ofComposition?: boolean;
   where?: Prisma.ClinicalIndexEntryWhereInput;
 }
+
+/**
+ * Where a clinical note's document type (docs/exchange.md) is indexed: at the AQL path of the context element
+ * named "Document type", name included, since the title shares its node id (and may be coded text too).
+ */
+export const DOCUMENT_TYPE_PATH = "/context/other_context[at0001]/items[at0007,'Document type']/value";
 
 /** A leaf an entry has (with a value meeting its `where`), or with `absent` lacks. */
 export interface LeafTest {
@@ -149,7 +158,8 @@ function leaf(value: Json): Partial<IndexRow> | null {
  * The index rows of one composition version's content: row 0 is the
  * composition itself (present for every indexed composition, whatever its
  * content, so the backfill can tell indexed compositions apart), then one row
- * per top-level entry and one per indexed leaf. Content that is not a
+ * per top-level entry and one per indexed leaf (a clinical note's document
+ * type twice: also at DOCUMENT_TYPE_PATH). Content that is not a
  * canonical COMPOSITION (CareGraph JSON templates) gets row 0 only. An
  * archetyped CLUSTER in an entry gets a row too (no value; its ordinal at its
  * path), so a query can count them.
@@ -254,6 +264,19 @@ export function indexRows(composition: IndexedComposition, content: unknown): In
     }
   };
   visit(content, '/', rootArchetype, null, 0);
+  // The name is compared, never copied: this fixed path is the only one that says anything of a name.
+  const type = documentType(content);
+  if (type)
+    rows.push({
+      ...base,
+      seq: rows.length,
+      effectiveAt: startTime ?? composition.committedAt,
+      archetypeId: rootArchetype,
+      path: DOCUMENT_TYPE_PATH,
+      rmType: 'DV_CODED_TEXT',
+      code: type.code,
+      terminology: type.terminology ?? null,
+    });
   return rows;
 }
 

@@ -509,7 +509,13 @@ export class CompositionService {
       const entryPath = (archetypeId: string) => `/content[${archetypeId}]`;
       const has = (archetypeId: string, leaf: EntryLeaf): Prisma.ClinicalIndexEntryWhereInput => ({
         composition: {
-          is: { clinicalIndex: { some: { entryArchetypeId: archetypeId, entryOrdinal: 1, path: entryPath(archetypeId) + leaf.path, ...leaf.where } } },
+          is: {
+            clinicalIndex: {
+              some: leaf.ofComposition
+                ? { entryArchetypeId: null, path: leaf.path, ...leaf.where }
+                : { entryArchetypeId: archetypeId, entryOrdinal: 1, path: entryPath(archetypeId) + leaf.path, ...leaf.where },
+            },
+          },
         },
       });
       const where: Prisma.ClinicalIndexEntryWhereInput = {

@@ -122,3 +122,21 @@ export function rmAll(rm: unknown, path: string): Array<Record<string, any>> {
 export function rmAt(rm: unknown, path: string): Record<string, any> | undefined {
   return rmAll(rm, path)[0];
 }
+
+/** The report composition's context elements: a clinical note's title and document type share this node id, told apart by name. */
+const REPORT_CONTEXT_ITEM = '/context/other_context[at0001]/items[at0007]';
+
+/** The value of the first report context element of that name. */
+export const reportContextValue = (composition: unknown, name: 'Title' | 'Document type'): Record<string, any> | undefined =>
+  rmAll(composition, REPORT_CONTEXT_ITEM).find((item) => item.name?.value === name)?.value;
+
+/**
+ * A clinical note's document type: the coded value of the context element named "Document type" (none without
+ * a code). One reading for the FHIR mapping (DocumentReference.type) and the clinical index, so they agree.
+ */
+export function documentType(composition: unknown): { code: string; terminology?: string; text?: string } | undefined {
+  const value = reportContextValue(composition, 'Document type');
+  const code = value?.defining_code?.code_string;
+  if (typeof code !== 'string' || code === '') return undefined;
+  return { code, terminology: value?.defining_code?.terminology_id?.value, text: value?.value };
+}

@@ -1,6 +1,6 @@
 import type { Prisma } from '../../db/generated/client';
 import type { DataArea } from '../../policy/rules';
-import type { EntryCondition, EntryLeaf, EntryOrder, LeafTest } from '../../compositions/clinical-index';
+import { DOCUMENT_TYPE_PATH, type EntryCondition, type EntryLeaf, type EntryOrder, type LeafTest } from '../../compositions/clinical-index';
 import {
   ARCHETYPE,
   CLINICAL_NOTE,
@@ -45,6 +45,8 @@ interface Kind {
   ends?: string;
   /** Parameters whose element no resource of the kind has. */
   lacks?: string[];
+  /** The composition's coded leaf that is the resource's `type` (a LOINC code, whatever its terminology). */
+  type?: EntryLeaf;
 }
 
 interface IndexedType {
@@ -78,6 +80,7 @@ const INDEXED_TYPES: Record<string, IndexedType> = {
         category: { system: DOC_CATEGORY, code: CLINICAL_NOTE.category },
         status: CLINICAL_NOTE.status,
         lacks: ['security-label', 'format'],
+        type: { path: DOCUMENT_TYPE_PATH, ofComposition: true },
       },
     ],
     date: 'effectiveAt',
@@ -226,8 +229,7 @@ function presence(kind: Kind, name: string): KindTest {
       // A MedicationRequest always has one (active or completed).
       return kind.ends || kind.status ? true : null;
     case 'type':
-      // A note's type is a context element told by its name, which the index does not hold.
-      return null;
+      return kind.type ? has(kind.type) : null;
     default:
       // patient/subject, date, _lastUpdated, code, category and intent are set on every resource these kinds map to.
       return true;
@@ -236,15 +238,20 @@ function presence(kind: Kind, name: string): KindTest {
 
 const tokens = (criterion: SearchCriterion) => criterion.values.map(parseToken);
 
+/** The codes of a token criterion's LOINC (or system-less) values; 'any' when one names LOINC without a code. */
+function loincCodes(criterion: SearchCriterion): string[] | 'any' {
+  const loinc = tokens(criterion).filter((t) => t.system === undefined || t.system === LOINC);
+  return loinc.some((t) => t.code === undefined) ? 'any' : loinc.map((t) => t.code!);
+}
+
 function valueTest(kind: Kind, criterion: SearchCriterion): KindTest {
   const observation = kind.observation;
   if (kind.lacks?.includes(criterion.name)) return false;
   switch (criterion.name) {
     case 'code': {
       if (!observation) return null;
-      const loinc = tokens(criterion).filter((t) => t.system === undefined || t.system === LOINC);
-      if (loinc.some((t) => t.code === undefined)) return true;
-      const codes = loinc.map((t) => t.code!);
+      const codes = loincCodes(criterion);
+      if (codes === 'any') return true;
       if ('fixed' in observation.code) return codes.includes(observation.code.fixed);
       return codes.length > 0 && has({ path: observation.code.leaf, where: { code: { in: codes } } });
     }
@@ -257,6 +264,13 @@ function valueTest(kind: Kind, criterion: SearchCriterion): KindTest {
       if (!observation) return null;
       const alternatives = criterion.values.flatMap((v) => quantityCondition(parseQuantityParam('value-quantity', v)));
       return alternatives.length > 0 && quantityTest(observation, { magnitude: { not: null }, OR: alternatives });
+    }
+    case 'type': {
+      // The mapping codes a note's type in LOINC; a note without one has no type.
+      if (!kind.type) return null;
+      const codes = loincCodes(criterion);
+      if (codes === 'any') return has(kind.type);
+      return codes.length > 0 && has({ ...kind.type, where: { code: { in: codes } } });
     }
     case 'intent':
       // A string element: only a bare code matches.

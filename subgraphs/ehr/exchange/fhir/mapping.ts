@@ -5,7 +5,7 @@ import type { CompositionView } from '../../compositions/composition.service';
 import type { PatientView } from '../../patients/patient.service';
 import type { ClinicalTemplateService } from '../../templates/clinical-template.service';
 import type { ClinicalTemplate as TemplateRow } from '../../db/generated/client';
-import { clinicalTime, rmAll, rmAt, topLevelSlots } from '../content';
+import { clinicalTime, documentType, reportContextValue, rmAll, rmAt, topLevelSlots } from '../content';
 
 /**
  * openEHR → FHIR R4 mapping (the table in docs/exchange.md). A composition
@@ -236,8 +236,6 @@ const THERAPEUTIC_DIRECTION = 'openEHR-EHR-CLUSTER.therapeutic_direction.v1';
 const DOSAGE = 'openEHR-EHR-CLUSTER.dosage.v2';
 const ENCOUNTER_DETAILS = 'openEHR-EHR-CLUSTER.encounter_details.v0';
 const TIMING_DAILY = 'openEHR-EHR-CLUSTER.timing_daily.v1';
-/** The report composition's context elements, told apart by the names the clinical-note template gives them. */
-const REPORT_CONTEXT_ITEM = '/context/other_context[at0001]/items[at0007]';
 
 /** Mappers of canonical RM entries (operational templates), by archetype, at the archetypes' paths. */
 const RM_MAPPERS: Record<string, (entry: Json, ctx: Context) => Json | null> = {
@@ -366,12 +364,11 @@ const RM_MAPPERS: Record<string, (entry: Json, ctx: Context) => Json | null> = {
   },
   [ARCHETYPE.synopsis]: (synopsis, ctx) => {
     const composition = ctx.composition.content as Json;
-    const named = (name: string) => rmAll(composition, REPORT_CONTEXT_ITEM).find((i) => i.name?.value === name)?.value;
-    const type = named('Document type');
+    const type = documentType(composition);
     const composer = composition.composer as Json | undefined;
     return clinicalNote(ctx, {
-      type: type && { code: type.defining_code?.code_string, value: type.value },
-      title: named('Title')?.value,
+      type: type && { code: type.code, value: type.text },
+      title: reportContextValue(composition, 'Title')?.value,
       authoredAt: rmAt(composition, '/context/start_time')?.value,
       // The composer is the note's author unless it is the writing user.
       author: composer?.external_ref?.id?.scheme === USER_ID_SCHEME ? undefined : composer?.name,
