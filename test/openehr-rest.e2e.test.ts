@@ -284,6 +284,18 @@ describe(`openEHR REST resources (${backendName})`, () => {
           `SELECT s/other_details/items[at0003]/items[at0004]/value/defining_code/code_string, s/uid/value FROM EHR e[ehr_id/value='${ehrId}'] CONTAINS EHR_STATUS s`,
         ),
       ).toEqual([['at0010', created.body.ehr_status.id.value]]);
+      // The status's latest VERSION, as EHRbase's VERSION suites find it; a query that names no status sees composition versions only.
+      const statusUid = created.body.ehr_status.id.value as string;
+      const [[committed]] = await query(
+        `SELECT cv/commit_audit/time_committed/value FROM VERSION cv[LATEST_VERSION] CONTAINS EHR_STATUS s WHERE cv/uid/value = '${statusUid}'`,
+      );
+      expect(Date.parse(committed)).not.toBeNaN();
+      expect(
+        await query(
+          `SELECT v/uid/value, s/other_details/items[at0002]/value/value FROM EHR e[ehr_id/value='${ehrId}'] CONTAINS VERSION v CONTAINS EHR_STATUS s`,
+        ),
+      ).toEqual([[statusUid, 'DAK']]);
+      expect(await query(`SELECT v/uid/value FROM EHR e[ehr_id/value='${ehrId}'] CONTAINS VERSION v`)).toEqual([]);
     });
   });
 

@@ -8,7 +8,7 @@ import type { TenantStore } from '../db/store';
 import type { TenantTx } from '../db/tenant';
 import { assertCan, DATA_AREAS, recordScope } from '../policy/rules';
 import type { AccessPolicyService } from '../policy/access-policy.service';
-import { assertRowVersion, auditVersions, currentVersions, type AuditVersion } from '../audit/versions';
+import { assertRowVersion, auditVersions, type AuditVersion } from '../audit/versions';
 import { statusVersionUid, writeStatusContribution, type PreparedVersion } from './contributions';
 
 /** The subject namespace of CareGraph patient ids. */
@@ -33,6 +33,16 @@ export interface StatusChange {
   isQueryable?: boolean | null;
   isModifiable?: boolean | null;
   written?: { status: Record<string, unknown>; subject: Subject | null };
+}
+
+/** The latest EHR_STATUS version of an EHR, from its audit record, with the status as last written. */
+export interface LatestStatus {
+  version: number;
+  at: Date;
+  actor: string;
+  reason: string | null;
+  contributionId: string | null;
+  written?: Record<string, unknown>;
 }
 
 /** EHR_STATUS versions: the EHR's creation, then each status change. */
@@ -104,21 +114,37 @@ export class EhrService {
     });
   }
 
-  /** The latest EHR_STATUS version of EHRs a caller has already chosen by policy (an AQL query's): its number and content as written. */
-  async latestStatuses(ehrIds: string[]): Promise<Map<string, { version: number; written?: Record<string, unknown> }>> {
-    const [versions, written] = await this.store.read((tx) =>
+  /**
+   * The latest EHR_STATUS version of EHRs a caller has already chosen by policy (an AQL query's): its audit
+   * record (number, time, committer) and content as written. An EHR without status records is version 1.
+   */
+  async latestStatuses(ehrIds: string[]): Promise<Map<string, LatestStatus>> {
+    const [records, written] = await this.store.read((tx) =>
       Promise.all([
-        currentVersions(tx, STATUS_ENTITY, ehrIds),
+        tx.auditRecord.findMany({
+          where: { entityType: { in: STATUS_ENTITY }, entityId: { in: ehrIds } },
+          orderBy: { seq: 'asc' },
+          select: { entityId: true, at: true, actor: true, reason: true, after: true },
+        }),
         tx.ehrStatusVersion.findMany({ where: { ehrId: { in: ehrIds } }, orderBy: [{ ehrId: 'asc' }, { version: 'desc' }], distinct: ['ehrId'] }),
       ]),
     );
-    const content = new Map(written.map((w) => [w.ehrId, w.contentEnc]));
-    return new Map(
-      ehrIds.map((id) => {
-        const enc = content.get(id);
-        return [id, { version: versions.get(id)?.version ?? 1, ...(enc ? { written: this.decryptStatus(enc) } : {}) }];
-      }),
-    );
+    const latest = new Map<string, LatestStatus>();
+    for (const r of records) {
+      const after = (r.after ?? {}) as Record<string, unknown>;
+      latest.set(r.entityId, {
+        version: (latest.get(r.entityId)?.version ?? 0) + 1,
+        at: r.at,
+        actor: r.actor,
+        reason: r.reason,
+        contributionId: typeof after.contributionId === 'string' ? after.contributionId : null,
+      });
+    }
+    for (const w of written) {
+      const status = latest.get(w.ehrId);
+      if (status) status.written = this.decryptStatus(w.contentEnc);
+    }
+    return latest;
   }
 
   private decryptStatus(contentEnc: string): Record<string, unknown> {

@@ -1,7 +1,7 @@
 import { AppError, notFound, validationError } from '../../../../common/errors';
 import type { ConstraintNode } from '../../clinical/constraints';
 import { parseUid, type CompositionService, type CompositionView, type ScanFilter } from '../../compositions/composition.service';
-import { PATIENT_NAMESPACE, type EhrService, type EhrView, type NewEhr, type StatusChange, type Subject } from '../../records/ehr.service';
+import { PATIENT_NAMESPACE, type EhrService, type EhrView, type LatestStatus, type NewEhr, type StatusChange, type Subject } from '../../records/ehr.service';
 import { canonicalRm } from '../../clinical/opt/rm-shape';
 import type { ClinicalTemplateService } from '../../templates/clinical-template.service';
 import type { ClinicalTemplate as TemplateRow } from '../../db/generated/client';
@@ -233,25 +233,26 @@ export class OpenEhrService {
 
   async ehrStatusVersion(ehrId: string, versionUid: string | null, versionAtTime: string | null): Promise<OpenEhrResult> {
     const { ehr, chosen } = await this.statusVersion(ehrId, versionUid, versionAtTime);
-    const uid = this.statusUid(ehrId, chosen.version);
+    return { body: this.statusVersionBody(ehr, chosen), uid: this.statusUid(ehrId, chosen.version), lastModified: chosen.at };
+  }
+
+  /** An EHR_STATUS version as an ORIGINAL_VERSION, as `…/versioned_ehr_status/version` answers it and AQL's `VERSION` finds it. */
+  private statusVersionBody(ehr: EhrView, chosen: LatestStatus & { isQueryable: boolean; isModifiable: boolean }) {
+    const uid = this.statusUid(ehr.id, chosen.version);
     return {
-      body: {
-        _type: 'ORIGINAL_VERSION',
-        uid: { _type: 'OBJECT_VERSION_ID', value: uid },
-        ...(chosen.version > 1 ? { preceding_version_uid: { _type: 'OBJECT_VERSION_ID', value: this.statusUid(ehrId, chosen.version - 1) } } : {}),
-        // Versions committed before EHR_STATUS changes were contributions name themselves.
-        contribution: { id: { _type: 'HIER_OBJECT_ID', value: chosen.contributionId ?? uid }, namespace: 'local', type: 'CONTRIBUTION' },
-        commit_audit: auditDetails(this.systemId, {
-          at: chosen.at,
-          changeType: chosen.version === 1 ? 'creation' : 'modification',
-          committer: chosen.actor,
-          description: chosen.reason,
-        }),
-        lifecycle_state: LIFECYCLE.complete,
-        data: this.statusBody(ehr, chosen.version, chosen, chosen.written),
-      },
-      uid,
-      lastModified: chosen.at,
+      _type: 'ORIGINAL_VERSION',
+      uid: { _type: 'OBJECT_VERSION_ID', value: uid },
+      ...(chosen.version > 1 ? { preceding_version_uid: { _type: 'OBJECT_VERSION_ID', value: this.statusUid(ehr.id, chosen.version - 1) } } : {}),
+      // Versions committed before EHR_STATUS changes were contributions name themselves.
+      contribution: { id: { _type: 'HIER_OBJECT_ID', value: chosen.contributionId ?? uid }, namespace: 'local', type: 'CONTRIBUTION' },
+      commit_audit: auditDetails(this.systemId, {
+        at: chosen.at,
+        changeType: chosen.version === 1 ? 'creation' : 'modification',
+        committer: chosen.actor,
+        description: chosen.reason,
+      }),
+      lifecycle_state: LIFECYCLE.complete,
+      data: this.statusBody(ehr, chosen.version, chosen, chosen.written),
     };
   }
 
@@ -667,11 +668,17 @@ export class OpenEhrService {
           : !requiresComposition(query.from)
             ? await this.ehrs.queryable(AQL_CAP)
             : (await Promise.all([...new Set(scanned.map((c) => c.patientId))].map((id) => this.ehrs.forPatient(id)))).filter((e) => e !== null);
+    // The EHR_STATUS as written, and its latest VERSION (`VERSION v CONTAINS EHR_STATUS s`), only for a query that can see them.
     const statuses = readsEhrStatus(query, q) ? await this.ehrs.latestStatuses(ehrs.map((e) => e.id)) : undefined;
     const universe = buildUniverse(
       ehrs.map((e) => {
-        const { version, written } = statuses?.get(e.id) ?? { version: 1 };
-        return { ehrId: e.id, patientId: e.patientId, ehr: this.ehrBody(e, version), status: this.statusBody(e, version, e.status, written) };
+        const latest = statuses && {
+          ...e.status,
+          ...(statuses.get(e.id) ?? { version: 1, at: e.createdAt, actor: 'system', reason: null, contributionId: null }),
+        };
+        if (!latest) return { ehrId: e.id, patientId: e.patientId, ehr: this.ehrBody(e, 1), status: this.statusBody(e, 1, e.status) };
+        const version = this.statusVersionBody(e, latest);
+        return { ehrId: e.id, patientId: e.patientId, ehr: this.ehrBody(e, latest.version), status: version.data, statusVersion: version };
       }),
       compositions,
     );

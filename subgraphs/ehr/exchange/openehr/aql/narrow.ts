@@ -180,6 +180,8 @@ const EHR_LEVEL = new Set(['EHR', 'EHR_STATUS']);
 export function requiresComposition(from: Containment): boolean {
   if (from.kind === 'and') return requiresComposition(from.left) || requiresComposition(from.right);
   if (from.kind === 'or') return requiresComposition(from.left) && requiresComposition(from.right);
+  // A VERSION holds a composition or, where the query reads statuses, an EHR_STATUS: it needs one when what it contains does.
+  if (from.rmClass === 'VERSION') return !from.contains || from.contains.not || requiresComposition(from.contains.expr);
   if (!EHR_LEVEL.has(from.rmClass)) return true;
   return from.contains !== undefined && !from.contains.not && requiresComposition(from.contains.expr);
 }
@@ -187,6 +189,7 @@ export function requiresComposition(from: Containment): boolean {
 /** Whether FROM names a class below the EHR level anywhere: if not, no composition can change the answer. */
 export function readsCompositions(from: Containment): boolean {
   if (from.kind !== 'class') return readsCompositions(from.left) || readsCompositions(from.right);
+  if (from.rmClass === 'VERSION' && from.contains && !from.contains.not) return readsCompositions(from.contains.expr);
   return !EHR_LEVEL.has(from.rmClass) || (from.contains !== undefined && readsCompositions(from.contains.expr));
 }
 

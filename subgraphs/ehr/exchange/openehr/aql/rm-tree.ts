@@ -70,13 +70,18 @@ function children(object: Json): Json[] {
   return found;
 }
 
-/** Every object below `root` (not `root` itself), depth first, document order; `skip` leaves an object and all below it out. */
+/**
+ * Every object below `root` (not `root` itself), depth first, document order, each once (an EHR's status is
+ * both its `ehr_status` and its status VERSION's `data`); `skip` leaves an object and all below it out.
+ */
 export function descendants(root: Json, skip?: (object: Json) => boolean): Json[] {
   const found: Json[] = [];
+  const seen = new Set<Json>();
   const stack = children(root).reverse();
   while (stack.length > 0) {
     const next = stack.pop()!;
-    if (skip?.(next)) continue;
+    if (seen.has(next) || skip?.(next)) continue;
+    seen.add(next);
     found.push(next);
     stack.push(...children(next).reverse());
   }

@@ -24,6 +24,8 @@ export interface QueriedEhr {
   /** The EHR object (`ehr_id`, `system_id`, `time_created`) and its EHR_STATUS. */
   ehr: Json;
   status: Json;
+  /** The ORIGINAL_VERSION of the latest EHR_STATUS (its `data` is `status`), linked beside the compositions' versions. */
+  statusVersion?: Json;
 }
 
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -57,7 +59,8 @@ export function buildUniverse(ehrs: QueriedEhr[], compositions: QueriedCompositi
     const tree: Json = { _type: 'EHR', ...e.ehr, ehr_status: e.status, [CHILDREN]: [] };
     trees.set(e.ehrId, tree);
     const source: Source = { entityType: 'EHR', entityId: e.ehrId, patientId: e.patientId };
-    for (const object of objectsBelow({ ...tree })) sources.set(object, source);
+    if (e.statusVersion) tree[CHILDREN as unknown as string].push(e.statusVersion);
+    for (const object of objectsBelow({ ...tree, version: e.statusVersion })) sources.set(object, source);
     sources.set(tree, source);
   }
   for (const c of compositions) {
