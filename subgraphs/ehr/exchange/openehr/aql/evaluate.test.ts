@@ -161,6 +161,16 @@ describe('AQL evaluation', () => {
     });
   });
 
+  it('answers a whole object as committed: every attribute, lists in their order, the implied _type added', () => {
+    const committed = observation(150, 170);
+    const { _type: _omitted, ...history } = committed.data;
+    const one = buildUniverse([ehr('ehr-1')], [composition('c7', 'ehr-1', 'Vital signs', [{ ...committed, data: history }])]);
+    const [[answered]] = new Evaluator(parseAql('SELECT o/data[at0001] FROM OBSERVATION o'), {}, one).run().rows;
+    expect(answered).toStrictEqual(committed.data);
+    expect(Object.keys(answered as object)[0]).toBe('_type');
+    expect(new Evaluator(parseAql('SELECT e/name/value FROM HISTORY h CONTAINS EVENT e'), {}, one).run().rows).toEqual([['Any event'], ['Event 1']]);
+  });
+
   it("FROM DATA_STRUCTURE finds HISTORY and item structures; FROM INSTRUCTION_DETAILS an ACTION's", () => {
     const one = buildUniverse([ehr('ehr-1')], [composition('c7', 'ehr-1', 'Vital signs', [observation(130, 140)])]);
     const types = new Evaluator(parseAql('SELECT d/_type FROM OBSERVATION o CONTAINS DATA_STRUCTURE d'), {}, one).run().rows;
