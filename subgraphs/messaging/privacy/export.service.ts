@@ -200,6 +200,15 @@ async function runPatientExport(deps: ExportJobDeps, tenantId: string, exportId:
   await prisma.patientExport.update({ where: { id: exportId }, data: { status: 'running', progress: 0, error: null } });
 
   const read = <T>(query: string, variables: Record<string, unknown>) => deps.clinical.readAs<T>(requester, query, variables);
+  /** One openEHR answer about the patient's EHR (`openehrEhrTags`, `openehrEhrStatus`): its body as a JSON file. */
+  const ehrBody = (field: string) =>
+    Readable.from(
+      (async function* () {
+        const { patient } = await read<{ patient: { ehrId: string } }>('query($id: ID!) { patient(id: $id) { ehrId } }', { id: patientId });
+        const data = await read<Record<string, { body: unknown }>>(`query($e: ID!) { ${field}(ehrId: $e) { body } }`, { e: patient.ehrId });
+        yield JSON.stringify(data[field].body, null, 2);
+      })(),
+    );
   const parts: Array<[string, () => Readable]> = [
     [
       'fhir/Patient-everything.json',
@@ -224,28 +233,8 @@ async function runPatientExport(deps: ExportJobDeps, tenantId: string, exportId:
           return data.compositions.data;
         }),
     ],
-    [
-      'openehr/item-tags.json',
-      () =>
-        Readable.from(
-          (async function* () {
-            const { patient } = await read<{ patient: { ehrId: string } }>('query($id: ID!) { patient(id: $id) { ehrId } }', { id: patientId });
-            const data = await read<{ openehrEhrTags: { body: unknown } }>('query($e: ID!) { openehrEhrTags(ehrId: $e) { body } }', { e: patient.ehrId });
-            yield JSON.stringify(data.openehrEhrTags.body, null, 2);
-          })(),
-        ),
-    ],
-    [
-      'openehr/ehr-status.json',
-      () =>
-        Readable.from(
-          (async function* () {
-            const { patient } = await read<{ patient: { ehrId: string } }>('query($id: ID!) { patient(id: $id) { ehrId } }', { id: patientId });
-            const data = await read<{ openehrEhrStatus: { body: unknown } }>('query($e: ID!) { openehrEhrStatus(ehrId: $e) { body } }', { e: patient.ehrId });
-            yield JSON.stringify(data.openehrEhrStatus.body, null, 2);
-          })(),
-        ),
-    ],
+    ['openehr/item-tags.json', () => ehrBody('openehrEhrTags')],
+    ['openehr/ehr-status.json', () => ehrBody('openehrEhrStatus')],
     [
       'access-log.json',
       () =>
