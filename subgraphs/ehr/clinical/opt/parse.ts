@@ -51,7 +51,7 @@ export interface OptObject {
   includes?: string[];
 }
 
-interface OptAttribute {
+export interface OptAttribute {
   name: string;
   multiple: boolean;
   existence: Interval;

@@ -112,3 +112,131 @@ describe('alternatives of one attribute', () => {
     ]);
   });
 });
+
+describe("EHRbase's AQL conformance compositions (integration-tests)", () => {
+  const IT = 'ehrbase-integration-tests';
+  const load = (opt: string, composition: string) => ({
+    wt: buildWebTemplate(parseOpt(fixture(`${IT}/opts/${opt}`))),
+    rm: fixtureJson(`${IT}/compositions/${composition}`),
+  });
+  const find = (items: any[], nodeId: string) => items.find((i) => i.archetype_node_id === nodeId);
+
+  it('ACTIVITY.action_archetype_id is a JSON string (a String in the RM), not an object', () => {
+    const { wt, rm } = load('external/minimal_instruction.opt', 'external/minimal_instruction.json');
+    expect(validateComposition(rm, wt)).toEqual([]);
+    rm.content[0].activities[0].action_archetype_id = { value: 'openEHR-EHR-ACTION\\.minimal\\.v1' };
+    expect(validateComposition(rm, wt)).toEqual([
+      expect.objectContaining({
+        path: '/content[openEHR-EHR-INSTRUCTION.minimal.v1]/activities[at0001]/action_archetype_id',
+        message: 'must be a string (STRING)',
+      }),
+    ]);
+  });
+
+  it('a persistent composition without context, which its OPT does not constrain (optional in the RM)', () => {
+    const { wt, rm } = load('persistent_minimal.opt', 'persistent_minimal.en.v1__full.json');
+    expect(rm.context).toBeUndefined();
+    expect(validateComposition(rm, wt)).toEqual([]);
+  });
+
+  it('EVENT.offset (computed by the RM) and an optional state left out; a required element of a present state still required', () => {
+    const { wt, rm } = load('ehrbase_blood_pressure_simple.de.v0.opt', 'ehrbase_blood_pressure_simple.de.v0.json');
+    const event = rm.content[0].data.events[0];
+    expect(event.offset).toBeUndefined();
+    expect(validateComposition(rm, wt)).toEqual([]);
+    event.state = { _type: 'ITEM_TREE', archetype_node_id: 'at0007', name: { _type: 'DV_TEXT', value: 'state structure' }, items: [] };
+    expect(validateComposition(rm, wt)).toEqual([
+      expect.objectContaining({
+        path: '/content[openEHR-EHR-OBSERVATION.sample_blood_pressure.v1]/data[at0001]/events[at0002]/state[at0007]/items[at0008]/value',
+        message: 'at least 1 required, 0 present',
+      }),
+    ]);
+  });
+
+  describe('all types (the OPT as the openEHR SDK publishes it)', () => {
+    const wt = buildWebTemplate(parseOpt(fixture('ehrbase-sdk/operationaltemplate/Test_all_types.opt')));
+    const composition = () => fixtureJson(`${IT}/compositions/external/all_types_systematic_tests.json`);
+    const entry = (rm: any, id: string) => rm.content.find((c: any) => c.archetype_node_id === id);
+    const observationItems = (rm: any) => entry(rm, 'openEHR-EHR-OBSERVATION.test_all_types.v1').data.events[0].data.items;
+    const intervals = (rm: any) => entry(rm, 'openEHR-EHR-EVALUATION.test_all_types.v1').data.items;
+    const adminItem = (rm: any) =>
+      find(entry(rm, 'openEHR-EHR-SECTION.test_all_types.v1').items[0].items, 'openEHR-EHR-ADMIN_ENTRY.test_all_types.v1').data.item;
+    const URI = '/content[openEHR-EHR-EVALUATION.test_all_types.v1]/data[at0001]/items[at0002]/value';
+
+    it('accepts all but the DV_TEXT it holds where the template requires a DV_URI (not a DV_TEXT subtype in the RM)', () => {
+      expect(validateComposition(composition(), wt)).toEqual([expect.objectContaining({ path: URI, message: 'is DV_TEXT, the template requires DV_URI' })]);
+    });
+
+    const withUri = () => {
+      const rm = composition();
+      find(intervals(rm), 'at0002').value = { _type: 'DV_URI', value: 'https://www.iana.org' };
+      return rm;
+    };
+
+    it('ISO 8601 dates, times and date-times in the basic and the extended format', () => {
+      const rm = withUri();
+      const items = observationItems(rm);
+      const set = (nodeId: string, value: string) => (find(items, nodeId).value.value = value);
+      for (const [date, dateTime, time] of [
+        ['20190114', '20190114T101010Z', '101010'],
+        ['2019-01', '20190114T1010+0100', '101010.5'],
+        ['2019', '2019-01-14T10:10:10.5+01:00', '10:10:10Z'],
+      ]) {
+        set('at0009', date);
+        set('at0010', dateTime);
+        set('at0012', time);
+        expect(validateComposition(rm, wt)).toEqual([]);
+      }
+      set('at0009', '2019-0114');
+      set('at0010', '20190114T10:10:10');
+      set('at0012', '10:1010');
+      expect(validateComposition(rm, wt).map((e) => e.message)).toEqual([
+        "'2019-0114' is not an ISO 8601 date",
+        "'20190114T10:10:10' is not an ISO 8601 date-time",
+        "'10:1010' is not an ISO 8601 time",
+      ]);
+    });
+
+    it('DV_INTERVAL for the OPT’s DV_INTERVAL<T>, its bounds checked as T', () => {
+      const rm = withUri();
+      expect(validateComposition(rm, wt)).toEqual([]);
+      const count = find(intervals(rm), 'at0003').value;
+      count.lower = { _type: 'DV_QUANTITY', magnitude: 1, units: 'mm' };
+      delete count.upper;
+      find(intervals(rm), 'at0005').value.upper.value = '28.01.2019';
+      const at = (nodeId: string) => `/content[openEHR-EHR-EVALUATION.test_all_types.v1]/data[at0001]/items[${nodeId}]/value`;
+      expect(validateComposition(rm, wt)).toEqual([
+        expect.objectContaining({ path: `${at('at0003')}/lower`, message: 'is DV_QUANTITY, the template requires DV_COUNT' }),
+        expect.objectContaining({ path: `${at('at0003')}/upper`, message: 'upper is required unless upper_unbounded' }),
+        expect.objectContaining({ path: `${at('at0005')}/upper/value`, message: "'28.01.2019' is not an ISO 8601 date-time" }),
+      ]);
+      count.upper_unbounded = true;
+      count.lower = { _type: 'DV_COUNT', magnitude: 1 };
+      find(intervals(rm), 'at0005').value.upper.value = '20190128T2122';
+      expect(validateComposition(rm, wt)).toEqual([]);
+    });
+
+    it('an optional other_context left out; present, its mandatory element is required', () => {
+      const rm = withUri();
+      expect(rm.context.other_context).toBeUndefined();
+      rm.context.other_context = { _type: 'ITEM_SINGLE', archetype_node_id: 'at0004', name: { _type: 'DV_TEXT', value: 'Tree' } };
+      expect(validateComposition(rm, wt)).toEqual([
+        expect.objectContaining({ path: '/context/other_context[at0004]/item[at0005]/value', message: 'at least 1 required, 0 present' }),
+      ]);
+    });
+
+    it('a mandatory ELEMENT with a null_flavour instead of its value; with neither it is refused', () => {
+      const rm = withUri();
+      const item = adminItem(rm);
+      delete item.value;
+      item.null_flavour = {
+        _type: 'DV_CODED_TEXT',
+        value: 'unknown',
+        defining_code: { _type: 'CODE_PHRASE', terminology_id: { _type: 'TERMINOLOGY_ID', value: 'openehr' }, code_string: '253' },
+      };
+      expect(validateComposition(rm, wt)).toEqual([]);
+      delete item.null_flavour;
+      expect(validateComposition(rm, wt).map((e) => e.message)).toEqual(['at least 1 required, 0 present', 'an ELEMENT needs a value or a null_flavour']);
+    });
+  });
+});

@@ -1,5 +1,7 @@
 import type { ErrorDetail } from '../../../../common/errors';
 import { ismTransitionErrors } from './ism-transition';
+import { typeOf } from './rm-xml';
+import { makeNode } from './web-node';
 import { codePhrase, primitiveOf, type WebNode, type WebTemplate } from './web-template';
 
 /**
@@ -13,9 +15,13 @@ import { codePhrase, primitiveOf, type WebNode, type WebTemplate } from './web-t
 
 type Rm = Record<string, any>;
 
-const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}(:\d{2}(:\d{2}([.,]\d+)?)?)?(Z|[+-]\d{2}(:?\d{2})?)?$/;
-const DATE = /^\d{4}(-\d{2}(-\d{2})?)?$/;
-const TIME = /^\d{2}(:\d{2}(:\d{2}([.,]\d+)?)?)?(Z|[+-]\d{2}(:?\d{2})?)?$/;
+// The RM's ISO 8601 strings, in the extended (2019-01-14T10:10:10Z) or the basic (20190114T101010Z) format; partial forms reduce precision.
+const EXTENDED_TIME = String.raw`\d{2}(:\d{2}(:\d{2}([.,]\d+)?)?)?`;
+const BASIC_TIME = String.raw`\d{2}(\d{2}(\d{2}([.,]\d+)?)?)?`;
+const ZONE = String.raw`(Z|[+-]\d{2}(:?\d{2})?)?`;
+const DATE_TIME = new RegExp(String.raw`^(\d{4}-\d{2}-\d{2}T${EXTENDED_TIME}|\d{8}T${BASIC_TIME})${ZONE}$`);
+const DATE = /^(\d{4}(-\d{2}(-\d{2})?)?|\d{8})$/;
+const TIME = new RegExp(`^(${EXTENDED_TIME}|${BASIC_TIME})${ZONE}$`);
 const DURATION = /^-?P(?!$)(\d+(\.\d+)?Y)?(\d+(\.\d+)?M)?(\d+(\.\d+)?W)?(\d+(\.\d+)?D)?(T(?!$)(\d+(\.\d+)?H)?(\d+(\.\d+)?M)?(\d+(\.\d+)?S)?)?$/;
 /** The openEHR normal statuses of an ordered value (DV_QUANTITY.normal_status). */
 const NORMAL_STATUSES = ['HHH', 'HH', 'H', 'N', 'L', 'LL', 'LLL'];
@@ -26,8 +32,15 @@ const SUBTYPES: Record<string, string[]> = {
   DV_TEXT: ['DV_TEXT', 'DV_CODED_TEXT'],
   ITEM_STRUCTURE: ['ITEM_TREE', 'ITEM_LIST', 'ITEM_SINGLE', 'ITEM_TABLE'],
 };
+/** The JSON type of a C_PRIMITIVE_OBJECT's value (dates, times and durations are ISO 8601 strings). */
+const PRIMITIVE_JSON: Record<string, string> = { C_INTEGER: 'number', C_REAL: 'number', C_BOOLEAN: 'boolean' };
 const isObject = (v: unknown): v is Rm => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isValueNode = (node: WebNode) => !node.children && node.rmType !== 'EVENT_CONTEXT';
+/** An attribute the OPT shows that the RM computes rather than stores (EVENT.offset): the ITS schema has no element for it. */
+const isComputed = (rmType: string, attr: string) => {
+  const type = typeOf(rmType);
+  return !!type && !type.elements.has(attr) && !type.attributes.includes(attr);
+};
 
 class Checker {
   readonly errors: ErrorDetail[] = [];
@@ -38,12 +51,16 @@ class Checker {
     this.errors.push({ path: `${node.aqlPath || '/'}${attribute}`, webTemplatePath: webPath, message });
   }
 
-  /** The instances of a node below its parent's object (intermediate objects are marked as reached). */
-  private instances(parent: Rm, node: WebNode, siblings: WebNode[]): Rm[] {
+  /**
+   * The instances of a node below its parent's object (intermediate objects are marked as reached); how many
+   * times the node occurs; whether it may be absent because an optional object on its way is.
+   */
+  private instances(parent: Rm, node: WebNode, siblings: WebNode[]) {
     let current: Rm[] = [parent];
-    const own =
-      isValueNode(node) && node.steps.length > 1 && node.steps[node.steps.length - 1].attr === 'value' ? node.steps.length - 2 : node.steps.length - 1;
+    const folded = isValueNode(node) && node.steps.length > 1 && node.steps[node.steps.length - 1].attr === 'value';
+    const own = folded ? node.steps.length - 2 : node.steps.length - 1;
     const named = node.name !== undefined && siblings.some((s) => s !== node && s.aqlPath === node.aqlPath);
+    const levels: Rm[][] = [];
     node.steps.forEach((step, i) => {
       current = current.flatMap((c) => {
         const v = c[step.attr];
@@ -52,23 +69,37 @@ class Checker {
         );
       });
       for (const x of current) if (isObject(x)) this.reached.add(x);
+      levels.push(current);
     });
-    return current;
+    // Occurrences are the template's only where the object holding them exists: an absent optional ITEM_TREE (state, protocol…) requires nothing.
+    const firstEmpty = levels.findIndex((level) => level.length === 0);
+    const optionalAbsent = firstEmpty !== -1 && firstEmpty <= own && !!node.steps[firstEmpty].optional;
+    // A folded ELEMENT occurs with its value or, where the OPT lets the value be absent, with a null_flavour instead (RM: one of the two).
+    const elements = folded ? levels[own] : [];
+    const nullFlavoured = node.steps[node.steps.length - 1].optional ? elements.filter((e) => e.value == null && isObject(e.null_flavour)).length : 0;
+    const empty = elements.filter((e) => e.value == null && e.null_flavour == null).length;
+    return { found: current, occurrences: current.length + nullFlavoured, optionalAbsent, empty };
   }
 
   walk(node: WebNode, rm: Rm, webPath: string) {
     const children = node.children ?? [];
-    const found = new Map(children.map((child) => [child, this.instances(rm, child, children)]));
+    const located = new Map(children.map((child) => [child, this.instances(rm, child, children)]));
     for (const child of children) {
-      const own = found.get(child)!;
+      const { found: own, occurrences, optionalAbsent, empty } = located.get(child)!;
       const at = (alternative: WebNode, i: number) => `${webPath}/${alternative.id}${alternative.max !== 1 ? `:${i}` : ''}`;
       // An ISM_TRANSITION's parts: the OPT attribute's existence (kept on their constraint), not the web template's min.
-      const min = node.rmType === 'ISM_TRANSITION' ? (child.constraint?.occurrences.min ?? child.min) : child.min;
-      if (own.length < min) this.error(child, at(child, own.length), `at least ${min} required, ${own.length} present`);
-      if (child.max !== -1 && own.length > child.max) this.error(child, at(child, child.max), `at most ${child.max} allowed, ${own.length} present`);
+      const min =
+        optionalAbsent || isComputed((rm._type as string | undefined) ?? node.rmType, child.steps[0].attr)
+          ? 0
+          : node.rmType === 'ISM_TRANSITION'
+            ? (child.constraint?.occurrences.min ?? child.min)
+            : child.min;
+      if (occurrences < min) this.error(child, at(child, occurrences), `at least ${min} required, ${occurrences} present`);
+      if (child.max !== -1 && occurrences > child.max) this.error(child, at(child, child.max), `at most ${child.max} allowed, ${occurrences} present`);
+      if (empty) this.error(child, at(child, 0), 'an ELEMENT needs a value or a null_flavour');
       own.forEach((instance, i) => {
         // Alternatives (a choice of data types) find the same instance: it must conform to one of them.
-        const alternatives = children.filter((other) => found.get(other)!.includes(instance));
+        const alternatives = children.filter((other) => located.get(other)!.found.includes(instance));
         if (alternatives.length === 1) return this.check(child, instance, at(child, i));
         if (alternatives[0] !== child) return;
         const trials = alternatives.map((alternative) => {
@@ -84,6 +115,7 @@ class Checker {
   }
 
   private check(node: WebNode, instance: Rm, webPath: string) {
+    if (node.constraint?.kind === 'primitive') return this.primitive(node, instance, webPath);
     if (!this.typeOk(node, instance, webPath)) return;
     if (isValueNode(node)) this.value(node, instance, webPath);
     else this.walk(node, instance, webPath);
@@ -98,17 +130,27 @@ class Checker {
     }
     const type = v._type as string | undefined;
     if (type === undefined || node.rmType === 'CODE_PHRASE') return true;
-    const allowed = SUBTYPES[node.rmType] ?? [node.rmType];
+    // Canonical JSON names a generic type without its parameter: `DV_INTERVAL` for the OPT's `DV_INTERVAL<DV_COUNT>`.
+    const allowed = SUBTYPES[node.rmType] ?? [node.rmType, node.rmType.replace(/<.*>$/, '')];
     if (allowed.includes(type) || (node.textAlternative && type === 'DV_TEXT')) return true;
     this.error(node, webPath, `is ${type}, the template requires ${node.rmType}`);
     return false;
+  }
+
+  /** An RM attribute of a primitive type (ACTIVITY.action_archetype_id, a String): the JSON type and a value list. */
+  private primitive(node: WebNode, v: unknown, webPath: string) {
+    const p = node.constraint!.primitive!;
+    const json = PRIMITIVE_JSON[p.type] ?? 'string';
+    if (typeof v !== json) return this.error(node, webPath, `must be a ${json} (${node.rmType})`);
+    // Not the pattern: action_archetype_id is itself a regex, and EHRbase writes the template's pattern as its value.
+    if (p.list?.length && !p.list.includes(String(v))) this.error(node, webPath, `'${String(v)}' is not one of ${p.list.join(', ')}`);
   }
 
   private value(node: WebNode, v: Rm, webPath: string) {
     const c = node.constraint;
     const fail = (message: string, attribute = '') => this.error(node, webPath, message, attribute);
     const type = (v._type as string | undefined) ?? node.rmType;
-    switch (type) {
+    switch (type.replace(/<.*>$/, '')) {
       case 'DV_QUANTITY': {
         if (typeof v.magnitude !== 'number') return fail('magnitude must be a number', '/magnitude');
         if (typeof v.units !== 'string') return fail('units must be a string', '/units');
@@ -172,6 +214,22 @@ class Checker {
       case 'DV_DURATION':
         if (typeof v.value !== 'string' || !DURATION.test(v.value)) fail(`'${v.value}' is not an ISO 8601 duration`, '/value');
         return;
+      case 'DV_INTERVAL': {
+        // Each bound is a value of the type parameter, under the OPT's constraint on it; an unbounded end has none.
+        const parameter = /<(\w+)>$/.exec(node.rmType)?.[1];
+        for (const end of ['lower', 'upper']) {
+          const bound: unknown = v[end];
+          if (bound === undefined || bound === null) {
+            if (v[`${end}_unbounded`] !== true) fail(`${end} is required unless ${end}_unbounded`, `/${end}`);
+            continue;
+          }
+          if (!parameter) continue;
+          const constraint = c?.attributes.find((a) => a.name === end)?.children[0];
+          const boundNode = makeNode({ ...node, rmType: parameter, aqlPath: `${node.aqlPath}/${end}` }, [], constraint);
+          if (this.typeOk(boundNode, bound, webPath)) this.value(boundNode, bound, webPath);
+        }
+        return;
+      }
       case 'DV_PROPORTION':
         if (typeof v.numerator !== 'number' || typeof v.denominator !== 'number') fail('numerator and denominator must be numbers');
         return;

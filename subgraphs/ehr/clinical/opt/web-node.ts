@@ -17,6 +17,8 @@ export interface RmStep {
   rmType: string;
   nodeId?: string;
   name?: string;
+  /** The object may be left out although the OPT gives it occurrences 1..1: its (single) attribute's existence is 0..1. */
+  optional?: boolean;
 }
 
 export interface WebNode {

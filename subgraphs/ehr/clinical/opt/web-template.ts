@@ -1,4 +1,4 @@
-import type { OperationalTemplate, OptObject } from './parse';
+import type { OperationalTemplate, OptAttribute, OptObject } from './parse';
 import { contextNode, makeNode, type RmStep, type WebInput, type WebNode } from './web-node';
 import { ismTransitionNode } from './ism-transition';
 
@@ -37,6 +37,8 @@ export function webId(name: string): string {
 }
 
 const maxOf = (max: number | null) => (max === null ? -1 : max);
+/** A single attribute the OPT lets be absent: its one object is then optional whatever its own occurrences say. */
+const isOptional = (a: OptAttribute) => !a.multiple && a.existence.min === 0;
 
 /** A template's rename of a node: its `name` constrained to one text (`name/value` ∈ {"Title"}). */
 function templateName(o: OptObject): string | undefined {
@@ -189,12 +191,13 @@ class Builder {
     for (const a of o.attributes) {
       // An ACTION's ism_transition alternatives become one context node (contextChildren).
       if (CONTEXT_ATTRIBUTES.has(a.name) || (o.rmType === 'ACTION' && a.name === 'ism_transition')) continue;
-      for (const child of a.children) nodes.push(...this.visit(child, a.name, aql, [], root));
+      for (const child of a.children) nodes.push(...this.visit(child, a, aql, [], root));
     }
     return nodes;
   }
 
-  visit(o: OptObject, attr: string, parentAql: string, steps: RmStep[], root: OptObject): WebNode[] {
+  visit(o: OptObject, attribute: OptAttribute, parentAql: string, steps: RmStep[], root: OptObject): WebNode[] {
+    const attr = attribute.name;
     if (o.kind === 'internal_ref') {
       const target = resolveInternalRef(root, o.targetPath ?? '');
       if (!target) return [];
@@ -204,13 +207,20 @@ class Builder {
     const archetypeRoot = o.kind === 'archetype_root' ? o : root;
     const aql = `${parentAql}/${attr}${o.nodeId ? `[${o.nodeId}]` : ''}`;
     const t = term(o, this.language);
-    const step: RmStep = { attr, rmType: o.rmType, ...(o.nodeId ? { nodeId: o.nodeId } : {}), name: t.name };
+    const step: RmStep = {
+      attr,
+      rmType: o.rmType,
+      ...(o.nodeId ? { nodeId: o.nodeId } : {}),
+      name: t.name,
+      ...(isOptional(attribute) ? { optional: true } : {}),
+    };
     if (TRANSPARENT.has(o.rmType)) {
-      return o.attributes.flatMap((a) => a.children.flatMap((c) => this.visit(c, a.name, aql, [...steps, step], archetypeRoot)));
+      return o.attributes.flatMap((a) => a.children.flatMap((c) => this.visit(c, a, aql, [...steps, step], archetypeRoot)));
     }
     const common = { id: webId(t.name), ...t, nodeId: o.nodeId, min: o.occurrences.min, max: maxOf(o.occurrences.max) };
     if (o.rmType === 'ELEMENT') {
-      const values = o.attributes.find((a) => a.name === 'value')?.children ?? [];
+      const valueAttribute = o.attributes.find((a) => a.name === 'value');
+      const values = valueAttribute?.children ?? [];
       const coded = values.find((v) => v.rmType === 'DV_CODED_TEXT');
       const textAlternative = !!coded && values.some((v) => v.rmType === 'DV_TEXT');
       const value = textAlternative ? coded : values.length === 1 ? values[0] : undefined;
@@ -219,7 +229,8 @@ class Builder {
         return [
           makeNode(
             { ...common, rmType: value.rmType, aqlPath: `${aql}/value`, ...(inputs ? { inputs } : {}) },
-            [...steps, step, { attr: 'value', rmType: value.rmType }],
+            // An ELEMENT whose value may be left out holds a null_flavour instead.
+            [...steps, step, { attr: 'value', rmType: value.rmType, ...(valueAttribute && isOptional(valueAttribute) ? { optional: true } : {}) }],
             value,
             textAlternative,
           ),
@@ -305,7 +316,8 @@ export function buildWebTemplate(opt: OperationalTemplate): WebTemplate {
   const root = opt.definition;
   const t = term(root, language);
 
-  const contextObject = root.attributes.find((a) => a.name === 'context')?.children[0];
+  const contextAttribute = root.attributes.find((a) => a.name === 'context');
+  const contextObject = contextAttribute?.children[0];
   const contextChildren = [
     ...(contextObject ? builder.childrenOf(contextObject, '/context', root) : []),
     contextNode('start_time', 'DV_DATE_TIME', '/context', 0, [{ type: 'DATETIME' }]),
@@ -316,10 +328,11 @@ export function buildWebTemplate(opt: OperationalTemplate): WebTemplate {
   ];
   const context = makeNode(
     { id: 'context', rmType: 'EVENT_CONTEXT', nodeId: '', min: 1, max: 1, aqlPath: '/context', children: contextChildren },
-    [{ attr: 'context', rmType: 'EVENT_CONTEXT' }],
+    // The web template shows context as 1..1 (as EHRbase does); the RM and most OPTs let a composition leave it out.
+    [{ attr: 'context', rmType: 'EVENT_CONTEXT', ...(!contextAttribute || isOptional(contextAttribute) ? { optional: true } : {}) }],
     contextObject,
   );
-  const content = root.attributes.filter((a) => a.name === 'content').flatMap((a) => a.children.flatMap((c) => builder.visit(c, 'content', '', [], root)));
+  const content = root.attributes.filter((a) => a.name === 'content').flatMap((a) => a.children.flatMap((c) => builder.visit(c, a, '', [], root)));
   const category = root.attributes.find((a) => a.name === 'category')?.children[0];
   const categoryCodes = codePhrase(category)?.codes ?? ['433'];
   const categoryLabels: Record<string, string> = { '431': 'persistent', '433': 'event', '451': 'episodic' };
