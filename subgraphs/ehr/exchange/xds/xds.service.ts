@@ -5,6 +5,7 @@ import type { XdsDocument as DocumentRow, XdsSubmissionSet as SetRow, XdsAssocia
 import type { TenantStore } from '../../db/store';
 import type { AccessPolicyService } from '../../policy/access-policy.service';
 import type { ConsentService } from '../../consents/consent.service';
+import type { EhrMetrics } from '../../metrics';
 import {
   adhocQueryResponseXml,
   ASSOCIATION_TYPES,
@@ -153,6 +154,7 @@ export class XdsService {
     private readonly policy: AccessPolicyService,
     private readonly consents: ConsentService,
     private readonly settings: XdsSettings,
+    private readonly metrics: Pick<EhrMetrics, 'registryRowsRead'>,
   ) {}
 
   /** ITI-41 Provide and Register Document Set-b: the documents and their metadata; answers rs:RegistryResponse. */
@@ -500,6 +502,7 @@ export class XdsService {
         const patientId = await this.queryPatient(p.one('$XDSDocumentEntryPatientId'));
         const statuses = p.required('$XDSDocumentEntryStatus');
         const rows = await this.store.read((tx) => tx.xdsDocument.findMany({ where: { patientId, status: { in: statuses } }, orderBy: { createdAt: 'asc' } }));
+        this.metrics.registryRowsRead(rows.length);
         return { patientId, documents: rows.filter((d) => matchesDocument(d, p)), sets: [], associations: [] };
       }
       case 'FindSubmissionSets': {
@@ -509,6 +512,7 @@ export class XdsService {
         const sourceIds = p.any('$XDSSubmissionSetSourceId');
         const contentTypes = p.codes('$XDSSubmissionSetContentType');
         const rows = await this.store.read((tx) => tx.xdsSubmissionSet.findMany({ where: { patientId }, orderBy: { createdAt: 'asc' } }));
+        this.metrics.registryRowsRead(rows.length);
         const sets = rows.filter(
           (s) =>
             (!sourceIds || sourceIds.includes(s.sourceId)) &&
@@ -524,6 +528,7 @@ export class XdsService {
         const documents = await this.store.read((tx) =>
           tx.xdsDocument.findMany({ where: uuids ? { id: { in: uuids.map((u) => u.toLowerCase()) } } : { uniqueId: { in: uniqueIds! } } }),
         );
+        this.metrics.registryRowsRead(documents.length);
         return { documents, sets: [], associations: [] };
       }
       case 'GetAssociations': {
@@ -542,6 +547,7 @@ export class XdsService {
         if (!set) return { documents: [], sets: [], associations: [] };
         const members = await this.store.read((tx) => tx.xdsAssociation.findMany({ where: { sourceId: set.id, associationType: XDS.hasMember } }));
         const rows = await this.store.read((tx) => tx.xdsDocument.findMany({ where: { id: { in: members.map((m) => m.targetId) } } }));
+        this.metrics.registryRowsRead(1 + rows.length);
         const documents = rows.filter((d) => matchesDocument(d, p));
         const ids = new Set(documents.map((d) => d.id));
         return { patientId: set.patientId, documents, sets: [set], associations: members.filter((m) => ids.has(m.targetId)) };
@@ -659,6 +665,7 @@ export class XdsService {
   ): Promise<Row[] | null> {
     if (filter.patientId && !(await this.searchablePatient(filter.patientId))) return null;
     const rows = await find({ ...(filter.patientId ? { patientId: filter.patientId } : {}), ...(filter.ids ? { id: { in: filter.ids } } : {}) });
+    this.metrics.registryRowsRead(rows.length);
     const readable = await this.readablePatients(rows.map((r) => r.patientId));
     return rows.filter((r) => readable.has(r.patientId));
   }
