@@ -5,7 +5,9 @@ import { XMLParser } from 'fast-xml-parser';
 import { startTestPlatform, backendName, type TestPlatform } from './harness';
 import { validateFhir } from './fhir-support';
 import { compositionDecrypts } from './support/clinical-load';
+import { scrape } from './support/metrics';
 import { LIST_TYPES, provideBundle, sha1, uid, type BundleOptions } from './support/mhd-bundle';
+import { comparator, matchesCriterion, parseSearch } from '../subgraphs/ehr/exchange/fhir/search';
 
 /**
  * IHE MHD (R4) on /fhir/R4 over the XDS registry: ITI-65 in, ITI-66/67/68 out,
@@ -226,6 +228,124 @@ describe(`IHE MHD /fhir/R4 (${backendName})`, () => {
     const log = await t.graphql(`{ accessLog(patientId: "p-1003", limit: 20) { data { entityType entityId } } }`);
     const disclosed = (log.body.data.accessLog.data as any[]).filter((e) => e.entityType === 'XdsDocument');
     expect(disclosed.map((e) => `xds-${e.entityId.replace(/^urn:uuid:/, '')}`)).toEqual([doc.id]);
+  });
+
+  it('ITI-66/67 match, count, sort and page in SQL: a page reads its own rows, and answers as matching the mapped entries in memory does', async () => {
+    const created = await fhir('POST', '/Patient', {
+      body: { resourceType: 'Patient', name: [{ family: 'Registry', given: ['Paging'] }], birthDate: '1990-01-01' },
+    });
+    const patient: string = created.body.id;
+    const start = new Date().toISOString();
+    // 30 documents in 6 submissions of 5 (one submission's entries are registered at the same instant: ties by id), with
+    // types, security labels and formats of several code systems, Lists dated at every precision, and one replaced.
+    const localType = `T-${Date.now()}`;
+    const submitted: string[] = [];
+    const listDates = ['2026', '2026-11', '2026-11-20', '2026-11-20T10:20:00Z', '2025-06-01T08:00:00Z', '2026-11-20T10:20:00Z'];
+    for (const [b, date] of listDates.entries()) {
+      const bundle = provideBundle({ patient, docUniqueId: uid(), document: Buffer.from(`document ${b}-0`) });
+      bundle.entry[0].resource.date = date;
+      const [list, first, firstBinary] = bundle.entry;
+      for (let i = 1; i < 5; i++) {
+        const [doc, binary] = [structuredClone(first), structuredClone(firstBinary)];
+        const bytes = Buffer.from(`document ${b}-${i}`);
+        [doc.fullUrl, binary.fullUrl] = [`urn:uuid:${randomUUID()}`, `urn:uuid:${randomUUID()}`];
+        doc.resource.masterIdentifier.value = `urn:oid:${uid()}.${i}`;
+        Object.assign(doc.resource.content[0].attachment, { url: binary.fullUrl, size: bytes.length, hash: sha1(bytes).toString('base64') });
+        binary.resource.data = bytes.toString('base64');
+        bundle.entry.push(doc, binary);
+        list.resource.entry.push({ item: { reference: doc.fullUrl } });
+      }
+      bundle.entry
+        .filter((e: any) => e.resource.resourceType === 'DocumentReference')
+        .forEach(({ resource: doc }: any, i: number) => {
+          if (i % 3 === 1) doc.type = { coding: [{ system: 'http://loinc.org', code: '11488-4' }] };
+          if (i % 3 === 2) doc.type = { coding: [{ system: 'urn:oid:2.999.4.4', code: localType }] };
+          const confidentiality = (code: string) => ({ coding: [{ system: 'http://terminology.hl7.org/CodeSystem/v3-Confidentiality', code }] });
+          if ((b + i) % 4 === 0) doc.securityLabel = [confidentiality('R')];
+          if ((b + i) % 4 === 1) doc.securityLabel = [confidentiality('N'), confidentiality('V')];
+          if (i % 2 === 1) doc.content[0].format = { system: 'urn:oid:2.999.5.5', code: 'F-1' };
+          if (b === 5 && i === 0) doc.relatesTo = [{ code: 'replaces', target: { reference: `DocumentReference/${submitted[1]}` } }];
+        });
+      const stored = await fhir('POST', '', { body: bundle });
+      expect(stored.status).toBe(200);
+      submitted.push(
+        ...stored.body.entry.filter((e: any) => e.response.location.startsWith('DocumentReference/')).map((e: any) => e.response.location.split('/')[1]),
+      );
+    }
+    const rowsRead = async () => (await scrape(`${t.url}/metrics`)).total('caregraph_xds_registry_rows_read_total');
+    const everything = async (type: string) => (await fhir('GET', `/${type}?patient=${patient}&_count=100`)).body.entry.map((e: any) => e.resource);
+    const all = { DocumentReference: await everything('DocumentReference'), List: await everything('List') };
+    expect([all.DocumentReference.length, all.List.length]).toEqual([30, 6]);
+
+    const answer = async (type: string, query: string, token?: string) => {
+      const res = await fhir('GET', `/${type}?${query}`, { token });
+      expect(res.status).toBe(200);
+      const ids = (mode: string) => (res.body.entry ?? []).filter((e: any) => e.search.mode === mode).map((e: any) => e.resource.id);
+      return { total: res.body.total, ids: ids('match'), included: ids('include'), links: res.body.link.map((l: any) => l.relation) };
+    };
+    /** What matching, sorting and paging the patient's mapped entries in memory answers. */
+    const expected = (type: 'DocumentReference' | 'List', query: string) => {
+      const search = parseSearch(
+        type,
+        [...new URLSearchParams(query)].map(([name, value]) => ({ name, value })),
+      );
+      const matched = all[type]
+        .filter((r: any) => search.criteria.every((c) => (c.kind === 'reference' && !c.modifier) || matchesCriterion(r, c)))
+        .sort(comparator(search.sort.length ? search.sort : [{ name: 'date', descending: true }]));
+      const paged = search.summary !== 'count';
+      return {
+        total: matched.length,
+        ids: paged ? matched.slice(search.offset, search.offset + search.count).map((r: any) => r.id) : [],
+        links: ['self', ...(paged && search.offset + search.count < matched.length ? ['next'] : []), ...(paged && search.offset > 0 ? ['previous'] : [])],
+      };
+    };
+    const check = async ([type, query]: ['DocumentReference' | 'List', string]) => {
+      const got = await answer(type, `patient=${patient}&${query}`);
+      expect({ query, total: got.total, ids: got.ids, links: got.links }).toEqual({ query, ...expected(type, `patient=${patient}&${query}`) });
+      return got;
+    };
+
+    // A page of 2 of the patient's 30 entries reads 2 rows.
+    let before = await rowsRead();
+    expect((await check(['DocumentReference', '_count=2&_offset=9&_include=DocumentReference:patient'])).included).toEqual([patient]);
+    expect((await rowsRead()) - before).toBe(2);
+    before = await rowsRead();
+    await check(['List', '_count=2&_offset=3']);
+    expect((await rowsRead()) - before).toBe(2);
+
+    const registered = all.DocumentReference.map((d: any) => d.meta.lastUpdated).sort();
+    const checks: Array<['DocumentReference' | 'List', string]> = [
+      ['DocumentReference', '_sort=_id&_count=4&_offset=5'],
+      ['DocumentReference', '_sort=-_lastUpdated,_id&_count=6&_offset=3'],
+      ['DocumentReference', 'type=11488-4,34133-9&_sort=date&_count=5&_offset=2'],
+      ['DocumentReference', `type=urn:oid:2.999.4.4|${localType}&_count=3`],
+      ['DocumentReference', 'type:not=http://loinc.org|34133-9&type=http://loinc.org|&_count=3'],
+      ['DocumentReference', `_summary=count&type=2.999.4.4|${localType}`],
+      ['DocumentReference', 'security-label=http://terminology.hl7.org/CodeSystem/v3-Confidentiality|V,R&security-label:not=N&_count=3'],
+      ['DocumentReference', 'format=http://ihe.net/fhir/ihe.formatcode.fhir/CodeSystem/formatcode|urn:ihe:iti:xds:2017:mimeTypeSufficient&_count=3'],
+      ['DocumentReference', 'status:not=current&category=http://loinc.org|34133-9'],
+      ['DocumentReference', `date=ge${registered[12]}&_lastUpdated=ne${registered[29]}&_count=3`],
+      ['DocumentReference', `_id=${submitted[3]},${submitted[17]},xds-nothing`],
+      ['List', '_sort=date,-_id&_count=6'],
+      ['List', 'date=le2026-11-20T10:19:59.5Z&date=ge2026-11&code=submissionset&_count=3'],
+    ];
+    before = await rowsRead();
+    const answers = await Promise.all(checks.map(check));
+    // Every search reads the rows it returns, no more.
+    expect((await rowsRead()) - before).toBe(answers.reduce((n, a) => n + a.ids.length, 0));
+
+    // Across the tenant, each patient's entries are read as the caller may: an integration reads only those of patients who consented.
+    const query = `type=urn:oid:2.999.4.4|${localType}&_sort=_id&_count=3&_offset=2`;
+    before = await rowsRead();
+    expect(await answer('DocumentReference', query)).toMatchObject(expected('DocumentReference', `patient=${patient}&${query}`));
+    expect((await rowsRead()) - before).toBe(3);
+    const integration = await t.token({ roles: ['integration'], sub: 'registry-reader' });
+    const lists = `code=submissionset&_lastUpdated=ge${start}&_count=100`;
+    expect((await answer('List', lists, integration)).total).toBe(0);
+    expect(
+      (await t.graphql(`mutation($p: ID!) { grantConsent(patientId: $p, purpose: DATA_SHARING) { granted } }`, { p: patient })).body.errors,
+    ).toBeUndefined();
+    expect((await answer('List', lists, integration)).ids).toEqual(all.List.map((l: any) => l.id));
   });
 
   it("merges a patient's registry documents and clinical notes into one order, decrypting only the page's notes", async () => {

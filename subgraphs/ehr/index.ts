@@ -122,7 +122,7 @@ export function createEhrContext(deps: EhrDeps) {
     const ehrs = new EhrService(store, deps.cipher, accessPolicy, deps.systemId);
     const compositions = new CompositionService(store, deps.cipher, deps.systemId, accessPolicy, consents, templates, deps.metrics);
     const openehr = new OpenEhrService(ehrs, compositions, templates, deps.systemId);
-    const xds = new XdsService(store, deps.cipher, accessPolicy, consents, deps.xds);
+    const xds = new XdsService(store, deps.cipher, accessPolicy, consents, deps.xds, deps.metrics);
     const mhd = new MhdService(xds, deps.xds);
     const fhir = new FhirService(patients, appointments, compositions, templates, mhd, deps.systemId);
     const cda = new CdaService(fhir, compositions, templates, base.identity.tenantId);

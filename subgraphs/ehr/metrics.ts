@@ -7,6 +7,8 @@ export interface EhrMetrics {
   checkpointFailed(): void;
   /** Composition versions decrypted to answer a request (what the clinical index keeps searches from doing wholesale). */
   compositionsDecrypted(count: number): void;
+  /** XDS registry rows (document entries, submission sets) read to answer a search (what paging in SQL keeps to the page). */
+  registryRowsRead(count: number): void;
 }
 
 export function ehrMetrics(registry: MetricsRegistry): EhrMetrics {
@@ -31,9 +33,15 @@ export function ehrMetrics(registry: MetricsRegistry): EhrMetrics {
       help: 'Composition versions decrypted to answer requests',
       registers: [registers],
     });
+    const registryRows = new Counter({
+      name: 'caregraph_xds_registry_rows_read_total',
+      help: 'XDS registry rows (document entries, submission sets) read to answer searches',
+      registers: [registers],
+    });
     // Present from the start, so a rate over them is defined before the first failure.
     failures.inc(0);
     decrypted.inc(0);
+    registryRows.inc(0);
     return {
       checkpointPass: (count, at) => {
         signed.inc(count);
@@ -41,6 +49,7 @@ export function ehrMetrics(registry: MetricsRegistry): EhrMetrics {
       },
       checkpointFailed: () => failures.inc(),
       compositionsDecrypted: (count) => decrypted.inc(count),
+      registryRowsRead: (count) => registryRows.inc(count),
     };
   });
 }

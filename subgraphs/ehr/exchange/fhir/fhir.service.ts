@@ -63,7 +63,7 @@ const inRegistry = (resourceType: string, id: string) =>
  */
 interface Found {
   resource: FhirResource;
-  registry?: { candidate: RegistryCandidate; patientId: string | null };
+  registry?: RegistryCandidate;
   note?: IndexedEntryKey;
 }
 
@@ -170,7 +170,8 @@ export class FhirService {
     if (resourceType === 'Binary') return this.mhd.binary(id);
     if (!entryUuid(id)) throw notFound(resourceType, id);
     const type = resourceType === 'List' ? 'List' : 'DocumentReference';
-    const [resource] = await this.mhd.disclose(type, null, (await this.mhd.candidates(type, null, [id])) ?? []);
+    const { candidates } = await this.mhd.search(type, [{ name: '_id', kind: 'id', values: [id] }], [], { offset: 0, limit: 1 });
+    const [resource] = await this.mhd.disclose(type, null, candidates);
     if (!resource) throw notFound(resourceType, id);
     return resource;
   }
@@ -271,60 +272,50 @@ export class FhirService {
         found.push(...(await this.clinicalResources(resourceType, patientId)).filter((r) => matchesOthers(search, r)).map((resource) => ({ resource })));
       }
     }
-    const registry = await this.registryMatches(resourceType, search);
-    return this.pageOf(resourceType, [...found, ...registry.found], search, registry.searched);
+    return this.withRegistry(resourceType, search, found, found.length);
   }
 
   /**
-   * The XDS registry's DocumentReferences or Lists the search matches (on their clear columns: nothing is
-   * decrypted or disclosed yet), and the patients whose registry entries were searched (null: the tenant's).
+   * The search's page and total: `found` (of `total` matches outside the registry, all of them that can be on the
+   * page) with the XDS registry's DocumentReferences or Lists the search matches. The registry matches, counts and
+   * pages in SQL: when nothing else was found it reads the page alone; otherwise its first offset + count in the
+   * search's order, among which are all of its entries that can be on the page.
    */
-  private async registryMatches(resourceType: string, search: ParsedSearch): Promise<{ found: Found[]; searched: Array<string | null> }> {
-    const found: Found[] = [];
-    const searched: Array<string | null> = [];
-    if (resourceType !== 'List' && resourceType !== 'DocumentReference') return { found, searched };
-    for (const patientId of searchedPatientIds(search.criteria) ?? [null]) {
-      const candidates = await this.mhd.candidates(resourceType, patientId);
-      if (!candidates) continue;
-      searched.push(patientId);
-      found.push(
-        ...candidates
-          .filter((c) => matchesOthers(search, c.resource))
-          .map((candidate) => ({ resource: candidate.resource, registry: { candidate, patientId } })),
-      );
-    }
-    return { found, searched };
+  private async withRegistry(resourceType: string, search: ParsedSearch, found: Found[], total: number): Promise<{ resources: FhirResource[]; total: number }> {
+    if (resourceType !== 'List' && resourceType !== 'DocumentReference') return { resources: await this.pageOf(resourceType, found, search, [], 0), total };
+    // _summary=count reads no entry.
+    const end = search.summary === 'count' ? 0 : search.offset + search.count;
+    const skipped = found.length === 0 ? search.offset : 0;
+    const registry = await this.mhd.search(resourceType, search.criteria, search.sort, { offset: skipped, limit: Math.max(0, end - skipped) });
+    const entries = registry.candidates.map((candidate): Found => ({ resource: candidate.resource, registry: candidate }));
+    return { resources: await this.pageOf(resourceType, [...found, ...entries], search, registry.searched, skipped), total: total + registry.total };
   }
 
   /**
-   * The search's page of what it found, in its order (ties by id, so the order found in does not matter): only
-   * the page is read whole. Notes the index found are decrypted (access-logged as listed); registry entries are
-   * disclosed (decrypted, audited and access-logged) in one ITI-66/67 record per patient whose entries were searched.
+   * The search's page of what it found (the first `skipped` matches in its order left out already), in its order
+   * (ties by id, so the order found in does not matter): only the page is read whole. Notes the index found are
+   * decrypted (access-logged as listed); registry entries are disclosed (decrypted, audited and access-logged) in
+   * one ITI-66/67 record per patient whose entries were searched (`searched`; null: the tenant's).
    */
-  private async pageOf(
-    resourceType: string,
-    found: Found[],
-    search: ParsedSearch,
-    searched: Array<string | null>,
-  ): Promise<{ resources: FhirResource[]; total: number }> {
+  private async pageOf(resourceType: string, found: Found[], search: ParsedSearch, searched: Array<string | null>, skipped: number): Promise<FhirResource[]> {
     const compare = comparator(search.sort.length ? search.sort : [{ name: 'date', descending: true }]);
-    const page = search.summary === 'count' ? [] : found.sort((a, b) => compare(a.resource, b.resource)).slice(search.offset, search.offset + search.count);
+    const start = search.offset - skipped;
+    const page = search.summary === 'count' ? [] : found.sort((a, b) => compare(a.resource, b.resource)).slice(start, start + search.count);
     const whole = new Map<Found, FhirResource | undefined>();
     const notes = page.filter((p) => p.note);
     const compositions = new Map((await this.compositions.listed([...new Set(notes.map((p) => p.note!.compositionId))])).map((c) => [c.id, c]));
     const definitions = new Map<string, MappedTemplate>();
     for (const p of notes) whole.set(p, await this.indexedResource(compositions.get(p.note!.compositionId), p.note!.archetypeId, definitions));
     for (const patientId of searched) {
-      const entries = page.filter((p) => p.registry?.patientId === patientId);
+      const entries = page.filter((p) => p.registry && (patientId === null || p.registry.row.patientId === patientId));
       const disclosed = await this.mhd.disclose(
         resourceType as RegistryType,
         patientId,
-        entries.map((p) => p.registry!.candidate),
+        entries.map((p) => p.registry!),
       );
       entries.forEach((p, i) => whole.set(p, disclosed[i]));
     }
-    const resources = page.flatMap((p) => (p.note || p.registry ? [whole.get(p)].filter((r) => r !== undefined) : [p.resource]));
-    return { resources, total: found.length };
+    return page.flatMap((p) => (p.note || p.registry ? [whole.get(p)].filter((r) => r !== undefined) : [p.resource]));
   }
 
   /** The resource a top-level entry the index found maps to (undefined if its composition is gone); `definitions` caches templates. */
@@ -381,9 +372,7 @@ export class FhirService {
         const resource = { resourceType, id, date: note.effectiveAt.toISOString(), meta: { lastUpdated: note.committedAt.toISOString() } };
         return { resource, note };
       });
-      const registry = await this.registryMatches(resourceType, search);
-      const { resources } = await this.pageOf(resourceType, [...found, ...registry.found], search, registry.searched);
-      return { resources, total: notes.total + registry.found.length };
+      return this.withRegistry(resourceType, search, found, notes.total);
     }
     const found = await this.compositions.indexedEntries(entryQuery(query.entries, count, search.offset));
     const definitions = new Map(templates.map((t) => [t.id, this.mapped(t)]));

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { codes, externalId, slotValue, XDS } from '../xds/ebrim';
-import { entryUuid, fhirId, readProvideBundle } from './mhd.mapping';
+import { entryUuid, fhirId, readProvideBundle, xdsSchemes } from './mhd.mapping';
 
 const bytes = Buffer.from('hello');
 const bundle = (binaryFirst = false) => {
@@ -73,5 +73,13 @@ describe('MHD ITI-65 Bundle → XDS submission', () => {
     expect(fhirId(uuid)).toBe('xds-0f8fad5b-d9cb-469f-a165-70867728950e');
     expect(entryUuid(fhirId(uuid))).toBe(uuid);
     expect(entryUuid('0f8fad5b-d9cb-469f-a165-70867728950e')).toBeUndefined();
+  });
+
+  it('finds every XDS scheme a FHIR system stands for (what a token search on a coded column compares)', () => {
+    expect(xdsSchemes('http://loinc.org')).toEqual(['http://loinc.org', '2.16.840.1.113883.6.1']);
+    expect(xdsSchemes('urn:oid:1.2.3')).toEqual(['urn:oid:1.2.3', '1.2.3']);
+    // LOINC's OID is shown as http://loinc.org, never as urn:oid; a bare OID is never a FHIR system here.
+    expect(xdsSchemes('urn:oid:2.16.840.1.113883.6.1')).toEqual(['urn:oid:2.16.840.1.113883.6.1']);
+    expect(xdsSchemes('1.2.3')).toEqual([]);
   });
 });

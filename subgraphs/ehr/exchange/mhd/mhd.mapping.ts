@@ -11,6 +11,8 @@ import { LOINC, withoutEmpty, type FhirResource } from '../fhir/mapping';
  */
 
 const SUBMISSIONSET_CODE = { system: 'https://profiles.ihe.net/ITI/MHD/CodeSystem/MHDlistTypes', code: 'submissionset' };
+/** The status and code every SubmissionSet List has, whichever submission set it is. */
+export const SUBMISSION_SET_LIST = { status: 'current', code: { coding: [SUBMISSIONSET_CODE] } };
 const SOURCE_ID_EXTENSION = 'https://profiles.ihe.net/ITI/MHD/StructureDefinition/ihe-sourceId';
 const DESIGNATION_TYPE_EXTENSION = 'https://profiles.ihe.net/ITI/MHD/StructureDefinition/ihe-designationType';
 const URI = 'urn:ietf:rfc:3986';
@@ -33,6 +35,9 @@ const OID = /^[0-2](\.(0|[1-9][0-9]*))+$/;
 const fhirSystem = (scheme: string) => SYSTEMS[scheme] ?? (OID.test(scheme) ? `urn:oid:${scheme}` : scheme);
 const xdsScheme = (system: string) =>
   Object.entries(SYSTEMS).find(([, uri]) => uri === system)?.[0] ?? (system.startsWith('urn:oid:') ? system.slice('urn:oid:'.length) : system);
+/** Every XDS coding scheme whose codes FHIR shows with this system (`http://loinc.org`: LOINC's OID, and the URI itself as a scheme). */
+export const xdsSchemes = (system: string) =>
+  [...new Set([system, ...Object.keys(SYSTEMS), system.replace(/^urn:oid:/, '')])].filter((scheme) => fhirSystem(scheme) === system);
 
 /** A FHIR id for an entryUUID: a prefix keeps registry ids apart from composition-backed ones (bare UUIDs). */
 export const fhirId = (entryUuid: string) => `xds-${entryUuid.replace(/^urn:uuid:/, '')}`;
@@ -116,10 +121,10 @@ export function submissionSetList({ row, metadata, members }: { row: SetRow; met
       { use: 'usual', system: URI, value: oidUri(row.uniqueId) },
       { use: 'official', system: URI, value: row.id },
     ],
-    status: 'current',
+    status: SUBMISSION_SET_LIST.status,
     mode: 'working',
     title: metadata?.name,
-    code: { coding: [SUBMISSIONSET_CODE] },
+    code: SUBMISSION_SET_LIST.code,
     subject: { reference: `Patient/${row.patientId}` },
     date: dateTime(row.submissionTime),
     entry: members.map((id) => ({ item: { reference: `DocumentReference/${fhirId(id)}` } })),

@@ -1,8 +1,10 @@
 import { notFound } from '../../../../common/errors';
 import type { FhirResource } from '../fhir/mapping';
+import { searchedPatientIds, type ParsedSearch, type SearchCriterion } from '../fhir/search';
 import type { XdsDocument as DocumentRow, XdsSubmissionSet as SetRow } from '../../db/generated/client';
 import type { XdsService, XdsSettings } from '../xds/xds.service';
 import { binary, documentReference, entryUuid, fhirId, readProvideBundle, submissionSetList } from './mhd.mapping';
+import { registrySql } from './mhd.search';
 
 /** The FHIR types the registry serves: DocumentReference (document entries) and List (submission sets). */
 export type RegistryType = 'DocumentReference' | 'List';
@@ -46,17 +48,24 @@ export class MhdService {
   }
 
   /**
-   * The registry's DocumentReferences (ITI-67) or Lists (ITI-66) of a patient (or the tenant), by FHIR id when
-   * ids are given, as candidates a search matches, sorts and pages before anything is disclosed. Every parameter
-   * they are searched by is in the registry's clear columns. Null for an unknown or hidden patient.
+   * The registry's DocumentReferences (ITI-67) or Lists (ITI-66) a search's criteria select, `limit` of them from
+   * `offset` in its order (`sort`, ties by id), as candidates the search merges and pages before anything is
+   * disclosed; with how many match, and whose entries were searched (the patients named, else the tenant: null).
+   * The database matches, counts and pages them: every parameter they are searched by is in the registry's clear columns.
    */
-  async candidates(type: RegistryType, patientId: string | null, ids?: string[]): Promise<RegistryCandidate[] | null> {
-    const uuids = ids?.map(entryUuid).filter((u): u is string => !!u);
-    if (uuids && uuids.length === 0) return [];
-    const filter = { patientId, ids: uuids };
-    if (type === 'List')
-      return (await this.xds.submissionSetRows(filter))?.map((row) => ({ type, row, resource: submissionSetList({ row, members: [] }) })) ?? null;
-    return (await this.xds.documentEntryRows(filter))?.map((row) => ({ type, row, resource: documentReference({ row }) })) ?? null;
+  async search(
+    type: RegistryType,
+    criteria: SearchCriterion[],
+    sort: ParsedSearch['sort'],
+    window: { offset: number; limit: number },
+  ): Promise<{ candidates: RegistryCandidate[]; total: number; searched: Array<string | null> }> {
+    const query = { ...registrySql(type, criteria, sort), patientIds: searchedPatientIds(criteria), ...window };
+    if (type === 'List') {
+      const { rows, ...page } = await this.xds.submissionSetPage(query);
+      return { ...page, candidates: rows.map((row) => ({ type, row, resource: submissionSetList({ row, members: [] }) })) };
+    }
+    const { rows, ...page } = await this.xds.documentEntryPage(query);
+    return { ...page, candidates: rows.map((row) => ({ type, row, resource: documentReference({ row }) })) };
   }
 
   /** The candidates a search returns, whole: decrypted, audited (one ITI-66/67 record about `patientId`, the patient searched) and access-logged. */

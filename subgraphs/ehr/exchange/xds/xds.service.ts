@@ -1,10 +1,11 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { FieldCipher } from '../../../../common/crypto';
 import { AppError, notFound } from '../../../../common/errors';
-import type { XdsDocument as DocumentRow, XdsSubmissionSet as SetRow, XdsAssociation as AssociationRow } from '../../db/generated/client';
+import { Prisma, type XdsDocument as DocumentRow, type XdsSubmissionSet as SetRow, type XdsAssociation as AssociationRow } from '../../db/generated/client';
 import type { TenantStore } from '../../db/store';
 import type { AccessPolicyService } from '../../policy/access-policy.service';
 import type { ConsentService } from '../../consents/consent.service';
+import type { EhrMetrics } from '../../metrics';
 import {
   adhocQueryResponseXml,
   ASSOCIATION_TYPES,
@@ -114,10 +115,23 @@ const fail = (errorCode: string, codeContext: string, location?: string) => new 
 /** The transactions that store a submission: XDS.b's two, and MHD's Provide Document Bundle (a FHIR Bundle read into the same ebRIM objects). */
 type Submission = 'ITI-41' | 'ITI-42' | 'ITI-65';
 
-/** Which registry entries the MHD views read: one patient's (else the tenant's), by entryUUID when ids are given. */
-export interface RegistryFilter {
-  patientId?: string | null;
-  ids?: string[];
+/** A search of the registry's document entries or submission sets (MHD's FHIR views), in SQL on their row `r`. */
+export interface RegistryQuery {
+  /** The patients searched, each decided on its own (an unknown or hidden one is not searched); null: the tenant. */
+  patientIds: string[] | null;
+  /** Conditions on `r`, AND-ed. */
+  where: Prisma.Sql[];
+  /** Sort keys on `r`, the last of which tells every two entries apart. */
+  order: Prisma.Sql[];
+  offset: number;
+  limit: number;
+}
+
+/** What a RegistryQuery found: its rows from `offset`, how many match in all, and whose entries were searched (null: the tenant's). */
+export interface RegistryPage<Row> {
+  rows: Row[];
+  total: number;
+  searched: Array<string | null>;
 }
 
 /** A stored document entry or submission set with its decrypted ebRIM metadata, for the MHD (FHIR) views. */
@@ -153,6 +167,7 @@ export class XdsService {
     private readonly policy: AccessPolicyService,
     private readonly consents: ConsentService,
     private readonly settings: XdsSettings,
+    private readonly metrics: Pick<EhrMetrics, 'registryRowsRead'>,
   ) {}
 
   /** ITI-41 Provide and Register Document Set-b: the documents and their metadata; answers rs:RegistryResponse. */
@@ -500,6 +515,7 @@ export class XdsService {
         const patientId = await this.queryPatient(p.one('$XDSDocumentEntryPatientId'));
         const statuses = p.required('$XDSDocumentEntryStatus');
         const rows = await this.store.read((tx) => tx.xdsDocument.findMany({ where: { patientId, status: { in: statuses } }, orderBy: { createdAt: 'asc' } }));
+        this.metrics.registryRowsRead(rows.length);
         return { patientId, documents: rows.filter((d) => matchesDocument(d, p)), sets: [], associations: [] };
       }
       case 'FindSubmissionSets': {
@@ -509,6 +525,7 @@ export class XdsService {
         const sourceIds = p.any('$XDSSubmissionSetSourceId');
         const contentTypes = p.codes('$XDSSubmissionSetContentType');
         const rows = await this.store.read((tx) => tx.xdsSubmissionSet.findMany({ where: { patientId }, orderBy: { createdAt: 'asc' } }));
+        this.metrics.registryRowsRead(rows.length);
         const sets = rows.filter(
           (s) =>
             (!sourceIds || sourceIds.includes(s.sourceId)) &&
@@ -524,6 +541,7 @@ export class XdsService {
         const documents = await this.store.read((tx) =>
           tx.xdsDocument.findMany({ where: uuids ? { id: { in: uuids.map((u) => u.toLowerCase()) } } : { uniqueId: { in: uniqueIds! } } }),
         );
+        this.metrics.registryRowsRead(documents.length);
         return { documents, sets: [], associations: [] };
       }
       case 'GetAssociations': {
@@ -542,6 +560,7 @@ export class XdsService {
         if (!set) return { documents: [], sets: [], associations: [] };
         const members = await this.store.read((tx) => tx.xdsAssociation.findMany({ where: { sourceId: set.id, associationType: XDS.hasMember } }));
         const rows = await this.store.read((tx) => tx.xdsDocument.findMany({ where: { id: { in: members.map((m) => m.targetId) } } }));
+        this.metrics.registryRowsRead(1 + rows.length);
         const documents = rows.filter((d) => matchesDocument(d, p));
         const ids = new Set(documents.map((d) => d.id));
         return { patientId: set.patientId, documents, sets: [set], associations: members.filter((m) => ids.has(m.targetId)) };
@@ -639,28 +658,59 @@ export class XdsService {
   }
 
   /**
-   * The document entries (ITI-67) of one patient, by entryUUID, or of the tenant, as their clear columns: only
-   * what the caller may read; null for an unknown or hidden patient (a FHIR search finds nothing rather than
-   * failing). Nothing is decrypted, audited or logged: a search matches and pages these first, then discloses its
-   * page alone (discloseDocumentEntries).
+   * A page of the document entries (ITI-67) a search selects, as their clear columns: only what the caller may read;
+   * an unknown or hidden patient is not searched (a FHIR search finds nothing rather than failing). The database
+   * matches, counts and pages: only the page's rows are read. Nothing is decrypted, audited or logged: the search
+   * discloses its page (discloseDocumentEntries) once it is merged with what else it found.
    */
-  async documentEntryRows(filter: RegistryFilter): Promise<DocumentRow[] | null> {
-    return this.readableRows(filter, (where) => this.store.read((tx) => tx.xdsDocument.findMany({ where, orderBy: { createdAt: 'asc' } })));
+  async documentEntryPage(query: RegistryQuery): Promise<RegistryPage<DocumentRow>> {
+    return this.registryPage(Prisma.sql`"ehr"."XdsDocument"`, query);
   }
 
-  /** The submission sets (ITI-66), as documentEntryRows finds document entries. */
-  async submissionSetRows(filter: RegistryFilter): Promise<SetRow[] | null> {
-    return this.readableRows(filter, (where) => this.store.read((tx) => tx.xdsSubmissionSet.findMany({ where, orderBy: { createdAt: 'asc' } })));
+  /** A page of the submission sets (ITI-66), as documentEntryPage finds document entries. */
+  async submissionSetPage(query: RegistryQuery): Promise<RegistryPage<SetRow>> {
+    return this.registryPage(Prisma.sql`"ehr"."XdsSubmissionSet"`, query);
   }
 
-  private async readableRows<Row extends { patientId: string }>(
-    filter: RegistryFilter,
-    find: (where: { patientId?: string; id?: { in: string[] } }) => Promise<Row[]>,
-  ): Promise<Row[] | null> {
-    if (filter.patientId && !(await this.searchablePatient(filter.patientId))) return null;
-    const rows = await find({ ...(filter.patientId ? { patientId: filter.patientId } : {}), ...(filter.ids ? { id: { in: filter.ids } } : {}) });
-    const readable = await this.readablePatients(rows.map((r) => r.patientId));
-    return rows.filter((r) => readable.has(r.patientId));
+  private async registryPage<Row>(table: Prisma.Sql, query: RegistryQuery): Promise<RegistryPage<Row>> {
+    const searched: Array<string | null> = [];
+    for (const patientId of query.patientIds ?? [null]) if (!patientId || (await this.searchablePatient(patientId))) searched.push(patientId);
+    if (searched.length === 0) return { rows: [], total: 0, searched };
+    const selected = [Prisma.sql`r."tenantId" = ${this.store.tenantId}`, ...query.where];
+    // One patient as `=`: the planner walks the (tenantId, patientId, createdAt) index in order then, not so with `= ANY`.
+    const readable = !query.patientIds
+      ? await this.readableInTenant(table, selected)
+      : searched.length === 1
+        ? Prisma.sql`r."patientId" = ${searched[0]}`
+        : Prisma.sql`r."patientId" = ANY(${searched}::text[])`;
+    const where = Prisma.join([...selected, readable], ' AND ');
+    const [rows, [{ total }]] = await this.store.read((tx) =>
+      Promise.all([
+        query.limit > 0
+          ? tx.$queryRaw<Row[]>`SELECT r.* FROM ${table} r WHERE ${where} ORDER BY ${Prisma.join(query.order)} LIMIT ${query.limit} OFFSET ${query.offset}`
+          : Promise.resolve([]),
+        tx.$queryRaw<Array<{ total: number }>>`SELECT count(*)::int AS total FROM ${table} r WHERE ${where}`,
+      ]),
+    );
+    this.metrics.registryRowsRead(rows.length);
+    return { rows, total, searched };
+  }
+
+  /** The condition on `r` that keeps a tenant-wide search to the patients whose entries the caller may read. */
+  private async readableInTenant(table: Prisma.Sql, selected: Prisma.Sql[]): Promise<Prisma.Sql> {
+    if ((await this.policy.decide('read', 'document')).allowed) {
+      // Allowed tenant-wide, a caller reads every patient's documents alike but a restricted patient's (rules.ts): only those are decided.
+      const restricted = await this.policy.restrictedPatientIds();
+      const readable = await this.readablePatients(restricted);
+      const unreadable = restricted.filter((patientId) => !readable.has(patientId));
+      return unreadable.length ? Prisma.sql`NOT (r."patientId" = ANY(${unreadable}::text[]))` : Prisma.sql`TRUE`;
+    }
+    // Otherwise (consent, own record) each patient is decided: those with entries the search selects.
+    const patients = await this.store.read(
+      (tx) => tx.$queryRaw<Array<{ patientId: string }>>`SELECT DISTINCT r."patientId" FROM ${table} r WHERE ${Prisma.join(selected, ' AND ')}`,
+    );
+    const readable = await this.readablePatients(patients.map((p) => p.patientId));
+    return Prisma.sql`r."patientId" = ANY(${[...readable]}::text[])`;
   }
 
   /** Document entries disclosed by `transaction` (about `patientId`, the patient searched, if any): audited, access-logged and decrypted. */
