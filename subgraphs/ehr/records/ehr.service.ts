@@ -59,6 +59,13 @@ export interface EhrView {
   status: { isQueryable: boolean; isModifiable: boolean; updatedAt: Date };
 }
 
+/** Whether the EHR is a registered patient's (created with the patient, not through openEHR for a subject of its own). */
+export const isRegisteredPatients = (ehr: EhrView): boolean => !ehr.subject && !ehr.subjectUnnamed;
+
+/** The EHR's subject: its patient (namespace `caregraph`) for a registered patient, else the one written, if any. */
+export const subjectOf = (ehr: EhrView): Subject | null =>
+  isRegisteredPatients(ehr) ? { id: ehr.patientId, namespace: PATIENT_NAMESPACE } : (ehr.subject ?? null);
+
 const view = (row: EhrRow): EhrView => ({
   id: row.id,
   patientId: row.patientId,
@@ -328,10 +335,9 @@ export class EhrService {
 
   /** The subject columns a written EHR_STATUS changes (undefined: none); 400 or 409 when it may not. */
   private async subjectChange(current: EhrView, next: Subject | null) {
-    const registered = !current.subject && !current.subjectUnnamed;
-    const now = registered ? { id: current.patientId, namespace: PATIENT_NAMESPACE } : (current.subject ?? null);
+    const now = subjectOf(current);
     if (next?.id === now?.id && next?.namespace === now?.namespace) return undefined;
-    if (registered)
+    if (isRegisteredPatients(current))
       throw validationError("The subject of a registered patient's EHR cannot change", [{ path: 'subject', message: "differs from the EHR's subject" }]);
     if (next?.namespace === PATIENT_NAMESPACE)
       throw validationError(`A subject in namespace ${PATIENT_NAMESPACE} is a registered patient, who has an EHR of their own`, [

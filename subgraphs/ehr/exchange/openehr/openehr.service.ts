@@ -1,7 +1,16 @@
 import { AppError, notFound, validationError } from '../../../../common/errors';
 import type { ConstraintNode } from '../../clinical/constraints';
 import { parseUid, type CompositionService, type CompositionView, type ScanFilter } from '../../compositions/composition.service';
-import { PATIENT_NAMESPACE, type EhrService, type EhrView, type LatestStatus, type NewEhr, type StatusChange, type Subject } from '../../records/ehr.service';
+import {
+  isRegisteredPatients,
+  subjectOf,
+  type EhrService,
+  type EhrView,
+  type LatestStatus,
+  type NewEhr,
+  type StatusChange,
+  type Subject,
+} from '../../records/ehr.service';
 import { canonicalRm } from '../../clinical/opt/rm-shape';
 import type { ClinicalTemplateService } from '../../templates/clinical-template.service';
 import type { ClinicalTemplate as TemplateRow } from '../../db/generated/client';
@@ -89,19 +98,18 @@ export class OpenEhrService {
       name: { _type: 'DV_TEXT', value: 'EHR Status' },
       ...written,
       uid: { _type: 'OBJECT_VERSION_ID', value: this.statusUid(ehr.id, version) },
-      subject: written?.subject ?? this.subjectOf(ehr),
+      subject: written?.subject ?? this.partySelf(ehr),
       is_queryable: state.isQueryable,
       is_modifiable: state.isModifiable,
     };
   }
 
   /** The EHR's subject as a PARTY_SELF; an EHR without one keeps the bare PARTY_SELF (the RM's anonymous subject). */
-  private subjectOf(ehr: EhrView) {
-    if (ehr.subjectUnnamed) return { _type: 'PARTY_SELF' };
-    return {
-      _type: 'PARTY_SELF',
-      external_ref: { id: objectId(ehr.subject?.id ?? ehr.patientId), namespace: ehr.subject?.namespace ?? PATIENT_NAMESPACE, type: 'PERSON' },
-    };
+  private partySelf(ehr: EhrView) {
+    const subject = subjectOf(ehr);
+    return subject
+      ? { _type: 'PARTY_SELF', external_ref: { id: objectId(subject.id), namespace: subject.namespace, type: 'PERSON' } }
+      : { _type: 'PARTY_SELF' };
   }
 
   private async ehrResult(ehr: EhrView): Promise<OpenEhrResult> {
@@ -280,16 +288,12 @@ export class OpenEhrService {
   async statusChange(ehrId: string, status: unknown): Promise<StatusChange> {
     const written = this.writtenStatus(status, true);
     const ehr = await this.ehrs.get(ehrId);
-    const registered = !ehr.subject && !ehr.subjectUnnamed;
-    const keep = written.subject === undefined || (written.subject === null && registered);
+    const keep = written.subject === undefined || (written.subject === null && isRegisteredPatients(ehr));
     return {
       isQueryable: written.status.is_queryable as boolean,
       isModifiable: written.status.is_modifiable as boolean,
       written: keep
-        ? {
-            status: { ...written.status, subject: this.subjectOf(ehr) },
-            subject: registered ? { id: ehr.patientId, namespace: PATIENT_NAMESPACE } : (ehr.subject ?? null),
-          }
+        ? { status: { ...written.status, subject: this.partySelf(ehr) }, subject: subjectOf(ehr) }
         : { status: written.status, subject: written.subject! },
     };
   }
