@@ -12,7 +12,7 @@ import { assertRowVersion, auditVersions, type AuditVersion } from '../audit/ver
 import { statusVersionUid, writeStatusContribution, type PreparedVersion } from './contributions';
 
 /** The subject namespace of CareGraph patient ids. */
-export const PATIENT_NAMESPACE = 'caregraph';
+const PATIENT_NAMESPACE = 'caregraph';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export type Subject = { id: string; namespace: string };
