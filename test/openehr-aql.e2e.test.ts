@@ -293,9 +293,9 @@ describe(`AQL 1.1 over RM compositions (${backendName})`, () => {
       const syntax = await t.request('POST', '/openehr/v1/query/aql', { body: { q: 'SELECT c\nFROM COMPOSITION c\nWHERE c/x =' } });
       expect(syntax.status).toBe(400);
       expect(syntax.body).toMatchObject({ message: expect.stringContaining('line 3, column 12'), error: { code: 'VALIDATION_ERROR' } });
-      const folder = await t.request('POST', '/openehr/v1/query/aql', { body: { q: 'SELECT f FROM EHR e CONTAINS FOLDER f' } });
-      expect(folder.status).toBe(400);
-      expect(folder.body.message).toContain('FROM FOLDER is not supported');
+      const person = await t.request('POST', '/openehr/v1/query/aql', { body: { q: 'SELECT p FROM EHR e CONTAINS PERSON p' } });
+      expect(person.status).toBe(400);
+      expect(person.body.message).toContain('FROM PERSON is not supported');
     });
   });
 });

@@ -81,9 +81,9 @@ describe(`openEHR stored queries (${backendName})`, () => {
       const invalid = await put('org.example::broken/1.0.0', 'SELECT FROM');
       expect(invalid.status).toBe(400);
       expect(invalid.body).toMatchObject({ message: expect.stringContaining('AQL syntax error'), error: { code: 'VALIDATION_ERROR' } });
-      const unsupported = await put('org.example::broken', 'SELECT f FROM EHR e CONTAINS FOLDER f');
+      const unsupported = await put('org.example::broken', 'SELECT p FROM EHR e CONTAINS PERSON p');
       expect(unsupported.status).toBe(400);
-      expect(unsupported.body.message).toContain('FROM FOLDER is not supported');
+      expect(unsupported.body.message).toContain('FROM PERSON is not supported');
       for (const name of ['bad name', 'aql', 'org.example::AQL', '::x', 'org..example::x', 'a::b::c', 'x'.repeat(201)]) {
         const res = await put(encodeURIComponent(name), BP);
         expect({ name, status: res.status }).toEqual({ name, status: 400 });

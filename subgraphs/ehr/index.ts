@@ -121,12 +121,12 @@ export function createEhrContext(deps: EhrDeps) {
     const appointments = new AppointmentService(store, accessPolicy);
     const ehrs = new EhrService(store, deps.cipher, accessPolicy, deps.systemId);
     const compositions = new CompositionService(store, deps.cipher, deps.systemId, accessPolicy, consents, templates, deps.metrics);
-    const openehr = new OpenEhrService(ehrs, compositions, templates, deps.systemId);
+    const directories = new DirectoryService(store, deps.cipher, ehrs, accessPolicy, deps.systemId);
+    const openehr = new OpenEhrService(ehrs, compositions, templates, directories, deps.systemId);
     const xds = new XdsService(store, deps.cipher, accessPolicy, consents, deps.xds, deps.metrics);
     const mhd = new MhdService(xds, deps.xds);
     const fhir = new FhirService(patients, appointments, compositions, templates, mhd, deps.systemId);
     const cda = new CdaService(fhir, compositions, templates, base.identity.tenantId);
-    const directories = new DirectoryService(store, deps.cipher, ehrs, accessPolicy, deps.systemId);
     return {
       ...base,
       readAccount: store,

@@ -78,6 +78,32 @@ export class DirectoryService {
     return this.commit(await this.prepare(ehrId, 'deleted', null, ifMatch, commit), reason, commit);
   }
 
+  /**
+   * The live directory trees of EHRs the caller already may read (AQL's `FOLDER`), decrypted, by EHR. Not
+   * access-logged here: a query logs the directories its answer was computed from.
+   */
+  async latestTrees(ehrIds: string[]): Promise<Map<string, { id: string; patientId: string; root: Folder }>> {
+    if (ehrIds.length === 0) return new Map();
+    const found = await this.store.read(async (tx) => {
+      const live = await tx.directory.findMany({ where: { ehrId: { in: ehrIds }, deletedAt: null } });
+      if (live.length === 0) return [];
+      const versions = await tx.directoryVersion.findMany({
+        where: { OR: live.map((d) => ({ directoryId: d.id, version: d.latestVersion })) },
+        select: { directoryId: true, contentEnc: true },
+      });
+      const content = new Map(versions.map((v) => [v.directoryId, v.contentEnc]));
+      return live.map((d) => ({ directory: d, contentEnc: content.get(d.id) }));
+    });
+    return new Map(
+      found
+        .filter((f) => f.contentEnc)
+        .map(({ directory, contentEnc }) => [
+          directory.ehrId,
+          { id: directory.id, patientId: directory.patientId, root: JSON.parse(this.cipher.decrypt(contentEnc!)) as Folder },
+        ]),
+    );
+  }
+
   /** Whether a version uid names a version of this EHR's directory (a CONTRIBUTION's deletion carries no FOLDER to tell). */
   async isDirectoryVersion(ehrId: string, versionUid: string): Promise<boolean> {
     const id = versionUid.split('::')[0];

@@ -24,10 +24,12 @@ import {
   namedEhr,
   readsCompositions,
   readsEhrStatus,
+  readsFolders,
   requiresComposition,
   templateCanMatch,
   templateInWhere,
 } from './aql/narrow';
+import type { DirectoryService } from './directory.service';
 import { buildUniverse, type QueriedComposition } from './aql/universe';
 import { compileToSql, type SqlRow } from './aql/compile-sql';
 import type { WebNode } from '../../clinical/opt/web-template';
@@ -64,6 +66,7 @@ export class OpenEhrService {
     private readonly ehrs: EhrService,
     private readonly compositions: CompositionService,
     private readonly templates: ClinicalTemplateService,
+    private readonly directories: DirectoryService,
     private readonly systemId: string,
   ) {}
 
@@ -674,15 +677,17 @@ export class OpenEhrService {
             : (await Promise.all([...new Set(scanned.map((c) => c.patientId))].map((id) => this.ehrs.forPatient(id)))).filter((e) => e !== null);
     // The EHR_STATUS as written, and its latest VERSION (`VERSION v CONTAINS EHR_STATUS s`), only for a query that can see them.
     const statuses = readsEhrStatus(query, q) ? await this.ehrs.latestStatuses(ehrs.map((e) => e.id)) : undefined;
+    const directories = readsFolders(query.from) ? await this.directories.latestTrees(ehrs.map((e) => e.id)) : undefined;
     const universe = buildUniverse(
       ehrs.map((e) => {
+        const directory = directories?.get(e.id);
         const latest = statuses && {
           ...e.status,
           ...(statuses.get(e.id) ?? { version: 1, at: e.createdAt, actor: 'system', reason: null, contributionId: null }),
         };
-        if (!latest) return { ehrId: e.id, patientId: e.patientId, ehr: this.ehrBody(e, 1), status: this.statusBody(e, 1, e.status) };
+        if (!latest) return { ehrId: e.id, patientId: e.patientId, ehr: this.ehrBody(e, 1), status: this.statusBody(e, 1, e.status), directory };
         const version = this.statusVersionBody(e, latest);
-        return { ehrId: e.id, patientId: e.patientId, ehr: this.ehrBody(e, latest.version), status: version.data, statusVersion: version };
+        return { ehrId: e.id, patientId: e.patientId, ehr: this.ehrBody(e, latest.version), status: version.data, statusVersion: version, directory };
       }),
       compositions,
     );

@@ -20,7 +20,7 @@ type Json = Record<string, any>;
 
 /** An access-log entry for data a result row was computed from. */
 export interface Source {
-  entityType: 'Composition' | 'EHR';
+  entityType: 'Composition' | 'Directory' | 'EHR';
   entityId: string;
   patientId: string;
 }
@@ -163,13 +163,13 @@ export class Evaluator {
     return path.parts.length === 0 && !this.variables.has(path.variable);
   }
 
-  /** The distinct records the rows were computed from: their compositions, or the EHR where a row binds no composition. */
+  /** The distinct records the rows were computed from: their compositions and directories, or the EHR where a row binds neither. */
   private sources(bindings: Binding[]): Source[] {
     const seen = new Map<string, Source>();
     for (const b of bindings) {
       const found = Object.values(b).flatMap((object) => this.universe.sourceOf(object) ?? []);
-      const compositions = found.filter((s) => s.entityType === 'Composition');
-      for (const source of compositions.length > 0 ? compositions : found) seen.set(`${source.entityType}:${source.entityId}`, source);
+      const records = found.filter((s) => s.entityType !== 'EHR');
+      for (const source of records.length > 0 ? records : found) seen.set(`${source.entityType}:${source.entityId}`, source);
     }
     return [...seen.values()];
   }

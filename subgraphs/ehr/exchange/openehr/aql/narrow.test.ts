@@ -1,4 +1,4 @@
-import { leafConditions, namedEhr, readsCompositions, readsEhrStatus, requiresComposition, templateCanMatch, templateInWhere } from './narrow';
+import { leafConditions, namedEhr, readsCompositions, readsEhrStatus, readsFolders, requiresComposition, templateCanMatch, templateInWhere } from './narrow';
 import { parseAql } from './parser';
 
 const BP = 'openEHR-EHR-OBSERVATION.blood_pressure.v2';
@@ -39,6 +39,10 @@ describe('AQL narrowing before reading', () => {
       ['EHR e NOT CONTAINS COMPOSITION c', false, true],
       ['EHR e CONTAINS (EHR_STATUS s OR COMPOSITION c)', false, true],
       ['EHR e CONTAINS (EHR_STATUS s AND COMPOSITION c)', true, true],
+      ['FOLDER f', false, false],
+      ['EHR e CONTAINS FOLDER f1 CONTAINS FOLDER f2', false, false],
+      ['FOLDER f CONTAINS COMPOSITION c', true, true],
+      ['FOLDER f CONTAINS VERSION v[LATEST_VERSION] CONTAINS COMPOSITION c', true, true],
     ];
     for (const [q, requires, reads] of cases) {
       expect([q, requiresComposition(from(q))]).toEqual([q, requires]);
@@ -82,6 +86,23 @@ describe('AQL narrowing before reading', () => {
     // The EHR's own classes hold no composition; within a composition every AND branch is needed.
     expect(can(`SELECT o FROM EHR e CONTAINS (EHR_STATUS s AND COMPOSITION c CONTAINS OBSERVATION o[${BP}])`)).toEqual(['vital_signs.v1']);
     expect(can(`SELECT o FROM EHR e CONTAINS COMPOSITION c CONTAINS (OBSERVATION o[${BP}] AND OBSERVATION l[${LAB}])`)).toEqual([]);
+  });
+
+  it('reads directories only for a FOLDER, whose archetype says nothing of the templates it files', () => {
+    const vitals = new Set(['openEHR-EHR-COMPOSITION.encounter.v1', BP, PULSE]);
+    const lab = new Set(['openEHR-EHR-COMPOSITION.report-result.v1', LAB]);
+    const can = (q: string) =>
+      ['vital_signs.v1', 'lab_result.v1'].filter((id) => templateCanMatch(parseAql(q).from, {}, id, id === 'vital_signs.v1' ? vitals : lab));
+    const EPISODE = 'openEHR-EHR-FOLDER.episode_of_care.v1';
+    expect(can(`SELECT c FROM FOLDER f[${EPISODE}] CONTAINS FOLDER g[${EPISODE}] CONTAINS COMPOSITION c`)).toEqual(['vital_signs.v1', 'lab_result.v1']);
+    expect(can(`SELECT c FROM EHR e CONTAINS FOLDER f[${EPISODE}] CONTAINS COMPOSITION c CONTAINS OBSERVATION o[${LAB}]`)).toEqual(['lab_result.v1']);
+    // Below a folder, as below the EHR, different compositions may bind the branches of an AND.
+    expect(can(`SELECT o FROM FOLDER f CONTAINS (OBSERVATION o[${BP}] AND OBSERVATION l[${LAB}])`)).toEqual(['vital_signs.v1', 'lab_result.v1']);
+    expect(readsFolders(parseAql('SELECT c FROM EHR e CONTAINS FOLDER f CONTAINS COMPOSITION c').from)).toBe(true);
+    expect(readsFolders(parseAql(`SELECT c FROM EHR e CONTAINS COMPOSITION c CONTAINS OBSERVATION o[${BP}]`).from)).toBe(false);
+    // A folder's archetype is no entry's: WHERE on its paths narrows no composition.
+    const q = parseAql(`SELECT f FROM FOLDER f[${EPISODE}] WHERE f/details[at0001]/items[at0002]/value/magnitude > 1`);
+    expect(leafConditions(q.from, q.where, {})).toEqual([]);
   });
 
   it('finds a template pinned by WHERE, only where no OR branch could match without it', () => {

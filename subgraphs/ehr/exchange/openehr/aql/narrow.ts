@@ -10,6 +10,8 @@ import type { LeafCondition } from '../../../compositions/clinical-index';
  * hold what it contains.
  */
 
+/** Classes of the EHR itself (its status, its directory's folders): a binding of only these holds no composition. */
+const EHR_LEVEL = new Set(['EHR', 'EHR_STATUS', 'FOLDER']);
 const TEMPLATE_ID = /^[a-zA-Z][a-zA-Z0-9_-]*(\.[a-zA-Z0-9_-]+)*\.v\d+$/;
 const ARCHETYPE_ID = /^(.+::)?[a-zA-Z][a-zA-Z0-9_]*-[a-zA-Z][a-zA-Z0-9_]*-[a-zA-Z][a-zA-Z0-9_]*\./;
 
@@ -90,16 +92,17 @@ export function templateCanMatch(from: Containment, params: Parameters, template
     if (rmClass === 'COMPOSITION' && TEMPLATE_ID.test(id)) return id === templateId;
     return true;
   };
-  // Below the EHR (`across`), different compositions may bind different classes: the branches of an AND, and a
-  // class an OR operand binds without its contents (evaluate.ts `either`); a template matters if it can hold one.
-  // A branch of the EHR's own classes (EHR_STATUS) holds no composition.
+  // Below the EHR or a FOLDER (`across`), different compositions may bind different classes: the branches of an
+  // AND, and a class an OR operand binds without its contents (evaluate.ts `either`); a template matters if it can
+  // hold one. A branch of the EHR's own classes (EHR_STATUS, FOLDER) holds no composition, and their archetype ids
+  // say nothing of a template.
   const can = (c: Containment, across: boolean, partial: boolean): boolean => {
     if (c.kind === 'and' && !across) return can(c.left, false, false) && can(c.right, false, false);
     if (c.kind === 'and') return [c.left, c.right].some((branch) => readsCompositions(branch) && can(branch, true, partial));
     if (c.kind === 'or')
       return [c.left, c.right].some((operand) => (!across || readsCompositions(operand)) && can(operand, across, across && !isChain(operand)));
-    if (!idOk(c.predicate, c.rmClass)) return false;
-    return partial || !c.contains || c.contains.not || can(c.contains.expr, c.rmClass === 'EHR', false);
+    if (!EHR_LEVEL.has(c.rmClass) && !idOk(c.predicate, c.rmClass)) return false;
+    return partial || !c.contains || c.contains.not || can(c.contains.expr, EHR_LEVEL.has(c.rmClass), false);
   };
   return can(from, true, false);
 }
@@ -144,7 +147,8 @@ export function leafConditions(from: Containment, where: Condition | undefined, 
     if (c.kind === 'and') return walk(c.left) && walk(c.right);
     if (c.rmClass === 'VERSION' || c.contains?.not) return false;
     const p = c.predicate;
-    if (c.variable && p?.kind === 'node' && typeof p.id === 'string' && ARCHETYPE_ID.test(p.id) && !p.id.includes('::')) archetypeOf.set(c.variable, p.id);
+    if (c.variable && !EHR_LEVEL.has(c.rmClass) && p?.kind === 'node' && typeof p.id === 'string' && ARCHETYPE_ID.test(p.id) && !p.id.includes('::'))
+      archetypeOf.set(c.variable, p.id);
     return !c.contains || walk(c.contains.expr);
   };
   if (!walk(from)) return [];
@@ -169,9 +173,6 @@ export function leafConditions(from: Containment, where: Condition | undefined, 
   return found;
 }
 
-/** Classes of the EHR itself: a binding of only these holds no composition. */
-const EHR_LEVEL = new Set(['EHR', 'EHR_STATUS']);
-
 /**
  * Whether every binding of FROM holds a composition: then the EHRs a query sees are those of the compositions it
  * reads. Otherwise (`FROM EHR e`, `EHR_STATUS`, `NOT CONTAINS`, an `OR` branch without one) it also sees EHRs
@@ -191,6 +192,12 @@ export function readsCompositions(from: Containment): boolean {
   if (from.kind !== 'class') return readsCompositions(from.left) || readsCompositions(from.right);
   if (from.rmClass === 'VERSION' && from.contains && !from.contains.not) return readsCompositions(from.contains.expr);
   return !EHR_LEVEL.has(from.rmClass) || (from.contains !== undefined && readsCompositions(from.contains.expr));
+}
+
+/** Whether FROM names a FOLDER: only then are the EHRs' directories read. */
+export function readsFolders(from: Containment): boolean {
+  if (from.kind !== 'class') return readsFolders(from.left) || readsFolders(from.right);
+  return from.rmClass === 'FOLDER' || (from.contains !== undefined && readsFolders(from.contains.expr));
 }
 
 /**

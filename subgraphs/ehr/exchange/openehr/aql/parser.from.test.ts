@@ -43,7 +43,7 @@ describe('AQL parser: FROM', () => {
   });
 
   it.each([
-    ['SELECT f FROM EHR e CONTAINS FOLDER f', 'FROM FOLDER is not supported (line 1, column 30)'],
+    ['SELECT p FROM EHR e CONTAINS PERSON p', 'FROM PERSON is not supported (line 1, column 30)'],
     ['SELECT c FROM EHR e CONTAINS VERSION v[ALL_VERSIONS] CONTAINS COMPOSITION c', 'ALL_VERSIONS'],
     ["SELECT c FROM VERSION v[commit_audit/time_committed/value > '2020-01-01'] CONTAINS COMPOSITION c", 'VERSION predicate other than LATEST_VERSION'],
     ['SELECT c FROM COMPOSITION c CONTAINS OBSERVATION c', "variable 'c' is declared twice"],

@@ -90,10 +90,11 @@ const FUNCTIONS = new Set([
   'CURRENT_DATE_TIME',
   'CURRENT_TIMEZONE',
 ]);
-/** The RM classes a FROM clause may name: what CareGraph stores (no FOLDER, PARTY or demographic classes). */
+/** The RM classes a FROM clause may name: what CareGraph stores (no PARTY or demographic classes). */
 const RM_CLASSES = new Set([
   'EHR',
   'EHR_STATUS',
+  'FOLDER',
   'VERSION',
   'COMPOSITION',
   'EVENT_CONTEXT',

@@ -37,6 +37,8 @@ const IMPLIED_TYPES: Record<string, string> = {
   'EHR.ehr_id': 'HIER_OBJECT_ID',
   'EHR.system_id': 'HIER_OBJECT_ID',
   'EHR.time_created': 'DV_DATE_TIME',
+  'FOLDER.folders': 'FOLDER',
+  'FOLDER.items': 'OBJECT_REF',
 };
 const impliedTypes = new WeakMap<Json, string>();
 export const typeOf = (object: Json): string | undefined => object._type ?? impliedTypes.get(object);

@@ -26,6 +26,8 @@ export interface QueriedEhr {
   status: Json;
   /** The ORIGINAL_VERSION of the latest EHR_STATUS (its `data` is `status`), linked beside the compositions' versions. */
   statusVersion?: Json;
+  /** The latest version of the EHR's directory: its root FOLDER, and the directory's id for the access log. */
+  directory?: { id: string; root: Json };
 }
 
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -49,7 +51,10 @@ function objectsBelow(root: Json): Json[] {
  * linked to CareGraph's simple form of them (the n-th instance of an
  * archetype to the n-th), so the flat paths (`o/systolic/magnitude`) keep
  * answering; a JSON template's slots, which have no RM objects, get stand-ins
- * (`_type` and `archetype_node_id`) so containment finds them.
+ * (`_type` and `archetype_node_id`) so containment finds them. An EHR's
+ * directory comes last: each FOLDER links the versions of the compositions its
+ * items name, so a FOLDER contains those of its own items and of every folder
+ * below it, as EHRbase answers `FOLDER f CONTAINS COMPOSITION c`.
  */
 export function buildUniverse(ehrs: QueriedEhr[], compositions: QueriedComposition[]): Universe {
   const sources = new WeakMap<Json, Source>();
@@ -72,6 +77,20 @@ export function buildUniverse(ehrs: QueriedEhr[], compositions: QueriedCompositi
     const source: Source = { entityType: 'Composition', entityId: c.uid, patientId: c.patientId };
     for (const object of objectsBelow(c.version)) sources.set(object, source);
     for (const standIn of composition[CHILDREN as unknown as string] ?? []) for (const object of objectsBelow(standIn)) sources.set(object, source);
+  }
+  const filed = new Map(compositions.map((c) => [c.uid.split('::')[0], c.version]));
+  for (const e of ehrs) {
+    if (!e.directory) continue;
+    const source: Source = { entityType: 'Directory', entityId: e.directory.id, patientId: e.patientId };
+    for (const object of objectsBelow(e.directory.root)) sources.set(object, source);
+    // An item names a versioned composition, or one of its versions: either way the query sees the latest.
+    const fileIn = (folder: Json) => {
+      const items: unknown[] = Array.isArray(folder.items) ? folder.items : [];
+      folder[CHILDREN as unknown as string] = items.flatMap((item) => (isObject(item) && filed.get(String(item.id?.value).split('::')[0])) || []);
+      if (Array.isArray(folder.folders)) folder.folders.filter(isObject).forEach(fileIn);
+    };
+    fileIn(e.directory.root);
+    trees.get(e.ehrId)![CHILDREN as unknown as string].push(e.directory.root);
   }
   return {
     ehrs: [...trees.values()],
