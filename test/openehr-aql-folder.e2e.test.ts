@@ -71,7 +71,7 @@ const SUITES: Suite[] = [
     cases: [{ q: 'SELECT c/uid/value FROM FOLDER f CONTAINS COMPOSITION c', expected: 'expected_contains_compo_multi_compo_in_folder.json', anyOrder: true }],
   },
   {
-    name: 'FROM_FOLDER_CONTAINS_COMPO/multiple_ehrs_and_compo_select_by_ids',
+    name: 'FROM_FOLDER_CONTAINS_COMPO/multiple_ehrs_and_compo_select_by_ids, over_multiple_ehrs',
     ehrs: [
       { folder: 'folder_with_compositions.json', compositions: 4, after: 1 },
       { folder: 'folder_with_compositions1.json', compositions: 4, after: 1 },
@@ -82,15 +82,6 @@ const SUITES: Suite[] = [
         q: "SELECT e/ehr_id/value, f/uid/value, c/uid/value FROM EHR e CONTAINS FOLDER f CONTAINS COMPOSITION c WHERE e/ehr_id/value = '${ehr_id2}' AND f/uid/value = '70939d97-8add-4419-b27c-516e64b1c744' AND c/uid/value = '${c_uid4b}::${system_id_with_tenant}::1'",
         expected: 'expected_multiple_ehrs_and_compo_select_by_ids.json',
       },
-    ],
-  },
-  {
-    name: 'FROM_FOLDER_CONTAINS_COMPO/over_multiple_ehrs',
-    ehrs: [
-      { folder: 'folder_with_compositions.json', compositions: 4, after: 1 },
-      { folder: 'folder_with_compositions1.json', compositions: 4, after: 1 },
-    ],
-    cases: [
       {
         q: "SELECT e/ehr_id/value, c/uid/value FROM EHR e CONTAINS FOLDER f CONTAINS COMPOSITION c WHERE f/name/value = 'subsubsubfolder2'",
         expected: 'expected_contains_compo_over_multiple_ehrs.json',
