@@ -243,19 +243,23 @@ export class EhrService {
    * records the caller may read (only their own, for a patient), as population reads of compositions choose them:
    * queryable, not restricted. Oldest first; more than `cap` answer 400.
    */
-  async queryable(cap: number): Promise<EhrView[]> {
+  async queryable(cap: number, options: { withDirectory?: boolean } = {}): Promise<EhrView[]> {
     const own = recordScope(this.store.identity);
     const target = own ? { patientId: own } : {};
     const readable = await Promise.all(DATA_AREAS.map(async (area) => (await this.policy.decide('read', area, target)).allowed));
     if (!readable.includes(true)) return [];
     const restricted = own ? [] : await this.policy.restrictedPatientIds();
-    const rows = await this.store.read((tx) =>
-      tx.ehr.findMany({
-        where: { isQueryable: true, ...(own ? { patientId: own } : { patientId: { notIn: restricted } }) },
+    const rows = await this.store.read(async (tx) => {
+      // A query about folders needs only the EHRs that have a directory: usually few of a tenant's. More than the
+      // cap of them narrow nothing (the EHRs then exceed it too).
+      const directories = options.withDirectory ? await tx.directory.findMany({ where: { deletedAt: null }, select: { ehrId: true }, take: cap + 1 }) : [];
+      const filed = options.withDirectory && directories.length <= cap ? { id: { in: directories.map((d) => d.ehrId) } } : {};
+      return tx.ehr.findMany({
+        where: { isQueryable: true, ...filed, ...(own ? { patientId: own } : { patientId: { notIn: restricted } }) },
         orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
         take: cap + 1,
-      }),
-    );
+      });
+    });
     if (rows.length > cap) throw validationError(`More than ${cap} EHRs match; narrow the query (an EHR id, or a composition it contains)`);
     return rows.map(view);
   }

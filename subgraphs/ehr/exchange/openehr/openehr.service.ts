@@ -26,6 +26,7 @@ import {
   readsEhrStatus,
   readsFolders,
   requiresComposition,
+  requiresFolder,
   templateCanMatch,
   templateInWhere,
 } from './aql/narrow';
@@ -665,15 +666,15 @@ export class OpenEhrService {
       }),
     );
     // EHRs: the named one (even without compositions; policy-checked); else, where FROM binds EHRs without
-    // compositions, every EHR the caller may query; else those of the compositions the caller may read, loaded in one
-    // batched statement.
+    // compositions, every EHR the caller may query (with a directory, where every binding holds a FOLDER); else those
+    // of the compositions the caller may read, loaded in one batched statement.
     const ehrs =
       context && named && context !== named
         ? []
         : ehrId
           ? [await this.ehrs.get(ehrId)]
           : !requiresComposition(query.from)
-            ? await this.ehrs.queryable(AQL_CAP)
+            ? await this.ehrs.queryable(AQL_CAP, { withDirectory: requiresFolder(query.from) })
             : (await Promise.all([...new Set(scanned.map((c) => c.patientId))].map((id) => this.ehrs.forPatient(id)))).filter((e) => e !== null);
     // The EHR_STATUS as written, and its latest VERSION (`VERSION v CONTAINS EHR_STATUS s`), only for a query that can see them.
     const statuses = readsEhrStatus(query, q) ? await this.ehrs.latestStatuses(ehrs.map((e) => e.id)) : undefined;

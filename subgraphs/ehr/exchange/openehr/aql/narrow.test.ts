@@ -1,4 +1,14 @@
-import { leafConditions, namedEhr, readsCompositions, readsEhrStatus, readsFolders, requiresComposition, templateCanMatch, templateInWhere } from './narrow';
+import {
+  leafConditions,
+  namedEhr,
+  readsCompositions,
+  readsEhrStatus,
+  readsFolders,
+  requiresComposition,
+  requiresFolder,
+  templateCanMatch,
+  templateInWhere,
+} from './narrow';
 import { parseAql } from './parser';
 
 const BP = 'openEHR-EHR-OBSERVATION.blood_pressure.v2';
@@ -100,6 +110,13 @@ describe('AQL narrowing before reading', () => {
     expect(can(`SELECT o FROM FOLDER f CONTAINS (OBSERVATION o[${BP}] AND OBSERVATION l[${LAB}])`)).toEqual(['vital_signs.v1', 'lab_result.v1']);
     expect(readsFolders(parseAql('SELECT c FROM EHR e CONTAINS FOLDER f CONTAINS COMPOSITION c').from)).toBe(true);
     expect(readsFolders(parseAql(`SELECT c FROM EHR e CONTAINS COMPOSITION c CONTAINS OBSERVATION o[${BP}]`).from)).toBe(false);
+    // Only EHRs with a directory can answer a FROM whose every binding holds a folder.
+    const needsFolder = (from: string) => requiresFolder(parseAql(`SELECT 1 FROM ${from}`).from);
+    expect(needsFolder('FOLDER f')).toBe(true);
+    expect(needsFolder('EHR e CONTAINS FOLDER f CONTAINS FOLDER g')).toBe(true);
+    expect(needsFolder('EHR e CONTAINS (FOLDER f AND EHR_STATUS s)')).toBe(true);
+    expect(needsFolder('EHR e CONTAINS (FOLDER f OR EHR_STATUS s)')).toBe(false);
+    expect(needsFolder('EHR e NOT CONTAINS FOLDER f')).toBe(false);
     // A folder's archetype is no entry's: WHERE on its paths narrows no composition.
     const q = parseAql(`SELECT f FROM FOLDER f[${EPISODE}] WHERE f/details[at0001]/items[at0002]/value/magnitude > 1`);
     expect(leafConditions(q.from, q.where, {})).toEqual([]);

@@ -194,6 +194,14 @@ export function readsCompositions(from: Containment): boolean {
   return !EHR_LEVEL.has(from.rmClass) || (from.contains !== undefined && readsCompositions(from.contains.expr));
 }
 
+/** Whether every binding of FROM holds a FOLDER: then only EHRs with a directory can answer. */
+export function requiresFolder(from: Containment): boolean {
+  if (from.kind === 'and') return requiresFolder(from.left) || requiresFolder(from.right);
+  if (from.kind === 'or') return requiresFolder(from.left) && requiresFolder(from.right);
+  if (from.rmClass === 'FOLDER') return true;
+  return from.contains !== undefined && !from.contains.not && requiresFolder(from.contains.expr);
+}
+
 /** Whether FROM names a FOLDER: only then are the EHRs' directories read. */
 export function readsFolders(from: Containment): boolean {
   if (from.kind !== 'class') return readsFolders(from.left) || readsFolders(from.right);
