@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { XMLParser } from 'fast-xml-parser';
 import { startTestPlatform, backendName, type TestPlatform } from './harness';
 import { readMultipart } from './support/multipart';
+import { scrape } from './support/metrics';
 
 const FIXTURES = join(__dirname, 'fixtures', 'xds');
 const ITI41 = readFileSync(join(FIXTURES, 'iti41-provide-and-register.xml'), 'utf8');
@@ -378,6 +379,337 @@ describe(`IHE XDS.b /xds (${backendName})`, () => {
     const malformed = await post('registry', '<s:Envelope xmlns:s="http://www.w3.org/2003/05/soap-envelope"><s:Body>', 'application/soap+xml');
     expect(malformed.status).toBe(400);
     expect(malformed.body.Fault.Code.Value[0]).toBe('soap:Sender');
+  });
+
+  describe('ITI-18 matching in SQL', () => {
+    const [LOINC, SNOMED, CONF, FORMAT, LOCAL] = [
+      '2.16.840.1.113883.6.1',
+      '2.16.840.1.113883.6.96',
+      '2.16.840.1.113883.5.25',
+      '1.3.6.1.4.1.19376.1.2.3',
+      '2.999.4.4',
+    ];
+    const SCHEME = {
+      class: 'urn:uuid:41a5887f-8865-4c09-adf7-e362475b143a',
+      type: 'urn:uuid:f0306f51-975f-434e-a61c-c59651d33983',
+      conf: 'urn:uuid:f4f85eac-e6cb-4883-b524-f2705394840f',
+      format: 'urn:uuid:a09d5840-386c-46f2-b5ad-9c3699a4309d',
+      facility: 'urn:uuid:f33fb8ac-18af-42cc-ae0e-ed0b0bdb91e1',
+      practice: 'urn:uuid:cccf5598-8b07-4b77-a05e-ae952c785ead',
+      events: 'urn:uuid:2c6b8cb7-8b2a-4051-b291-b1ae6a575ef4',
+      contentType: 'urn:uuid:aa543740-bdda-424e-8c96-df4873be8500',
+    };
+    const STABLE = 'urn:uuid:7edca82f-054d-47f2-a032-9b2a5b5186c1';
+    const ON_DEMAND = 'urn:uuid:34268e47-fdf5-41a6-ba33-82133c465248';
+    const DEPRECATED = "('urn:oasis:names:tc:ebxml-regrep:StatusType:Deprecated')";
+    /** A document entry's coded values (`code^^scheme`) and times; absent times are left out. */
+    interface Entry {
+      class: string;
+      type: string;
+      conf: string[];
+      format: string;
+      facility: string;
+      practice: string;
+      events: string[];
+      creation: string;
+      start?: string;
+      stop?: string;
+    }
+    /** Its submission set's. */
+    interface SetOf {
+      submitted: string;
+      source: string;
+      contentType?: string;
+    }
+    // The fixture's values.
+    const ENTRY: Entry = {
+      class: `34133-9^^${LOINC}`,
+      type: `34133-9^^${LOINC}`,
+      conf: [`N^^${CONF}`],
+      format: `urn:hl7-org:sdwg:ccda-structuredBody:2.1^^${FORMAT}`,
+      facility: `22232009^^${SNOMED}`,
+      practice: `394802001^^${SNOMED}`,
+      events: [],
+      creation: '20261123101500',
+      start: '200412230800',
+      stop: '200412230801',
+    };
+    const SET: SetOf = { submitted: '20261123101600', source: '1.3.6.1.4.1.21367.2005.3.7', contentType: `34133-9^^${LOINC}` };
+
+    const classifications = (scheme: string, object: string, values: string[]) =>
+      values
+        .map((value, i) => {
+          const [code, , codingScheme] = value.split('^');
+          return (
+            `<rim:Classification classificationScheme="${scheme}" classifiedObject="${object}" id="${object}-${scheme.slice(9, 17)}-${i}" nodeRepresentation="${code}">` +
+            `<rim:Slot name="codingScheme"><rim:ValueList><rim:Value>${codingScheme}</rim:Value></rim:ValueList></rim:Slot></rim:Classification>`
+          );
+        })
+        .join('');
+    const recode = (text: string, scheme: string, object: string, values: string[]) =>
+      text.replace(new RegExp(`<rim:Classification classificationScheme="${scheme}"[\\s\\S]*?</rim:Classification>`), classifications(scheme, object, values));
+    const slotted = (text: string, name: string, value: string | undefined) =>
+      text.replace(
+        new RegExp(`<rim:Slot name="${name}">[\\s\\S]*?</rim:Slot>`),
+        value ? `<rim:Slot name="${name}"><rim:ValueList><rim:Value>${value}</rim:Value></rim:ValueList></rim:Slot>` : '',
+      );
+
+    /** ITI-41 of the fixture's shape: these document entries (uniqueIds given), members of one submission set, the first replacing `options.replaces`. */
+    const submit = async (patient: string, entries: Array<[string, Entry]>, set: SetOf, options: { setUniqueId?: string; replaces?: string } = {}) => {
+      let text = ITI41.replace(/\{\{PATIENT_ID\}\}/g, pid(patient).replace(/&/g, '&amp;')).replace('{{SET_UNIQUE_ID}}', options.setUniqueId ?? uid());
+      const template = /<rim:ExtrinsicObject id="Document01"[\s\S]*?<\/rim:ExtrinsicObject>/.exec(text)![0];
+      const objects = entries.map(([uniqueId, e], n) => {
+        const id = `Document${n + 1}`;
+        let object = template.replace(/Document01/g, id).replace('{{DOC_UNIQUE_ID}}', uniqueId);
+        for (const key of ['class', 'type', 'format', 'facility', 'practice'] as const) object = recode(object, SCHEME[key], id, [e[key]]);
+        object = recode(object, SCHEME.conf, id, e.conf);
+        object = object.replace('<rim:ExternalIdentifier id="ei01"', `${classifications(SCHEME.events, id, e.events)}<rim:ExternalIdentifier id="ei01"`);
+        for (const [name, value] of [
+          ['creationTime', e.creation],
+          ['serviceStartTime', e.start],
+          ['serviceStopTime', e.stop],
+        ] as const)
+          object = slotted(object, name, value);
+        return object;
+      });
+      text = text.replace(template, objects.join(''));
+      text = slotted(text, 'submissionTime', set.submitted).replace('value="1.3.6.1.4.1.21367.2005.3.7"', `value="${set.source}"`);
+      text = recode(text, SCHEME.contentType, 'SubmissionSet01', set.contentType ? [set.contentType] : []);
+      const members = entries.map(
+        (_, n) =>
+          `<rim:Association associationType="urn:oasis:names:tc:ebxml-regrep:AssociationType:HasMember" sourceObject="SubmissionSet01" targetObject="Document${n + 1}" id="member${n + 1}">` +
+          `<rim:Slot name="SubmissionSetStatus"><rim:ValueList><rim:Value>Original</rim:Value></rim:ValueList></rim:Slot></rim:Association>`,
+      );
+      const replacing = options.replaces
+        ? `<rim:Association associationType="urn:ihe:iti:2007:AssociationType:RPLC" sourceObject="Document1" targetObject="${options.replaces}" id="rplc"/>`
+        : '';
+      text = text
+        .replace(/<rim:Association [\s\S]*?<\/rim:Association>/, members.join('') + replacing)
+        .replace(
+          /<xdsb:Document id="Document01">\{\{DOCUMENT\}\}<\/xdsb:Document>/,
+          entries.map(([uniqueId], n) => `<xdsb:Document id="Document${n + 1}">${Buffer.from(uniqueId).toString('base64')}</xdsb:Document>`).join(''),
+        );
+      const stored = await post('repository', text, 'application/soap+xml; charset=UTF-8');
+      expect(errorCodes(stored)).toEqual([]);
+    };
+    const newPatient = async () => {
+      const id = `p-q${Date.now()}${Math.floor(Math.random() * 1e3)}`;
+      const created = await t.graphql(`mutation($id: ID!) { createPatient(input: { id: $id, givenNames: ["Query"], family: "Registry" }) { id } }`, { id });
+      expect(created.body.errors).toBeUndefined();
+      return id;
+    };
+    const rowsRead = async () => (await scrape(`${t.url}/metrics`)).total('caregraph_xds_registry_rows_read_total');
+    const setUniqueIdOf = (object: any) =>
+      [object.ExternalIdentifier].flat().find((e: any) => e['@identificationScheme'] === 'urn:uuid:96fdda7c-d067-4183-912e-bf5ee74998a8')['@value'];
+
+    it('FindDocuments and FindSubmissionSets read only the entries they answer, and answer as matching in memory did', async () => {
+      const patient = await newPatient();
+      // Eight submissions of one entry each, with codes of several schemes, times of every precision (or none) and
+      // set attributes; the seventh entry is replaced by the eighth (Deprecated).
+      const code = (value: string, scheme: string) => `${value}^^${scheme}`;
+      const entries: Array<[Partial<Entry>, Partial<SetOf>]> = [
+        [{ format: code('F-A', FORMAT), creation: '20261120101500' }, { source: '2.999.1.9' }],
+        [
+          {
+            class: code('11488-4', LOINC),
+            type: code('11488-4', LOINC),
+            conf: [code('R', CONF)],
+            format: code('F-B', FORMAT),
+            practice: code('P-2', LOCAL),
+            events: [code('E1', LOCAL)],
+            creation: '2026',
+            start: '2004',
+            stop: undefined,
+          },
+          { submitted: '2026', contentType: undefined },
+        ],
+        [
+          {
+            class: code('34133-9', LOCAL),
+            type: code('T-X', LOCAL),
+            conf: [code('N', CONF), code('V', CONF)],
+            format: code('F-A', FORMAT),
+            facility: code('F-2', LOCAL),
+            events: [code('E1', LOCAL), code('E2', LOCAL)],
+            creation: '202611',
+            start: undefined,
+            stop: undefined,
+          },
+          { submitted: '202611', source: '2.999.1.9', contentType: code('CT-1', LOCAL) },
+        ],
+        [
+          {
+            class: code('11488-4', LOINC),
+            conf: [code('V', CONF)],
+            format: code('F-B', FORMAT),
+            events: [code('E2', SNOMED)],
+            creation: '20261120',
+            start: '20041224',
+            stop: '20041225',
+          },
+          { submitted: '20261120' },
+        ],
+        [
+          {
+            type: code('T-X', LOCAL),
+            format: code('F-A', FORMAT),
+            facility: code('F-2', LOCAL),
+            practice: code('P-2', LOCAL),
+            events: [code('E1', LOCAL)],
+            creation: '2026112010',
+            start: '2004122308',
+            stop: '200412231000',
+          },
+          { submitted: '2026112010', source: '2.999.1.9', contentType: undefined },
+        ],
+        [
+          {
+            class: code('C-5', LOCAL),
+            type: code('11488-4', LOINC),
+            conf: [code('R', CONF), code('N', CONF)],
+            format: code('F-C', FORMAT),
+            creation: '20251231235959',
+            start: '20050101',
+            stop: '2005',
+          },
+          { submitted: '20251231235959', contentType: code('CT-1', LOCAL) },
+        ],
+        [{ creation: '202611201020' }, { submitted: '202611201020', source: '2.999.1.9' }],
+        [{}, { contentType: undefined }],
+      ];
+      const docs = entries.map(() => uid());
+      for (const [i, [entry, set]] of entries.entries()) {
+        const replaces = i === 7 ? extrinsic(await query(GET_DOCUMENTS, { $XDSDocumentEntryUniqueId: [`('${docs[6]}')`] }))[0]['@id'] : undefined;
+        await submit(patient, [[docs[i], { ...ENTRY, ...entry }]], { ...SET, ...set }, { replaces });
+      }
+      const allSets = await query(FIND_SUBMISSION_SETS, { $XDSSubmissionSetPatientId: [`'${pid(patient)}'`], $XDSSubmissionSetStatus: [APPROVED] });
+      const sets: string[] = allSets.body.AdhocQueryResponse.RegistryObjectList.RegistryPackage.map(setUniqueIdOf);
+      expect(sets).toHaveLength(8);
+
+      const approved = [0, 1, 2, 3, 4, 5, 7];
+      const findDocumentsChecks: Array<[Record<string, string[]>, number[]]> = [
+        [{}, approved],
+        [{ $XDSDocumentEntryStatus: [DEPRECATED] }, [6]],
+        [
+          { $XDSDocumentEntryStatus: [`('urn:oasis:names:tc:ebxml-regrep:StatusType:Approved','urn:oasis:names:tc:ebxml-regrep:StatusType:Deprecated')`] },
+          [0, 1, 2, 3, 4, 5, 6, 7],
+        ],
+        [{ $XDSDocumentEntryClassCode: [`('34133-9^^${LOINC}')`] }, [0, 4, 7]],
+        // A code without a scheme matches it in every scheme; the values of one Value are ORed, Values ANDed.
+        [{ $XDSDocumentEntryClassCode: ["('34133-9')"] }, [0, 2, 4, 7]],
+        [{ $XDSDocumentEntryClassCode: [`('11488-4^^${LOINC}','C-5^^${LOCAL}')`] }, [1, 3, 5]],
+        [{ $XDSDocumentEntryClassCode: ["('34133-9')", `('34133-9^^${LOCAL}')`] }, [2]],
+        [{ $XDSDocumentEntryTypeCode: [`('11488-4^^${LOINC}')`] }, [1, 5]],
+        [{ $XDSDocumentEntryPracticeSettingCode: [`('P-2^^${LOCAL}')`] }, [1, 4]],
+        [{ $XDSDocumentEntryHealthcareFacilityTypeCode: [`('F-2^^${LOCAL}','none^^${LOCAL}')`] }, [2, 4]],
+        [{ $XDSDocumentEntryEventCodeList: [`('E1^^${LOCAL}')`] }, [1, 2, 4]],
+        [{ $XDSDocumentEntryEventCodeList: ["('E2')"] }, [2, 3]],
+        [{ $XDSDocumentEntryEventCodeList: [`('E1^^${LOCAL}')`, `('E2^^${LOCAL}')`] }, [2]],
+        [{ $XDSDocumentEntryConfidentialityCode: [`('V^^${CONF}')`] }, [2, 3]],
+        [{ $XDSDocumentEntryConfidentialityCode: [`('R^^${CONF}','V^^${CONF}')`] }, [1, 2, 3, 5]],
+        [{ $XDSDocumentEntryConfidentialityCode: [`('N^^${CONF}')`, `('R^^${CONF}')`] }, [5]],
+        [{ $XDSDocumentEntryFormatCode: [`('F-B^^${FORMAT}')`] }, [1, 3]],
+        [{ $XDSDocumentEntryType: [`('${STABLE}')`] }, approved],
+        [{ $XDSDocumentEntryType: [`('${ON_DEMAND}')`] }, []],
+        // Time ranges: from inclusive, to exclusive, each compared on the shorter precision; no time matches no range.
+        [{ $XDSDocumentEntryCreationTimeFrom: ['20261120'], $XDSDocumentEntryCreationTimeTo: ['2026112011'] }, [0, 4]],
+        [
+          {
+            $XDSDocumentEntryCreationTimeFrom: ['20261120'],
+            $XDSDocumentEntryCreationTimeTo: ['2026112011'],
+            $XDSDocumentEntryStatus: [`('urn:oasis:names:tc:ebxml-regrep:StatusType:Approved','urn:oasis:names:tc:ebxml-regrep:StatusType:Deprecated')`],
+          },
+          [0, 4, 6],
+        ],
+        [{ $XDSDocumentEntryCreationTimeFrom: ['2026'] }, [0, 1, 2, 3, 4, 7]],
+        [{ $XDSDocumentEntryCreationTimeTo: ['2026'] }, [5]],
+        [{ $XDSDocumentEntryServiceStartTimeFrom: ['200412230800'], $XDSDocumentEntryServiceStartTimeTo: ['20041224'] }, [0, 4, 7]],
+        [{ $XDSDocumentEntryServiceStopTimeFrom: ['2005'] }, [5]],
+        [{ $XDSDocumentEntryServiceStopTimeTo: ['2005'] }, [0, 3, 4, 7]],
+        [
+          {
+            $XDSDocumentEntryClassCode: ["('34133-9')"],
+            $XDSDocumentEntryFormatCode: [`('F-A^^${FORMAT}')`],
+            $XDSDocumentEntryServiceStartTimeFrom: ['20041223'],
+          },
+          [0, 4],
+        ],
+        [
+          {
+            $XDSDocumentEntryConfidentialityCode: [`('N^^${CONF}')`],
+            $XDSDocumentEntryCreationTimeFrom: ['202611'],
+            $XDSDocumentEntryEventCodeList: [`('E1^^${LOCAL}')`],
+          },
+          [2, 4],
+        ],
+      ];
+      for (const [params, expected] of findDocumentsChecks) {
+        const before = await rowsRead();
+        const found = extrinsic(await findDocuments(pid(patient), params)).map(uniqueIdOf);
+        expect({ params, found }).toEqual({ params, found: expected.map((i) => docs[i]) });
+        // Only the entries answered are read.
+        expect({ params, read: (await rowsRead()) - before }).toEqual({ params, read: expected.length });
+      }
+
+      const findSets = (params: Record<string, string[]>) =>
+        query(FIND_SUBMISSION_SETS, { $XDSSubmissionSetPatientId: [`'${pid(patient)}'`], $XDSSubmissionSetStatus: [APPROVED], ...params });
+      const findSubmissionSetsChecks: Array<[Record<string, string[]>, number[]]> = [
+        [{}, [0, 1, 2, 3, 4, 5, 6, 7]],
+        [{ $XDSSubmissionSetStatus: [DEPRECATED] }, []],
+        [{ $XDSSubmissionSetSourceId: ["('2.999.1.9')"] }, [0, 2, 4, 6]],
+        [{ $XDSSubmissionSetSourceId: ["('2.999.1.9','1.3.6.1.4.1.21367.2005.3.7')"] }, [0, 1, 2, 3, 4, 5, 6, 7]],
+        [{ $XDSSubmissionSetSubmissionTimeFrom: ['20261120'], $XDSSubmissionSetSubmissionTimeTo: ['2026112011'] }, [4, 6]],
+        [{ $XDSSubmissionSetSubmissionTimeFrom: ['2026'] }, [0, 1, 2, 3, 4, 6, 7]],
+        [{ $XDSSubmissionSetSubmissionTimeTo: ['2026'] }, [5]],
+        [{ $XDSSubmissionSetContentType: [`('34133-9^^${LOINC}')`] }, [0, 3, 6]],
+        [{ $XDSSubmissionSetContentType: ["('CT-1')"] }, [2, 5]],
+        [{ $XDSSubmissionSetContentType: [`('34133-9^^${LOINC}','CT-1^^${LOCAL}')`] }, [0, 2, 3, 5, 6]],
+        [
+          { $XDSSubmissionSetSourceId: ["('2.999.1.9')"], $XDSSubmissionSetContentType: [`('CT-1^^${LOCAL}')`], $XDSSubmissionSetSubmissionTimeFrom: ['2026'] },
+          [2],
+        ],
+      ];
+      for (const [params, expected] of findSubmissionSetsChecks) {
+        const before = await rowsRead();
+        const found = await findSets(params);
+        expect(errorCodes(found)).toEqual([]);
+        const got = (found.body.AdhocQueryResponse.RegistryObjectList?.RegistryPackage ?? []).map(setUniqueIdOf);
+        expect({ params, got }).toEqual({ params, got: expected.map((i) => sets[i]) });
+        expect({ params, read: (await rowsRead()) - before }).toEqual({ params, read: expected.length });
+      }
+    });
+
+    it('GetSubmissionSetAndContents reads the set and only the members it answers', async () => {
+      const patient = await newPatient();
+      const setUniqueId = uid();
+      const members = [uid(), uid(), uid()];
+      const [fa, fb, n, r] = [`F-A^^${FORMAT}`, `F-B^^${FORMAT}`, `N^^${CONF}`, `R^^${CONF}`];
+      const entries: Array<[string, Entry]> = [
+        [members[0], { ...ENTRY, format: fa, conf: [n] }],
+        [members[1], { ...ENTRY, format: fb, conf: [n] }],
+        [members[2], { ...ENTRY, format: fa, conf: [r] }],
+      ];
+      await submit(patient, entries, SET, { setUniqueId });
+      const checks: Array<[Record<string, string[]>, number[]]> = [
+        [{}, [0, 1, 2]],
+        [{ $XDSDocumentEntryFormatCode: [`('F-A^^${FORMAT}')`] }, [0, 2]],
+        [{ $XDSDocumentEntryConfidentialityCode: [`('R^^${CONF}')`] }, [2]],
+        [{ $XDSDocumentEntryFormatCode: [`('F-A^^${FORMAT}')`], $XDSDocumentEntryConfidentialityCode: [`('N^^${CONF}')`] }, [0]],
+        [{ $XDSDocumentEntryType: [`('${ON_DEMAND}')`] }, []],
+      ];
+      for (const [params, expected] of checks) {
+        const before = await rowsRead();
+        const list = (await query(GET_SS_AND_CONTENTS, { $XDSSubmissionSetUniqueId: [`'${setUniqueId}'`], ...params })).body.AdhocQueryResponse
+          .RegistryObjectList;
+        expect(list.RegistryPackage.map(setUniqueIdOf)).toEqual([setUniqueId]);
+        // The members' order is the database's (no order asked), as it was.
+        const found = (list.ExtrinsicObject ?? []).map(uniqueIdOf).sort();
+        expect({ params, found }).toEqual({ params, found: expected.map((i) => members[i]).sort() });
+        expect((list.Association ?? []).map((a: any) => a['@targetObject']).sort()).toEqual((list.ExtrinsicObject ?? []).map((o: any) => o['@id']).sort());
+        // The set and the members answered.
+        expect({ params, read: (await rowsRead()) - before }).toEqual({ params, read: 1 + expected.length });
+      }
+    });
   });
 
   it('audits every transaction: who, which transaction, which patient, which documents', async () => {
