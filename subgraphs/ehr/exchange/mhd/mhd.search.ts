@@ -2,6 +2,7 @@ import { AppError } from '../../../../common/errors';
 import { Prisma } from '../../db/generated/client';
 import { matchesCriterion, parseDateParam, parseToken, type DateParam, type ParsedSearch, type SearchCriterion } from '../fhir/search';
 import { XDS } from '../xds/ebrim';
+import { all, any, column, FALSE, holdsCode, isCode, TRUE } from '../xds/registry-sql';
 import { entryUuid, SUBMISSION_SET_LIST, xdsSchemes } from './mhd.mapping';
 import type { RegistryType } from './mhd.service';
 
@@ -13,11 +14,7 @@ import type { RegistryType } from './mhd.service';
  * decide whose rows are read); every other criterion becomes a condition.
  */
 
-const TRUE = Prisma.sql`TRUE`;
-const FALSE = Prisma.sql`FALSE`;
 const constant = (value: boolean) => (value ? TRUE : FALSE);
-const any = (conditions: Prisma.Sql[]) => (conditions.length === 0 ? FALSE : Prisma.sql`(${Prisma.join(conditions, ' OR ')})`);
-const all = (conditions: Prisma.Sql[]) => (conditions.length === 0 ? TRUE : Prisma.sql`(${Prisma.join(conditions, ' AND ')})`);
 /** NOT that reads a NULL (a key a JSON column lacks) as false, as the resource's absent element is. */
 const not = (condition: Prisma.Sql) => Prisma.sql`NOT COALESCE(${condition}, FALSE)`;
 
@@ -75,24 +72,21 @@ const CODED: Record<string, { column: string; list?: true }> = {
 /** One stored code ({code, scheme}, the JSON `e`) against a token, as matchesCoding reads the Coding the mapping makes of it. */
 function codingCondition(e: Prisma.Sql, value: string): Prisma.Sql {
   const token = parseToken(value);
-  const code = token.code === undefined ? TRUE : Prisma.sql`${e}->>'code' = ${token.code}`;
   // `|code`: a coding without a system; a scheme-less code is the only one.
-  if (token.system === null) return all([Prisma.sql`COALESCE(${e}->>'scheme', '') = ''`, code]);
-  if (token.system === undefined) return code;
+  if (token.system === null) return all([Prisma.sql`COALESCE(${e}->>'scheme', '') = ''`, isCode(e, token.code)]);
+  if (token.system === undefined) return isCode(e, token.code);
   const schemes = xdsSchemes(token.system);
-  return schemes.length ? all([Prisma.sql`${e}->>'scheme' = ANY(${schemes}::text[])`, code]) : FALSE;
+  return schemes.length ? isCode(e, token.code, schemes) : FALSE;
 }
 
 function codedCondition(criterion: SearchCriterion): Prisma.Sql {
-  const { column, list } = CODED[criterion.name];
-  const sql = Prisma.raw(`r."${column}"`);
+  const { column: name, list } = CODED[criterion.name];
   if (criterion.modifier === 'missing') {
+    const sql = column(name);
     const present = list ? Prisma.sql`(jsonb_typeof(${sql}) = 'array' AND jsonb_array_length(${sql}) > 0)` : Prisma.sql`jsonb_typeof(${sql}) = 'object'`;
     return criterion.values[0] === 'true' ? Prisma.sql`NOT ${present}` : present;
   }
-  const matches = list
-    ? Prisma.sql`EXISTS (SELECT 1 FROM jsonb_array_elements(CASE jsonb_typeof(${sql}) WHEN 'array' THEN ${sql} ELSE '[]' END) AS e(c) WHERE ${any(criterion.values.map((v) => codingCondition(Prisma.sql`e.c`, v)))})`
-    : any(criterion.values.map((v) => codingCondition(sql, v)));
+  const matches = holdsCode(name, !!list, (e) => criterion.values.map((v) => codingCondition(e, v)));
   return criterion.modifier === 'not' ? not(matches) : matches;
 }
 

@@ -31,6 +31,7 @@ import {
   type StoredQueryRequest,
   type SubmitObjects,
 } from './ebrim';
+import { column, holdsCode, isCode } from './registry-sql';
 
 export interface XdsSettings {
   /** The affinity domain's patient id assigning authority (XDS_ASSIGNING_AUTHORITY). */
@@ -88,6 +89,9 @@ const QUERY_PARAMS: Record<QueryName, string[]> = {
     '$homeCommunityId',
   ],
 };
+
+const DOCUMENTS = Prisma.sql`"ehr"."XdsDocument"`;
+const SETS = Prisma.sql`"ehr"."XdsSubmissionSet"`;
 
 /** Most document entries one query answers (XDSTooManyResults beyond). */
 const MAX_RESULTS = 1_000;
@@ -514,24 +518,16 @@ export class XdsService {
       case 'FindDocuments': {
         const patientId = await this.queryPatient(p.one('$XDSDocumentEntryPatientId'));
         const statuses = p.required('$XDSDocumentEntryStatus');
-        const rows = await this.store.read((tx) => tx.xdsDocument.findMany({ where: { patientId, status: { in: statuses } }, orderBy: { createdAt: 'asc' } }));
-        this.metrics.registryRowsRead(rows.length);
-        return { patientId, documents: rows.filter((d) => matchesDocument(d, p)), sets: [], associations: [] };
+        const where = [Prisma.sql`r."patientId" = ${patientId}`, Prisma.sql`r.status = ANY(${statuses}::text[])`, ...documentConditions(p)];
+        // One entry more than an answer may hold is enough to refuse it (XDSTooManyResults).
+        const documents = await this.storedQueryRows<DocumentRow>(DOCUMENTS, where, Prisma.sql`r."createdAt" ASC`, MAX_RESULTS + 1);
+        return { patientId, documents, sets: [], associations: [] };
       }
       case 'FindSubmissionSets': {
         const patientId = await this.queryPatient(p.one('$XDSSubmissionSetPatientId'));
         // Submission sets are always Approved here.
         if (!p.required('$XDSSubmissionSetStatus').includes(XDS.status.approved)) return { patientId, documents: [], sets: [], associations: [] };
-        const sourceIds = p.any('$XDSSubmissionSetSourceId');
-        const contentTypes = p.codes('$XDSSubmissionSetContentType');
-        const rows = await this.store.read((tx) => tx.xdsSubmissionSet.findMany({ where: { patientId }, orderBy: { createdAt: 'asc' } }));
-        this.metrics.registryRowsRead(rows.length);
-        const sets = rows.filter(
-          (s) =>
-            (!sourceIds || sourceIds.includes(s.sourceId)) &&
-            inRange(s.submissionTime, p.optional('$XDSSubmissionSetSubmissionTimeFrom'), p.optional('$XDSSubmissionSetSubmissionTimeTo')) &&
-            contentTypes.every((alternatives) => alternatives.some((c) => sameCode(c, s.contentTypeCode as Coded | null))),
-        );
+        const sets = await this.storedQueryRows<SetRow>(SETS, [Prisma.sql`r."patientId" = ${patientId}`, ...setConditions(p)], Prisma.sql`r."createdAt" ASC`);
         return { patientId, documents: [], sets, associations: [] };
       }
       case 'GetDocuments': {
@@ -558,14 +554,29 @@ export class XdsService {
           throw fail('XDSStoredQueryParamNumber', 'GetSubmissionSetAndContents takes either $XDSSubmissionSetEntryUUID or $XDSSubmissionSetUniqueId');
         const set = await this.store.read((tx) => tx.xdsSubmissionSet.findFirst({ where: uuid ? { id: uuid.toLowerCase() } : { uniqueId: uniqueId! } }));
         if (!set) return { documents: [], sets: [], associations: [] };
+        this.metrics.registryRowsRead(1);
         const members = await this.store.read((tx) => tx.xdsAssociation.findMany({ where: { sourceId: set.id, associationType: XDS.hasMember } }));
-        const rows = await this.store.read((tx) => tx.xdsDocument.findMany({ where: { id: { in: members.map((m) => m.targetId) } } }));
-        this.metrics.registryRowsRead(1 + rows.length);
-        const documents = rows.filter((d) => matchesDocument(d, p));
+        const documents = await this.storedQueryRows<DocumentRow>(DOCUMENTS, [
+          Prisma.sql`r.id = ANY(${members.map((m) => m.targetId)}::text[])`,
+          ...documentConditions(p),
+        ]);
         const ids = new Set(documents.map((d) => d.id));
         return { patientId: set.patientId, documents, sets: [set], associations: members.filter((m) => ids.has(m.targetId)) };
       }
     }
+  }
+
+  /** The tenant's rows of `table` (as `r`) meeting every condition, in `order` (without one, as the database finds them), at most `limit`: counted as read. */
+  private async storedQueryRows<Row>(table: Prisma.Sql, where: Prisma.Sql[], order?: Prisma.Sql, limit?: number): Promise<Row[]> {
+    const conditions = Prisma.join([Prisma.sql`r."tenantId" = ${this.store.tenantId}`, ...where], ' AND ');
+    const rows = await this.store.read(
+      (tx) =>
+        tx.$queryRaw<
+          Row[]
+        >`SELECT r.* FROM ${table} r WHERE ${conditions}${order ? Prisma.sql` ORDER BY ${order}` : Prisma.empty}${limit ? Prisma.sql` LIMIT ${limit}` : Prisma.empty}`,
+    );
+    this.metrics.registryRowsRead(rows.length);
+    return rows;
   }
 
   /** A query's patient: known in this tenant's affinity domain, and one whose documents the caller may read. */
@@ -664,12 +675,12 @@ export class XdsService {
    * discloses its page (discloseDocumentEntries) once it is merged with what else it found.
    */
   async documentEntryPage(query: RegistryQuery): Promise<RegistryPage<DocumentRow>> {
-    return this.registryPage(Prisma.sql`"ehr"."XdsDocument"`, query);
+    return this.registryPage(DOCUMENTS, query);
   }
 
   /** A page of the submission sets (ITI-66), as documentEntryPage finds document entries. */
   async submissionSetPage(query: RegistryQuery): Promise<RegistryPage<SetRow>> {
-    return this.registryPage(Prisma.sql`"ehr"."XdsSubmissionSet"`, query);
+    return this.registryPage(SETS, query);
   }
 
   private async registryPage<Row>(table: Prisma.Sql, query: RegistryQuery): Promise<RegistryPage<Row>> {
@@ -865,32 +876,47 @@ class QueryParams {
   }
 }
 
-const sameCode = (wanted: Coded, stored: Coded | null | undefined) =>
-  !!stored && stored.code === wanted.code && (!wanted.scheme || stored.scheme === wanted.scheme);
-const anyCode = (wanted: Coded[][], stored: Coded[]) => wanted.every((alternatives) => alternatives.some((w) => stored.some((s) => sameCode(w, s))));
+/** A coded parameter on a coded column of `r`: an AND of ORs of `code^^scheme`, a code without a scheme matching it in any scheme. */
+const codedParam = (p: QueryParams, name: string, codedColumn: string, list = false) =>
+  p.codes(name).map((alternatives) => holdsCode(codedColumn, list, (e) => alternatives.map((c) => isCode(e, c.code, c.scheme ? [c.scheme] : undefined))));
 
-/** DTM ranges: from inclusive, to exclusive (ITI TF-2a §3.18.4.1.2.3.6); a value is compared on the shorter precision. */
-function inRange(value: string | null | undefined, from: string | undefined, to: string | undefined): boolean {
-  if (!from && !to) return true;
-  if (!value) return false;
-  const cmp = (a: string, b: string) => a.slice(0, Math.min(a.length, b.length)).localeCompare(b.slice(0, Math.min(a.length, b.length)));
-  return (!from || cmp(value, from) >= 0) && (!to || cmp(value, to) < 0);
+/**
+ * A DTM range on a column of `r`: from inclusive, to exclusive (ITI TF-2a §3.18.4.1.2.3.6), the value and a bound compared
+ * on the shorter precision of the two (both cut to it, then compared as the digit strings they are); a row without the
+ * time is in no range.
+ */
+function timeRange(name: string, from: string | undefined, to: string | undefined): Prisma.Sql[] {
+  if (!from && !to) return [];
+  const value = column(name);
+  const compare = (bound: string, operator: '>=' | '<') =>
+    Prisma.sql`left(${value}, ${bound.length}::int) COLLATE "C" ${Prisma.raw(operator)} left(${bound}::text, length(${value})) COLLATE "C"`;
+  return [Prisma.sql`${value} <> ''`, ...(from ? [compare(from, '>=')] : []), ...(to ? [compare(to, '<')] : [])];
 }
 
-function matchesDocument(d: DocumentRow, p: QueryParams): boolean {
-  const one = (value: unknown) => (value ? [value as Coded] : []);
+/** What FindDocuments and GetSubmissionSetAndContents ask of a document entry `r` besides its patient, status or set. */
+function documentConditions(p: QueryParams): Prisma.Sql[] {
   const types = p.any('$XDSDocumentEntryType');
-  return (
-    anyCode(p.codes('$XDSDocumentEntryClassCode'), one(d.classCode)) &&
-    anyCode(p.codes('$XDSDocumentEntryTypeCode'), one(d.typeCode)) &&
-    anyCode(p.codes('$XDSDocumentEntryPracticeSettingCode'), one(d.practiceSettingCode)) &&
-    anyCode(p.codes('$XDSDocumentEntryHealthcareFacilityTypeCode'), one(d.healthcareFacilityTypeCode)) &&
-    anyCode(p.codes('$XDSDocumentEntryEventCodeList'), (d.eventCodes as Coded[] | null) ?? []) &&
-    anyCode(p.codes('$XDSDocumentEntryConfidentialityCode'), d.confidentialityCodes as unknown as Coded[]) &&
-    anyCode(p.codes('$XDSDocumentEntryFormatCode'), one(d.formatCode)) &&
-    inRange(d.creationTime, p.optional('$XDSDocumentEntryCreationTimeFrom'), p.optional('$XDSDocumentEntryCreationTimeTo')) &&
-    inRange(d.serviceStartTime, p.optional('$XDSDocumentEntryServiceStartTimeFrom'), p.optional('$XDSDocumentEntryServiceStartTimeTo')) &&
-    inRange(d.serviceStopTime, p.optional('$XDSDocumentEntryServiceStopTimeFrom'), p.optional('$XDSDocumentEntryServiceStopTimeTo')) &&
-    (!types || types.includes(d.objectType))
-  );
+  return [
+    ...codedParam(p, '$XDSDocumentEntryClassCode', 'classCode'),
+    ...codedParam(p, '$XDSDocumentEntryTypeCode', 'typeCode'),
+    ...codedParam(p, '$XDSDocumentEntryPracticeSettingCode', 'practiceSettingCode'),
+    ...codedParam(p, '$XDSDocumentEntryHealthcareFacilityTypeCode', 'healthcareFacilityTypeCode'),
+    ...codedParam(p, '$XDSDocumentEntryEventCodeList', 'eventCodes', true),
+    ...codedParam(p, '$XDSDocumentEntryConfidentialityCode', 'confidentialityCodes', true),
+    ...codedParam(p, '$XDSDocumentEntryFormatCode', 'formatCode'),
+    ...timeRange('creationTime', p.optional('$XDSDocumentEntryCreationTimeFrom'), p.optional('$XDSDocumentEntryCreationTimeTo')),
+    ...timeRange('serviceStartTime', p.optional('$XDSDocumentEntryServiceStartTimeFrom'), p.optional('$XDSDocumentEntryServiceStartTimeTo')),
+    ...timeRange('serviceStopTime', p.optional('$XDSDocumentEntryServiceStopTimeFrom'), p.optional('$XDSDocumentEntryServiceStopTimeTo')),
+    ...(types ? [Prisma.sql`r."objectType" = ANY(${types}::text[])`] : []),
+  ];
+}
+
+/** What FindSubmissionSets asks of a submission set `r` besides its patient. */
+function setConditions(p: QueryParams): Prisma.Sql[] {
+  const sourceIds = p.any('$XDSSubmissionSetSourceId');
+  return [
+    ...(sourceIds ? [Prisma.sql`r."sourceId" = ANY(${sourceIds}::text[])`] : []),
+    ...timeRange('submissionTime', p.optional('$XDSSubmissionSetSubmissionTimeFrom'), p.optional('$XDSSubmissionSetSubmissionTimeTo')),
+    ...codedParam(p, '$XDSSubmissionSetContentType', 'contentTypeCode'),
+  ];
 }
