@@ -327,6 +327,10 @@ describe(`IHE MHD /fhir/R4 (${backendName})`, () => {
       ['DocumentReference', `date=ge${registered[12]}&_lastUpdated=ne${registered[29]}&_count=3`],
       ['DocumentReference', `_id=${submitted[3]},${submitted[17]},xds-nothing`],
       ['List', '_sort=date,-_id&_count=6'],
+      // By the instant each submission time (of any precision) begins, on its indexed column; a page reads its own rows.
+      ['List', '_sort=-date&_count=2&_offset=1'],
+      ['List', '_sort=date&_count=3&_offset=2'],
+      ['List', 'date=ge2026-11-20&_sort=-date&_count=2'],
       ['List', 'date=le2026-11-20T10:19:59.5Z&date=ge2026-11&code=submissionset&_count=3'],
     ];
     before = await rowsRead();

@@ -32,11 +32,11 @@ const CREATED_AT: Instant = { sql: Prisma.sql`r."createdAt"`, bound: (ms) => Pri
 
 /**
  * A List's date, the submission time: a DTM (YYYY[MM[DD[hh[mm[ss]]]]], UTC) whose instant is its start, as FHIR
- * reads the date or dateTime the mapping makes of it. Padded to 14 digits (month and day 01) it compares and
- * sorts as those instants do; a bound is compared at whole seconds, the DTM's finest precision.
+ * reads the date or dateTime the mapping makes of it. The column holding that start as 14 digits (submissionInstant,
+ * indexed) compares and sorts as those instants do; a bound is compared at whole seconds, the DTM's finest precision.
  */
 const SUBMITTED_AT: Instant = {
-  sql: Prisma.sql`rpad(CASE length(r."submissionTime") WHEN 4 THEN r."submissionTime" || '0101' WHEN 6 THEN r."submissionTime" || '01' ELSE r."submissionTime" END, 14, '0') COLLATE "C"`,
+  sql: column('submissionInstant'),
   bound: (ms) => Prisma.sql`${new Date(Math.ceil(ms / 1000) * 1000).toISOString().replace(/\D/g, '').slice(0, 14)}`,
 };
 

@@ -100,6 +100,8 @@ const OID = /^[0-2](\.(0|[1-9][0-9]*))+$/;
 /** XDS unique ids: an OID, optionally `^extension` (ITI TF-3 §4.2.3.2.26). */
 const UNIQUE_ID = /^[0-2](\.(0|[1-9][0-9]*))+(\^[^\s^]{1,16})?$/;
 const DTM = /^\d{4}(\d{2}(\d{2}(\d{2}(\d{2}(\d{2})?)?)?)?)?$/;
+/** The instant a DTM begins, as 14 digits YYYYMMDDhhmmss (month and day 01, time 00): these compare and sort as the instants do. */
+const dtmStart = (dtm: string) => (dtm.length === 4 ? `${dtm}0101` : dtm.length === 6 ? `${dtm}01` : dtm).padEnd(14, '0');
 
 interface Disclosed {
   entityType: 'XdsDocument' | 'XdsSubmissionSet';
@@ -399,6 +401,7 @@ export class XdsService {
           sourceId: externalId(s.set, XDS.set.sourceId)!,
           patientId: s.patientId,
           submissionTime: slotValue(s.set, 'submissionTime')!,
+          submissionInstant: dtmStart(slotValue(s.set, 'submissionTime')!),
           ...(codes(s.set, XDS.set.contentTypeCode).length ? { contentTypeCode: { ...codes(s.set, XDS.set.contentTypeCode)[0] } } : {}),
           metadataEnc: this.cipher.encrypt(JSON.stringify({ ...s.set, status: XDS.status.approved })),
           transaction,
