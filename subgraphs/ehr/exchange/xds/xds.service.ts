@@ -572,12 +572,8 @@ export class XdsService {
   /** The tenant's rows of `table` (as `r`) meeting every condition, in `order` (without one, as the database finds them), at most `limit`: counted as read. */
   private async storedQueryRows<Row>(table: Prisma.Sql, where: Prisma.Sql[], order?: Prisma.Sql, limit?: number): Promise<Row[]> {
     const conditions = Prisma.join([Prisma.sql`r."tenantId" = ${this.store.tenantId}`, ...where], ' AND ');
-    const rows = await this.store.read(
-      (tx) =>
-        tx.$queryRaw<
-          Row[]
-        >`SELECT r.* FROM ${table} r WHERE ${conditions}${order ? Prisma.sql` ORDER BY ${order}` : Prisma.empty}${limit ? Prisma.sql` LIMIT ${limit}` : Prisma.empty}`,
-    );
+    const tail = Prisma.sql`${order ? Prisma.sql` ORDER BY ${order}` : Prisma.empty}${limit ? Prisma.sql` LIMIT ${limit}` : Prisma.empty}`;
+    const rows = await this.store.read((tx) => tx.$queryRaw<Row[]>(Prisma.sql`SELECT r.* FROM ${table} r WHERE ${conditions}${tail}`));
     this.metrics.registryRowsRead(rows.length);
     return rows;
   }
