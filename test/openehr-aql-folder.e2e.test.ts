@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startTestPlatform, backendName, type TestPlatform } from './harness';
 import { openEhrCalls } from './support/openehr-oas';
+import { compositionDecrypts } from './support/clinical-load';
 
 /**
  * AQL over EHR directories (`FROM FOLDER`), checked against EHRbase's FOLDER conformance suites: their folder
@@ -287,9 +288,17 @@ describe(`AQL FROM FOLDER, EHRbase's FOLDER suites (${backendName})`, () => {
     const q = `SELECT f/name/value, c/uid/value FROM EHR e[ehr_id/value='${ehrId}'] CONTAINS FOLDER f[openEHR-EHR-FOLDER.episode_of_care.v1] CONTAINS COMPOSITION c`;
 
     const reader = await t.token({ roles: ['clinician'], sub: 'folder-reader' });
+    const before = await compositionDecrypts(t);
     const res = await t.request('POST', '/openehr/v1/query/aql', { body: { q }, token: reader });
     expect(res.status).toBe(200);
     expect(res.body.rows).toEqual([['Oncology episode', filed]]);
+    // Only the filed composition is a candidate: the EHR's other one, and every other EHR's, are not read.
+    expect((await compositionDecrypts(t)) - before).toBe(1);
+    const tenantWide = await compositionDecrypts(t);
+    const all = await aql('SELECT c/uid/value FROM FOLDER f CONTAINS COMPOSITION c');
+    expect(all.rows).toContainEqual([filed]);
+    // A composition gives a row for each folder it is filed under (the root too), and is decrypted once.
+    expect((await compositionDecrypts(t)) - tenantWide).toBe(new Set(all.rows.map(([uid]: string[]) => uid)).size);
     const whole = await t.request('POST', '/openehr/v1/query/aql', {
       body: { q: `SELECT f FROM EHR e[ehr_id/value='${ehrId}'] CONTAINS FOLDER f[openEHR-EHR-FOLDER.episode_of_care.v1]` },
       token: reader,

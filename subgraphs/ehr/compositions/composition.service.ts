@@ -440,13 +440,15 @@ export class CompositionService {
    * `logAccess: false` the caller logs what it returns itself (logQueryAccess).
    */
   async scan(filter: ScanFilter, cap: number, options: { logAccess?: boolean } = {}): Promise<CompositionView[]> {
-    if (filter.templateIds && filter.templateIds.length === 0) return [];
+    if ((filter.templateIds && filter.templateIds.length === 0) || (filter.ids && filter.ids.length === 0)) return [];
+    if (filter.ids && filter.ids.length > cap) throw validationError(`More than ${cap} compositions match; narrow the query (patient, EHR or template)`);
     const scope = await this.readableScope(filter);
     const indexed = filter.indexed?.leaves.length ? filter.indexed : undefined;
     return this.store.read(async (tx) => {
       const where: Prisma.CompositionWhereInput = {
         ...(await scope(tx)),
         ...(filter.templateIds ? { templateId: { in: filter.templateIds } } : {}),
+        ...(filter.ids ? { id: { in: filter.ids } } : {}),
         ...(indexed
           ? {
               OR: [{ templateId: { notIn: indexed.templateIds } }, { AND: indexed.leaves.map((leaf) => ({ clinicalIndex: { some: leafWhere(leaf) } })) }],
@@ -682,6 +684,8 @@ export interface IndexedEntryKey {
 
 export type ScanFilter = CompositionFilter & {
   templateIds?: string[];
+  /** Only these compositions (versioned object ids). */
+  ids?: string[];
   /** Leaves the compositions of `templateIds` must have in the clinical index (their content is indexed leaf by leaf). */
   indexed?: { templateIds: string[]; leaves: LeafCondition[] };
 };

@@ -24,6 +24,7 @@ import {
   namedEhr,
   readsCompositions,
   readsEhrStatus,
+  readsFiledCompositionsOnly,
   readsFolders,
   requiresComposition,
   requiresFolder,
@@ -31,7 +32,7 @@ import {
   templateInWhere,
 } from './aql/narrow';
 import type { DirectoryService } from './directory.service';
-import { buildUniverse, type QueriedComposition } from './aql/universe';
+import { buildUniverse, filedCompositionIds, type QueriedComposition } from './aql/universe';
 import { compileToSql, type SqlRow } from './aql/compile-sql';
 import type { WebNode } from '../../clinical/opt/web-template';
 import { webTemplate } from './web-template';
@@ -650,8 +651,16 @@ export class OpenEhrService {
       );
     }
     // A query naming another EHR than its context matches nothing; one whose FROM names no class below the EHR reads no composition.
-    const scanned =
-      (context && named && context !== named) || !readsCompositions(query.from) ? [] : await this.compositions.scan(filter, AQL_CAP, { logAccess: false });
+    const nowhere = !!(context && named && context !== named);
+    // One that reads compositions only inside folders reads the directories it may see first: their compositions are the candidates.
+    const filing =
+      !nowhere && readsCompositions(query.from) && readsFiledCompositionsOnly(query.from)
+        ? await this.directories.latestTrees(
+            (ehrId ? [await this.ehrs.get(ehrId)] : await this.ehrs.queryable(AQL_CAP, { withDirectory: true })).map((e) => e.id),
+          )
+        : undefined;
+    const candidates = filing ? { ...filter, ids: [...new Set([...filing.values()].flatMap((d) => filedCompositionIds(d.root)))] } : filter;
+    const scanned = nowhere || !readsCompositions(query.from) ? [] : await this.compositions.scan(candidates, AQL_CAP, { logAccess: false });
     const byId = new Map(templateRows.map((t) => [t.id, t]));
     const compositions: QueriedComposition[] = await Promise.all(
       scanned.map(async (c) => {
@@ -668,17 +677,16 @@ export class OpenEhrService {
     // EHRs: the named one (even without compositions; policy-checked); else, where FROM binds EHRs without
     // compositions, every EHR the caller may query (with a directory, where every binding holds a FOLDER); else those
     // of the compositions the caller may read, loaded in one batched statement.
-    const ehrs =
-      context && named && context !== named
-        ? []
-        : ehrId
-          ? [await this.ehrs.get(ehrId)]
-          : !requiresComposition(query.from)
-            ? await this.ehrs.queryable(AQL_CAP, { withDirectory: requiresFolder(query.from) })
-            : (await Promise.all([...new Set(scanned.map((c) => c.patientId))].map((id) => this.ehrs.forPatient(id)))).filter((e) => e !== null);
+    const ehrs = nowhere
+      ? []
+      : ehrId
+        ? [await this.ehrs.get(ehrId)]
+        : !requiresComposition(query.from)
+          ? await this.ehrs.queryable(AQL_CAP, { withDirectory: requiresFolder(query.from) })
+          : (await Promise.all([...new Set(scanned.map((c) => c.patientId))].map((id) => this.ehrs.forPatient(id)))).filter((e) => e !== null);
     // The EHR_STATUS as written, and its latest VERSION (`VERSION v CONTAINS EHR_STATUS s`), only for a query that can see them.
     const statuses = readsEhrStatus(query, q) ? await this.ehrs.latestStatuses(ehrs.map((e) => e.id)) : undefined;
-    const directories = readsFolders(query.from) ? await this.directories.latestTrees(ehrs.map((e) => e.id)) : undefined;
+    const directories = readsFolders(query.from) ? (filing ?? (await this.directories.latestTrees(ehrs.map((e) => e.id)))) : undefined;
     const universe = buildUniverse(
       ehrs.map((e) => {
         const directory = directories?.get(e.id);

@@ -3,6 +3,7 @@ import {
   namedEhr,
   readsCompositions,
   readsEhrStatus,
+  readsFiledCompositionsOnly,
   readsFolders,
   requiresComposition,
   requiresFolder,
@@ -117,6 +118,14 @@ describe('AQL narrowing before reading', () => {
     expect(needsFolder('EHR e CONTAINS (FOLDER f AND EHR_STATUS s)')).toBe(true);
     expect(needsFolder('EHR e CONTAINS (FOLDER f OR EHR_STATUS s)')).toBe(false);
     expect(needsFolder('EHR e NOT CONTAINS FOLDER f')).toBe(false);
+    // Only compositions filed in a directory are candidates where every class reading them is inside a folder.
+    const filedOnly = (from: string) => readsFiledCompositionsOnly(parseAql(`SELECT 1 FROM ${from}`).from);
+    expect(filedOnly('FOLDER f CONTAINS COMPOSITION c')).toBe(true);
+    expect(filedOnly(`EHR e CONTAINS FOLDER f CONTAINS VERSION v[LATEST_VERSION] CONTAINS COMPOSITION c CONTAINS OBSERVATION o[${BP}]`)).toBe(true);
+    expect(filedOnly('EHR e CONTAINS (FOLDER f CONTAINS COMPOSITION c OR EHR_STATUS s)')).toBe(true);
+    expect(filedOnly('EHR e CONTAINS (FOLDER f AND COMPOSITION c)')).toBe(false);
+    expect(filedOnly('VERSION v CONTAINS COMPOSITION c')).toBe(false);
+    expect(filedOnly('COMPOSITION c')).toBe(false);
     // A folder's archetype is no entry's: WHERE on its paths narrows no composition.
     const q = parseAql(`SELECT f FROM FOLDER f[${EPISODE}] WHERE f/details[at0001]/items[at0002]/value/magnitude > 1`);
     expect(leafConditions(q.from, q.where, {})).toEqual([]);

@@ -202,6 +202,19 @@ export function requiresFolder(from: Containment): boolean {
   return from.contains !== undefined && !from.contains.not && requiresFolder(from.contains.expr);
 }
 
+/**
+ * Whether every class of FROM that reads compositions is contained in a FOLDER (`FOLDER f CONTAINS COMPOSITION c`):
+ * then only compositions filed in a directory can answer.
+ */
+export function readsFiledCompositionsOnly(from: Containment): boolean {
+  const visit = (c: Containment, filed: boolean): boolean => {
+    if (c.kind !== 'class') return visit(c.left, filed) && visit(c.right, filed);
+    if (!filed && !EHR_LEVEL.has(c.rmClass) && c.rmClass !== 'VERSION') return false;
+    return !c.contains || visit(c.contains.expr, filed || c.rmClass === 'FOLDER');
+  };
+  return visit(from, false);
+}
+
 /** Whether FROM names a FOLDER: only then are the EHRs' directories read. */
 export function readsFolders(from: Containment): boolean {
   if (from.kind !== 'class') return readsFolders(from.left) || readsFolders(from.right);

@@ -83,10 +83,8 @@ export function buildUniverse(ehrs: QueriedEhr[], compositions: QueriedCompositi
     if (!e.directory) continue;
     const source: Source = { entityType: 'Directory', entityId: e.directory.id, patientId: e.patientId };
     for (const object of objectsBelow(e.directory.root)) sources.set(object, source);
-    // An item names a versioned composition, or one of its versions: either way the query sees the latest.
     const fileIn = (folder: Json) => {
-      const items: unknown[] = Array.isArray(folder.items) ? folder.items : [];
-      folder[CHILDREN as unknown as string] = items.flatMap((item) => (isObject(item) && filed.get(String(item.id?.value).split('::')[0])) || []);
+      folder[CHILDREN as unknown as string] = itemIds(folder).flatMap((id) => filed.get(id) ?? []);
       if (Array.isArray(folder.folders)) folder.folders.filter(isObject).forEach(fileIn);
     };
     fileIn(e.directory.root);
@@ -97,6 +95,23 @@ export function buildUniverse(ehrs: QueriedEhr[], compositions: QueriedCompositi
     sourceOf: (object) => sources.get(object),
     legacyOf: (object) => legacy.get(object),
   };
+}
+
+/** The compositions a folder's items name, by versioned object id: an item names one, or one of its versions (the query sees the latest either way). */
+const itemIds = (folder: Json): string[] =>
+  (Array.isArray(folder.items) ? folder.items : []).flatMap((item: unknown) =>
+    isObject(item) && typeof item.id?.value === 'string' ? [item.id.value.split('::')[0]] : [],
+  );
+
+/** Every composition filed in a directory, in any of its folders. */
+export function filedCompositionIds(root: Json): string[] {
+  const found = new Set<string>();
+  const visit = (folder: Json) => {
+    itemIds(folder).forEach((id) => found.add(id));
+    if (Array.isArray(folder.folders)) folder.folders.filter(isObject).forEach(visit);
+  };
+  visit(root);
+  return [...found];
 }
 
 function link(composition: Json, simple: NonNullable<QueriedComposition['simple']>, legacy: WeakMap<Json, unknown>): void {
