@@ -335,7 +335,7 @@ describe(`openEHR REST API /openehr/v1 (${backendName})`, () => {
     });
 
     it.each([
-      ['SELECT f FROM EHR e CONTAINS FOLDER f', 'FROM FOLDER'],
+      ['SELECT p FROM EHR e CONTAINS PERSON p', 'FROM PERSON'],
       ['SELECT c/uid/value FROM EHR e CONTAINS VERSION v[ALL_VERSIONS] CONTAINS COMPOSITION c', 'ALL_VERSIONS'],
       ['SELECT UPPER(c/uid/value) FROM EHR e CONTAINS COMPOSITION c', 'function UPPER()'],
       ['SELECT TOP 5 c/uid/value FROM EHR e CONTAINS COMPOSITION c LIMIT 2', 'TOP and LIMIT'],
