@@ -653,12 +653,13 @@ export class OpenEhrService {
     // A query naming another EHR than its context matches nothing; one whose FROM names no class below the EHR reads no composition.
     const nowhere = !!(context && named && context !== named);
     // One that reads compositions only inside folders reads the directories it may see first: their compositions are the candidates.
-    const filing =
+    const filingEhrs =
       !nowhere && readsCompositions(query.from) && readsFiledCompositionsOnly(query.from)
-        ? await this.directories.latestTrees(
-            (ehrId ? [await this.ehrs.get(ehrId)] : await this.ehrs.queryable(AQL_CAP, { withDirectory: true })).map((e) => e.id),
-          )
+        ? ehrId
+          ? [await this.ehrs.get(ehrId)]
+          : await this.ehrs.queryable(AQL_CAP, { withDirectory: true })
         : undefined;
+    const filing = filingEhrs && (await this.directories.latestTrees(filingEhrs.map((e) => e.id)));
     const candidates = filing ? { ...filter, ids: [...new Set([...filing.values()].flatMap((d) => filedCompositionIds(d.root)))] } : filter;
     const scanned = nowhere || !readsCompositions(query.from) ? [] : await this.compositions.scan(candidates, AQL_CAP, { logAccess: false });
     const byId = new Map(templateRows.map((t) => [t.id, t]));
@@ -677,12 +678,15 @@ export class OpenEhrService {
     // EHRs: the named one (even without compositions; policy-checked); else, where FROM binds EHRs without
     // compositions, every EHR the caller may query (with a directory, where every binding holds a FOLDER); else those
     // of the compositions the caller may read, loaded in one batched statement.
+    // (The EHRs read for the directories above serve again where they are the same set.)
     const ehrs = nowhere
       ? []
       : ehrId
-        ? [await this.ehrs.get(ehrId)]
+        ? (filingEhrs ?? [await this.ehrs.get(ehrId)])
         : !requiresComposition(query.from)
-          ? await this.ehrs.queryable(AQL_CAP, { withDirectory: requiresFolder(query.from) })
+          ? requiresFolder(query.from)
+            ? (filingEhrs ?? (await this.ehrs.queryable(AQL_CAP, { withDirectory: true })))
+            : await this.ehrs.queryable(AQL_CAP)
           : (await Promise.all([...new Set(scanned.map((c) => c.patientId))].map((id) => this.ehrs.forPatient(id)))).filter((e) => e !== null);
     // The EHR_STATUS as written, and its latest VERSION (`VERSION v CONTAINS EHR_STATUS s`), only for a query that can see them.
     const statuses = readsEhrStatus(query, q) ? await this.ehrs.latestStatuses(ehrs.map((e) => e.id)) : undefined;
