@@ -28,6 +28,7 @@ import { collectGarbage } from './lib/inspector';
  * queries at 10k, 100k and 1M compositions, `--clinical-sizes 10000,100000` for fewer) and scenario 7 (scale-out
  * behind HAProxy, 2 gateways + 2 workers vs 1 + 1) run on PostgreSQL only.
  * `--profile [seconds]`: CPU profiles of the federated query and of the REST send, summarised by area.
+ * `--keep-db` (with `--db postgres`): keeps the run's database and data folder, and prints where they are.
  */
 
 interface Settings {
@@ -58,8 +59,9 @@ interface Settings {
 const POSTGRES_SERVER = process.env.DATABASE_URL?.trim() || 'postgres://postgres@127.0.0.1:5432/postgres';
 const REDIS = process.env.REDIS_URL?.trim() || 'redis://127.0.0.1:6379';
 
-function parseArgs(argv: string[]): { settings: Settings; soak?: number; profile?: number; only: Set<number>; postgres: boolean } {
+function parseArgs(argv: string[]): { settings: Settings; soak?: number; profile?: number; only: Set<number>; postgres: boolean; keepDatabase: boolean } {
   const quick = argv.includes('--quick');
+  const keepDatabase = argv.includes('--keep-db');
   const onlyAt = argv.indexOf('--only');
   const dbAt = argv.indexOf('--db');
   const db = dbAt >= 0 ? argv[dbAt + 1] : 'pglite';
@@ -85,7 +87,9 @@ function parseArgs(argv: string[]): { settings: Settings; soak?: number; profile
   const base = quick ? 100 : 300;
   if (db === 'postgres' && (soak !== undefined || profile !== undefined)) throw new Error('--soak and --profile run on PGlite only');
   if (soak !== undefined && profile !== undefined) throw new Error('--soak and --profile are separate runs');
+  if (keepDatabase && db !== 'postgres') throw new Error('--keep-db keeps the PostgreSQL database: --db postgres');
   return {
+    keepDatabase,
     soak,
     profile,
     only,
@@ -204,7 +208,7 @@ function withRatio(rows: Measurement[], reference: Measurement): Measurement[] {
 const gql = (query: string, variables?: Record<string, unknown>) => JSON.stringify({ query, variables });
 
 async function main(): Promise<void> {
-  const { settings, soak, profile, only, postgres } = parseArgs(process.argv.slice(2));
+  const { settings, soak, profile, only, postgres, keepDatabase } = parseArgs(process.argv.slice(2));
   const started = Date.now();
   const workDir = mkdtempSync(join(tmpdir(), 'caregraph-bench-'));
   const dataDir = join(workDir, 'data');
@@ -476,8 +480,12 @@ async function main(): Promise<void> {
     for (const child of children.reverse()) await child.stop().catch(() => {});
     await receiver?.close();
     for (const copy of copies) await copy.drop();
-    await database?.drop();
-    rmSync(workDir, { recursive: true, force: true });
+    // Kept for inspection (EXPLAIN, a migration's replay): the data folder holds the key its contents are encrypted with.
+    if (keepDatabase && database) log(`kept: DATABASE_URL=${database.url} DATA_DIR=${workDir}`);
+    else {
+      await database?.drop();
+      rmSync(workDir, { recursive: true, force: true });
+    }
     results.rows = rows;
     results.totalSeconds = round((Date.now() - started) / 1000, 1);
     const file = join(ROOT, 'bench', 'results.json');
