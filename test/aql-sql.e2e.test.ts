@@ -143,6 +143,7 @@ describe(`AQL in SQL answers as the in-memory evaluator, decrypting nothing (${b
     }),
     'aggregates over every event': () => ({ select: `COUNT(${SYS}), MAX(${SYS}), MIN(${SYS})`, where: `${SYS} > 210`, declines: true, rows: [[3, 213, 211]] }),
     'COUNT(*) with WHERE on a repeated event counts compositions, in SQL': () => ({ select: 'COUNT(*)', where: `${SYS} > 210`, rows: [[1]] }),
+    'COUNT(*) over nothing, in SQL': () => ({ select: 'COUNT(*)', where: `NOT (${SYS} < 500)`, rows: [[0]] }),
     'ORDER BY then LIMIT over ties': () => ({ select: `c/uid/value, ${RATE}`, declines: true, tail: `ORDER BY ${RATE} DESC LIMIT 12` }),
   };
   const fromOf: Record<string, string> = {
@@ -164,5 +165,70 @@ describe(`AQL in SQL answers as the in-memory evaluator, decrypting nothing (${b
     expect(sql.rows).toEqual(memory.rows);
     expect(sql.rows.length).toBeGreaterThan(0);
     if (c.rows) expect(sql.rows).toEqual(c.rows);
+  });
+
+  describe('the access log of an aggregate', () => {
+    const POPULATION = `SELECT COUNT(*), COUNT(DISTINCT e/ehr_id/value) ${VITALS} WHERE ${SYS} > 140`;
+    const logged = async (actor: string) =>
+      (
+        await t.platform.db!.query<{ action: string; entityType: string; entityId: string; patientId: string | null; detail: unknown }>(
+          `SELECT action, "entityType", "entityId", "patientId", detail FROM ehr."AccessLog" WHERE actor = $1`,
+          [actor],
+        )
+      ).rows;
+    const ask = async (sub: string, q: string, params?: Record<string, unknown>) => {
+      const token = await t.token({ roles: ['clinician'], sub });
+      const before = await compositionDecrypts(t);
+      const res = await t.request('POST', '/openehr/v1/query/aql', { body: { q, query_parameters: params }, token });
+      expect(res.status).toBe(200);
+      return { rows: res.body.rows as number[][], decrypted: (await compositionDecrypts(t)) - before };
+    };
+
+    it('logs a population statistic once, for its query, naming no patient (in SQL and in memory)', async () => {
+      for (const [sub, q] of [
+        ['population-sql', POPULATION],
+        ['population-memory', `${POPULATION} AND ${IN_MEMORY_ONLY}`],
+      ]) {
+        const answer = await ask(sub, q);
+        expect(answer.decrypted === 0).toBe(sub === 'population-sql');
+        const [[compositions, patients]] = answer.rows;
+        expect(patients).toBeGreaterThanOrEqual(10);
+        expect(await logged(sub)).toEqual([
+          {
+            action: 'query',
+            entityType: 'AqlQuery',
+            entityId: expect.stringMatching(/^[0-9a-f]{64}$/),
+            patientId: null,
+            detail: { language: 'AQL', query: q, parameters: {}, patients, compositions },
+          },
+        ]);
+      }
+    });
+
+    it('logs each composition of an aggregate over fewer than 10 patients, however WHERE picks them', async () => {
+      // Naming the EHRs in a MATCHES, not as the query's EHR: the answer still tells about two patients.
+      const q = `SELECT COUNT(*) ${VITALS} WHERE e/ehr_id/value MATCHES {$a, $b} AND ${SYS} > 100`;
+      for (const [sub, text] of [
+        ['few-sql', q],
+        ['few-memory', `${q} AND ${IN_MEMORY_ONLY}`],
+      ]) {
+        const answer = await ask(sub, text, { a: ehrs[0], b: ehrs[2] });
+        expect(answer.decrypted === 0).toBe(sub === 'few-sql');
+        const entries = await logged(sub);
+        expect(entries).toHaveLength(answer.rows[0][0]);
+        expect(entries.every((e) => e.action === 'list' && e.entityType === 'Composition' && e.patientId !== null)).toBe(true);
+        expect(new Set(entries.map((e) => e.patientId)).size).toBe(2);
+      }
+    });
+
+    it('shows the population statistics to admins, and to no one else', async () => {
+      const query = '{ populationQueries(limit: 100) { data { actor query parameters patients compositions } pagination { total } } }';
+      const admin = await t.graphql(query);
+      expect(admin.body.errors).toBeUndefined();
+      const mine = admin.body.data.populationQueries.data.filter((e: { actor: string }) => e.actor === 'population-sql');
+      expect(mine).toEqual([{ actor: 'population-sql', query: POPULATION, parameters: {}, patients: expect.any(Number), compositions: expect.any(Number) }]);
+      const clinician = await t.graphql(query, undefined, { token: await t.token({ roles: ['clinician'] }) });
+      expect(clinician.body.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+    });
   });
 });

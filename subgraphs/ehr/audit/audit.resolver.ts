@@ -1,6 +1,6 @@
 import { Arg, Ctx, ID, Int, Query, Resolver } from 'type-graphql';
 import type { EhrContext } from '../context';
-import { AccessLogPage, AuditChainVerification, AuditRecord, AuditRecordPage } from './audit.types';
+import { AccessLogPage, AuditChainVerification, AuditRecord, AuditRecordPage, PopulationQueryPage } from './audit.types';
 
 @Resolver(() => AuditRecord)
 export class AuditResolver {
@@ -29,5 +29,16 @@ export class AuditResolver {
     @Ctx() ctx: EhrContext,
   ) {
     return ctx.audit.accessLog(patientId, limit, offset);
+  }
+
+  @Query(() => PopulationQueryPage, {
+    description: "Admin: the population statistics computed over the tenant's records, newest first; their access-log entries name no patient.",
+  })
+  populationQueries(
+    @Arg('limit', () => Int, { nullable: true }) limit: number | null,
+    @Arg('offset', () => Int, { nullable: true }) offset: number | null,
+    @Ctx() ctx: EhrContext,
+  ) {
+    return ctx.audit.populationQueries(limit, offset);
   }
 }

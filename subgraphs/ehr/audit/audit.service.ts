@@ -1,5 +1,5 @@
 import { validationError } from '../../../common/errors';
-import type { TenantStore } from '../db/store';
+import type { PopulationQuery, TenantStore } from '../db/store';
 import { assertCan } from '../policy/rules';
 import { parsePaging, type Page } from '../common/paging';
 import { findChainProblem } from './chain';
@@ -152,4 +152,21 @@ export class AuditService {
       return { data, pagination: { ...paging, total } };
     });
   }
+
+  /** The population statistics computed over the tenant's records (their access-log entries, which name no patient): admins. */
+  async populationQueries(limit?: number | null, offset?: number | null): Promise<Page<PopulationQueryRow>> {
+    assertCan(this.store.identity, 'readPopulationQueries');
+    const paging = parsePaging(limit, offset);
+    return this.store.read(async (tx) => {
+      const where = { patientId: null, action: 'query' };
+      const [rows, total] = await Promise.all([
+        tx.accessLog.findMany({ where, orderBy: [{ at: 'desc' }, { id: 'asc' }], take: paging.limit, skip: paging.offset }),
+        tx.accessLog.count({ where }),
+      ]);
+      const data = rows.map(({ detail, ...row }) => ({ ...row, ...(detail as unknown as PopulationQuery) }));
+      return { data, pagination: { ...paging, total } };
+    });
+  }
 }
+
+export type PopulationQueryRow = Omit<AccessLogRow, 'detail'> & PopulationQuery;

@@ -118,3 +118,57 @@ export class AccessLogPage {
   @Field(() => Pagination)
   pagination!: Pagination;
 }
+
+@ObjectType({ description: "A population statistic computed over the tenant's records: an AQL answer of aggregates only, over many patients." })
+export class PopulationQueryEntry {
+  @Field(() => ID)
+  id!: string;
+
+  @Field(() => String)
+  actor!: string;
+
+  @Field(() => [String])
+  roles!: string[];
+
+  @Field(() => Date)
+  at!: Date;
+
+  @Field(() => String, { description: 'A digest of the query and its parameters: the same statistic asked again has the same one.' })
+  entityId!: string;
+
+  @Field(() => String, { description: 'AQL' })
+  language!: string;
+
+  @Field(() => String)
+  query!: string;
+
+  @Field(() => GraphQLJSON)
+  parameters!: Record<string, unknown>;
+
+  @Field(() => Int, { description: 'Patients the statistic was computed from.' })
+  patients!: number;
+
+  @Field(() => Int, { description: 'Compositions the statistic was computed from.' })
+  compositions!: number;
+
+  @Field(() => String, { nullable: true })
+  requestId!: string | null;
+
+  @Field(() => String, { nullable: true, description: 'The purpose of use declared for the query (HL7 v3 PurposeOfUse code).' })
+  purpose!: string | null;
+
+  @Field(() => String, { nullable: true, description: "AI agents: the token's OAuth client." })
+  client!: string | null;
+
+  @Field(() => String, { nullable: true, description: 'AI agents: the MCP tool that ran the query.' })
+  tool!: string | null;
+}
+
+@ObjectType()
+export class PopulationQueryPage {
+  @Field(() => [PopulationQueryEntry])
+  data!: PopulationQueryEntry[];
+
+  @Field(() => Pagination)
+  pagination!: Pagination;
+}

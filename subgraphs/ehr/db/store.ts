@@ -22,10 +22,23 @@ export interface AuditEntry {
 export interface AccessEntry {
   entityType: string;
   entityId: string;
-  patientId: string;
-  action?: 'read' | 'list';
+  /** Null for a population statistic (action `query`), which shows no patient's data. */
+  patientId: string | null;
+  action?: 'read' | 'list' | 'query';
   /** The purpose of use declared for this read; defaults to the agent's (MCP) purpose. */
   purpose?: string;
+  /** A population statistic's query, patients and compositions. */
+  detail?: PopulationQuery;
+}
+
+/** A population statistic (aggregates only, over many patients) as the access log keeps it. */
+export interface PopulationQuery {
+  language: 'AQL';
+  query: string;
+  parameters: Record<string, unknown>;
+  /** How many patients and compositions the statistic was computed from. */
+  patients: number;
+  compositions: number;
 }
 
 /** Appends audit records to the tenant's hash chain inside the change's transaction. */
@@ -162,12 +175,12 @@ export class TenantStore implements ReadAccount {
     const rows = requestIds.flatMap((requestId) => entries.map((entry) => ({ ...entry, requestId })));
     const agent = this.identity.agent;
     await tx.$executeRaw`
-      INSERT INTO "ehr"."AccessLog" ("tenantId", "id", "actor", "roles", "action", "entityType", "entityId", "patientId", "requestId", "purpose", "client", "tool")
+      INSERT INTO "ehr"."AccessLog" ("tenantId", "id", "actor", "roles", "action", "entityType", "entityId", "patientId", "requestId", "purpose", "client", "tool", "detail")
       SELECT ${this.tenantId}, e.id, ${this.identity.sub}, ${this.identity.roles}::text[], e.action, e."entityType", e."entityId", e."patientId", e."requestId",
-             e.purpose, ${agent?.client ?? null}, ${agent?.tool ?? null}
+             e.purpose, ${agent?.client ?? null}, ${agent?.tool ?? null}, e.detail::jsonb
       FROM unnest(${rows.map(() => randomUUID())}::text[], ${rows.map((e) => e.action ?? 'read')}::text[], ${rows.map((e) => e.entityType)}::text[],
                   ${rows.map((e) => e.entityId)}::text[], ${rows.map((e) => e.patientId)}::text[], ${rows.map((e) => e.requestId)}::text[],
-                  ${rows.map((e) => e.purpose ?? agent?.purpose ?? null)}::text[])
-           AS e(id, action, "entityType", "entityId", "patientId", "requestId", purpose)`;
+                  ${rows.map((e) => e.purpose ?? agent?.purpose ?? null)}::text[], ${rows.map((e) => (e.detail ? JSON.stringify(e.detail) : null))}::text[])
+           AS e(id, action, "entityType", "entityId", "patientId", "requestId", purpose, detail)`;
   }
 }

@@ -93,6 +93,7 @@ const CAPABILITIES = {
   manageAccessPolicy: { roles: ['admin'], what: "read and change the tenant's access policy" },
   readAudit: { roles: ['admin'], what: 'read and verify the audit trail' },
   readAccessLog: { roles: ['admin'], ownRecord: true, what: "read who accessed a patient's record" },
+  readPopulationQueries: { roles: ['admin'], what: "read which population statistics were computed over the tenant's records" },
   manageTemplates: { roles: ['admin'], what: 'upload clinical templates' },
   manageStoredQueries: { roles: ['admin'], what: 'store (register) AQL queries for the tenant' },
   changeEhrStatus: { roles: ['admin', 'clinician'], what: 'change an EHR status' },

@@ -1448,6 +1448,38 @@ export type PatientUpdateInput = {
   phone?: InputMaybe<Scalars['String']['input']>;
 };
 
+/** A population statistic computed over the tenant's records: an AQL answer of aggregates only, over many patients. */
+export type PopulationQueryEntry = {
+  __typename?: 'PopulationQueryEntry';
+  actor: Scalars['String']['output'];
+  at: Scalars['DateTimeISO']['output'];
+  /** AI agents: the token's OAuth client. */
+  client?: Maybe<Scalars['String']['output']>;
+  /** Compositions the statistic was computed from. */
+  compositions: Scalars['Int']['output'];
+  /** A digest of the query and its parameters: the same statistic asked again has the same one. */
+  entityId: Scalars['String']['output'];
+  id: Scalars['ID']['output'];
+  /** AQL */
+  language: Scalars['String']['output'];
+  parameters: Scalars['JSON']['output'];
+  /** Patients the statistic was computed from. */
+  patients: Scalars['Int']['output'];
+  /** The purpose of use declared for the query (HL7 v3 PurposeOfUse code). */
+  purpose?: Maybe<Scalars['String']['output']>;
+  query: Scalars['String']['output'];
+  requestId?: Maybe<Scalars['String']['output']>;
+  roles: Array<Scalars['String']['output']>;
+  /** AI agents: the MCP tool that ran the query. */
+  tool?: Maybe<Scalars['String']['output']>;
+};
+
+export type PopulationQueryPage = {
+  __typename?: 'PopulationQueryPage';
+  data: Array<PopulationQueryEntry>;
+  pagination: Pagination;
+};
+
 /** Fields left out stay as they are; quietHours: null removes quiet hours. */
 export type PreferencesInput = {
   channels?: InputMaybe<ChannelPreferencesInput>;
@@ -1566,6 +1598,8 @@ export type Query = {
   patientExportChunk: Scalars['String']['output'];
   /** Staff: patients by exact id or family-name prefix, family-name order; limit 1..100 (default 20). */
   patients: PatientPage;
+  /** Admin: the population statistics computed over the tenant's records, newest first; their access-log entries name no patient. */
+  populationQueries: PopulationQueryPage;
   /** Admin: whether a patient's record is restricted, when it will be deleted, and its legal hold. */
   recordRestriction: RecordRestriction;
   /** Admin: the tenant's retention periods of clinical data. */
@@ -1869,6 +1903,12 @@ export type QueryPatientsArgs = {
   limit?: InputMaybe<Scalars['Int']['input']>;
   offset?: InputMaybe<Scalars['Int']['input']>;
   search?: InputMaybe<Scalars['String']['input']>;
+};
+
+
+export type QueryPopulationQueriesArgs = {
+  limit?: InputMaybe<Scalars['Int']['input']>;
+  offset?: InputMaybe<Scalars['Int']['input']>;
 };
 
 

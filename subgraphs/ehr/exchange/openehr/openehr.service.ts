@@ -16,7 +16,7 @@ import type { ClinicalTemplateService } from '../../templates/clinical-template.
 import type { ClinicalTemplate as TemplateRow } from '../../db/generated/client';
 import type { AuditVersion } from '../../audit/versions';
 import { clinicalTime } from '../content';
-import { parseAql } from './aql/parser';
+import { parseAql, type AqlQuery } from './aql/parser';
 import { Evaluator, type Parameters, type ResultColumn } from './aql/evaluate';
 import {
   archetypeIdsOf,
@@ -33,7 +33,7 @@ import {
 } from './aql/narrow';
 import type { DirectoryService } from './directory.service';
 import { buildUniverse, filedCompositionIds, type QueriedComposition } from './aql/universe';
-import { compileToSql, type SqlRow } from './aql/compile-sql';
+import { compileToSql, POPULATION_MIN_PATIENTS, type SqlRow } from './aql/compile-sql';
 import type { WebNode } from '../../clinical/opt/web-template';
 import { webTemplate } from './web-template';
 import { compositionFromXml, compositionToXml } from '../../clinical/opt/rm-xml';
@@ -639,9 +639,14 @@ export class OpenEhrService {
       // The named EHR is policy-checked as the in-memory path checks it.
       if (ehrId) await this.ehrs.get(ehrId);
       // The leaf narrowing only repeats what WHERE requires; an answer that does not depend on order needs none.
-      const found = await this.compositions.queryCandidates<SqlRow>(sql.ordered ? filter : { ...filter, indexed: undefined }, sql.statement);
+      const found = await this.compositions.queryCandidates<SqlRow>(
+        sql.ordered ? filter : { ...filter, indexed: undefined },
+        sql.statement,
+        sql.candidatesOver,
+      );
       const sources = new Map(found.flatMap((r) => r.src).map(([uid, patientId]) => [uid, { entityType: 'Composition', entityId: uid, patientId }]));
-      await this.compositions.logQueryAccess([...sources.values()]);
+      const patients = found[0]?.patients ?? new Set([...sources.values()].map((s) => s.patientId)).size;
+      await this.logAnswer(query, q, parameters, [...sources.values()], patients, found[0]?.compositions ?? sources.size);
       return this.resultSet(
         q,
         sql.columns,
@@ -705,8 +710,27 @@ export class OpenEhrService {
       compositions,
     );
     const result = new Evaluator(query, parameters, universe).run();
-    await this.compositions.logQueryAccess(result.sources);
+    const patients = new Set(result.sources.map((s) => s.patientId)).size;
+    await this.logAnswer(query, q, parameters, result.sources, patients, result.sources.filter((s) => s.entityType === 'Composition').length);
     return this.resultSet(q, result.columns, result.rows, offset, fetch);
+  }
+
+  /**
+   * The access log of an answer: an entry for each composition, directory or EHR it was computed from; or, for
+   * aggregates alone over POPULATION_MIN_PATIENTS patients or more (a population statistic, which shows no
+   * patient's data), one entry for the query (docs/security.md "Access log").
+   */
+  private async logAnswer(
+    query: AqlQuery,
+    q: string,
+    parameters: Parameters,
+    sources: Array<{ entityType: string; entityId: string; patientId: string }>,
+    patients: number,
+    compositions: number,
+  ): Promise<void> {
+    const population = query.select.every((s) => s.expr.kind === 'aggregate') && patients >= POPULATION_MIN_PATIENTS;
+    if (population) await this.compositions.logPopulationQuery({ language: 'AQL', query: q, parameters, patients, compositions });
+    else await this.compositions.logQueryAccess(sources);
   }
 
   /** The RESULTSET of a query's rows, paged by the request's offset and fetch. */

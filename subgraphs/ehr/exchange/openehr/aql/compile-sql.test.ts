@@ -11,12 +11,12 @@ const FROM = `FROM EHR e CONTAINS COMPOSITION c CONTAINS OBSERVATION o[${BP}]`;
 const SYSTOLIC = 'o/data[at0001]/events[at0006]/data[at0003]/items[at0004]/value/magnitude';
 const WINDOW = 'c/context/start_time/value > $since';
 
-/** The statement's parameters before and after the bindings are formed (the `k` CTE): the candidates' and the rest. */
+/** The statement's parameters before and after the bindings are formed (the `b` CTE): the candidates' and the rest. */
 function parametersBySection(q: string): { candidates: unknown[]; rest: unknown[] } {
   const sql = compileToSql(parseAql(q), { since: '2026-10-01T00:00:00Z' }, VITALS);
   if (!sql) throw new Error(`does not compile: ${q}`);
   const statement = sql.statement(Prisma.sql`TRUE`);
-  const split = statement.text.indexOf('k AS (');
+  const split = statement.text.indexOf('b AS (');
   const numbers = (text: string) => [...text.matchAll(/\$(\d+)/g)].map((m) => statement.values[Number(m[1]) - 1]);
   return { candidates: numbers(statement.text.slice(0, split)), rest: numbers(statement.text.slice(split)) };
 }
@@ -40,6 +40,21 @@ describe('AQL compiled to SQL: a composition-level condition selects the candida
   it('moves only top-level AND terms', () => {
     const { candidates } = parametersBySection(`SELECT COUNT(*) ${FROM} WHERE ${SYSTOLIC} > 140 OR ${WINDOW}`);
     expect(candidates).not.toContain('/context/start_time');
+  });
+});
+
+describe('AQL compiled to SQL: where the candidates come from', () => {
+  const over = (q: string) => compileToSql(parseAql(q), { since: '2026-10-01T00:00:00Z' }, VITALS)?.candidatesOver;
+
+  it('reads a population aggregate from the index rows alone', () => {
+    expect(over(`SELECT COUNT(*) ${FROM} WHERE ${SYSTOLIC} > 140 AND ${WINDOW}`)).toBe('index');
+    expect(over(`SELECT COUNT(DISTINCT e/ehr_id/value), COUNT(*) ${FROM} WHERE c/archetype_details/template_id/value = 'vital_signs.v1'`)).toBe('index');
+  });
+
+  it('reads the compositions and their versions where the answer needs a version uid or the bindings in order', () => {
+    expect(over(`SELECT COUNT(DISTINCT c/uid/value) ${FROM}`)).toBe('compositions');
+    expect(over(`SELECT COUNT(*) ${FROM} WHERE c/uid/value = 'x'`)).toBe('compositions');
+    expect(over(`SELECT e/ehr_id/value ${FROM} WHERE ${SYSTOLIC} > 140`)).toBe('compositions');
   });
 });
 
