@@ -465,19 +465,14 @@ export class CompositionService {
    * One statement of the caller's over the candidates `scan` would read for
    * the same filter (tenant, policy and consent, non-queryable EHRs,
    * templates, leaves), nothing decrypted: `build` gets the condition on
-   * `c` that selects them, a row of "ehr"."Composition", or (`over: 'index'`) a
-   * composition's own clinical-index row, `seq` 0, with its id as `id`. Index
-   * rows exist for live versions only (a deletion removes them, `reindex`), so
-   * there no condition on `deletedAt` is needed.
+   * `c` ("ehr"."Composition") that selects them.
    */
-  async queryCandidates<T>(filter: ScanFilter, build: (candidates: Prisma.Sql) => Prisma.Sql, over: 'compositions' | 'index' = 'compositions'): Promise<T[]> {
+  async queryCandidates<T>(filter: ScanFilter, build: (candidates: Prisma.Sql) => Prisma.Sql): Promise<T[]> {
     if (filter.templateIds && filter.templateIds.length === 0) return [];
     const scope = await this.readableScope(filter);
     const indexed = filter.indexed?.leaves.length ? filter.indexed : undefined;
     return this.store.read(async (tx) => {
-      const where = await scope(tx);
-      if (over === 'index') delete where.deletedAt;
-      const conditions = [Prisma.sql`c."tenantId" = ${this.store.tenantId}`, ...scopeSql(where)];
+      const conditions = [Prisma.sql`c."tenantId" = ${this.store.tenantId}`, ...scopeSql(await scope(tx))];
       if (filter.templateIds) conditions.push(Prisma.sql`c."templateId" = ANY(${filter.templateIds}::text[])`);
       if (indexed)
         conditions.push(Prisma.sql`(NOT (c."templateId" = ANY(${indexed.templateIds}::text[])) OR (${Prisma.join(indexed.leaves.map(leafSql), ' AND ')}))`);
@@ -565,7 +560,6 @@ export class CompositionService {
     return this.store.read(async (tx) => this.latestViews(tx, await tx.composition.findMany({ where: { id: { in: ids } } }), 'list'));
   }
 
-  /** Access-log entries (`list`) for the records a query answer was computed from. */
   /**
    * A population statistic's one access-log entry: the query, with a digest of its text and parameters as the
    * entity id (the same statistic asked again has the same id), and no patient.
@@ -577,6 +571,7 @@ export class CompositionService {
     await this.store.read((tx) => this.store.logAccess(tx, [{ action: 'query', entityType: 'AqlQuery', entityId: digest, patientId: null, detail: query }]));
   }
 
+  /** Access-log entries (`list`) for the records a query answer was computed from. */
   async logQueryAccess(entries: Array<{ entityType: string; entityId: string; patientId: string }>): Promise<void> {
     if (entries.length === 0) return;
     await this.store.read((tx) =>

@@ -639,14 +639,10 @@ export class OpenEhrService {
       // The named EHR is policy-checked as the in-memory path checks it.
       if (ehrId) await this.ehrs.get(ehrId);
       // The leaf narrowing only repeats what WHERE requires; an answer that does not depend on order needs none.
-      const found = await this.compositions.queryCandidates<SqlRow>(
-        sql.ordered ? filter : { ...filter, indexed: undefined },
-        sql.statement,
-        sql.candidatesOver,
-      );
+      const found = await this.compositions.queryCandidates<SqlRow>(sql.ordered ? filter : { ...filter, indexed: undefined }, sql.statement);
       const sources = new Map(found.flatMap((r) => r.src).map(([uid, patientId]) => [uid, { entityType: 'Composition', entityId: uid, patientId }]));
-      const patients = found[0]?.patients ?? new Set([...sources.values()].map((s) => s.patientId)).size;
-      await this.logAnswer(query, q, parameters, [...sources.values()], patients, found[0]?.compositions ?? sources.size);
+      const patients = new Set([...sources.values()].map((s) => s.patientId)).size;
+      await this.logAnswer(query, q, parameters, [...sources.values()], patients, sources.size);
       return this.resultSet(
         q,
         sql.columns,

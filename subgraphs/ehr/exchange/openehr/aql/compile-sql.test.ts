@@ -43,21 +43,6 @@ describe('AQL compiled to SQL: a composition-level condition selects the candida
   });
 });
 
-describe('AQL compiled to SQL: where the candidates come from', () => {
-  const over = (q: string) => compileToSql(parseAql(q), { since: '2026-10-01T00:00:00Z' }, VITALS)?.candidatesOver;
-
-  it('reads a population aggregate from the index rows alone', () => {
-    expect(over(`SELECT COUNT(*) ${FROM} WHERE ${SYSTOLIC} > 140 AND ${WINDOW}`)).toBe('index');
-    expect(over(`SELECT COUNT(DISTINCT e/ehr_id/value), COUNT(*) ${FROM} WHERE c/archetype_details/template_id/value = 'vital_signs.v1'`)).toBe('index');
-  });
-
-  it('reads the compositions and their versions where the answer needs a version uid or the bindings in order', () => {
-    expect(over(`SELECT COUNT(DISTINCT c/uid/value) ${FROM}`)).toBe('compositions');
-    expect(over(`SELECT COUNT(*) ${FROM} WHERE c/uid/value = 'x'`)).toBe('compositions');
-    expect(over(`SELECT e/ehr_id/value ${FROM} WHERE ${SYSTOLIC} > 140`)).toBe('compositions');
-  });
-});
-
 describe('AQL compiled to SQL: what stays in memory', () => {
   it('does not compile an OR in FROM, at any level: the evaluator pairs its operands', () => {
     const PULSE = 'openEHR-EHR-OBSERVATION.pulse.v2';

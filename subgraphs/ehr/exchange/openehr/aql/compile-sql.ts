@@ -40,20 +40,11 @@ export interface SqlQuery {
    * exactly those the in-memory path reads (narrowed by leaf), as they order the EHRs.
    */
   ordered: boolean;
-  /**
-   * What `c` is in the candidates' condition: a row of "ehr"."Composition", or (`index`) a composition's own row
-   * of the clinical index (`seq` 0, the composition's id as `id`), which carries the same scope columns.
-   */
-  candidatesOver: 'compositions' | 'index';
   /** The statement over the candidates (`candidates`: the condition on `c` that selects them). */
   statement: (candidates: Prisma.Sql) => Prisma.Sql;
 }
-/**
- * One result row of the statement: values v0…, and the compositions it was computed from ([uid, patientId]).
- * A population aggregate (`candidatesOver: 'index'`) also says how many patients and compositions it was computed from, and
- * names its compositions only when they are fewer than POPULATION_MIN_PATIENTS patients'.
- */
-export type SqlRow = Record<string, unknown> & { src: Array<[string, string]>; patients?: number; compositions?: number };
+/** One result row of the statement: values v0…, and the compositions it was computed from ([uid, patientId]). */
+export type SqlRow = Record<string, unknown> & { src: Array<[string, string]> };
 
 /**
  * An answer made only of aggregates over at least this many patients' data is a population statistic: the
@@ -107,8 +98,6 @@ class Compiler {
   private readonly compositionTypes = new Map<string, string>();
   /** Whose index rows a path reads: the binding's (`b`), or while narrowing the candidates, the composition's (`c`). */
   private row: 'b' | 'c' = 'b';
-  /** Whether a path reads a composition's version uid, which only its version row holds. */
-  private readsUid = false;
 
   constructor(
     private readonly query: AqlQuery,
@@ -174,36 +163,9 @@ class Compiler {
       ? Prisma.sql`SELECT k.*, x."entryOrdinal" AS ord FROM k JOIN "ehr"."ClinicalIndexEntry" x ON x."tenantId" = k."tenantId" AND x."compositionId" = k."id"
           AND x."entryArchetypeId" = ${entry.archetypeId} AND x."path" = ${`/content[${entry.archetypeId}]`} AND x."rmType" = ${entry.rmClass}`
       : Prisma.sql`SELECT k.*, 0 AS ord FROM k`;
-    const numbered = Prisma.sql`n AS (SELECT o.*, row_number() OVER (ORDER BY pos) AS n, count(*) OVER () AS total FROM o)
-        SELECT * FROM n WHERE ${this.window()} ORDER BY n`;
-    if (aggregated && !ordered && !this.readsUid)
-      // A population aggregate (COUNT, MIN, MAX) needs neither the bindings' order nor the versions: candidates come
-      // from the index rows alone, so PostgreSQL can start from a narrowing term's rows and stay in the index's pages.
-      // Versions are read only to name the compositions of an answer over few patients (POPULATION_MIN_PATIENTS).
-      return {
-        columns: query.select.map(resultColumn),
-        ordered,
-        candidatesOver: 'index',
-        statement: (candidates) => Prisma.sql`
-          WITH k AS (
-            SELECT c."tenantId", c."id", c."ehrId", c."patientId", c."templateId"
-            FROM (SELECT x."tenantId", x."compositionId" AS "id", x."ehrId", x."patientId", x."templateId", x."area"
-                  FROM "ehr"."ClinicalIndexEntry" x WHERE x."seq" = 0) c
-            WHERE ${Prisma.join([candidates, ...narrowing.values()], ' AND ')}),
-          b AS (${bindings}),
-          m AS (SELECT * FROM b WHERE ${from} AND ${where}),
-          p AS (SELECT count(DISTINCT m."patientId")::int AS patients, count(DISTINCT m."id")::int AS compositions FROM m),
-          s AS (SELECT coalesce(jsonb_agg(DISTINCT jsonb_build_array(v."uid", m."patientId")), '[]') AS src
-                FROM m JOIN "ehr"."Composition" c ON c."tenantId" = m."tenantId" AND c."id" = m."id"
-                JOIN "ehr"."CompositionVersion" v ON v."tenantId" = c."tenantId" AND v."compositionId" = c."id" AND v."version" = c."latestVersion"
-                WHERE (SELECT patients FROM p) < ${POPULATION_MIN_PATIENTS}::int),
-          o AS (SELECT ${selected}, (SELECT patients FROM p) AS patients, (SELECT compositions FROM p) AS compositions, (SELECT src FROM s) AS src, 1 AS pos FROM m b),
-          ${numbered}`,
-      };
     return {
       columns: query.select.map(resultColumn),
       ordered,
-      candidatesOver: 'compositions',
       statement: (candidates) => Prisma.sql`
         WITH cand AS (
           SELECT c."tenantId", c."id", c."ehrId", c."patientId", c."templateId", v."uid",
@@ -214,7 +176,8 @@ class Compiler {
         k AS (SELECT cand.*, min(cand.crank) OVER (PARTITION BY cand."ehrId") AS erank FROM cand),
         b AS (${bindings}),
         o AS (${out}),
-        ${numbered}`,
+        n AS (SELECT o.*, row_number() OVER (ORDER BY pos) AS n, count(*) OVER () AS total FROM o)
+        SELECT * FROM n WHERE ${this.window()} ORDER BY n`,
     };
   }
 
@@ -337,10 +300,7 @@ class Compiler {
       return { kind: 'string', repeats: false, value, some: (test) => Prisma.sql`(${test(value)})` };
     };
     if (p.variable === this.ehr && plain && names === 'ehr_id/value') return field('ehrId');
-    if (p.variable === this.composition && plain && names === 'uid/value') {
-      this.readsUid = true;
-      return field('uid');
-    }
+    if (p.variable === this.composition && plain && names === 'uid/value') return field('uid');
     if (p.variable === this.composition && plain && names === 'archetype_details/template_id/value') return field('templateId');
     const entry = this.entry;
     let scope: { prefix: string; types: Map<string, string>; rows: Prisma.Sql };
