@@ -9,6 +9,7 @@ import { processDatabase } from './support/process-database';
 const HEART_RATE = 'http://loinc.org|8867-4';
 /** The migration that gave clinical notes' document type its row, and that row's path. */
 const DOCUMENT_TYPE_MIGRATION = join(__dirname, '../prisma/ehr/migrations/20261125200000_clinical_index_document_type/migration.sql');
+const POSITIONS_MIGRATION = join(__dirname, '../prisma/ehr/migrations/20261129021727_clinical_index_positions/migration.sql');
 const DOCUMENT_TYPE_PATH = "/context/other_context[at0001]/items[at0007,'Document type']/value";
 const COUNT = 24;
 
@@ -220,8 +221,36 @@ embedded('clinical index backfill at start-up', () => {
       expect(await count(fifth)).toBe(rows + noteRows);
       const typed = await fifth.request('GET', '/fhir/R4/DocumentReference?patient=p-1002&type=11506-3');
       expect(typed.body.entry.map((e: any) => e.resource.id)).toContain(note);
+      // As the release before positions, then its migration: the rows stay, without positions, until the next start.
+      await fifth.platform.db!.exec(`ALTER TABLE ehr."ClinicalIndexEntry" DROP COLUMN "positions"`);
+      await fifth.platform.db!.exec(readFileSync(POSITIONS_MIGRATION, 'utf8'));
+      const unplaced = await fifth.platform.db!.query<{ n: number }>(`SELECT count(*)::int AS n FROM ehr."ClinicalIndexEntry" WHERE "positions" IS NULL`);
+      expect(unplaced.rows[0].n).toBe(rows + noteRows);
     } finally {
       await fifth.stop();
+    }
+    // The next start indexes every composition again, with positions: AQL pairs the values of each event in SQL.
+    const sixth = await startTestPlatform(env);
+    try {
+      expect(await count(sixth)).toBe(rows + noteRows);
+      const placed = await sixth.platform.db!.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM ehr."ClinicalIndexEntry" WHERE "positions" IS NULL AND "path" <> $1`,
+        [DOCUMENT_TYPE_PATH],
+      );
+      expect(placed.rows[0].n).toBe(0);
+      const before = await compositionDecrypts(sixth);
+      const aql = await sixth.request('POST', '/openehr/v1/query/aql', {
+        body: {
+          q: `SELECT p/data[at0002]/events[at0003]/data[at0001]/items[at0004]/value/magnitude AS rate
+              FROM EHR e[ehr_id/value='ehr-p-1002'] CONTAINS COMPOSITION c CONTAINS OBSERVATION p[openEHR-EHR-OBSERVATION.pulse.v2]
+              ORDER BY rate DESC`,
+        },
+      });
+      expect(aql.status).toBe(200);
+      expect(aql.body.rows.slice(0, 2)).toEqual([[54], [53]]);
+      expect((await compositionDecrypts(sixth)) - before).toBe(0);
+    } finally {
+      await sixth.stop();
     }
   });
 });

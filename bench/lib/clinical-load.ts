@@ -95,7 +95,8 @@ function canonical(templateId: string, content: Record<string, unknown>, compose
   return toCanonical(form.toFlat(content, composer), 'FLAT', webTemplate) as Record<string, unknown>;
 }
 
-type Column = [name: string, sqlType: string, values: unknown[]];
+/** A column of a batch: its values as one array parameter, and a cast of each (an int[] travels as its text). */
+type Column = [name: string, sqlType: string, values: unknown[], cast?: string];
 
 /**
  * One statement of multi-row INSERT … SELECT FROM unnest(…), one per table, as data-modifying CTEs: a single round
@@ -106,7 +107,7 @@ function insertStatement(tables: Array<{ table: string; columns: Column[]; const
   const inserts = tables.map(({ table, columns, constants }) => {
     const names = [...columns.map(([name]) => name), ...Object.keys(constants)].map((c) => `"${c}"`).join(', ');
     const params = columns.map(([, type, column]) => `$${values.push(column)}::${type}`).join(', ');
-    const selected = [...columns.map((_, i) => `u.c${i}`), ...Object.values(constants)].join(', ');
+    const selected = [...columns.map(([, , , cast], i) => `u.c${i}${cast ? `::${cast}` : ''}`), ...Object.values(constants)].join(', ');
     return `INSERT INTO ehr."${table}" (${names}) SELECT ${selected} FROM unnest(${params}) AS u(${columns.map((_, i) => `c${i}`).join(', ')})`;
   });
   const last = inserts.pop()!;
@@ -139,7 +140,7 @@ export async function loadClinicalCompositions(db: Database, cipher: FieldCipher
 }
 
 /** The ClinicalIndexEntry columns besides the ids, in the order `indexValues` lists them. */
-const INDEX_COLUMNS: Array<[string, string]> = [
+const INDEX_COLUMNS: Array<[name: string, sqlType: string, cast?: string]> = [
   ['seq', 'int[]'],
   ['templateId', 'text[]'],
   ['area', 'text[]'],
@@ -148,6 +149,7 @@ const INDEX_COLUMNS: Array<[string, string]> = [
   ['effectiveAt', 'timestamp(3)[]'],
   ['archetypeId', 'text[]'],
   ['path', 'text[]'],
+  ['positions', 'text[]', 'int[]'],
   ['rmType', 'text[]'],
   ['ordinal', 'int[]'],
   ['code', 'text[]'],
@@ -169,6 +171,7 @@ function indexValues(r: IndexRow): unknown[] {
     time(r.effectiveAt),
     r.archetypeId,
     r.path,
+    Array.isArray(r.positions) ? `{${r.positions.join(',')}}` : null,
     r.rmType,
     r.ordinal ?? null,
     r.code ?? null,
@@ -286,7 +289,7 @@ function batchStatement(cipher: FieldCipher, load: ClinicalLoad, numbers: number
         ['ehrId', 'text[]', ids[1]],
         ['patientId', 'text[]', ids[2]],
         ['committedAt', 'timestamp(3)[]', ids[3]],
-        ...INDEX_COLUMNS.map(([name, type], c): Column => [name, type, index[c]]),
+        ...INDEX_COLUMNS.map(([name, type, cast], c): Column => [name, type, index[c], cast]),
       ],
       constants: {},
     },

@@ -135,6 +135,22 @@ describe('clinical index rows', () => {
     expect(JSON.stringify([typed, titled, untyped])).not.toMatch(/Weekly review|Progress note|Title/);
   });
 
+  it('says where each row sits: per step of its path, the position in that attribute', () => {
+    const content = vitals('2026-11-22T09:00:00Z');
+    const bp = content.content.find((entry: { archetype_node_id: string }) => entry.archetype_node_id === BP);
+    bp.data.events = [bp.data.events[0], structuredClone(bp.data.events[0])];
+    const at = (path: string) => indexRows(META, content).filter((r) => r.path === `/content[${BP}]${path}`);
+    const systolic = at('/data[at0001]/events[at0006]/data[at0003]/items[at0004]/value');
+    const entry = content.content.indexOf(bp);
+    const item = bp.data.events[0].data.items.findIndex((i: { archetype_node_id: string }) => i.archetype_node_id === 'at0004');
+    expect(systolic.map((r) => r.positions)).toEqual([
+      [entry, 0, 0, 0, item, 0],
+      [entry, 0, 1, 0, item, 0],
+    ]);
+    expect(at('')[0].positions).toEqual([entry]);
+    expect(indexRows(META, content)[0].positions).toEqual([]);
+  });
+
   it('takes the entry time from its first event, and indexes content that is not canonical as the composition only', () => {
     expect(indexRows(META, vitals('2025-01-02T03:04:05Z')).find((r) => r.entryArchetypeId === PULSE)?.effectiveAt).toEqual(new Date('2025-01-02T03:04:05Z'));
     expect(indexRows(META, { blood_pressure: { systolic: { magnitude: 120, unit: 'mm[Hg]' } } })).toEqual([

@@ -177,7 +177,7 @@ export function indexRows(composition: IndexedComposition, content: unknown): In
   const startTime = canonical ? parseTime(rmAt(content, '/context/start_time')?.value) : undefined;
   const rootArchetype = canonical && typeof content.archetype_node_id === 'string' ? content.archetype_node_id : composition.templateId;
   const rows: IndexRow[] = [
-    { ...base, seq: 0, effectiveAt: startTime ?? composition.committedAt, archetypeId: rootArchetype, path: '/', rmType: 'COMPOSITION' },
+    { ...base, seq: 0, effectiveAt: startTime ?? composition.committedAt, archetypeId: rootArchetype, path: '/', positions: [], rmType: 'COMPOSITION' },
   ];
   if (!canonical) return rows;
 
@@ -188,14 +188,15 @@ export function indexRows(composition: IndexedComposition, content: unknown): In
     ordinal: number;
     effectiveAt: Date;
   }
-  const visit = (node: Json, path: string, archetypeId: string, entry: Entry | null, depth: number) => {
+  const visit = (node: Json, path: string, positions: number[], archetypeId: string, entry: Entry | null, depth: number) => {
     if (depth > 40) return;
     for (const [attribute, child] of Object.entries(node)) {
       if (SKIPPED.has(attribute) || attribute.startsWith('_')) continue;
-      for (const item of Array.isArray(child) ? child : [child]) {
+      for (const [at, item] of (Array.isArray(child) ? child : [child]).entries()) {
         if (!isObject(item)) continue;
         const nodeId = typeof item.archetype_node_id === 'string' ? item.archetype_node_id : undefined;
         const itemPath = `${path === '/' ? '' : path}/${attribute}${nodeId ? `[${nodeId}]` : ''}`;
+        const itemPositions = [...positions, at];
         const itemArchetype = nodeId && !nodeId.startsWith('at') ? nodeId : archetypeId;
         if (typeof item._type === 'string' && item._type.startsWith('DV_')) {
           const fields = leaf(item);
@@ -209,6 +210,7 @@ export function indexRows(composition: IndexedComposition, content: unknown): In
               effectiveAt: entry.effectiveAt,
               archetypeId,
               path: itemPath,
+              positions: itemPositions,
               rmType: item._type,
             });
           } else if (fields) {
@@ -219,6 +221,7 @@ export function indexRows(composition: IndexedComposition, content: unknown): In
               effectiveAt: startTime ?? composition.committedAt,
               archetypeId,
               path: itemPath,
+              positions: itemPositions,
               rmType: item._type,
             });
           }
@@ -237,6 +240,7 @@ export function indexRows(composition: IndexedComposition, content: unknown): In
             effectiveAt: entry.effectiveAt,
             archetypeId: itemArchetype,
             path: itemPath,
+            positions: itemPositions,
             rmType: 'CLUSTER',
             ordinal,
           });
@@ -256,14 +260,15 @@ export function indexRows(composition: IndexedComposition, content: unknown): In
             effectiveAt,
             archetypeId: nodeId,
             path: itemPath,
+            positions: itemPositions,
             rmType: String(item._type),
           });
         }
-        visit(item, itemPath, itemArchetype, itemEntry, depth + 1);
+        visit(item, itemPath, itemPositions, itemArchetype, itemEntry, depth + 1);
       }
     }
   };
-  visit(content, '/', rootArchetype, null, 0);
+  visit(content, '/', [], rootArchetype, null, 0);
   // The name is compared, never copied: this fixed path is the only one that says anything of a name.
   const type = documentType(content);
   if (type)

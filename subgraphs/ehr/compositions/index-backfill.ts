@@ -1,6 +1,6 @@
 import type { FieldCipher } from '../../../common/crypto';
 import type { EhrPrisma } from '../db/client';
-import type { Prisma } from '../db/generated/client';
+import { Prisma } from '../db/generated/client';
 import { indexRows } from './clinical-index';
 
 const BATCH = 200;
@@ -12,10 +12,12 @@ export interface BackfillReport {
 }
 
 /**
- * Indexes every live composition that has no clinical-index rows: those
- * committed before the index existed. Run at every start of the ehr subgraph;
- * idempotent (an indexed composition always has its row 0, so a second run
- * finds nothing), and safe beside writers and other instances: each batch
+ * Indexes every live composition that has no clinical-index rows (those
+ * committed before the index existed) or rows without positions (indexed
+ * before rows said where they sit), replacing its rows. Run at every start of
+ * the ehr subgraph; idempotent (an indexed composition always has its row 0,
+ * with positions, so a second run finds nothing), and safe beside writers and
+ * other instances: each batch
  * locks its compositions' rows (a commit takes the same row lock) and checks
  * again under the lock before writing. A tenant found fully indexed is marked
  * (ClinicalIndexBackfill) and not scanned again: every commit indexes itself,
@@ -40,17 +42,22 @@ export async function backfillClinicalIndex(prisma: EhrPrisma, cipher: FieldCiph
           const batch = await tx.$queryRaw<Array<{ id: string }>>`
             SELECT c."id" FROM "ehr"."Composition" c
             WHERE c."tenantId" = ${tenantId} AND c."deletedAt" IS NULL AND c."id" > ${cursor}
-              AND NOT EXISTS (SELECT 1 FROM "ehr"."ClinicalIndexEntry" i WHERE i."tenantId" = c."tenantId" AND i."compositionId" = c."id")
+              AND NOT EXISTS (SELECT 1 FROM "ehr"."ClinicalIndexEntry" i WHERE i."tenantId" = c."tenantId" AND i."compositionId" = c."id"
+                                AND i."seq" = 0 AND i."positions" IS NOT NULL)
             ORDER BY c."id" LIMIT ${BATCH} FOR UPDATE`;
           if (batch.length === 0) return null;
           const ids = batch.map((r) => r.id);
           // Under the lock, a composition a commit indexed meanwhile is left alone.
           const done = new Set(
-            (await tx.clinicalIndexEntry.findMany({ where: { tenantId, compositionId: { in: ids }, seq: 0 }, select: { compositionId: true } })).map(
-              (r) => r.compositionId,
-            ),
+            (
+              await tx.$queryRaw<Array<{ compositionId: string }>>`
+                SELECT i."compositionId" FROM "ehr"."ClinicalIndexEntry" i
+                WHERE i."tenantId" = ${tenantId} AND i."compositionId" IN (${Prisma.join(ids)}) AND i."seq" = 0 AND i."positions" IS NOT NULL`
+            ).map((r) => r.compositionId),
           );
           const compositions = await tx.composition.findMany({ where: { tenantId, id: { in: ids.filter((id) => !done.has(id)) }, deletedAt: null } });
+          // Rows from before positions are replaced whole.
+          await tx.clinicalIndexEntry.deleteMany({ where: { tenantId, compositionId: { in: compositions.map((c) => c.id) } } });
           const versions = compositions.length
             ? await tx.compositionVersion.findMany({ where: { tenantId, OR: compositions.map((c) => ({ compositionId: c.id, version: c.latestVersion })) } })
             : [];
