@@ -7,8 +7,9 @@ import { compositionDecrypts, loadCompositions } from './support/clinical-load';
  * a condition only the in-memory evaluator takes (`NOT EXISTS c/feeder_audit`,
  * true of every composition loaded), and both answers must be the same,
  * rows and order. A query whose SELECT, ORDER BY or aggregate reads a path the
- * templates let repeat (an event) answers a row per value, which the index
- * cannot pair up: the SQL path declines it (`declines`).
+ * templates let repeat (an event) answers a row per instance, paired by the
+ * index rows' positions; what the SQL path cannot pair (an event's time beside
+ * its values) it declines (`declines`).
  */
 // 300 compositions: every case below still has rows (TOP and LIMIT cut), and each in-memory run decrypts them all.
 const PATIENTS = 30;
@@ -19,6 +20,8 @@ const SYS = 'o/data[at0001]/events[at0006]/data[at0003]/items[at0004]/value/magn
 const DIA = 'o/data[at0001]/events[at0006]/data[at0003]/items[at0005]/value/magnitude';
 const UNITS = 'o/data[at0001]/events[at0006]/data[at0003]/items[at0004]/value/units';
 const TIME = 'o/data[at0001]/events[at0006]/time/value';
+/** An optional element of each event that the loaded compositions leave out. */
+const STATE = 'o/data[at0001]/events[at0006]/state[at0007]/items[at0008]/value/defining_code/code_string';
 const RATE = 'p/data[at0002]/events[at0003]/data[at0001]/items[at0004]/value/magnitude';
 const VITALS = `FROM EHR e CONTAINS COMPOSITION c[vital_signs.v1] CONTAINS OBSERVATION o[${BP}]`;
 const PULSES = `FROM COMPOSITION c CONTAINS OBSERVATION p[${PULSE}]`;
@@ -36,12 +39,16 @@ interface Case {
 }
 /** Systolic pressures of the one composition with three blood pressure events (above anything loaded). */
 const REPEATED = [211, 212, 213];
+/** Its diastolic pressures, event by event, and that of a fourth event whose systolic is a null flavour. */
+const DIASTOLIC = [101, 102, 103, 104];
 
 describe(`AQL in SQL answers as the in-memory evaluator, decrypting nothing (${backendName})`, () => {
   let t: TestPlatform;
   const now = new Date();
   const since = new Date(now.getTime() - 30 * 86_400_000).toISOString();
   let ehrs: string[];
+  /** The composition with the repeated events. */
+  let repeatedUid: string;
 
   const run = async (q: string, params?: Record<string, unknown>) => {
     const before = await compositionDecrypts(t);
@@ -60,13 +67,21 @@ describe(`AQL in SQL answers as the in-memory evaluator, decrypting nothing (${b
     const { uid: _uid, ...composition } = loaded.body;
     const bp = composition.content.find((entry: { archetype_node_id: string }) => entry.archetype_node_id === BP);
     const [first] = bp.data.events;
-    bp.data.events = REPEATED.map((systolic) => {
+    bp.data.events = DIASTOLIC.map((diastolic, i) => {
       const copy = structuredClone(first);
-      copy.data.items.find((item: { archetype_node_id: string }) => item.archetype_node_id === 'at0004').value.magnitude = systolic;
+      const item = (id: string) => copy.data.items.find((element: { archetype_node_id: string }) => element.archetype_node_id === id);
+      item('at0005').value.magnitude = diastolic;
+      const systolic = item('at0004');
+      if (i < REPEATED.length) systolic.value.magnitude = REPEATED[i];
+      else {
+        delete systolic.value;
+        systolic.null_flavour = { _type: 'DV_CODED_TEXT', value: 'unknown', defining_code: { terminology_id: { value: 'openehr' }, code_string: '253' } };
+      }
       return copy;
     });
-    const posted = await t.request('POST', `/openehr/v1/ehr/${ehrs[0]}/composition`, { body: composition });
+    const posted = await t.request('POST', `/openehr/v1/ehr/${ehrs[0]}/composition`, { body: composition, headers: { prefer: 'return=representation' } });
     if (posted.status !== 201) throw new Error(`${posted.status} ${posted.text}`);
+    repeatedUid = posted.body.uid.value;
   });
   afterAll(async () => {
     await t?.stop();
@@ -75,43 +90,38 @@ describe(`AQL in SQL answers as the in-memory evaluator, decrypting nothing (${b
   const cases: Record<string, () => Case> = {
     'population COUNT: systolic > 140 in the last 30 days': () => ({ select: 'COUNT(*)', where: `${SYS} > 140 AND ${TIME} > $since`, params: { since } }),
     'values, ORDER BY two keys': () => ({
-      declines: true,
       select: `e/ehr_id/value, c/uid/value, ${SYS}, ${DIA}`,
       where: `${SYS} >= 170`,
       tail: `ORDER BY ${SYS} DESC, c/uid/value`,
     }),
     'one EHR by WHERE, ORDER BY an alias': () => ({
       select: `${SYS} AS s`,
-      declines: true,
       where: 'e/ehr_id/value = $ehr',
       tail: 'ORDER BY s',
       params: { ehr: ehrs[1] },
     }),
     'aggregates MIN/MAX/AVG/SUM/COUNT DISTINCT': () => ({
-      declines: true,
       select: `MIN(${SYS}), MAX(${SYS}), AVG(${DIA}), SUM(${DIA}), COUNT(DISTINCT e/ehr_id/value), COUNT(${DIA})`,
       where: `${SYS} > 150`,
     }),
-    'aggregates over nothing': () => ({ select: `COUNT(*), MIN(${SYS}), AVG(${SYS})`, declines: true, where: `NOT (${SYS} < 500)` }),
-    'DISTINCT units': () => ({ select: `DISTINCT ${UNITS}`, declines: true }),
+    'aggregates over nothing': () => ({ select: `COUNT(*), MIN(${SYS}), AVG(${SYS})`, where: `NOT (${SYS} < 500)` }),
+    'DISTINCT units': () => ({ select: `DISTINCT ${UNITS}` }),
     'DISTINCT, NOT, ORDER BY': () => ({ select: 'DISTINCT e/ehr_id/value', where: `NOT (${SYS} < 175)`, tail: 'ORDER BY e/ehr_id/value DESC' }),
-    MATCHES: () => ({ select: 'COUNT(*), SUM(' + SYS + ')', declines: true, where: `${SYS} MATCHES {120, 130, 140.0}` }),
+    MATCHES: () => ({ select: 'COUNT(*), SUM(' + SYS + ')', where: `${SYS} MATCHES {120, 130, 140.0}` }),
     'LIKE, LIMIT/OFFSET': () => ({ select: 'c/uid/value', where: `${UNITS} LIKE 'mm?Hg*' AND ${DIA} > 95`, tail: 'ORDER BY c/uid/value LIMIT 5 OFFSET 2' }),
-    'TOP BACKWARD over ties (binding order)': () => ({ select: `TOP 7 BACKWARD c/uid/value, ${SYS}`, declines: true, tail: `ORDER BY ${SYS}` }),
-    'no ORDER BY: binding order, TOP': () => ({ select: `TOP 15 c/uid/value, ${SYS}`, declines: true, where: `${SYS} > 170` }),
+    'TOP BACKWARD over ties (binding order)': () => ({ select: `TOP 7 BACKWARD c/uid/value, ${SYS}`, tail: `ORDER BY ${SYS}` }),
+    'no ORDER BY: binding order, TOP': () => ({ select: `TOP 15 c/uid/value, ${SYS}`, where: `${SYS} > 170` }),
     'OR, AND, template id, != and NULL': () => ({
       select: 'COUNT(*)',
       where: `(${SYS} > 175 OR ${DIA} < 62) AND c/archetype_details/template_id/value = 'vital_signs.v1' AND ${DIA} != NULL AND ${SYS} != 160`,
     }),
     'EXISTS and = NULL': () => ({ select: 'COUNT(*)', where: `EXISTS ${SYS} AND NOT (${UNITS} = NULL)` }),
     'pulse without EHR, time window': () => ({
-      declines: true,
       select: `COUNT(*), AVG(${RATE}), MAX(${RATE})`,
       where: `p/data[at0002]/events[at0003]/time/value > $since AND p/data[at0002]/events[at0003]/time/value <= $until`,
       params: { since, until: now.toISOString() },
     }),
     'EHR predicate, parameter': () => ({
-      declines: true,
       select: `c/uid/value, ${SYS}`,
       where: `${SYS} > $threshold`,
       tail: 'ORDER BY c/uid/value',
@@ -138,13 +148,39 @@ describe(`AQL in SQL answers as the in-memory evaluator, decrypting nothing (${b
       select: `${SYS}, ${UNITS}`,
       where: `${SYS} > 210`,
       tail: `ORDER BY ${SYS} DESC`,
-      declines: true,
       rows: REPEATED.map((systolic) => [systolic, 'mm[Hg]']).reverse(),
     }),
-    'aggregates over every event': () => ({ select: `COUNT(${SYS}), MAX(${SYS}), MIN(${SYS})`, where: `${SYS} > 210`, declines: true, rows: [[3, 213, 211]] }),
+    'aggregates over every event': () => ({ select: `COUNT(${SYS}), MAX(${SYS}), MIN(${SYS})`, where: `${SYS} > 210`, rows: [[3, 213, 211]] }),
     'COUNT(*) with WHERE on a repeated event counts compositions, in SQL': () => ({ select: 'COUNT(*)', where: `${SYS} > 210`, rows: [[1]] }),
     'COUNT(*) over nothing, in SQL': () => ({ select: 'COUNT(*)', where: `NOT (${SYS} < 500)`, rows: [[0]] }),
-    'ORDER BY then LIMIT over ties': () => ({ select: `c/uid/value, ${RATE}`, declines: true, tail: `ORDER BY ${RATE} DESC LIMIT 12` }),
+    'ORDER BY then LIMIT over ties': () => ({ select: `c/uid/value, ${RATE}`, tail: `ORDER BY ${RATE} DESC LIMIT 12` }),
+    "values of one event pair up; a null flavour's is NULL": () => ({
+      select: `${SYS}, ${DIA}`,
+      where: 'c/uid/value = $uid',
+      params: { uid: repeatedUid },
+      rows: [...REPEATED.map((systolic, i) => [systolic, DIASTOLIC[i]]), [null, DIASTOLIC[3]]],
+    }),
+    "WHERE tests the row's own event": () => ({
+      select: DIA,
+      where: `${SYS} > 211 AND c/uid/value = $uid`,
+      params: { uid: repeatedUid },
+      rows: [[102], [103]],
+    }),
+    "NOT tests the row's own event, and holds where it has no value": () => ({
+      select: `${DIA}, ${UNITS}`,
+      where: `NOT (${SYS} > 211) AND c/uid/value = $uid`,
+      params: { uid: repeatedUid },
+      rows: [
+        [101, 'mm[Hg]'],
+        [104, null],
+      ],
+    }),
+    'an element no event holds: a row of NULLs per binding': () => ({
+      select: `c/uid/value, ${STATE}`,
+      tail: 'ORDER BY c/uid/value LIMIT 30',
+    }),
+    'aggregates over every event of every composition': () => ({ select: `COUNT(*), COUNT(${SYS}), AVG(${DIA}), MAX(${DIA}), MIN(${SYS})` }),
+    "an event's time beside its values runs in memory": () => ({ select: `c/uid/value, ${SYS}`, declines: true, tail: `ORDER BY ${TIME} DESC LIMIT 10` }),
   };
   const fromOf: Record<string, string> = {
     'pulse without EHR, time window': PULSES,

@@ -53,3 +53,26 @@ describe('AQL compiled to SQL: what stays in memory', () => {
     expect(compiles(`SELECT c/uid/value FROM COMPOSITION c OR COMPOSITION d`)).toBe(false);
   });
 });
+
+describe('AQL compiled to SQL: paths through a repeated event', () => {
+  const EVENT = 'o/data[at0001]/events[at0006]';
+  const compiles = (q: string) => compileToSql(parseAql(q), {}, VITALS) !== undefined;
+
+  it('fans out over the event when every such path reaches an element of it through its structure', () => {
+    expect(compiles(`SELECT ${SYSTOLIC}, ${EVENT}/data[at0003]/items[at0005]/value/magnitude ${FROM}`)).toBe(true);
+    expect(compiles(`SELECT ${EVENT}/state[at0007]/items[at0008]/value/defining_code/code_string ${FROM} ORDER BY ${SYSTOLIC}`)).toBe(true);
+    expect(compiles(`SELECT MAX(${SYSTOLIC}), COUNT(*) ${FROM}`)).toBe(true);
+  });
+
+  it("keeps in memory what the event's instances alone cannot decide: its time, which every instance has", () => {
+    expect(compiles(`SELECT ${SYSTOLIC} ${FROM} ORDER BY ${EVENT}/time/value`)).toBe(false);
+  });
+
+  it('pairs values by the positions of the event, and tests WHERE within the row’s event', () => {
+    const sql = compileToSql(parseAql(`SELECT ${SYSTOLIC} ${FROM} WHERE ${SYSTOLIC} > 140`), {}, VITALS)!.statement(Prisma.sql`TRUE`);
+    // The event is the third step of its path: /content[…]/data[at0001]/events[at0006].
+    expect(sql.text).toMatch(/"positions"\[1:\$\d+::int\] = b\."inst"/);
+    expect(sql.text).toMatch(/b\."inst" IS NULL OR l\."positions"\[1:\$\d+::int\] = b\."inst"/);
+    expect(sql.values).toContain(3);
+  });
+});

@@ -2,6 +2,7 @@ import { Prisma } from '../../../db/generated/client';
 import type { WebNode } from '../../../clinical/opt/web-template';
 import { isIsoTime, translateLike } from './compare';
 import { parameterValue, resultColumn, type Parameters, type ResultColumn } from './evaluate';
+import { STRUCTURAL_ATTRIBUTES } from './fan-out';
 import { andTerms } from './narrow';
 import type { AqlQuery, Condition, Containment, Operator, Path, Predicate, Value } from './parser';
 
@@ -16,18 +17,35 @@ import type { AqlQuery, Condition, Containment, Operator, Path, Predicate, Value
  * whose data type the templates fix, or an id of the record. Anything else
  * answers undefined and runs in memory.
  *
+ * Paths of SELECT, ORDER BY and aggregates that pass one repeated object (an
+ * event of a history, a repeated cluster or element) give a row per instance
+ * of it, as the evaluator's fan-out does (aql/fan-out.ts): the index rows'
+ * `positions` tell which instance a value sits in, so values of one instance
+ * pair up, and a binding with no instance gives one row of NULLs. WHERE then
+ * tests a path through that object within the row's instance.
+ *
  * Rows come in the evaluator's order: bindings by EHR (in the order of its
- * newest candidate), composition (newest first) and entry, stably sorted by
- * ORDER BY; missing values sort last ascending, first descending, as
- * PostgreSQL's NULLS default does.
+ * newest candidate), composition (newest first), entry and instance
+ * (document order), stably sorted by ORDER BY; missing values sort last
+ * ascending, first descending, as PostgreSQL's NULLS default does.
  */
 
 type Kind = 'number' | 'string' | 'boolean' | 'time';
+/** Where a path's index rows are: below which RM path, the data types there, and which rows (for the binding `alias`). */
+interface Scope {
+  prefix: string;
+  types: Map<string, string>;
+  rows: (alias: string) => Prisma.Sql;
+}
+
 interface Compiled {
   kind: Kind;
-  /** Whether the templates let the path reach several values in one binding (a repeated event or element). */
-  repeats: boolean;
-  /** The path's value, or NULL (when it repeats: its first, document order). */
+  /** The index rows' scope and the data value's RM path (none for a field of the record: an id, the template). */
+  scope?: Scope;
+  full: string;
+  /** The objects on the path the templates let repeat in one binding (a repeated event or element), by RM path. */
+  repeats: string[];
+  /** The path's value, or NULL (when it repeats: its first, document order, or the row's instance's). */
   value: Prisma.Sql;
   /** Whether some value of the path satisfies `test` (never NULL). */
   some(test: (column: Prisma.Sql) => Prisma.Sql): Prisma.Sql;
@@ -98,6 +116,12 @@ class Compiler {
   private readonly compositionTypes = new Map<string, string>();
   /** Whose index rows a path reads: the binding's (`b`), or while narrowing the candidates, the composition's (`c`). */
   private row: 'b' | 'c' = 'b';
+  /**
+   * The repeated object SELECT, ORDER BY or an aggregate fans out over: its RM path, its number of steps (how much
+   * of an index row's positions names it), and the ELEMENTs below it those paths read, whose presence makes an
+   * instance give a row.
+   */
+  private instance?: { path: string; depth: number; elements: Set<string>; scope: (alias: string) => Prisma.Sql };
 
   constructor(
     private readonly query: AqlQuery,
@@ -112,7 +136,7 @@ class Compiler {
     if (aggregated && (query.select.some((s) => s.expr.kind !== 'aggregate') || query.orderBy.length > 0)) no();
     const aliases = new Map(query.select.map((s, i) => [s.alias, i]));
     if ([this.ehr, this.composition, this.entry?.variable].some((v) => v !== undefined && aliases.has(v))) no();
-    const binding = Prisma.sql`b."erank", b."crank", b."ord"`;
+    const binding = Prisma.sql`b."erank", b."crank", b."ord", b."inst"`;
     const values = query.select.map((s, i) => {
       const e = s.expr;
       if (e.kind === 'aggregate') {
@@ -159,10 +183,11 @@ class Compiler {
         : Prisma.sql`SELECT ${names}, jsonb_build_array(s) AS src, pos FROM (${sorted}) r`;
     }
     const entry = this.entry;
-    const bindings = entry
+    const entryBindings = entry
       ? Prisma.sql`SELECT k.*, x."entryOrdinal" AS ord FROM k JOIN "ehr"."ClinicalIndexEntry" x ON x."tenantId" = k."tenantId" AND x."compositionId" = k."id"
           AND x."entryArchetypeId" = ${entry.archetypeId} AND x."path" = ${`/content[${entry.archetypeId}]`} AND x."rmType" = ${entry.rmClass}`
       : Prisma.sql`SELECT k.*, 0 AS ord FROM k`;
+    const bindings = this.instances(entryBindings);
     return {
       columns: query.select.map(resultColumn),
       ordered,
@@ -201,6 +226,20 @@ class Compiler {
       }
     }
     return narrowing;
+  }
+
+  /** The bindings, each once per instance of the repeated object the query fans out over (`inst`: NULL where it has none). */
+  private instances(bindings: Prisma.Sql): Prisma.Sql {
+    const instance = this.instance;
+    if (!instance) return Prisma.sql`SELECT r.*, NULL::int[] AS inst FROM (${bindings}) r`;
+    // An instance gives a row where it holds one of the ELEMENTs read (a value or a null flavour: a row below it).
+    const holds = Prisma.join(
+      [...instance.elements].map((element) => Prisma.sql`starts_with(l."path", ${`${element}/`})`),
+      ' OR ',
+    );
+    return Prisma.sql`SELECT r.*, i."inst" FROM (${bindings}) r LEFT JOIN LATERAL (
+        SELECT DISTINCT l."positions"[1:${instance.depth}::int] AS inst FROM "ehr"."ClinicalIndexEntry" l
+        WHERE l."tenantId" = r."tenantId" AND l."compositionId" = r."id" AND ${instance.scope('r')} AND (${holds})) i ON TRUE`;
   }
 
   /** TOP, LIMIT and OFFSET on the numbered rows. */
@@ -282,12 +321,27 @@ class Compiler {
   // ---- paths ---------------------------------------------------------------
 
   /**
-   * A path of SELECT, ORDER BY or an aggregate: one the templates let reach several values gives a row per value
-   * (docs/exchange.md "AQL"), which the index, holding no identity of the repeated objects, cannot pair up.
+   * A path of SELECT, ORDER BY or an aggregate. One the templates let reach several values gives a row per value
+   * (docs/exchange.md "AQL"): compiled where every such path passes the same one repeated object of the entry and
+   * reaches from it, through structural attributes only, an ELEMENT's value. Then an instance gives a row exactly
+   * where it holds one of those ELEMENTs, as the fan-out's joins of the archetyped structure decide.
    */
   private single(p: Path): Compiled {
     const compiled = this.path(p);
-    return compiled.repeats ? no() : compiled;
+    if (compiled.repeats.length === 0) return compiled;
+    const [repeated] = compiled.repeats;
+    if (compiled.repeats.length > 1 || !compiled.scope || compiled.scope.prefix === '' || (this.instance && this.instance.path !== repeated)) no();
+    const below = compiled.full.slice(repeated.length).split('/').slice(1);
+    const element = compiled.full.slice(0, -'/value'.length);
+    if (
+      !compiled.full.startsWith(`${repeated}/`) ||
+      below[below.length - 1] !== 'value' ||
+      below.slice(0, -1).some((step) => !STRUCTURAL_ATTRIBUTES.has(step.replace(/\[.*$/, '')))
+    )
+      no();
+    this.instance ??= { path: repeated, depth: stepsOf(repeated), elements: new Set(), scope: compiled.scope.rows };
+    this.instance.elements.add(element);
+    return this.path(p);
   }
 
   private path(p: Path): Compiled {
@@ -297,20 +351,20 @@ class Compiler {
     const field = (column: string): Compiled => {
       if (this.row !== 'b') no();
       const value = Prisma.raw(`b."${column}"`);
-      return { kind: 'string', repeats: false, value, some: (test) => Prisma.sql`(${test(value)})` };
+      return { kind: 'string', repeats: [], full: '', value, some: (test) => Prisma.sql`(${test(value)})` };
     };
     if (p.variable === this.ehr && plain && names === 'ehr_id/value') return field('ehrId');
     if (p.variable === this.composition && plain && names === 'uid/value') return field('uid');
     if (p.variable === this.composition && plain && names === 'archetype_details/template_id/value') return field('templateId');
     const entry = this.entry;
-    let scope: { prefix: string; types: Map<string, string>; rows: Prisma.Sql };
+    let scope: Scope;
     if (entry && p.variable === entry.variable && this.row === 'b')
       scope = {
         prefix: `/content[${entry.archetypeId}]`,
         types: entry.types,
-        rows: Prisma.sql`l."entryArchetypeId" = ${entry.archetypeId} AND l."entryOrdinal" = b."ord"`,
+        rows: (alias) => Prisma.sql`l."entryArchetypeId" = ${entry.archetypeId} AND l."entryOrdinal" = ${Prisma.raw(alias)}."ord"`,
       };
-    else if (p.variable === this.composition) scope = { prefix: '', types: this.compositionTypes, rows: Prisma.sql`l."entryArchetypeId" IS NULL` };
+    else if (p.variable === this.composition) scope = { prefix: '', types: this.compositionTypes, rows: () => Prisma.sql`l."entryArchetypeId" IS NULL` };
     else return no();
     // The data value's path, as the templates spell it: node ids exactly where the RM objects carry them.
     for (let split = p.parts.length - 1; split >= 1; split--) {
@@ -332,27 +386,43 @@ class Compiler {
       if (!leaf || p.parts.slice(split).some((s) => s.predicate)) continue;
       const [column, kind] = leaf;
       const row = Prisma.raw(this.row);
+      // Within the fanned-out object: the row's instance's values (every instance's, in a row where there is none).
+      const instance = this.instance;
+      const within = instance && full.startsWith(`${instance.path}/`) ? instance : undefined;
+      if (within && this.row !== 'b') no();
+      const slice = within ? Prisma.sql`l."positions"[1:${within.depth}::int]` : undefined;
       const rows = (
         extra: Prisma.Sql,
+        inRow: (slice: Prisma.Sql) => Prisma.Sql,
       ) => Prisma.sql`FROM "ehr"."ClinicalIndexEntry" l WHERE l."tenantId" = ${row}."tenantId" AND l."compositionId" = ${row}."id"
-        AND ${scope.rows} AND l."path" = ${full} AND l."rmType" = ${rmType}
-        AND l.${Prisma.raw(`"${column}"`)} IS NOT NULL ${extra}`;
+        AND ${scope.rows(this.row)} AND l."path" = ${full} AND l."rmType" = ${rmType}
+        AND l.${Prisma.raw(`"${column}"`)} IS NOT NULL ${slice ? inRow(slice) : Prisma.empty} ${extra}`;
       const c = Prisma.raw(`l."${column}"`);
       return {
         kind,
-        repeats: this.repeats(scope.prefix, full),
-        value: Prisma.sql`(SELECT ${c} ${rows(Prisma.empty)} ORDER BY l."seq" LIMIT 1)`,
-        some: (test) => Prisma.sql`EXISTS (SELECT 1 ${rows(Prisma.sql`AND ${test(c)}`)})`,
+        repeats: this.repeating(scope.prefix, full),
+        scope,
+        full,
+        value: Prisma.sql`(SELECT ${c} ${rows(Prisma.empty, (at) => Prisma.sql`AND ${at} = b."inst"`)} ORDER BY l."seq" LIMIT 1)`,
+        some: (test) => Prisma.sql`EXISTS (SELECT 1 ${rows(Prisma.sql`AND ${test(c)}`, (at) => Prisma.sql`AND (b."inst" IS NULL OR ${at} = b."inst")`)})`,
       };
     }
     return no();
   }
 
-  /** Whether a template has a node on the way from `scope` down to `path` (the data value) that may occur more than once. */
-  private repeats(scope: string, path: string): boolean {
+  /**
+   * The objects on the way from `scope` down to `path` (the data value) that a template lets occur more than once,
+   * by RM path: a folded ELEMENT (a data value node of the web template) repeats as the ELEMENT, one step up.
+   */
+  private repeating(scope: string, path: string): string[] {
+    const found = new Set<string>();
     const on = (n: WebNode) => n.aqlPath.length > scope.length && (path === n.aqlPath || path.startsWith(`${n.aqlPath}/`));
-    const visit = (n: WebNode): boolean => (on(n) && n.max !== 1) || (n.children ?? []).some(visit);
-    return this.templates.some(visit);
+    const visit = (n: WebNode) => {
+      if (on(n) && n.max !== 1) found.add(n.rmType.startsWith('DV_') && n.aqlPath.endsWith('/value') ? n.aqlPath.slice(0, -'/value'.length) : n.aqlPath);
+      n.children?.forEach(visit);
+    };
+    this.templates.forEach(visit);
+    return [...found];
   }
 
   /** A literal or parameter as a statement parameter of the path's kind (a value of another type does not compile). */
@@ -417,6 +487,9 @@ function addType(types: Map<string, string>, n: WebNode): void {
 }
 
 const col = (i: number) => Prisma.raw(`"v${i}"`);
+
+/** How many steps an RM path has (`/content[…]/data[at0001]/events[at0006]`: 3); its node ids hold no `/`. */
+const stepsOf = (path: string) => path.split('/').length - 1;
 
 /** AQL LIKE as SQL LIKE with `\` as escape. */
 const likePattern = (pattern: string) =>

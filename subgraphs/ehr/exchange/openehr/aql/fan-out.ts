@@ -69,7 +69,7 @@ const STRUCTURE = new Set([
   'ELEMENT',
 ]);
 /** The attributes by which a structural object holds the next level of the structure (a feeder audit is one, as EHRbase stores it). */
-const STRUCTURAL_ATTRIBUTES = new Set([
+export const STRUCTURAL_ATTRIBUTES = new Set([
   'feeder_audit',
   'content',
   'context',
