@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -228,6 +229,15 @@ embedded('clinical index backfill at start-up', () => {
       expect(unplaced.rows[0].n).toBe(rows + noteRows);
     } finally {
       await fifth.stop();
+    }
+    // A start without the key the compositions were encrypted with reads none of them: their rows stay, the tenant unmarked.
+    const keyless = await startTestPlatform({ ...env, ENCRYPTION_KEY: randomBytes(32).toString('base64') });
+    try {
+      expect(await count(keyless)).toBe(rows + noteRows);
+      const marked = await keyless.platform.db!.query(`SELECT 1 FROM ehr."ClinicalIndexBackfill" WHERE "tenantId" = 'demo'`);
+      expect(marked.rows).toEqual([]);
+    } finally {
+      await keyless.stop();
     }
     // The next start indexes every composition again, with positions: AQL pairs the values of each event in SQL.
     const sixth = await startTestPlatform(env);

@@ -24,7 +24,7 @@ export async function startEhrSubgraph(options: SubgraphStartOptions): Promise<R
   // Demo patients are for development: a production database starts empty.
   if (!options.config.production && (await seedEhr(prisma, cipher, auditSeal.chainKey))) logger.info('ehr demo data seeded');
   // Before serving: indexed searches must see every composition, including those committed before the index existed.
-  const backfill = await backfillClinicalIndex(prisma, cipher);
+  const backfill = await backfillClinicalIndex(prisma, cipher, (progress) => logger.info(progress, 'clinical index backfill: compositions indexed so far'));
   if (backfill.indexed > 0) logger.info({ indexed: backfill.indexed }, 'clinical index backfilled');
   if (backfill.unreadable.length > 0)
     logger.warn({ unreadable: backfill.unreadable }, 'compositions left out of the clinical index: no configured key reads them');

@@ -4,6 +4,8 @@ import { Prisma } from '../db/generated/client';
 import { indexRows } from './clinical-index';
 
 const BATCH = 200;
+/** How often (in compositions indexed) a long backfill says how far it is. */
+const PROGRESS_EVERY = 10_000;
 
 export interface BackfillReport {
   indexed: number;
@@ -23,8 +25,13 @@ export interface BackfillReport {
  * (ClinicalIndexBackfill) and not scanned again: every commit indexes itself,
  * and the scan reads every composition of the tenant.
  */
-export async function backfillClinicalIndex(prisma: EhrPrisma, cipher: FieldCipher): Promise<BackfillReport> {
+export async function backfillClinicalIndex(
+  prisma: EhrPrisma,
+  cipher: FieldCipher,
+  onProgress: (progress: { tenantId: string; indexed: number }) => void = () => {},
+): Promise<BackfillReport> {
   const report: BackfillReport = { indexed: 0, unreadable: [] };
+  let reported = 0;
   // Across tenants through the owner's function: row-level security shows the runtime role one tenant at a time.
   const tenants = (await prisma.$queryRaw<Array<{ tenantId: string }>>`SELECT t AS "tenantId" FROM ehr.tenants_with_records() AS t`).map((r) => r.tenantId);
   for (const tenantId of tenants) {
@@ -56,13 +63,12 @@ export async function backfillClinicalIndex(prisma: EhrPrisma, cipher: FieldCiph
             ).map((r) => r.compositionId),
           );
           const compositions = await tx.composition.findMany({ where: { tenantId, id: { in: ids.filter((id) => !done.has(id)) }, deletedAt: null } });
-          // Rows from before positions are replaced whole.
-          await tx.clinicalIndexEntry.deleteMany({ where: { tenantId, compositionId: { in: compositions.map((c) => c.id) } } });
           const versions = compositions.length
             ? await tx.compositionVersion.findMany({ where: { tenantId, OR: compositions.map((c) => ({ compositionId: c.id, version: c.latestVersion })) } })
             : [];
           const byId = new Map(versions.map((v) => [v.compositionId, v]));
           const rows: Prisma.ClinicalIndexEntryCreateManyInput[] = [];
+          const indexed: string[] = [];
           for (const c of compositions) {
             const version = byId.get(c.id);
             if (!version?.contentEnc) continue;
@@ -82,8 +88,11 @@ export async function backfillClinicalIndex(prisma: EhrPrisma, cipher: FieldCiph
               committedAt: version.committedAt,
             };
             rows.push(...indexRows(meta, content).map((row) => ({ ...row, tenantId })));
+            indexed.push(c.id);
             report.indexed++;
           }
+          // Rows from before positions are replaced whole; those of a composition no key reads stay as they were.
+          if (indexed.length) await tx.clinicalIndexEntry.deleteMany({ where: { tenantId, compositionId: { in: indexed } } });
           if (rows.length) await tx.clinicalIndexEntry.createMany({ data: rows });
           return ids[ids.length - 1];
         },
@@ -91,6 +100,10 @@ export async function backfillClinicalIndex(prisma: EhrPrisma, cipher: FieldCiph
       );
       if (last === null) break;
       cursor = last;
+      if (report.indexed - reported >= PROGRESS_EVERY) {
+        reported = report.indexed;
+        onProgress({ tenantId, indexed: report.indexed });
+      }
     }
     // A composition no key reads stays unindexed: the next start tries again (with the key configured by then).
     if (report.unreadable.length === unreadable)
