@@ -481,7 +481,7 @@ async function main(): Promise<void> {
     await receiver?.close();
     for (const copy of copies) await copy.drop();
     // Kept for inspection (EXPLAIN, a migration's replay): the data folder holds the key its contents are encrypted with.
-    if (keepDatabase && database) log(`kept: DATABASE_URL=${database.url} DATA_DIR=${workDir}`);
+    if (keepDatabase && database) log(`kept: DATABASE_URL=${database.url} DATA_DIR=${dataDir}`);
     else {
       await database?.drop();
       rmSync(workDir, { recursive: true, force: true });
@@ -1062,6 +1062,9 @@ const CLINICAL_DAYS = 365;
 const HEART_RATE = 'http://loinc.org|8867-4';
 const BP_SYSTOLIC = 'o/data[at0001]/events[at0006]/data[at0003]/items[at0004]/value/magnitude';
 const POPULATION_AQL = `SELECT COUNT(*) FROM EHR e CONTAINS COMPOSITION c CONTAINS OBSERVATION o[openEHR-EHR-OBSERVATION.blood_pressure.v2] WHERE ${BP_SYSTOLIC} > 140 AND c/context/start_time/value > $since`;
+const BP_DIASTOLIC = 'o/data[at0001]/events[at0006]/data[at0003]/items[at0005]/value/magnitude';
+/** A patient's highest blood pressures, a row per event: values of a repeated event, paired in SQL. */
+const PATIENT_BP_AQL = `SELECT c/uid/value, ${BP_SYSTOLIC} AS systolic, ${BP_DIASTOLIC} FROM EHR e[ehr_id/value=$ehr] CONTAINS COMPOSITION c CONTAINS OBSERVATION o[openEHR-EHR-OBSERVATION.blood_pressure.v2] ORDER BY systolic DESC LIMIT 10`;
 /** Sequential requests of the exact decrypt count (no other request in flight between the two scrapes) and the unloaded latency. */
 const DECRYPT_PROBES = 10;
 
@@ -1188,6 +1191,17 @@ async function clinicalQueries(databaseUrl: string, dataDir: string, settings: S
           () => `code=${encodeURIComponent(HEART_RATE)}&_sort=-date&_count=10`,
         ),
         answer: fhirCompositions,
+      },
+      {
+        target: {
+          name: "AQL a patient's highest blood pressures, a row per event",
+          url: `${platform.url}/openehr/v1/query/aql`,
+          method: 'POST',
+          headers: bearer,
+          body: (i) => JSON.stringify({ q: PATIENT_BP_AQL, query_parameters: { ehr: `ehr-${patient(i)}` } }),
+          pids: [platform.child.pid],
+        },
+        answer: (body) => new Set((body.rows ?? []).map((row: unknown[]) => row[0])).size,
       },
     ];
     for (const { target, answer, connections = settings.connections, probes = DECRYPT_PROBES } of queries) {
