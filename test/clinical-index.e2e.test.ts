@@ -200,6 +200,10 @@ embedded('clinical index backfill at start-up', () => {
     const fourth = await startTestPlatform(env);
     let note: string;
     let noteRows: number;
+    let committed: unknown[];
+    /** Every index row but its positions, in a stable order. */
+    const indexContents = async (p: TestPlatform) =>
+      (await p.platform.db!.query(`SELECT to_jsonb(e) - 'positions' AS row FROM ehr."ClinicalIndexEntry" e ORDER BY "tenantId", "compositionId", "seq"`)).rows;
     try {
       const before = await count(fourth);
       expect(before).toBeLessThan(rows);
@@ -223,6 +227,7 @@ embedded('clinical index backfill at start-up', () => {
       const typed = await fifth.request('GET', '/fhir/R4/DocumentReference?patient=p-1002&type=11506-3');
       expect(typed.body.entry.map((e: any) => e.resource.id)).toContain(note);
       // As the release before positions, then its migration: the rows stay, without positions, until the next start.
+      committed = await indexContents(fifth);
       await fifth.platform.db!.exec(`ALTER TABLE ehr."ClinicalIndexEntry" DROP COLUMN "positions"`);
       await fifth.platform.db!.exec(readFileSync(POSITIONS_MIGRATION, 'utf8'));
       const unplaced = await fifth.platform.db!.query<{ n: number }>(`SELECT count(*)::int AS n FROM ehr."ClinicalIndexEntry" WHERE "positions" IS NULL`);
@@ -243,6 +248,8 @@ embedded('clinical index backfill at start-up', () => {
     const sixth = await startTestPlatform(env);
     try {
       expect(await count(sixth)).toBe(rows + noteRows);
+      // The backfill's rows hold what the commits wrote, every column alike.
+      expect(await indexContents(sixth)).toEqual(committed);
       const placed = await sixth.platform.db!.query<{ n: number }>(
         `SELECT count(*)::int AS n FROM ehr."ClinicalIndexEntry" WHERE "positions" IS NULL AND "path" <> $1`,
         [DOCUMENT_TYPE_PATH],

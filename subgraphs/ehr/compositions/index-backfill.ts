@@ -1,7 +1,6 @@
 import type { FieldCipher } from '../../../common/crypto';
 import type { EhrPrisma } from '../db/client';
-import { Prisma } from '../db/generated/client';
-import { indexRows } from './clinical-index';
+import { indexRows, insertIndexRows, type IndexRow } from './clinical-index';
 
 const BATCH = 200;
 /** How often (in compositions indexed) a long backfill says how far it is. */
@@ -54,46 +53,36 @@ export async function backfillClinicalIndex(
             ORDER BY c."id" LIMIT ${BATCH} FOR UPDATE`;
           if (batch.length === 0) return null;
           const ids = batch.map((r) => r.id);
-          // Under the lock, a composition a commit indexed meanwhile is left alone.
-          const done = new Set(
-            (
-              await tx.$queryRaw<Array<{ compositionId: string }>>`
-                SELECT i."compositionId" FROM "ehr"."ClinicalIndexEntry" i
-                WHERE i."tenantId" = ${tenantId} AND i."compositionId" IN (${Prisma.join(ids)}) AND i."seq" = 0 AND i."positions" IS NOT NULL`
-            ).map((r) => r.compositionId),
-          );
-          const compositions = await tx.composition.findMany({ where: { tenantId, id: { in: ids.filter((id) => !done.has(id)) }, deletedAt: null } });
-          const versions = compositions.length
-            ? await tx.compositionVersion.findMany({ where: { tenantId, OR: compositions.map((c) => ({ compositionId: c.id, version: c.latestVersion })) } })
-            : [];
-          const byId = new Map(versions.map((v) => [v.compositionId, v]));
-          const rows: Prisma.ClinicalIndexEntryCreateManyInput[] = [];
+          // Under the lock, the latest version of each composition a commit has not indexed meanwhile.
+          const pending = await tx.$queryRaw<
+            Array<{ id: string; ehrId: string; patientId: string; templateId: string; area: string; contentEnc: string | null; committedAt: Date }>
+          >`
+            SELECT c."id", c."ehrId", c."patientId", c."templateId", c."area", v."contentEnc", v."committedAt"
+            FROM "ehr"."Composition" c
+            JOIN "ehr"."CompositionVersion" v ON v."tenantId" = c."tenantId" AND v."compositionId" = c."id" AND v."version" = c."latestVersion"
+            WHERE c."tenantId" = ${tenantId} AND c."id" = ANY(${ids}::text[]) AND c."deletedAt" IS NULL
+              AND NOT EXISTS (SELECT 1 FROM "ehr"."ClinicalIndexEntry" i WHERE i."tenantId" = c."tenantId" AND i."compositionId" = c."id"
+                                AND i."seq" = 0 AND i."positions" IS NOT NULL)`;
+          const rows: IndexRow[] = [];
           const indexed: string[] = [];
-          for (const c of compositions) {
-            const version = byId.get(c.id);
-            if (!version?.contentEnc) continue;
+          for (const c of pending) {
+            if (!c.contentEnc) continue;
             let content: unknown;
             try {
-              content = JSON.parse(cipher.decrypt(version.contentEnc));
+              content = JSON.parse(cipher.decrypt(c.contentEnc));
             } catch {
               report.unreadable.push({ tenantId, compositionId: c.id });
               continue;
             }
-            const meta = {
-              compositionId: c.id,
-              ehrId: c.ehrId,
-              patientId: c.patientId,
-              templateId: c.templateId,
-              area: c.area,
-              committedAt: version.committedAt,
-            };
-            rows.push(...indexRows(meta, content).map((row) => ({ ...row, tenantId })));
+            const meta = { compositionId: c.id, ehrId: c.ehrId, patientId: c.patientId, templateId: c.templateId, area: c.area, committedAt: c.committedAt };
+            rows.push(...indexRows(meta, content));
             indexed.push(c.id);
             report.indexed++;
           }
           // Rows from before positions are replaced whole; those of a composition no key reads stay as they were.
-          if (indexed.length) await tx.clinicalIndexEntry.deleteMany({ where: { tenantId, compositionId: { in: indexed } } });
-          if (rows.length) await tx.clinicalIndexEntry.createMany({ data: rows });
+          if (indexed.length)
+            await tx.$executeRaw`DELETE FROM "ehr"."ClinicalIndexEntry" WHERE "tenantId" = ${tenantId} AND "compositionId" = ANY(${indexed}::text[])`;
+          await insertIndexRows(tx, tenantId, rows);
           return ids[ids.length - 1];
         },
         { maxWait: 20_000, timeout: 120_000 },
