@@ -32,14 +32,14 @@ interface Case {
   where?: string;
   tail?: string;
   params?: Record<string, unknown>;
-  /** Runs in memory: a path in SELECT, ORDER BY or an aggregate may repeat. */
+  /** Runs in memory: repeated values the SQL path cannot pair (an event's time beside them). */
   declines?: boolean;
   /** The rows, where the case checks them. */
   rows?: unknown[][];
 }
-/** Systolic pressures of the one composition with three blood pressure events (above anything loaded). */
+/** Systolic pressures of the first three of the four blood pressure events of one composition (above anything loaded). */
 const REPEATED = [211, 212, 213];
-/** Its diastolic pressures, event by event, and that of a fourth event whose systolic is a null flavour. */
+/** Its diastolic pressures, event by event; the fourth event's systolic is a null flavour. */
 const DIASTOLIC = [101, 102, 103, 104];
 
 describe(`AQL in SQL answers as the in-memory evaluator, decrypting nothing (${backendName})`, () => {

@@ -27,7 +27,7 @@ export async function startEhrSubgraph(options: SubgraphStartOptions): Promise<R
   const backfill = await backfillClinicalIndex(prisma, cipher, (progress) => logger.info(progress, 'clinical index backfill: compositions indexed so far'));
   if (backfill.indexed > 0) logger.info({ indexed: backfill.indexed }, 'clinical index backfilled');
   if (backfill.unreadable.length > 0)
-    logger.warn({ unreadable: backfill.unreadable }, 'compositions left out of the clinical index: no configured key reads them');
+    logger.warn({ unreadable: backfill.unreadable }, 'compositions not indexed (again): no configured key reads them; rows they had are kept');
   // PGlite has no autovacuum: the planner's statistics are kept here (PostgreSQL's autovacuum keeps its own).
   const statistics = options.db.kind === 'pglite' ? new EmbeddedStatistics(options.db, logger.child({ component: 'statistics' })) : undefined;
   await statistics?.start();

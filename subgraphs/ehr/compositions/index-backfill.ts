@@ -8,7 +8,10 @@ const PROGRESS_EVERY = 10_000;
 
 export interface BackfillReport {
   indexed: number;
-  /** Compositions whose content no configured key can read; they stay out of the index (and out of indexed searches). */
+  /**
+   * Compositions whose content no configured key can read: one never indexed stays out of the index (and out of
+   * indexed searches); one indexed before keeps its rows, without positions. The next start tries again.
+   */
   unreadable: Array<{ tenantId: string; compositionId: string }>;
 }
 
@@ -18,9 +21,8 @@ export interface BackfillReport {
  * before rows said where they sit), replacing its rows. Run at every start of
  * the ehr subgraph; idempotent (an indexed composition always has its row 0,
  * with positions, so a second run finds nothing), and safe beside writers and
- * other instances: each batch
- * locks its compositions' rows (a commit takes the same row lock) and checks
- * again under the lock before writing. A tenant found fully indexed is marked
+ * other instances: each batch locks its compositions' rows (a commit takes the
+ * same row lock) and checks again under the lock before writing. A tenant found fully indexed is marked
  * (ClinicalIndexBackfill) and not scanned again: every commit indexes itself,
  * and the scan reads every composition of the tenant.
  */
