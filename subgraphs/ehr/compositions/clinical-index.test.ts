@@ -151,6 +151,18 @@ describe('clinical index rows', () => {
     expect(indexRows(META, content)[0].positions).toEqual([]);
   });
 
+  it("carries the composition's start time on the rows of numeric values", () => {
+    const content = vitals('2026-11-22T09:00:00Z');
+    content.context.start_time.value = '2026-11-21T18:30:00+01:00';
+    const rows = indexRows(META, content);
+    const numeric = rows.filter((r) => typeof r.magnitude === 'number');
+    expect(numeric.map((r) => r.path.replace(/^.*\/(items\[at\d+\])\/value$/, '$1'))).toEqual(['items[at0004]', 'items[at0005]', 'items[at0004]']);
+    expect(new Set(numeric.map((r) => (r.startTime as Date).toISOString()))).toEqual(new Set(['2026-11-21T17:30:00.000Z']));
+    // The same instant as the composition's own row at /context/start_time, which the migration copies from.
+    expect(rows.find((r) => r.path === '/context/start_time')?.dateTime).toEqual(numeric[0].startTime);
+    expect(rows.filter((r) => typeof r.magnitude !== 'number').every((r) => r.startTime === undefined || r.startTime === null)).toBe(true);
+  });
+
   it('takes the entry time from its first event, and indexes content that is not canonical as the composition only', () => {
     expect(indexRows(META, vitals('2025-01-02T03:04:05Z')).find((r) => r.entryArchetypeId === PULSE)?.effectiveAt).toEqual(new Date('2025-01-02T03:04:05Z'));
     expect(indexRows(META, { blood_pressure: { systolic: { magnitude: 120, unit: 'mm[Hg]' } } })).toEqual([

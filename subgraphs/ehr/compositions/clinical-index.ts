@@ -67,6 +67,14 @@ export interface LeafCondition {
   code?: string;
 }
 
+/** The condition that selects the compositions a caller may query (CompositionService.queryCandidates). */
+export interface Candidates {
+  /** On `c` ("ehr"."Composition"). */
+  compositions: Prisma.Sql;
+  /** The same on an index row (its alias): undefined where the rows cannot tell it. */
+  indexRows?: (alias: string) => Prisma.Sql;
+}
+
 /** A LeafCondition as a filter on index rows. */
 export function leafWhere(c: LeafCondition): Prisma.ClinicalIndexEntryWhereInput {
   const ops = { '=': 'equals', '<': 'lt', '>': 'gt', '<=': 'lte', '>=': 'gte' } as const;
@@ -165,6 +173,8 @@ function leaf(value: Json): Partial<IndexRow> | null {
  * path), so a query can count them.
  */
 export function indexRows(composition: IndexedComposition, content: unknown): IndexRow[] {
+  const canonical = isObject(content) && content._type === 'COMPOSITION';
+  const startTime = canonical ? parseTime(rmAt(content, '/context/start_time')?.value) : undefined;
   const base = {
     compositionId: composition.compositionId,
     ehrId: composition.ehrId,
@@ -173,8 +183,9 @@ export function indexRows(composition: IndexedComposition, content: unknown): In
     area: composition.area,
     committedAt: composition.committedAt,
   };
-  const canonical = isObject(content) && content._type === 'COMPOSITION';
-  const startTime = canonical ? parseTime(rmAt(content, '/context/start_time')?.value) : undefined;
+  // A numeric value's row also carries the composition's start time: an AQL population query's time window is
+  // tested on the row it counts (docs/exchange.md "Evaluation and its limits").
+  const value = (fields: Partial<IndexRow>) => ({ ...fields, startTime: typeof fields.magnitude === 'number' ? (startTime ?? null) : null });
   const rootArchetype = canonical && typeof content.archetype_node_id === 'string' ? content.archetype_node_id : composition.templateId;
   const rows: IndexRow[] = [
     { ...base, seq: 0, effectiveAt: startTime ?? composition.committedAt, archetypeId: rootArchetype, path: '/', positions: [], rmType: 'COMPOSITION' },
@@ -203,7 +214,7 @@ export function indexRows(composition: IndexedComposition, content: unknown): In
           if (fields && entry !== null) {
             rows.push({
               ...base,
-              ...fields,
+              ...value(fields),
               seq: rows.length,
               entryArchetypeId: entry.archetypeId,
               entryOrdinal: entry.ordinal,
@@ -216,7 +227,7 @@ export function indexRows(composition: IndexedComposition, content: unknown): In
           } else if (fields) {
             rows.push({
               ...base,
-              ...fields,
+              ...value(fields),
               seq: rows.length,
               effectiveAt: startTime ?? composition.committedAt,
               archetypeId,
@@ -296,21 +307,21 @@ export async function insertIndexRows(tx: Pick<TenantTx, '$executeRaw'>, tenantI
   const time = (value: Date | string | null | undefined) => (value == null ? null : new Date(value).toISOString());
   await tx.$executeRaw`
     INSERT INTO "ehr"."ClinicalIndexEntry" ("tenantId", "compositionId", "seq", "ehrId", "patientId", "templateId", "area", "entryArchetypeId",
-      "entryOrdinal", "effectiveAt", "committedAt", "archetypeId", "path", "positions", "rmType", "ordinal", "code", "terminology", "magnitude",
-      "unit", "dateTime", "boolean")
+      "entryOrdinal", "effectiveAt", "committedAt", "startTime", "archetypeId", "path", "positions", "rmType", "ordinal", "code", "terminology",
+      "magnitude", "unit", "dateTime", "boolean")
     SELECT ${tenantId}, r."compositionId", r."seq", r."ehrId", r."patientId", r."templateId", r."area", r."entryArchetypeId", r."entryOrdinal",
-      r."effectiveAt", r."committedAt", r."archetypeId", r."path", r."positions"::int[], r."rmType", r."ordinal", r."code", r."terminology",
-      r."magnitude", r."unit", r."dateTime", r."boolean"
+      r."effectiveAt", r."committedAt", r."startTime", r."archetypeId", r."path", r."positions"::int[], r."rmType", r."ordinal", r."code",
+      r."terminology", r."magnitude", r."unit", r."dateTime", r."boolean"
     FROM unnest(${column((r) => r.compositionId)}::text[], ${column((r) => r.seq)}::int[], ${column((r) => r.ehrId)}::text[],
       ${column((r) => r.patientId)}::text[], ${column((r) => r.templateId)}::text[], ${column((r) => r.area)}::text[],
       ${column((r) => r.entryArchetypeId)}::text[], ${column((r) => r.entryOrdinal)}::int[], ${column((r) => time(r.effectiveAt))}::timestamp(3)[],
-      ${column((r) => time(r.committedAt))}::timestamp(3)[], ${column((r) => r.archetypeId)}::text[], ${column((r) => r.path)}::text[],
+      ${column((r) => time(r.committedAt))}::timestamp(3)[], ${column((r) => time(r.startTime))}::timestamp(3)[], ${column((r) => r.archetypeId)}::text[], ${column((r) => r.path)}::text[],
       ${column((r) => (Array.isArray(r.positions) ? `{${r.positions.join(',')}}` : null))}::text[], ${column((r) => r.rmType)}::text[],
       ${column((r) => r.ordinal)}::int[], ${column((r) => r.code)}::text[], ${column((r) => r.terminology)}::text[],
       ${column((r) => r.magnitude)}::float8[], ${column((r) => r.unit)}::text[], ${column((r) => time(r.dateTime))}::timestamp(3)[],
       ${column((r) => r.boolean)}::boolean[])
     AS r("compositionId", "seq", "ehrId", "patientId", "templateId", "area", "entryArchetypeId", "entryOrdinal", "effectiveAt", "committedAt",
-      "archetypeId", "path", "positions", "rmType", "ordinal", "code", "terminology", "magnitude", "unit", "dateTime", "boolean")`;
+      "startTime", "archetypeId", "path", "positions", "rmType", "ordinal", "code", "terminology", "magnitude", "unit", "dateTime", "boolean")`;
 }
 
 /** Replaces a composition's index rows with those of its new latest version (none for a deletion), inside the commit's transaction. */

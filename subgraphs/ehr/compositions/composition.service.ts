@@ -21,6 +21,7 @@ import {
   leafSql,
   leafWhere,
   reindex,
+  type Candidates,
   type EntryCondition,
   type EntryLeaf,
   type EntryOrder,
@@ -464,19 +465,32 @@ export class CompositionService {
   /**
    * One statement of the caller's over the candidates `scan` would read for
    * the same filter (tenant, policy and consent, non-queryable EHRs,
-   * templates, leaves), nothing decrypted: `build` gets the condition on
-   * `c` ("ehr"."Composition") that selects them.
+   * templates, leaves), nothing decrypted: `build` gets the condition that
+   * selects them (Candidates).
    */
-  async queryCandidates<T>(filter: ScanFilter, build: (candidates: Prisma.Sql) => Prisma.Sql): Promise<T[]> {
+  async queryCandidates<T>(filter: ScanFilter, build: (candidates: Candidates) => Prisma.Sql): Promise<T[]> {
     if (filter.templateIds && filter.templateIds.length === 0) return [];
     const scope = await this.readableScope(filter);
     const indexed = filter.indexed?.leaves.length ? filter.indexed : undefined;
     return this.store.read(async (tx) => {
-      const conditions = [Prisma.sql`c."tenantId" = ${this.store.tenantId}`, ...scopeSql(await scope(tx))];
-      if (filter.templateIds) conditions.push(Prisma.sql`c."templateId" = ANY(${filter.templateIds}::text[])`);
+      const where = await scope(tx);
+      const on = (alias: string) => {
+        const conditions = [Prisma.sql`${Prisma.raw(alias)}."tenantId" = ${this.store.tenantId}`, ...scopeSql(where, alias)];
+        if (filter.templateIds) conditions.push(Prisma.sql`${Prisma.raw(alias)}."templateId" = ANY(${filter.templateIds}::text[])`);
+        return conditions;
+      };
+      const compositions = on('c');
       if (indexed)
-        conditions.push(Prisma.sql`(NOT (c."templateId" = ANY(${indexed.templateIds}::text[])) OR (${Prisma.join(indexed.leaves.map(leafSql), ' AND ')}))`);
-      return tx.$queryRaw<T[]>(build(Prisma.join(conditions, ' AND ')));
+        compositions.push(Prisma.sql`(NOT (c."templateId" = ANY(${indexed.templateIds}::text[])) OR (${Prisma.join(indexed.leaves.map(leafSql), ' AND ')}))`);
+      // A composition has index rows exactly while it is live (a deletion removes them), so the scope holds on its rows
+      // but for the bounds of its creation time, which they do not carry.
+      const onRows = !indexed && where.deletedAt === null && !('createdAt' in where);
+      return tx.$queryRaw<T[]>(
+        build({
+          compositions: Prisma.join(compositions, ' AND '),
+          indexRows: onRows ? (alias) => Prisma.join(on(alias), ' AND ') : undefined,
+        }),
+      );
     });
   }
 
@@ -702,10 +716,14 @@ export type ScanFilter = CompositionFilter & {
 };
 
 /** readableScope's `where` as SQL conditions on `c`: the same keys, or an error (a key added there must be added here). */
-function scopeSql(where: Record<string, any>): Prisma.Sql[] {
-  return Object.entries(where).map(([key, value]) => {
-    const column = Prisma.raw(`c."${key}"`);
-    if (key === 'deletedAt' && value === null) return Prisma.sql`${column} IS NULL`;
+/**
+ * A readable scope as SQL on `alias`: a composition (`c`), or one of its index rows, which carry the same
+ * tenant, patient, EHR, template and area columns and exist only while it is live (deletedAt is not tested there).
+ */
+function scopeSql(where: Record<string, any>, alias: string): Prisma.Sql[] {
+  return Object.entries(where).flatMap(([key, value]) => {
+    const column = Prisma.raw(`${alias}."${key}"`);
+    if (key === 'deletedAt' && value === null) return alias === 'c' ? [Prisma.sql`${column} IS NULL`] : [];
     if (typeof value === 'string') return Prisma.sql`${column} = ${value}`;
     if (key === 'createdAt')
       return Prisma.join(

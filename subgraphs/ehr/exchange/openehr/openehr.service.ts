@@ -641,8 +641,10 @@ export class OpenEhrService {
       // The leaf narrowing only repeats what WHERE requires; an answer that does not depend on order needs none.
       const found = await this.compositions.queryCandidates<SqlRow>(sql.ordered ? filter : { ...filter, indexed: undefined }, sql.statement);
       const sources = new Map(found.flatMap((r) => r.src).map(([uid, patientId]) => [uid, { entityType: 'Composition', entityId: uid, patientId }]));
-      const patients = new Set([...sources.values()].map((s) => s.patientId)).size;
-      await this.logAnswer(query, q, parameters, [...sources.values()], patients, sources.size);
+      // A row of aggregates counts what it covers (its sources are listed only for a few patients).
+      const covered = found.find((r) => r.patients !== undefined);
+      const patients = covered?.patients ?? new Set([...sources.values()].map((s) => s.patientId)).size;
+      await this.logAnswer(query, q, parameters, [...sources.values()], patients, covered?.compositions ?? sources.size);
       return this.resultSet(
         q,
         sql.columns,

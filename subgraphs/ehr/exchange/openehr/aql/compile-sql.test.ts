@@ -1,3 +1,4 @@
+import type { Candidates } from '../../../compositions/clinical-index';
 import { Prisma } from '../../../db/generated/client';
 import { parseOpt } from '../../../clinical/opt/parse';
 import { buildWebTemplate } from '../../../clinical/opt/web-template';
@@ -15,7 +16,7 @@ const WINDOW = 'c/context/start_time/value > $since';
 function parametersBySection(q: string): { candidates: unknown[]; rest: unknown[] } {
   const sql = compileToSql(parseAql(q), { since: '2026-10-01T00:00:00Z' }, VITALS);
   if (!sql) throw new Error(`does not compile: ${q}`);
-  const statement = sql.statement(Prisma.sql`TRUE`);
+  const statement = sql.statement({ compositions: Prisma.sql`TRUE` });
   const split = statement.text.indexOf('b AS (');
   const numbers = (text: string) => [...text.matchAll(/\$(\d+)/g)].map((m) => statement.values[Number(m[1]) - 1]);
   return { candidates: numbers(statement.text.slice(0, split)), rest: numbers(statement.text.slice(split)) };
@@ -40,6 +41,36 @@ describe('AQL compiled to SQL: a composition-level condition selects the candida
   it('moves only top-level AND terms', () => {
     const { candidates } = parametersBySection(`SELECT COUNT(*) ${FROM} WHERE ${SYSTOLIC} > 140 OR ${WINDOW}`);
     expect(candidates).not.toContain('/context/start_time');
+  });
+});
+
+describe('AQL compiled to SQL: an aggregate read from the rows of the values it tests', () => {
+  const ROWS = { compositions: Prisma.sql`c."scope"`, indexRows: (alias: string) => Prisma.sql`${Prisma.raw(alias)}."scope"` };
+  const statement = (q: string, candidates: Candidates = ROWS) =>
+    compileToSql(parseAql(q), { since: '2026-10-01T00:00:00Z' }, VITALS)!.statement(candidates).text;
+
+  it('forms the bindings of a population COUNT from the systolic rows in the window, with no composition or version row', () => {
+    const text = statement(`SELECT COUNT(*) ${FROM} WHERE ${SYSTOLIC} > 140 AND ${WINDOW}`);
+    const bindings = text.slice(0, text.indexOf('m AS ('));
+    expect(bindings).toContain('d."scope"');
+    expect(bindings).toContain('d."startTime" IS NOT NULL AND d."startTime" >');
+    // Read by the window's range of the covering index, not by the value's (whose rows PostgreSQL underestimates).
+    expect(bindings).toContain('(d."magnitude" + 0) >');
+    // The event repeats: a binding with two high readings is counted once.
+    expect(bindings).toContain('SELECT DISTINCT d."tenantId"');
+    expect(bindings).not.toMatch(/"ehr"\."Composition"|CompositionVersion/);
+    // The driving term is not tested again.
+    expect(text.slice(text.indexOf('m AS ('), text.indexOf('o AS ('))).not.toContain('magnitude');
+  });
+
+  it('forms them from the compositions where the rows cannot tell the scope, the order matters, or no numeric term drives', () => {
+    const fromCompositions = (text: string) => text.includes('cand AS (') && !text.includes('FROM "ehr"."ClinicalIndexEntry" d');
+    expect(fromCompositions(statement(`SELECT COUNT(*) ${FROM} WHERE ${SYSTOLIC} > 140 AND ${WINDOW}`, { compositions: Prisma.sql`TRUE` }))).toBe(true);
+    expect(fromCompositions(statement(`SELECT SUM(${SYSTOLIC}) ${FROM} WHERE ${SYSTOLIC} > 140`))).toBe(true);
+    expect(fromCompositions(statement(`SELECT COUNT(*) ${FROM} WHERE ${SYSTOLIC} > 140 OR ${WINDOW}`))).toBe(true);
+    expect(fromCompositions(statement(`SELECT COUNT(*) ${FROM} WHERE NOT ${SYSTOLIC} > 140`))).toBe(true);
+    expect(fromCompositions(statement(`SELECT COUNT(*) ${FROM} WHERE ${SYSTOLIC} > 140 AND c/context/setting/defining_code/code_string = '238'`))).toBe(true);
+    expect(fromCompositions(statement(`SELECT COUNT(*) ${FROM} WHERE ${SYSTOLIC} > 140`))).toBe(false);
   });
 });
 
@@ -69,7 +100,7 @@ describe('AQL compiled to SQL: paths through a repeated event', () => {
   });
 
   it('pairs values by the positions of the event, and tests WHERE within the row’s event', () => {
-    const sql = compileToSql(parseAql(`SELECT ${SYSTOLIC} ${FROM} WHERE ${SYSTOLIC} > 140`), {}, VITALS)!.statement(Prisma.sql`TRUE`);
+    const sql = compileToSql(parseAql(`SELECT ${SYSTOLIC} ${FROM} WHERE ${SYSTOLIC} > 140`), {}, VITALS)!.statement({ compositions: Prisma.sql`TRUE` });
     // The event is the third step of its path: /content[…]/data[at0001]/events[at0006].
     expect(sql.text).toMatch(/"positions"\[1:\$\d+::int\] = b\."inst"/);
     expect(sql.text).toMatch(/b\."inst" IS NULL OR l\."positions"\[1:\$\d+::int\] = b\."inst"/);

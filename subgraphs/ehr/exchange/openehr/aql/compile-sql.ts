@@ -1,5 +1,6 @@
 import { Prisma } from '../../../db/generated/client';
 import type { WebNode } from '../../../clinical/opt/web-template';
+import type { Candidates } from '../../../compositions/clinical-index';
 import { isIsoTime, translateLike } from './compare';
 import { parameterValue, resultColumn, type Parameters, type ResultColumn } from './evaluate';
 import { STRUCTURAL_ATTRIBUTES } from './fan-out';
@@ -43,6 +44,9 @@ interface Compiled {
   /** The index rows' scope and the data value's RM path (none for a field of the record: an id, the template). */
   scope?: Scope;
   full: string;
+  /** The index row's data type and the column holding the value (none for a field of the record). */
+  rmType?: string;
+  column?: string;
   /** The objects on the path the templates let repeat in one binding (a repeated event or element), by RM path. */
   repeats: string[];
   /** The path's value, or NULL (when it repeats: its first, document order, or the row's instance's). */
@@ -58,11 +62,15 @@ export interface SqlQuery {
    * exactly those the in-memory path reads (narrowed by leaf), as they order the EHRs.
    */
   ordered: boolean;
-  /** The statement over the candidates (`candidates`: the condition on `c` that selects them). */
-  statement: (candidates: Prisma.Sql) => Prisma.Sql;
+  /** The statement over the candidates (the condition that selects them). */
+  statement: (candidates: Candidates) => Prisma.Sql;
 }
-/** One result row of the statement: values v0…, and the compositions it was computed from ([uid, patientId]). */
-export type SqlRow = Record<string, unknown> & { src: Array<[string, string]> };
+/**
+ * One result row of the statement: values v0…, and the compositions it was computed from ([uid, patientId]). A row
+ * of aggregates also counts the patients and compositions they were computed from, and lists those only under
+ * POPULATION_MIN_PATIENTS patients (a population statistic is logged by its query, not by composition).
+ */
+export type SqlRow = Record<string, unknown> & { src: Array<[string, string]>; patients?: number; compositions?: number };
 
 /**
  * An answer made only of aggregates over at least this many patients' data is a population statistic: the
@@ -164,7 +172,11 @@ class Compiler {
     // WHERE's terms on the composition alone select the candidates instead, where the answer allows it.
     const terms = andTerms(query.where);
     const narrowing = ordered ? new Map<Condition, Prisma.Sql>() : this.compositionNarrowing(terms);
-    const where = Prisma.join([Prisma.sql`TRUE`, ...terms.filter((t) => !narrowing.has(t)).map((t) => this.condition(t))], ' AND ');
+    const driver = aggregated && !ordered ? this.driver(terms, narrowing) : undefined;
+    const tested = terms.filter((t) => !narrowing.has(t)).map((t) => [t, this.condition(t)] as const);
+    // With driver bindings, the driving term holds for each of them already.
+    const where = (bindings: 'composition' | 'driver') =>
+      Prisma.join([Prisma.sql`TRUE`, ...tested.filter(([t]) => !(bindings === 'driver' && t === driver?.term)).map(([, sql]) => sql)], ' AND ');
     const from = this.from.length ? Prisma.join(this.from, ' AND ') : Prisma.sql`TRUE`;
     const selected = Prisma.join(values, ', ');
     const names = Prisma.join(
@@ -172,12 +184,11 @@ class Compiler {
       ', ',
     );
     const source = Prisma.sql`jsonb_build_array(b."uid", b."patientId")`;
-    let out: Prisma.Sql;
-    if (aggregated) out = Prisma.sql`SELECT ${selected}, coalesce(jsonb_agg(DISTINCT ${source}), '[]') AS src, 1 AS pos FROM b WHERE ${from} AND ${where}`;
-    else {
+    let out: Prisma.Sql | undefined;
+    if (!aggregated) {
       const sorted = Prisma.sql`SELECT ${selected}, ${source} AS s,
           row_number() OVER (ORDER BY ${keys.length ? Prisma.sql`${Prisma.join(keys, ', ')}, ` : Prisma.empty}${binding}) AS pos
-        FROM b WHERE ${from} AND ${where}`;
+        FROM b WHERE ${from} AND ${where('composition')}`;
       out = query.distinct
         ? Prisma.sql`SELECT ${names}, jsonb_agg(DISTINCT s) AS src, min(pos) AS pos FROM (${sorted}) r GROUP BY ${names}`
         : Prisma.sql`SELECT ${names}, jsonb_build_array(s) AS src, pos FROM (${sorted}) r`;
@@ -188,22 +199,116 @@ class Compiler {
           AND x."entryArchetypeId" = ${entry.archetypeId} AND x."path" = ${`/content[${entry.archetypeId}]`} AND x."rmType" = ${entry.rmClass}`
       : Prisma.sql`SELECT k.*, 0 AS ord FROM k`;
     const bindings = this.instances(entryBindings);
-    return {
-      columns: query.select.map(resultColumn),
-      ordered,
-      statement: (candidates) => Prisma.sql`
-        WITH cand AS (
+    const compositionBindings = (candidates: Candidates) => Prisma.sql`
+        cand AS (
           SELECT c."tenantId", c."id", c."ehrId", c."patientId", c."templateId", v."uid",
                  row_number() OVER (ORDER BY c."createdAt" DESC, c."id" ASC) AS crank
           FROM "ehr"."Composition" c
           JOIN "ehr"."CompositionVersion" v ON v."tenantId" = c."tenantId" AND v."compositionId" = c."id" AND v."version" = c."latestVersion"
-          WHERE ${Prisma.join([candidates, ...narrowing.values()], ' AND ')}),
+          WHERE ${Prisma.join([candidates.compositions, ...narrowing.values()], ' AND ')}),
         k AS (SELECT cand.*, min(cand.crank) OVER (PARTITION BY cand."ehrId") AS erank FROM cand),
-        b AS (${bindings}),
-        o AS (${out}),
-        n AS (SELECT o.*, row_number() OVER (ORDER BY pos) AS n, count(*) OVER () AS total FROM o)
+        b AS (${bindings})`;
+    const numbered = Prisma.sql`n AS (SELECT o.*, row_number() OVER (ORDER BY pos) AS n, count(*) OVER () AS total FROM o)`;
+    if (out) {
+      const rows = out;
+      return {
+        columns: query.select.map(resultColumn),
+        ordered,
+        statement: (candidates) => Prisma.sql`
+        WITH ${compositionBindings(candidates)},
+        o AS (${rows}),
+        ${numbered}
         SELECT * FROM n WHERE ${this.window()} ORDER BY n`,
+      };
+    }
+    // Aggregates: over the bindings WHERE keeps (`m`), with the patients and compositions they cover; the versions'
+    // uids are read only for an answer under POPULATION_MIN_PATIENTS patients, whose compositions are logged.
+    const aggregates = Prisma.sql`
+        o AS (SELECT ${selected}, count(DISTINCT b."patientId")::int AS "patients", count(DISTINCT b."id")::int AS "compositions", 1 AS pos FROM m b),
+        ${numbered}
+        SELECT n.*, CASE WHEN n."patients" < ${POPULATION_MIN_PATIENTS}::int THEN (
+          SELECT coalesce(jsonb_agg(DISTINCT jsonb_build_array(v."uid", s."patientId")), '[]'::jsonb)
+          FROM (SELECT DISTINCT m."tenantId", m."id", m."patientId" FROM m) s
+          JOIN "ehr"."Composition" c ON c."tenantId" = s."tenantId" AND c."id" = s."id"
+          JOIN "ehr"."CompositionVersion" v ON v."tenantId" = c."tenantId" AND v."compositionId" = c."id" AND v."version" = c."latestVersion"
+        ) ELSE '[]'::jsonb END AS src
+        FROM n WHERE ${this.window()} ORDER BY n`;
+    return {
+      columns: query.select.map(resultColumn),
+      ordered,
+      statement: (candidates) => {
+        const rowsScope = candidates.indexRows;
+        if (driver && rowsScope)
+          return Prisma.sql`
+        WITH b AS (${driver.bindings(rowsScope('d'))}),
+        m AS (SELECT b.* FROM b WHERE ${from} AND ${where('driver')}),
+        ${aggregates}`;
+        return Prisma.sql`
+        WITH ${compositionBindings(candidates)},
+        m AS (SELECT b.* FROM b WHERE ${from} AND ${where('composition')}),
+        ${aggregates}`;
+      },
     };
+  }
+
+  /**
+   * Bindings of an aggregate read from the index rows of the values one WHERE term tests, where that makes the
+   * answer an index-only scan (a population COUNT of `systolic > 140` in a time window reads the rows of the values
+   * in the window and nothing else; docs/benchmarks.md "Clinical queries"). It applies when a top-level AND term
+   * tests a numeric value of the entry (each binding it keeps has a row that passes) and every term selecting
+   * candidates is a window on the composition's start time, which each row carries (`startTime`). The scope of
+   * the candidates is tested on those rows too (CompositionService.queryCandidates). The term is then not tested
+   * again; the other terms are, per binding.
+   */
+  private driver(terms: Condition[], narrowing: Map<Condition, Prisma.Sql>): { term: Condition; bindings: (scope: Prisma.Sql) => Prisma.Sql } | undefined {
+    const entry = this.entry;
+    if (!entry || this.instance) return undefined;
+    const windows: Prisma.Sql[] = [];
+    for (const term of narrowing.keys()) {
+      const window = this.startTimeWindow(term);
+      if (!window) return undefined;
+      windows.push(window);
+    }
+    for (const term of terms) {
+      if (narrowing.has(term)) continue;
+      const leaf = this.leafTest(term);
+      if (!leaf || leaf.path.variable !== entry.variable) continue;
+      const p = this.path(leaf.path);
+      if (p.column !== 'magnitude' || p.scope?.prefix !== `/content[${entry.archetypeId}]`) continue;
+      // A value the entry may hold several times (in each event) gives a binding once.
+      const distinct = p.repeats.length > 0 ? Prisma.sql`DISTINCT ` : Prisma.empty;
+      const timed = windows.length ? Prisma.sql` AND d."startTime" IS NOT NULL AND ${Prisma.join(windows, ' AND ')}` : Prisma.empty;
+      // In a window, the value is tested as an expression no index on values serves: PostgreSQL multiplies the
+      // selectivities of a path and a value as if independent (estimating a hundred rows where there are 383,769
+      // at 1M) and would read them all, each from the table; the window's range, which it estimates well, is read
+      // from the covering index instead.
+      const tested = windows.length ? Prisma.sql`(d."magnitude" + 0)` : Prisma.raw('d."magnitude"');
+      return {
+        term,
+        bindings: (scope) => Prisma.sql`
+          SELECT ${distinct}d."tenantId", d."compositionId" AS "id", d."ehrId", d."patientId", d."templateId", d."entryOrdinal" AS "ord", NULL::int[] AS "inst"
+          FROM "ehr"."ClinicalIndexEntry" d
+          WHERE ${scope} AND d."entryArchetypeId" = ${entry.archetypeId} AND d."path" = ${p.full} AND d."rmType" = ${p.rmType}
+            AND d."magnitude" IS NOT NULL AND ${leaf.test(tested)}${timed}`,
+      };
+    }
+    return undefined;
+  }
+
+  /** `c/context/start_time/value <op> <time>` as a test of an index row's `startTime` (alias `d`), else undefined. */
+  private startTimeWindow(term: Condition): Prisma.Sql | undefined {
+    if (term.kind !== 'compare') return undefined;
+    const flipped = term.left.kind !== 'path';
+    const [path, other, op] = flipped ? [term.right, term.left, FLIPPED[term.op]] : [term.left, term.right, term.op];
+    if (path.kind !== 'path' || path.variable !== this.composition || (other.kind === 'literal' && other.value === null)) return undefined;
+    this.row = 'c';
+    try {
+      const p = this.path(path);
+      if (p.full !== '/context/start_time' || p.column !== 'dateTime') return undefined;
+      return Prisma.sql`d."startTime" ${Prisma.raw(op === '!=' ? '<>' : op)} ${this.literal(other, 'time')}`;
+    } finally {
+      this.row = 'b';
+    }
   }
 
   /**
@@ -403,6 +508,8 @@ class Compiler {
         repeats: this.repeating(scope.prefix, full),
         scope,
         full,
+        rmType,
+        column,
         value: Prisma.sql`(SELECT ${c} ${rows(Prisma.empty, (at) => Prisma.sql`AND ${at} = b."inst"`)} ORDER BY l."seq" LIMIT 1)`,
         some: (test) => Prisma.sql`EXISTS (SELECT 1 ${rows(Prisma.sql`AND ${test(c)}`, (at) => Prisma.sql`AND (b."inst" IS NULL OR ${at} = b."inst")`)})`,
       };
@@ -449,33 +556,53 @@ class Compiler {
         return Prisma.sql`(${this.condition(c.left)} ${Prisma.raw(c.kind.toUpperCase())} ${this.condition(c.right)})`;
       case 'not':
         return Prisma.sql`NOT ${this.condition(c.expr)}`;
+      case 'matches': {
+        const p = this.path(c.path);
+        if (p.kind !== 'string' && p.kind !== 'number') no();
+        if (c.values.every((v) => v.kind === 'literal' && v.value === null)) return Prisma.sql`FALSE`;
+        break;
+      }
+      case 'compare': {
+        const [path, other, op] = c.left.kind !== 'path' ? [c.right, c.left, FLIPPED[c.op]] : [c.left, c.right, c.op];
+        if (path.kind !== 'path') no();
+        if (other.kind === 'literal' && other.value === null) {
+          const p = this.path(path);
+          if (op === '=') return Prisma.sql`NOT ${p.some(() => Prisma.sql`TRUE`)}`;
+          return op === '!=' ? p.some(() => Prisma.sql`TRUE`) : Prisma.sql`FALSE`;
+        }
+      }
+    }
+    const leaf = this.leafTest(c) ?? no();
+    return this.path(leaf.path).some(leaf.test);
+  }
+
+  /** A term that some value of one path must pass (EXISTS, LIKE, MATCHES, a comparison with a value): the path and the test. */
+  private leafTest(c: Condition): { path: Path; test: (column: Prisma.Sql) => Prisma.Sql } | undefined {
+    switch (c.kind) {
       case 'exists':
-        return this.path(c.path).some(() => Prisma.sql`TRUE`);
+        return { path: c.path, test: () => Prisma.sql`TRUE` };
       case 'like': {
         const p = this.path(c.path);
         const pattern = c.pattern.kind === 'literal' ? c.pattern.value : c.pattern.kind === 'param' ? parameterValue(c.pattern, this.params) : undefined;
         if (p.kind !== 'string' || typeof pattern !== 'string') no();
-        return p.some((column) => Prisma.sql`${column} LIKE ${likePattern(pattern)} ESCAPE '\\'`);
+        return { path: c.path, test: (column) => Prisma.sql`${column} LIKE ${likePattern(pattern)} ESCAPE '\\'` };
       }
       case 'matches': {
         const p = this.path(c.path);
         if (p.kind !== 'string' && p.kind !== 'number') no();
         const options = c.values.filter((v) => !(v.kind === 'literal' && v.value === null)).map((v) => this.literal(v, p.kind));
-        return options.length ? p.some((column) => Prisma.sql`${column} IN (${Prisma.join(options, ', ')})`) : Prisma.sql`FALSE`;
+        return options.length ? { path: c.path, test: (column) => Prisma.sql`${column} IN (${Prisma.join(options, ', ')})` } : undefined;
       }
       case 'compare': {
-        const flipped = c.left.kind !== 'path';
-        const [path, other, op] = flipped ? [c.right, c.left, FLIPPED[c.op]] : [c.left, c.right, c.op];
-        if (path.kind !== 'path') no();
+        const [path, other, op] = c.left.kind !== 'path' ? [c.right, c.left, FLIPPED[c.op]] : [c.left, c.right, c.op];
+        if (path.kind !== 'path' || (other.kind === 'literal' && other.value === null)) return undefined;
         const p = this.path(path);
-        if (other.kind === 'literal' && other.value === null) {
-          if (op === '=') return Prisma.sql`NOT ${p.some(() => Prisma.sql`TRUE`)}`;
-          return op === '!=' ? p.some(() => Prisma.sql`TRUE`) : Prisma.sql`FALSE`;
-        }
         if ((p.kind === 'string' || p.kind === 'boolean') && op !== '=' && op !== '!=') no();
         const value = this.literal(other, p.kind);
-        return p.some((column) => Prisma.sql`${column} ${Prisma.raw(op === '!=' ? '<>' : op)} ${value}`);
+        return { path, test: (column) => Prisma.sql`${column} ${Prisma.raw(op === '!=' ? '<>' : op)} ${value}` };
       }
+      default:
+        return undefined;
     }
   }
 }
