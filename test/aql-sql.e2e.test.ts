@@ -267,4 +267,53 @@ describe(`AQL in SQL answers as the in-memory evaluator, decrypting nothing (${b
       expect(clinician.body.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
     });
   });
+
+  describe('the scope of an aggregate read from the rows of the values it tests', () => {
+    // Run last: it hides an EHR, restricts a patient and deletes a composition.
+    const POPULATION = `SELECT COUNT(*), COUNT(DISTINCT e/ehr_id/value) ${VITALS} WHERE ${SYS} > 140`;
+    const WINDOWED = `${POPULATION} AND c/context/start_time/value > $since`;
+    const counts = async () => {
+      const answers: number[][] = [];
+      for (const [q, params] of [
+        [POPULATION, undefined],
+        [WINDOWED, { since }],
+      ] as const) {
+        const sql = await run(q, params);
+        const memory = await run(`${q} AND ${IN_MEMORY_ONLY}`, params);
+        expect(sql.decrypted).toBe(0);
+        expect(sql.rows).toEqual(memory.rows);
+        answers.push(sql.rows[0] as number[]);
+      }
+      return answers;
+    };
+
+    it('leaves out a non-queryable EHR, a restricted patient and a deleted composition, as the in-memory path does', async () => {
+      const before = await counts();
+      // Three EHRs with a composition the population query counts (in the window too), all from different patients.
+      const counted = (await run(`SELECT e/ehr_id/value, c/uid/value ${VITALS} WHERE ${SYS} > 140 AND c/context/start_time/value > $since`, { since }))
+        .rows as Array<[string, string]>;
+      const [deleted, hidden, restricted] = [...new Map(counted.map(([ehr, uid]) => [ehr, uid])).entries()];
+      expect(restricted).toBeDefined();
+
+      const removed = await t.request('DELETE', `/openehr/v1/ehr/${deleted[0]}/composition/${encodeURIComponent(deleted[1])}`);
+      expect(removed.status).toBe(204);
+      const status = await t.request('GET', `/openehr/v1/ehr/${hidden[0]}/ehr_status`);
+      const hide = await t.request('PUT', `/openehr/v1/ehr/${hidden[0]}/ehr_status`, {
+        body: { ...status.body, is_queryable: false },
+        headers: { 'if-match': `"${status.body.uid.value}"` },
+      });
+      expect(hide.status).toBe(204);
+      // A restriction (an erasure request's first step) as the privacy service records it.
+      await t.platform.db!.query(`UPDATE ehr."Patient" SET "restrictedAt" = now() WHERE id = (SELECT "patientId" FROM ehr."Ehr" WHERE id = $1)`, [
+        restricted[0],
+      ]);
+
+      const after = await counts();
+      for (const [i, [compositions, ehrCount]] of after.entries()) {
+        expect(compositions).toBeLessThan(before[i][0]);
+        // The hidden EHR and the restricted patient's are no longer counted (the deleted composition's EHR may be).
+        expect(ehrCount).toBeLessThanOrEqual(before[i][1] - 2);
+      }
+    });
+  });
 });
