@@ -256,9 +256,9 @@ class Compiler {
    * answer an index-only scan (a population COUNT of `systolic > 140` in a time window reads the rows of the values
    * in the window and nothing else; docs/benchmarks.md "Clinical queries"). It applies when a top-level AND term
    * tests a numeric value of the entry (each binding it keeps has a row that passes) and every term selecting
-   * candidates is a window on the composition's start time, which each row carries (`startTime`). The scope of
-   * the candidates is tested on those rows too (CompositionService.queryCandidates). The term is then not tested
-   * again; the other terms are, per binding.
+   * candidates is a window on the composition's start time, which a numeric value's row carries (`startTime`).
+   * The scope of the candidates is tested on those rows too (CompositionService.queryCandidates). The term is then
+   * not tested again; the other terms are, per binding.
    */
   private driver(terms: Condition[], narrowing: Map<Condition, Prisma.Sql>): { term: Condition; bindings: (scope: Prisma.Sql) => Prisma.Sql } | undefined {
     const entry = this.entry;
