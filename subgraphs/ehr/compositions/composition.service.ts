@@ -715,10 +715,10 @@ export type ScanFilter = CompositionFilter & {
   indexed?: { templateIds: string[]; leaves: LeafCondition[] };
 };
 
-/** readableScope's `where` as SQL conditions on `c`: the same keys, or an error (a key added there must be added here). */
 /**
- * A readable scope as SQL on `alias`: a composition (`c`), or one of its index rows, which carry the same
- * tenant, patient, EHR, template and area columns and exist only while it is live (deletedAt is not tested there).
+ * readableScope's `where` as SQL conditions on `alias`: a composition (`c`), or one of its index rows, which carry
+ * the same tenant, patient, EHR, template and area columns and exist only while it is live (deletedAt is not
+ * tested there). The same keys, or an error (a key added there must be added here).
  */
 function scopeSql(where: Record<string, any>, alias: string): Prisma.Sql[] {
   return Object.entries(where).flatMap(([key, value]) => {
