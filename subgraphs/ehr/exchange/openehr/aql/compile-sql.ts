@@ -222,9 +222,12 @@ class Compiler {
       };
     }
     // Aggregates: over the bindings WHERE keeps (`m`), with the patients and compositions they cover; the versions'
-    // uids are read only for an answer under POPULATION_MIN_PATIENTS patients, whose compositions are logged.
+    // uids are read only for an answer under POPULATION_MIN_PATIENTS patients, whose compositions are logged. `m` is
+    // not materialized: PostgreSQL would write every binding of a population to a work file for a second reading
+    // that only an answer under that bound makes. Ids are counted in byte order ("C"): equality is the same under
+    // any deterministic collation, and sorting them by the database's locale is the slow part of a population count.
     const aggregates = Prisma.sql`
-        o AS (SELECT ${selected}, count(DISTINCT b."patientId")::int AS "patients", count(DISTINCT b."id")::int AS "compositions", 1 AS pos FROM m b),
+        o AS (SELECT ${selected}, count(DISTINCT b."patientId" COLLATE "C")::int AS "patients", count(DISTINCT b."id" COLLATE "C")::int AS "compositions", 1 AS pos FROM m b),
         ${numbered}
         SELECT n.*, CASE WHEN n."patients" < ${POPULATION_MIN_PATIENTS}::int THEN (
           SELECT coalesce(jsonb_agg(DISTINCT jsonb_build_array(v."uid", s."patientId")), '[]'::jsonb)
@@ -241,11 +244,11 @@ class Compiler {
         if (driver && rowsScope)
           return Prisma.sql`
         WITH b AS (${driver.bindings(rowsScope('d'))}),
-        m AS (SELECT b.* FROM b WHERE ${from} AND ${where('driver')}),
+        m AS NOT MATERIALIZED (SELECT b.* FROM b WHERE ${from} AND ${where('driver')}),
         ${aggregates}`;
         return Prisma.sql`
         WITH ${compositionBindings(candidates)},
-        m AS (SELECT b.* FROM b WHERE ${from} AND ${where('composition')}),
+        m AS NOT MATERIALIZED (SELECT b.* FROM b WHERE ${from} AND ${where('composition')}),
         ${aggregates}`;
       },
     };
@@ -275,8 +278,9 @@ class Compiler {
       if (!leaf || leaf.path.variable !== entry.variable) continue;
       const p = this.path(leaf.path);
       if (p.column !== 'magnitude' || p.scope?.prefix !== `/content[${entry.archetypeId}]`) continue;
-      // A value the entry may hold several times (in each event) gives a binding once.
-      const distinct = p.repeats.length > 0 ? Prisma.sql`DISTINCT ` : Prisma.empty;
+      // A value the entry may hold several times (in each event) gives a binding once: one per entry of a composition,
+      // whose rows all carry the same EHR, patient and template.
+      const distinct = p.repeats.length > 0 ? Prisma.sql`DISTINCT ON (d."compositionId" COLLATE "C", d."entryOrdinal") ` : Prisma.empty;
       const timed = windows.length ? Prisma.sql` AND d."startTime" IS NOT NULL AND ${Prisma.join(windows, ' AND ')}` : Prisma.empty;
       // In a window, the value is tested as an expression no index on values serves: PostgreSQL multiplies the
       // selectivities of a path and a value as if independent (estimating a hundred rows where there are 383,769
