@@ -25,6 +25,9 @@ const STATE = 'o/data[at0001]/events[at0006]/state[at0007]/items[at0008]/value/d
 const RATE = 'p/data[at0002]/events[at0003]/data[at0001]/items[at0004]/value/magnitude';
 const VITALS = `FROM EHR e CONTAINS COMPOSITION c[vital_signs.v1] CONTAINS OBSERVATION o[${BP}]`;
 const PULSES = `FROM COMPOSITION c CONTAINS OBSERVATION p[${PULSE}]`;
+/** A lab result's test, coded (LOINC). */
+const LAB_CODE = 'l/data[at0001]/events[at0002]/data[at0003]/items[at0005]/value/defining_code/code_string';
+const LABS = 'FROM EHR e CONTAINS COMPOSITION c[lab_result.v1] CONTAINS OBSERVATION l[openEHR-EHR-OBSERVATION.laboratory_test_result.v1]';
 const IN_MEMORY_ONLY = 'NOT EXISTS c/feeder_audit';
 
 interface Case {
@@ -180,6 +183,18 @@ describe(`AQL in SQL answers as the in-memory evaluator, decrypting nothing (${b
       tail: 'ORDER BY c/uid/value LIMIT 30',
     }),
     'aggregates over every event of every composition': () => ({ select: `COUNT(*), COUNT(${SYS}), AVG(${DIA}), MAX(${DIA}), MIN(${SYS})` }),
+    'population COUNT of one lab test, by its code': () => ({
+      select: 'COUNT(*), COUNT(DISTINCT e/ehr_id/value)',
+      where: `${LAB_CODE} = '4548-4'`,
+      from: LABS,
+      rows: [[24, 21]],
+    }),
+    'lab tests by MATCHES and LIKE on their codes': () => ({
+      select: 'COUNT(*)',
+      where: `${LAB_CODE} MATCHES {'2345-7', '2160-0'} AND NOT (${LAB_CODE} LIKE '2160*')`,
+      from: LABS,
+      rows: [[20]],
+    }),
     "an event's time beside its values runs in memory": () => ({ select: `c/uid/value, ${SYS}`, declines: true, tail: `ORDER BY ${TIME} DESC LIMIT 10` }),
   };
   const fromOf: Record<string, string> = {

@@ -11,6 +11,7 @@ const BP = 'openEHR-EHR-OBSERVATION.blood_pressure.v2';
 const FROM = `FROM EHR e CONTAINS COMPOSITION c CONTAINS OBSERVATION o[${BP}]`;
 const SYSTOLIC = 'o/data[at0001]/events[at0006]/data[at0003]/items[at0004]/value/magnitude';
 const WINDOW = 'c/context/start_time/value > $since';
+const EVENT_TIME = 'o/data[at0001]/events[at0006]/time/value';
 
 /** The statement's parameters before and after the bindings are formed (the `b` CTE): the candidates' and the rest. */
 function parametersBySection(q: string): { candidates: unknown[]; rest: unknown[] } {
@@ -65,7 +66,7 @@ describe('AQL compiled to SQL: an aggregate read from the rows of the values it 
     expect(text).toContain('count(DISTINCT b."patientId" COLLATE "C")::int AS "patients"');
   });
 
-  it('forms them from the compositions where the rows cannot tell the scope, the order matters, or no numeric term drives', () => {
+  it('forms them from the compositions where the rows cannot tell the scope, the order matters, or no indexed value drives', () => {
     const fromCompositions = (text: string) => text.includes('cand AS (') && !text.includes('FROM "ehr"."ClinicalIndexEntry" d');
     expect(fromCompositions(statement(`SELECT COUNT(*) ${FROM} WHERE ${SYSTOLIC} > 140 AND ${WINDOW}`, { compositions: Prisma.sql`TRUE` }))).toBe(true);
     expect(fromCompositions(statement(`SELECT SUM(${SYSTOLIC}) ${FROM} WHERE ${SYSTOLIC} > 140`))).toBe(true);
@@ -73,6 +74,16 @@ describe('AQL compiled to SQL: an aggregate read from the rows of the values it 
     expect(fromCompositions(statement(`SELECT COUNT(*) ${FROM} WHERE NOT ${SYSTOLIC} > 140`))).toBe(true);
     expect(fromCompositions(statement(`SELECT COUNT(*) ${FROM} WHERE ${SYSTOLIC} > 140 AND c/context/setting/defining_code/code_string = '238'`))).toBe(true);
     expect(fromCompositions(statement(`SELECT COUNT(*) ${FROM} WHERE ${SYSTOLIC} > 140`))).toBe(false);
+    // An event's time: its rows do not carry the composition's start time, so not in a window.
+    expect(fromCompositions(statement(`SELECT COUNT(*) ${FROM} WHERE ${EVENT_TIME} > $since AND ${WINDOW}`))).toBe(true);
+  });
+
+  it('forms them from the rows of a date and time (or a code) the index holds by path, without a window', () => {
+    const text = statement(`SELECT COUNT(*) ${FROM} WHERE ${EVENT_TIME} > $since`);
+    const bindings = text.slice(0, text.indexOf('m AS NOT MATERIALIZED ('));
+    expect(bindings).toContain('d."dateTime" IS NOT NULL AND d."dateTime" >');
+    expect(bindings).toContain('d."scope"');
+    expect(bindings).not.toMatch(/"ehr"\."Composition"|CompositionVersion|magnitude/);
   });
 });
 

@@ -98,6 +98,8 @@ const LEAVES: Record<string, Record<string, [column: string, kind: Kind]>> = {
   DV_BOOLEAN: { value: ['boolean', 'boolean'] },
   DV_DATE_TIME: { value: ['dateTime', 'time'] },
 };
+/** The leaf columns an index of the clinical index holds by entry archetype, path and value (prisma/ehr schema). */
+const VALUE_INDEXED = new Set(['magnitude', 'code', 'dateTime']);
 const FLIPPED: Record<Operator, Operator> = { '=': '=', '!=': '!=', '<': '>', '>': '<', '<=': '>=', '>=': '<=' };
 
 class Unsupported extends Error {}
@@ -258,8 +260,10 @@ class Compiler {
    * Bindings of an aggregate read from the index rows of the values one WHERE term tests, where that makes the
    * answer an index-only scan (a population COUNT of `systolic > 140` in a time window reads the rows of the values
    * in the window and nothing else; docs/benchmarks.md "Clinical queries"). It applies when a top-level AND term
-   * tests a numeric value of the entry (each binding it keeps has a row that passes) and every term selecting
-   * candidates is a window on the composition's start time, which a numeric value's row carries (`startTime`).
+   * tests a value of the entry (each binding it keeps has a row that passes) and either every term selecting
+   * candidates is a window on the composition's start time, which a numeric value's row carries (`startTime`), and
+   * the value is numeric, or no term selects candidates and an index holds the value by path (a code, a quantity, a
+   * date and time: a population COUNT of one lab test's code reads that code's rows, not every composition).
    * The scope of the candidates is tested on those rows too (CompositionService.queryCandidates). The term is then
    * not tested again; the other terms are, per binding.
    */
@@ -277,7 +281,9 @@ class Compiler {
       const leaf = this.leafTest(term);
       if (!leaf || leaf.path.variable !== entry.variable) continue;
       const p = this.path(leaf.path);
-      if (p.column !== 'magnitude' || p.scope?.prefix !== `/content[${entry.archetypeId}]`) continue;
+      // In a window, only numeric rows carry the start time; without one, any leaf an index serves by path and value.
+      const served = windows.length ? p.column === 'magnitude' : p.column !== undefined && VALUE_INDEXED.has(p.column);
+      if (!served || p.scope?.prefix !== `/content[${entry.archetypeId}]`) continue;
       // A value the entry may hold several times (in each event) gives a binding once: one per entry of a composition,
       // whose rows all carry the same EHR, patient and template.
       const distinct = p.repeats.length > 0 ? Prisma.sql`DISTINCT ON (d."compositionId" COLLATE "C", d."entryOrdinal") ` : Prisma.empty;
@@ -286,14 +292,15 @@ class Compiler {
       // selectivities of a path and a value as if independent (estimating a hundred rows where there are 383,769
       // at 1M) and would read them all, each from the table; the window's range, which it estimates well, is read
       // from the covering index instead.
-      const tested = windows.length ? Prisma.sql`(d."magnitude" + 0)` : Prisma.raw('d."magnitude"');
+      const column = Prisma.raw(`d."${p.column}"`);
+      const tested = windows.length ? Prisma.sql`(${column} + 0)` : column;
       return {
         term,
         bindings: (scope) => Prisma.sql`
           SELECT ${distinct}d."tenantId", d."compositionId" AS "id", d."ehrId", d."patientId", d."templateId", d."entryOrdinal" AS "ord", NULL::int[] AS "inst"
           FROM "ehr"."ClinicalIndexEntry" d
           WHERE ${scope} AND d."entryArchetypeId" = ${entry.archetypeId} AND d."path" = ${p.full} AND d."rmType" = ${p.rmType}
-            AND d."magnitude" IS NOT NULL AND ${leaf.test(tested)}${timed}`,
+            AND ${column} IS NOT NULL AND ${leaf.test(tested)}${timed}`,
       };
     }
     return undefined;
