@@ -189,6 +189,13 @@ describe(`AQL in SQL answers as the in-memory evaluator, decrypting nothing (${b
       from: LABS,
       rows: [[24, 21]],
     }),
+    'population COUNT of one lab test in the last 180 days (composition start time)': () => ({
+      select: 'COUNT(*), COUNT(DISTINCT e/ehr_id/value)',
+      where: `${LAB_CODE} = '2345-7' AND c/context/start_time/value > $since`,
+      params: { since: new Date(now.getTime() - 180 * 86_400_000).toISOString() },
+      from: LABS,
+      rows: [[10, 9]],
+    }),
     'lab tests by MATCHES and LIKE on their codes': () => ({
       select: 'COUNT(*)',
       where: `${LAB_CODE} MATCHES {'2345-7', '2160-0'} AND NOT (${LAB_CODE} LIKE '2160*')`,

@@ -160,7 +160,22 @@ describe('clinical index rows', () => {
     expect(new Set(numeric.map((r) => (r.startTime as Date).toISOString()))).toEqual(new Set(['2026-11-21T17:30:00.000Z']));
     // The same instant as the composition's own row at /context/start_time, which the migration copies from.
     expect(rows.find((r) => r.path === '/context/start_time')?.dateTime).toEqual(numeric[0].startTime);
-    expect(rows.filter((r) => typeof r.magnitude !== 'number').every((r) => r.startTime === undefined || r.startTime === null)).toBe(true);
+    const entryCode = (r: (typeof rows)[number]) => typeof r.code === 'string' && r.entryArchetypeId;
+    expect(rows.filter((r) => typeof r.magnitude !== 'number' && !entryCode(r)).every((r) => r.startTime === undefined || r.startTime === null)).toBe(true);
+  });
+
+  it("carries it on the rows of an entry's codes, not on the composition's own", () => {
+    const content = lab(['Haemoglobin']);
+    const start = new Date(content.context.start_time.value);
+    const rows = indexRows({ ...META, templateId: 'lab_result.v1' }, content);
+    const timed = (r: (typeof rows)[number]) => r.startTime instanceof Date && r.startTime.getTime() === start.getTime();
+    const codes = rows.filter((r) => typeof r.code === 'string');
+    expect(codes.filter((r) => r.entryArchetypeId).length).toBeGreaterThan(0);
+    expect(codes.filter((r) => r.entryArchetypeId).every(timed)).toBe(true);
+    // The category and setting: the composition's own codes, which the start time already selects by its own row.
+    expect(codes.filter((r) => !r.entryArchetypeId).map((r) => r.path)).toEqual(expect.arrayContaining(['/category', '/context/setting']));
+    expect(codes.filter((r) => !r.entryArchetypeId).some((r) => r.startTime)).toBe(false);
+    expect(rows.filter((r) => r.startTime).every((r) => typeof r.magnitude === 'number' || (typeof r.code === 'string' && r.entryArchetypeId))).toBe(true);
   });
 
   it('takes the entry time from its first event, and indexes content that is not canonical as the composition only', () => {

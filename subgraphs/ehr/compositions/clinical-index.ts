@@ -183,9 +183,12 @@ export function indexRows(composition: IndexedComposition, content: unknown): In
     area: composition.area,
     committedAt: composition.committedAt,
   };
-  // A numeric value's row also carries the composition's start time: an AQL population query's time window is
-  // tested on the row it counts (docs/exchange.md "Evaluation and its limits").
-  const value = (fields: Partial<IndexRow>) => ({ ...fields, startTime: typeof fields.magnitude === 'number' ? (startTime ?? null) : null });
+  // The row of a numeric value, and of an entry's code, also carries the composition's start time: an AQL
+  // population query's time window is tested on the row it counts (docs/exchange.md "Evaluation and its limits").
+  const value = (fields: Partial<IndexRow>, inEntry: boolean) => ({
+    ...fields,
+    startTime: typeof fields.magnitude === 'number' || (inEntry && typeof fields.code === 'string') ? (startTime ?? null) : null,
+  });
   const rootArchetype = canonical && typeof content.archetype_node_id === 'string' ? content.archetype_node_id : composition.templateId;
   const rows: IndexRow[] = [
     { ...base, seq: 0, effectiveAt: startTime ?? composition.committedAt, archetypeId: rootArchetype, path: '/', positions: [], rmType: 'COMPOSITION' },
@@ -214,7 +217,7 @@ export function indexRows(composition: IndexedComposition, content: unknown): In
           if (fields && entry !== null) {
             rows.push({
               ...base,
-              ...value(fields),
+              ...value(fields, true),
               seq: rows.length,
               entryArchetypeId: entry.archetypeId,
               entryOrdinal: entry.ordinal,
@@ -227,7 +230,7 @@ export function indexRows(composition: IndexedComposition, content: unknown): In
           } else if (fields) {
             rows.push({
               ...base,
-              ...value(fields),
+              ...value(fields, false),
               seq: rows.length,
               effectiveAt: startTime ?? composition.committedAt,
               archetypeId,

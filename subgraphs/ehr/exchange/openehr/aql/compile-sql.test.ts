@@ -78,6 +78,17 @@ describe('AQL compiled to SQL: an aggregate read from the rows of the values it 
     expect(fromCompositions(statement(`SELECT COUNT(*) ${FROM} WHERE ${EVENT_TIME} > $since AND ${WINDOW}`))).toBe(true);
   });
 
+  it("forms them from the rows of an entry's code in the window", () => {
+    const LAB = 'openEHR-EHR-OBSERVATION.laboratory_test_result.v1';
+    const labs = [buildWebTemplate(parseOpt(demoOpt('lab_result.v1'))).tree];
+    const q = `SELECT COUNT(*) FROM EHR e CONTAINS COMPOSITION c CONTAINS OBSERVATION l[${LAB}] WHERE l/data[at0001]/events[at0002]/data[at0003]/items[at0005]/value/defining_code/code_string = '4548-4' AND ${WINDOW}`;
+    const text = compileToSql(parseAql(q), { since: '2026-10-01T00:00:00Z' }, labs)!.statement(ROWS).text;
+    const bindings = text.slice(0, text.indexOf('m AS NOT MATERIALIZED ('));
+    expect(bindings).toContain(`(d."code" || '') =`);
+    expect(bindings).toContain('d."startTime" IS NOT NULL AND d."startTime" >');
+    expect(bindings).not.toMatch(/"ehr"\."Composition"|CompositionVersion/);
+  });
+
   it('forms them from the rows of a date and time (or a code) the index holds by path, without a window', () => {
     const text = statement(`SELECT COUNT(*) ${FROM} WHERE ${EVENT_TIME} > $since`);
     const bindings = text.slice(0, text.indexOf('m AS NOT MATERIALIZED ('));
