@@ -290,15 +290,73 @@ describe(`AQL in SQL answers as the in-memory evaluator, decrypting nothing (${b
     });
   });
 
+  describe('a population COUNT summed from the kept counts of values', () => {
+    const day = 86_400_000;
+    // Windows that cut through days at both ends, so whole days come from the counts and the rest from the rows.
+    const from = new Date(now.getTime() - 200 * day - 5 * 3_600_000).toISOString();
+    const until = new Date(now.getTime() - 3 * day + 7 * 3_600_000).toISOString();
+    const KEPT: Array<[string, string, Record<string, unknown>]> = [
+      ['systolic > 140 in a window from a time of day', `${SYS} > 140 AND c/context/start_time/value > $from`, { from }],
+      [
+        'systolic >= 150 in a window closed at both ends',
+        `${SYS} >= 150 AND c/context/start_time/value >= $from AND c/context/start_time/value < $until`,
+        { from, until },
+      ],
+      ['diastolic < 70 before a time, literal flipped', `70 > ${DIA} AND c/context/start_time/value <= $until`, { until }],
+      ['systolic <= 120 at any time', `${SYS} <= 120`, {}],
+    ];
+    const logged = async (actor: string) =>
+      (
+        await t.platform.db!.query<{ detail: Record<string, unknown> | null; action: string }>(`SELECT action, detail FROM ehr."AccessLog" WHERE actor = $1`, [
+          actor,
+        ])
+      ).rows;
+
+    it.each(KEPT)('answers %s as the in-memory evaluator, logged with a lower bound of its patients', async (name, where, params) => {
+      const q = `SELECT COUNT(*), COUNT(*) AS again ${VITALS} WHERE ${where}`;
+      const patients = await run(`SELECT COUNT(DISTINCT e/ehr_id/value) ${VITALS} WHERE ${where} AND ${IN_MEMORY_ONLY}`, params);
+      // A population, or the kept counts do not apply (checked below).
+      expect(patients.rows[0][0]).toBeGreaterThanOrEqual(10);
+      const sub = `kept-${name}`;
+      const token = await t.token({ roles: ['clinician'], sub });
+      const before = await compositionDecrypts(t);
+      const res = await t.request('POST', '/openehr/v1/query/aql', { body: { q, query_parameters: params }, token });
+      expect(res.status).toBe(200);
+      expect((await compositionDecrypts(t)) - before).toBe(0);
+      const memory = await run(`${q} AND ${IN_MEMORY_ONLY}`, params);
+      expect(res.body.rows).toEqual(memory.rows);
+      const [entry] = await logged(sub);
+      expect(entry.action).toBe('query');
+      expect(entry.detail).toMatchObject({ patientsExact: false, compositions: expect.any(Number) });
+      expect(entry.detail!.patients as number).toBeGreaterThanOrEqual(10);
+      expect(entry.detail!.patients as number).toBeLessThanOrEqual(patients.rows[0][0] as number);
+    });
+
+    it('answers exactly, logging each composition, where the sample finds fewer than 10 patients', async () => {
+      const q = `SELECT COUNT(*) ${VITALS} WHERE ${SYS} > 210`;
+      const sub = 'kept-few';
+      const token = await t.token({ roles: ['clinician'], sub });
+      const res = await t.request('POST', '/openehr/v1/query/aql', { body: { q }, token });
+      expect(res.status).toBe(200);
+      expect(res.body.rows).toEqual((await run(`${q} AND ${IN_MEMORY_ONLY}`)).rows);
+      expect(res.body.rows).toEqual([[1]]);
+      expect((await logged(sub)).map((e) => e.action)).toEqual(['list']);
+    });
+  });
+
   describe('the scope of an aggregate read from the rows of the values it tests', () => {
     // Run last: it hides an EHR, restricts a patient and deletes a composition.
     const POPULATION = `SELECT COUNT(*), COUNT(DISTINCT e/ehr_id/value) ${VITALS} WHERE ${SYS} > 140`;
     const WINDOWED = `${POPULATION} AND c/context/start_time/value > $since`;
+    /** Summed from the kept counts, less the scope's exclusions. */
+    const KEPT = `SELECT COUNT(*) ${VITALS} WHERE ${SYS} > 140 AND c/context/start_time/value > $from`;
+    const from = new Date(now.getTime() - 300 * 86_400_000 + 3_600_000).toISOString();
     const counts = async () => {
       const answers: number[][] = [];
       for (const [q, params] of [
         [POPULATION, undefined],
         [WINDOWED, { since }],
+        [KEPT, { from }],
       ] as const) {
         const sql = await run(q, params);
         const memory = await run(`${q} AND ${IN_MEMORY_ONLY}`, params);
@@ -331,11 +389,47 @@ describe(`AQL in SQL answers as the in-memory evaluator, decrypting nothing (${b
       ]);
 
       const after = await counts();
-      for (const [i, [compositions, ehrCount]] of after.entries()) {
+      for (const [i, [compositions, ehrCount]] of after.slice(0, 2).entries()) {
         expect(compositions).toBeLessThan(before[i][0]);
         // The hidden EHR and the restricted patient's are no longer counted (the deleted composition's EHR may be).
         expect(ehrCount).toBeLessThanOrEqual(before[i][1] - 2);
       }
+      expect(after[2][0]).toBeLessThanOrEqual(before[2][0] - 3);
+    });
+
+    it('keeps the counts equal to the index rows through commits, updates and deletions', async () => {
+      // An update that moves a counted systolic pressure below the bound and back (two new versions).
+      const [[ehr, uid]] = (await run(`SELECT e/ehr_id/value, c/uid/value ${VITALS} WHERE ${SYS} > 140 LIMIT 1`)).rows as Array<[string, string]>;
+      let version = uid;
+      for (const systolic of [100, 150]) {
+        const loaded = await t.request('GET', `/openehr/v1/ehr/${ehr}/composition/${encodeURIComponent(version)}`);
+        const bp = loaded.body.content.find((entry: { archetype_node_id: string }) => entry.archetype_node_id === BP);
+        for (const event of bp.data.events) {
+          const element = event.data.items.find((item: { archetype_node_id: string }) => item.archetype_node_id === 'at0004');
+          if (element.value) element.value.magnitude = systolic;
+        }
+        const updated = await t.request('PUT', `/openehr/v1/ehr/${ehr}/composition/${encodeURIComponent(version.split('::')[0])}`, {
+          body: loaded.body,
+          headers: { 'if-match': `"${version}"`, prefer: 'return=representation' },
+        });
+        expect(updated.status).toBe(200);
+        version = updated.body.uid.value;
+        const [sql, memory] = [await run(KEPT, { from }), await run(`${KEPT} AND ${IN_MEMORY_ONLY}`, { from })];
+        expect(sql.rows).toEqual(memory.rows);
+      }
+      const db = t.platform.db!;
+      const [{ text }] = (await db.query<{ text: string }>(`SELECT ehr.value_count_deltas_sql('"ehr"."ClinicalIndexEntry"', 1) AS text`)).rows;
+      const key = (r: Record<string, unknown>) => JSON.stringify(Object.values(r).map(String));
+      const recomputed = (await db.query(text)).rows.map(key).sort();
+      const kept = (
+        await db.query(
+          `SELECT * FROM ehr."ClinicalValueCount" WHERE "entriesAtMax" <> 0 OR "entriesAtMin" <> 0 OR "compositionsAtMax" <> 0 OR "compositionsAtMin" <> 0`,
+        )
+      ).rows.map(key);
+      expect(recomputed.length).toBeGreaterThan(100);
+      expect(kept.sort()).toEqual(recomputed);
+      expect((await db.query(`SELECT count(*)::int AS n FROM ehr."ClinicalValueCountChange"`)).rows).toEqual([{ n: 0 }]);
+      expect((await db.query(`SELECT count(*)::int AS n FROM ehr."ClinicalValueCountPending"`)).rows).toEqual([{ n: 0 }]);
     });
   });
 });

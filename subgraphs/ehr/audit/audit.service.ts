@@ -163,10 +163,13 @@ export class AuditService {
         tx.accessLog.findMany({ where, orderBy: [{ at: 'desc' }, { id: 'asc' }], take: paging.limit, skip: paging.offset }),
         tx.accessLog.count({ where }),
       ]);
-      const data = rows.map(({ detail, ...row }) => ({ ...row, ...(detail as unknown as PopulationQuery) }));
+      const data = rows.map(({ detail, ...row }) => {
+        const query = detail as unknown as PopulationQuery;
+        return { ...row, ...query, patientsExact: query.patientsExact ?? true };
+      });
       return { data, pagination: { ...paging, total } };
     });
   }
 }
 
-export type PopulationQueryRow = Omit<AccessLogRow, 'detail'> & PopulationQuery;
+export type PopulationQueryRow = Omit<AccessLogRow, 'detail'> & PopulationQuery & { patientsExact: boolean };

@@ -145,8 +145,13 @@ export class PopulationQueryEntry {
   @Field(() => GraphQLJSON)
   parameters!: Record<string, unknown>;
 
-  @Field(() => Int, { description: 'Patients the statistic was computed from.' })
+  @Field(() => Int, { description: 'Patients the statistic was computed from: at least this many where patientsExact is false.' })
   patients!: number;
+
+  @Field(() => Boolean, {
+    description: 'Whether patients is exact; false for a COUNT summed from the kept counts of values, where only a lower bound (at least 10) was checked.',
+  })
+  patientsExact!: boolean;
 
   @Field(() => Int, { description: 'Compositions the statistic was computed from.' })
   compositions!: number;

@@ -73,6 +73,12 @@ export interface Candidates {
   compositions: Prisma.Sql;
   /** The same on an index row (its alias): undefined where the rows cannot tell it. */
   indexRows?: (alias: string) => Prisma.Sql;
+  /**
+   * The same as kept counts of values can apply it (ClinicalValueCount): `on` their rows (alias; tenant, data areas,
+   * templates), less the values of the index rows (alias) `excluded` picks (restricted patients, non-queryable EHRs),
+   * none when it picks nothing. Undefined where the scope is not of that form (one patient, creation-time bounds).
+   */
+  counts?: { on: (alias: string) => Prisma.Sql; excluded?: (alias: string) => Prisma.Sql };
 }
 
 /** A LeafCondition as a filter on index rows. */

@@ -489,6 +489,7 @@ export class CompositionService {
         build({
           compositions: Prisma.join(compositions, ' AND '),
           indexRows: onRows ? (alias) => Prisma.join(on(alias), ' AND ') : undefined,
+          counts: onRows ? countsScope(this.store.tenantId, where, filter.templateIds) : undefined,
         }),
       );
     });
@@ -720,6 +721,42 @@ export type ScanFilter = CompositionFilter & {
  * the same tenant, patient, EHR, template and area columns and exist only while it is live (deletedAt is not
  * tested there). The same keys, or an error (a key added there must be added here).
  */
+/**
+ * A readable scope as kept counts of values apply it (Candidates.counts): tenant, data areas and templates on the
+ * counts; restricted patients and non-queryable EHRs as the index rows whose values are subtracted (found by
+ * patient, the index's key: a hidden EHR by its patient). Undefined for any other form of scope.
+ */
+function countsScope(tenantId: string, where: Record<string, any>, templateIds: string[] | undefined): Candidates['counts'] {
+  const { area, patientId, templateId, deletedAt, ehrId, ...other } = where;
+  if (Object.keys(other).length > 0 || deletedAt !== null || !Array.isArray(area?.in) || !Array.isArray(patientId?.notIn)) return undefined;
+  if (templateId !== undefined && typeof templateId !== 'string') return undefined;
+  if (ehrId !== undefined && !Array.isArray(ehrId.notIn)) return undefined;
+  const restricted: string[] = patientId.notIn;
+  const hidden: string[] = ehrId?.notIn ?? [];
+  return {
+    on: (alias) => {
+      const a = Prisma.raw(alias);
+      return Prisma.join(
+        [
+          Prisma.sql`${a}."tenantId" = ${tenantId}`,
+          Prisma.sql`${a}."area" = ANY(${area.in}::text[])`,
+          ...(templateId !== undefined ? [Prisma.sql`${a}."templateId" = ${templateId}`] : []),
+          ...(templateIds ? [Prisma.sql`${a}."templateId" = ANY(${templateIds}::text[])`] : []),
+        ],
+        ' AND ',
+      );
+    },
+    excluded:
+      restricted.length || hidden.length
+        ? (alias) => {
+            const a = Prisma.raw(alias);
+            return Prisma.sql`${a}."patientId" = ANY(ARRAY(SELECT h."patientId" FROM "ehr"."Ehr" h WHERE h."tenantId" = ${tenantId} AND h."id" = ANY(${hidden}::text[])) || ${restricted}::text[])
+              AND (${a}."patientId" = ANY(${restricted}::text[]) OR ${a}."ehrId" = ANY(${hidden}::text[]))`;
+          }
+        : undefined,
+  };
+}
+
 function scopeSql(where: Record<string, any>, alias: string): Prisma.Sql[] {
   return Object.entries(where).flatMap(([key, value]) => {
     const column = Prisma.raw(`${alias}."${key}"`);

@@ -38,6 +38,8 @@ export interface PopulationQuery {
   parameters: Record<string, unknown>;
   /** How many patients and compositions the statistic was computed from. */
   patients: number;
+  /** False where `patients` is a lower bound (a COUNT from the kept counts of values); absent in entries before it. */
+  patientsExact?: boolean;
   compositions: number;
 }
 

@@ -1463,8 +1463,10 @@ export type PopulationQueryEntry = {
   /** AQL */
   language: Scalars['String']['output'];
   parameters: Scalars['JSON']['output'];
-  /** Patients the statistic was computed from. */
+  /** Patients the statistic was computed from: at least this many where patientsExact is false. */
   patients: Scalars['Int']['output'];
+  /** Whether patients is exact; false for a COUNT summed from the kept counts of values, where only a lower bound (at least 10) was checked. */
+  patientsExact: Scalars['Boolean']['output'];
   /** The purpose of use declared for the query (HL7 v3 PurposeOfUse code). */
   purpose?: Maybe<Scalars['String']['output']>;
   query: Scalars['String']['output'];

@@ -644,7 +644,7 @@ export class OpenEhrService {
       // A row of aggregates counts what it covers (its sources are listed only for a few patients).
       const covered = found.find((r) => r.patients !== undefined);
       const patients = covered?.patients ?? new Set([...sources.values()].map((s) => s.patientId)).size;
-      await this.logAnswer(query, q, parameters, [...sources.values()], patients, covered?.compositions ?? sources.size);
+      await this.logAnswer(query, q, parameters, [...sources.values()], patients, covered?.compositions ?? sources.size, covered?.patientsExact ?? true);
       return this.resultSet(
         q,
         sql.columns,
@@ -709,7 +709,7 @@ export class OpenEhrService {
     );
     const result = new Evaluator(query, parameters, universe).run();
     const patients = new Set(result.sources.map((s) => s.patientId)).size;
-    await this.logAnswer(query, q, parameters, result.sources, patients, result.sources.filter((s) => s.entityType === 'Composition').length);
+    await this.logAnswer(query, q, parameters, result.sources, patients, result.sources.filter((s) => s.entityType === 'Composition').length, true);
     return this.resultSet(q, result.columns, result.rows, offset, fetch);
   }
 
@@ -725,9 +725,11 @@ export class OpenEhrService {
     sources: Array<{ entityType: string; entityId: string; patientId: string }>,
     patients: number,
     compositions: number,
+    patientsExact: boolean,
   ): Promise<void> {
     const population = query.select.every((s) => s.expr.kind === 'aggregate') && patients >= POPULATION_MIN_PATIENTS;
-    if (population) await this.compositions.logPopulationQuery({ language: 'AQL', query: q, parameters, patients, compositions });
+    const bound = patientsExact ? {} : { patientsExact };
+    if (population) await this.compositions.logPopulationQuery({ language: 'AQL', query: q, parameters, patients, ...bound, compositions });
     else await this.compositions.logQueryAccess(sources);
   }
 

@@ -68,9 +68,10 @@ export interface SqlQuery {
 /**
  * One result row of the statement: values v0…, and the compositions it was computed from ([uid, patientId]). A row
  * of aggregates also counts the patients and compositions they were computed from, and lists those only under
- * POPULATION_MIN_PATIENTS patients (a population statistic is logged by its query, not by composition).
+ * POPULATION_MIN_PATIENTS patients (a population statistic is logged by its query, not by composition). A COUNT
+ * from the kept counts knows only a lower bound of its patients (`patientsExact` false), never under that bound.
  */
-export type SqlRow = Record<string, unknown> & { src: Array<[string, string]>; patients?: number; compositions?: number };
+export type SqlRow = Record<string, unknown> & { src: Array<[string, string]>; patients?: number; compositions?: number; patientsExact?: boolean };
 
 /**
  * An answer made only of aggregates over at least this many patients' data is a population statistic: the
@@ -104,6 +105,49 @@ const VALUE_INDEXED = new Set(['magnitude', 'code', 'dateTime']);
 const START_TIME_INDEXED = new Set(['magnitude', 'code']);
 const FLIPPED: Record<Operator, Operator> = { '=': '=', '!=': '!=', '<': '>', '>': '<', '<=': '>=', '>=': '<=' };
 
+/** A time window on the composition's start time: the operator, the instant, and the test of an index row (alias `d`). */
+interface Window {
+  op: Operator;
+  at: Date;
+  sql: Prisma.Sql;
+}
+/** An aggregate's bindings read from the index rows of the values one WHERE term tests (Compiler.driver). */
+interface Driver {
+  term: Condition;
+  path: Compiled;
+  test: (column: Prisma.Sql) => Prisma.Sql;
+  windows: Window[];
+  /** FROM and WHERE of the rows that pass the term in the windows (alias `d`), in `scope`, with `extra` conditions. */
+  rows: (scope: Prisma.Sql, extra?: Prisma.Sql) => Prisma.Sql;
+  /** The bindings those rows give, each once. */
+  bindings: (scope: Prisma.Sql, extra?: Prisma.Sql) => Prisma.Sql;
+}
+
+const DAY_MS = 86_400_000;
+/** Index rows a kept COUNT reads to find POPULATION_MIN_PATIENTS distinct patients before it trusts its sum. */
+const SAMPLE_ROWS = 1000;
+
+/**
+ * The whole UTC days (of the composition's start time) inside every window: from `first` to `last`, either open
+ * where no window bounds that side; undefined when a window is not a range (`=`, `!=`) or no whole day is inside.
+ * A day counts as whole only when all of it certainly passes (`<=` a day's last instant leaves that day to the rows).
+ */
+function wholeDays(windows: Window[]): { first?: Date; last?: Date } | undefined {
+  let first: Date | undefined;
+  let last: Date | undefined;
+  for (const { op, at } of windows) {
+    const day = Math.floor(at.getTime() / DAY_MS) * DAY_MS;
+    if (op === '>' || op === '>=') {
+      const from = new Date(op === '>=' && day === at.getTime() ? day : day + DAY_MS);
+      if (!first || from > first) first = from;
+    } else if (op === '<' || op === '<=') {
+      const to = new Date(day - DAY_MS);
+      if (!last || to < last) last = to;
+    } else return undefined;
+  }
+  return first && last && first > last ? undefined : { first, last };
+}
+
 class Unsupported extends Error {}
 function no(): never {
   throw new Unsupported();
@@ -122,6 +166,8 @@ export function compileToSql(query: AqlQuery, params: Parameters, templates: Web
 class Compiler {
   private ehr?: string;
   private composition?: string;
+  /** The template id FROM names the composition by (`c[vital_signs.v1]`), where it does. */
+  private template?: string;
   private entry?: { variable: string; archetypeId: string; rmClass: string; types: Map<string, string> };
   private readonly from: Prisma.Sql[] = [];
   /** The data types of the composition's own leaves (context, category), by path. */
@@ -231,29 +277,37 @@ class Compiler {
     // that only an answer under that bound makes. Ids are counted in byte order ("C"): equality is the same under
     // any deterministic collation, and sorting them by the database's locale is the slow part of a population count.
     const aggregates = Prisma.sql`
-        o AS (SELECT ${selected}, count(DISTINCT b."patientId" COLLATE "C")::int AS "patients", count(DISTINCT b."id" COLLATE "C")::int AS "compositions", 1 AS pos FROM m b),
-        ${numbered}
+        o AS (SELECT ${selected}, count(DISTINCT b."patientId" COLLATE "C")::int AS "patients", count(DISTINCT b."id" COLLATE "C")::int AS "compositions",
+          TRUE AS "patientsExact", 1 AS pos FROM m b),
+        ${numbered}`;
+    const answer = (gate: Prisma.Sql) => Prisma.sql`
         SELECT n.*, CASE WHEN n."patients" < ${POPULATION_MIN_PATIENTS}::int THEN (
           SELECT coalesce(jsonb_agg(DISTINCT jsonb_build_array(v."uid", s."patientId")), '[]'::jsonb)
           FROM (SELECT DISTINCT m."tenantId", m."id", m."patientId" FROM m) s
           JOIN "ehr"."Composition" c ON c."tenantId" = s."tenantId" AND c."id" = s."id"
           JOIN "ehr"."CompositionVersion" v ON v."tenantId" = c."tenantId" AND v."compositionId" = c."id" AND v."version" = c."latestVersion"
         ) ELSE '[]'::jsonb END AS src
-        FROM n WHERE ${this.window()} ORDER BY n`;
+        FROM n WHERE ${this.window()} AND ${gate}`;
+    // A template FROM names is the only condition of FROM the kept counts can apply (they are kept per template).
+    const fromTemplateOnly = this.from.length === 0 || (this.from.length === 1 && this.template !== undefined);
+    const kept = driver && this.keptCount(driver, tested.length === 1 && tested[0][0] === driver.term && fromTemplateOnly);
     return {
       columns: query.select.map(resultColumn),
       ordered,
       statement: (candidates) => {
         const rowsScope = candidates.indexRows;
-        if (driver && rowsScope)
-          return Prisma.sql`
-        WITH b AS (${driver.bindings(rowsScope('d'))}),
+        if (driver && rowsScope) {
+          const exact = Prisma.sql`
+        b AS (${driver.bindings(rowsScope('d'))}),
         m AS NOT MATERIALIZED (SELECT b.* FROM b WHERE ${from} AND ${where('driver')}),
         ${aggregates}`;
+          if (kept && candidates.counts) return kept(rowsScope('d'), candidates.counts, exact, answer);
+          return Prisma.sql`WITH ${exact} ${answer(Prisma.sql`TRUE`)} ORDER BY n`;
+        }
         return Prisma.sql`
         WITH ${compositionBindings(candidates)},
         m AS NOT MATERIALIZED (SELECT b.* FROM b WHERE ${from} AND ${where('composition')}),
-        ${aggregates}`;
+        ${aggregates} ${answer(Prisma.sql`TRUE`)} ORDER BY n`;
       },
     };
   }
@@ -270,10 +324,10 @@ class Compiler {
    * The scope of the candidates is tested on those rows too (CompositionService.queryCandidates). The term is then
    * not tested again; the other terms are, per binding.
    */
-  private driver(terms: Condition[], narrowing: Map<Condition, Prisma.Sql>): { term: Condition; bindings: (scope: Prisma.Sql) => Prisma.Sql } | undefined {
+  private driver(terms: Condition[], narrowing: Map<Condition, Prisma.Sql>): Driver | undefined {
     const entry = this.entry;
     if (!entry || this.instance) return undefined;
-    const windows: Prisma.Sql[] = [];
+    const windows: Window[] = [];
     for (const term of narrowing.keys()) {
       const window = this.startTimeWindow(term);
       if (!window) return undefined;
@@ -291,27 +345,111 @@ class Compiler {
       // A value the entry may hold several times (in each event) gives a binding once: one per entry of a composition,
       // whose rows all carry the same EHR, patient and template.
       const distinct = p.repeats.length > 0 ? Prisma.sql`DISTINCT ON (d."compositionId" COLLATE "C", d."entryOrdinal") ` : Prisma.empty;
-      const timed = windows.length ? Prisma.sql` AND d."startTime" IS NOT NULL AND ${Prisma.join(windows, ' AND ')}` : Prisma.empty;
+      const timed = windows.length
+        ? Prisma.sql` AND d."startTime" IS NOT NULL AND ${Prisma.join(
+            windows.map((w) => w.sql),
+            ' AND ',
+          )}`
+        : Prisma.empty;
       // In a window, the value is tested as an expression no index on values serves: PostgreSQL multiplies the
       // selectivities of a path and a value as if independent (estimating a hundred rows where there are 383,769
       // at 1M) and would read them all, each from the table; the window's range, which it estimates well, is read
       // from the covering index instead (for a lab code at 1M: 23 against 81 ms).
       const column = Prisma.raw(`d."${p.column}"`);
       const tested = !windows.length ? column : p.kind === 'number' ? Prisma.sql`(${column} + 0)` : Prisma.sql`(${column} || '')`;
+      const rows = (scope: Prisma.Sql, extra = Prisma.empty) => Prisma.sql`FROM "ehr"."ClinicalIndexEntry" d
+            WHERE ${scope} AND d."entryArchetypeId" = ${entry.archetypeId} AND d."path" = ${p.full} AND d."rmType" = ${p.rmType}
+            AND ${column} IS NOT NULL AND ${leaf.test(tested)}${timed}${extra}`;
       return {
         term,
-        bindings: (scope) => Prisma.sql`
+        path: p,
+        test: leaf.test,
+        windows,
+        rows,
+        bindings: (scope, extra) => Prisma.sql`
           SELECT ${distinct}d."tenantId", d."compositionId" AS "id", d."ehrId", d."patientId", d."templateId", d."entryOrdinal" AS "ord", NULL::int[] AS "inst"
-          FROM "ehr"."ClinicalIndexEntry" d
-          WHERE ${scope} AND d."entryArchetypeId" = ${entry.archetypeId} AND d."path" = ${p.full} AND d."rmType" = ${p.rmType}
-            AND ${column} IS NOT NULL AND ${leaf.test(tested)}${timed}`,
+          ${rows(scope, extra)}`,
       };
     }
     return undefined;
   }
 
+  /**
+   * A population COUNT(*) from the kept counts of values (ClinicalValueCount: per entry path, day and value, kept by
+   * the database as index rows change), where summing them gives the answer: every SELECT term is `COUNT(*)`, WHERE
+   * is the driver's comparison of a numeric value (`>`, `>=`, `<`, `<=`) and time windows on the composition's start
+   * time, and nothing else (`alone`). The sum reads a row per day and value in the window instead of a row per value
+   * counted; the days the window cuts through are counted from the index rows, and the values of the patients and
+   * EHRs the caller's scope leaves out are subtracted. An entry passes `> x` exactly when its highest value does, so
+   * `>`/`>=` sum the counts at entries' highest values, `<`/`<=` at their lowest.
+   *
+   * The distinct patients are not summable: a sample of the first matching rows must show POPULATION_MIN_PATIENTS
+   * of them, and then the answer is logged as a population statistic with that lower bound; otherwise the exact
+   * statement (`exact`) answers, counting them, as without kept counts (decided inside the one statement).
+   */
+  private keptCount(driver: Driver, alone: boolean) {
+    const { query } = this;
+    const term = driver.term;
+    if (!alone || driver.path.column !== 'magnitude' || term.kind !== 'compare') return undefined;
+    if (!query.select.every((s) => s.expr.kind === 'aggregate' && s.expr.fn === 'COUNT' && !s.expr.path)) return undefined;
+    const op = term.left.kind === 'path' ? term.op : FLIPPED[term.op];
+    const at = op === '>' || op === '>=' ? 'AtMax' : op === '<' || op === '<=' ? 'AtMin' : undefined;
+    if (!at) return undefined;
+    const days = wholeDays(driver.windows);
+    if (!days) return undefined;
+    const { first, last } = days;
+    const date = (d: Date) => Prisma.sql`${d.toISOString().slice(0, 10)}::date`;
+    const instant = (d: Date) => Prisma.sql`${d.toISOString().slice(0, 23).replace('T', ' ')}::timestamp(3)`;
+    const afterLast = last && new Date(last.getTime() + DAY_MS);
+    const inDays = Prisma.join(
+      [
+        ...(first ? [Prisma.sql`d."startTime" >= ${instant(first)}`] : []),
+        ...(afterLast ? [Prisma.sql`d."startTime" < ${instant(afterLast)}`] : []),
+        Prisma.sql`TRUE`,
+      ],
+      ' AND ',
+    );
+    const entry = this.entry!;
+    const p = driver.path;
+    const counted = (kind: 'entries' | 'compositions') => Prisma.raw(`k."${kind}${at}"`);
+    const values = query.select.map((_, i) => Prisma.sql`(kept.entries + edge.entries - out.entries)::int AS ${col(i)}`);
+    const tally = (bindings: Prisma.Sql) => Prisma.sql`SELECT count(*) AS entries, count(DISTINCT x."id" COLLATE "C") AS compositions FROM (${bindings}) x`;
+    const template = this.template;
+    const pinned = (alias: string) => (template === undefined ? Prisma.sql`TRUE` : Prisma.sql`${Prisma.raw(alias)}."templateId" = ${template}`);
+    return (scope: Prisma.Sql, counts: NonNullable<Candidates['counts']>, exact: Prisma.Sql, answer: (gate: Prisma.Sql) => Prisma.Sql) => {
+      const rowsScope = Prisma.sql`${scope} AND ${pinned('d')}`;
+      const edges = [
+        ...(first ? [driver.bindings(rowsScope, Prisma.sql` AND d."startTime" < ${instant(first)}`)] : []),
+        ...(afterLast ? [driver.bindings(rowsScope, Prisma.sql` AND d."startTime" >= ${instant(afterLast)}`)] : []),
+      ];
+      const leftOut = counts.excluded
+        ? tally(driver.bindings(Prisma.sql`${counts.on('d')} AND ${pinned('d')} AND ${counts.excluded('d')}`, Prisma.sql` AND ${inDays}`))
+        : Prisma.sql`SELECT 0 AS entries, 0 AS compositions`;
+      return Prisma.sql`
+        WITH sample AS (
+          SELECT count(DISTINCT s."patientId" COLLATE "C")::int AS n FROM (SELECT d."patientId" ${driver.rows(rowsScope)} LIMIT ${SAMPLE_ROWS}::int) s),
+        kept AS (
+          SELECT coalesce(sum(${counted('entries')}), 0) AS entries, coalesce(sum(${counted('compositions')}), 0) AS compositions
+          FROM "ehr"."ClinicalValueCount" k
+          WHERE ${counts.on('k')} AND ${pinned('k')} AND k."entryArchetypeId" = ${entry.archetypeId} AND k."path" = ${p.full} AND k."rmType" = ${p.rmType}
+            AND ${driver.test(Prisma.sql`k."magnitude"`)}${first ? Prisma.sql` AND k."day" >= ${date(first)}` : Prisma.empty}${
+              last ? Prisma.sql` AND k."day" <= ${date(last)}` : Prisma.empty
+            }),
+        edge AS (${edges.length ? tally(Prisma.join(edges, ' UNION ALL ')) : Prisma.sql`SELECT 0 AS entries, 0 AS compositions`}),
+        out AS (${leftOut}),
+        ko AS (SELECT ${Prisma.join(values, ', ')}, sample.n AS "patients", (kept.compositions + edge.compositions - out.compositions)::int AS "compositions",
+          FALSE AS "patientsExact", 1 AS pos FROM sample, kept, edge, out),
+        kn AS (SELECT ko.*, row_number() OVER (ORDER BY pos) AS n, count(*) OVER () AS total FROM ko),
+        ${exact}
+        ${answer(Prisma.sql`(SELECT n FROM sample) < ${POPULATION_MIN_PATIENTS}::int`)}
+        UNION ALL
+        SELECT kn.*, '[]'::jsonb AS src FROM kn WHERE ${this.window()} AND (SELECT n FROM sample) >= ${POPULATION_MIN_PATIENTS}::int
+        ORDER BY n`;
+    };
+  }
+
   /** `c/context/start_time/value <op> <time>` as a test of an index row's `startTime` (alias `d`), else undefined. */
-  private startTimeWindow(term: Condition): Prisma.Sql | undefined {
+  private startTimeWindow(term: Condition): Window | undefined {
     if (term.kind !== 'compare') return undefined;
     const flipped = term.left.kind !== 'path';
     const [path, other, op] = flipped ? [term.right, term.left, FLIPPED[term.op]] : [term.left, term.right, term.op];
@@ -320,7 +458,7 @@ class Compiler {
     try {
       const p = this.path(path);
       if (p.full !== '/context/start_time' || p.column !== 'dateTime') return undefined;
-      return Prisma.sql`d."startTime" ${Prisma.raw(op === '!=' ? '<>' : op)} ${this.literal(other, 'time')}`;
+      return { op, at: this.instant(other), sql: Prisma.sql`d."startTime" ${Prisma.raw(op === '!=' ? '<>' : op)} ${this.literal(other, 'time')}` };
     } finally {
       this.row = 'b';
     }
@@ -402,6 +540,7 @@ class Compiler {
     this.composition = node.variable ?? '\u0000composition';
     if (node.predicate) {
       const id = this.nodeId(node.predicate);
+      if (!ARCHETYPE.test(id) && !id.startsWith('openEHR-EHR-COMPOSITION.')) this.template = id;
       this.from.push(
         Prisma.sql`(b."templateId" = ${id} OR EXISTS (SELECT 1 FROM "ehr"."ClinicalIndexEntry" r WHERE r."tenantId" = b."tenantId" AND r."compositionId" = b."id" AND r."seq" = 0 AND r."archetypeId" = ${id}))`,
       );
@@ -555,11 +694,15 @@ class Compiler {
     if (kind === 'boolean' && typeof value === 'boolean') return Prisma.sql`${value}::boolean`;
     // A string that reads as a date compares as one in memory: strings compile only when they do not.
     if (kind === 'string' && typeof value === 'string' && !isIsoTime(value)) return Prisma.sql`${value}::text`;
-    if (kind === 'time' && typeof value === 'string' && isIsoTime(value)) {
-      const at = Date.parse(value.length === 10 ? `${value}T00:00:00Z` : value);
-      if (!Number.isNaN(at)) return Prisma.sql`${new Date(at).toISOString().slice(0, 23).replace('T', ' ')}::timestamp(3)`;
-    }
+    if (kind === 'time') return Prisma.sql`${this.instant(v).toISOString().slice(0, 23).replace('T', ' ')}::timestamp(3)`;
     return no();
+  }
+
+  /** A literal or parameter that reads as a date or date and time, as the instant it names. */
+  private instant(v: Value): Date {
+    const value = v.kind === 'literal' ? v.value : v.kind === 'param' ? parameterValue(v, this.params) : undefined;
+    const at = typeof value === 'string' && isIsoTime(value) ? Date.parse(value.length === 10 ? `${value}T00:00:00Z` : value) : NaN;
+    return Number.isNaN(at) ? no() : new Date(at);
   }
 
   // ---- WHERE ---------------------------------------------------------------
