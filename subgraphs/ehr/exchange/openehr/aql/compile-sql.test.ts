@@ -98,6 +98,64 @@ describe('AQL compiled to SQL: an aggregate read from the rows of the values it 
   });
 });
 
+describe('AQL compiled to SQL: a population COUNT summed from the kept counts', () => {
+  const COUNTS: Candidates = {
+    compositions: Prisma.sql`c."scope"`,
+    indexRows: (alias) => Prisma.sql`${Prisma.raw(alias)}."scope"`,
+    counts: { on: (alias) => Prisma.sql`${Prisma.raw(alias)}."countScope"`, excluded: (alias) => Prisma.sql`${Prisma.raw(alias)}."left out"` },
+  };
+  const compile = (q: string, params: Record<string, unknown> = {}, candidates: Candidates = COUNTS) =>
+    compileToSql(parseAql(q), params, VITALS)!.statement(candidates);
+  const kept = (q: string, params: Record<string, unknown> = {}, candidates: Candidates = COUNTS) =>
+    compile(q, params, candidates).text.includes('"ehr"."ClinicalValueCount"');
+
+  it('sums the counts at entries’ highest values for > and >=, at their lowest for < and <=', () => {
+    expect(compile(`SELECT COUNT(*) ${FROM} WHERE ${SYSTOLIC} > 140`).text).toContain('k."entriesAtMax"');
+    expect(compile(`SELECT COUNT(*) ${FROM} WHERE 140 > ${SYSTOLIC}`).text).toContain('k."entriesAtMin"');
+    expect(compile(`SELECT COUNT(*) ${FROM} WHERE ${SYSTOLIC} <= 90`).text).toContain('k."compositionsAtMin"');
+  });
+
+  it('reads whole days from the counts and the days a window cuts through from the index rows', () => {
+    const { text, values } = compile(`SELECT COUNT(*) ${FROM} WHERE ${SYSTOLIC} > 140 AND ${WINDOW} AND c/context/start_time/value <= $until`, {
+      since: '2026-10-01T08:30:00Z',
+      until: '2026-10-20T12:00:00Z',
+    });
+    // Whole days: 2 to 19 October; the rest of the 1st and of the 20th from the rows, at the days' edges.
+    expect(values).toEqual(expect.arrayContaining(['2026-10-02', '2026-10-19', '2026-10-02 00:00:00.000', '2026-10-20 00:00:00.000']));
+    expect(text).toMatch(/k\."day" >= \$\d+::date AND k\."day" <= \$\d+::date/);
+    expect(text).toMatch(/d\."startTime" < \$\d+::timestamp\(3\).*UNION ALL/s);
+    // What the caller's scope leaves out is subtracted, read from its own rows.
+    expect(text).toContain('d."left out"');
+    expect(text).toContain('(kept.entries + edge.entries - out.entries)::int');
+  });
+
+  it('starts at a midnight a >= window names', () => {
+    const { values } = compile(`SELECT COUNT(*) ${FROM} WHERE ${SYSTOLIC} > 140 AND c/context/start_time/value >= $since`, { since: '2026-10-01' });
+    expect(values).toContain('2026-10-01');
+    expect(values).not.toContain('2026-10-02');
+  });
+
+  it('counts exactly where a sum would not give the answer', () => {
+    const p = { since: '2026-10-01T00:00:00Z', a: 'x', until: '2026-10-01T12:00:00Z' };
+    expect(kept(`SELECT COUNT(*) ${FROM} WHERE ${SYSTOLIC} > 140 AND ${WINDOW}`, p)).toBe(true);
+    expect(kept(`SELECT COUNT(*) FROM EHR e CONTAINS COMPOSITION c[vital_signs.v1] CONTAINS OBSERVATION o[${BP}] WHERE ${SYSTOLIC} > 140`)).toBe(true);
+    expect(kept(`SELECT COUNT(DISTINCT e/ehr_id/value) ${FROM} WHERE ${SYSTOLIC} > 140`)).toBe(false);
+    expect(kept(`SELECT MAX(${SYSTOLIC}) ${FROM} WHERE ${SYSTOLIC} > 140`)).toBe(false);
+    expect(kept(`SELECT COUNT(*) ${FROM} WHERE ${SYSTOLIC} = 140`)).toBe(false);
+    expect(kept(`SELECT COUNT(*) ${FROM} WHERE ${SYSTOLIC} MATCHES {140, 150}`)).toBe(false);
+    expect(kept(`SELECT COUNT(*) ${FROM} WHERE ${SYSTOLIC} > 140 AND e/ehr_id/value = $a`, p)).toBe(false);
+    expect(kept(`SELECT COUNT(*) FROM EHR e[ehr_id/value=$a] CONTAINS COMPOSITION c CONTAINS OBSERVATION o[${BP}] WHERE ${SYSTOLIC} > 140`, p)).toBe(false);
+    expect(kept(`SELECT COUNT(*) ${FROM} WHERE ${SYSTOLIC} > 140 AND o/data[at0001]/events[at0006]/data[at0003]/items[at0005]/value/magnitude > 90`)).toBe(
+      false,
+    );
+    // No whole day inside the window.
+    expect(kept(`SELECT COUNT(*) ${FROM} WHERE ${SYSTOLIC} > 140 AND ${WINDOW} AND c/context/start_time/value < $until`, p)).toBe(false);
+    expect(kept(`SELECT COUNT(*) ${FROM} WHERE ${SYSTOLIC} > 140 AND c/context/start_time/value != $since`, p)).toBe(false);
+    // A scope the counts cannot apply (one patient's).
+    expect(kept(`SELECT COUNT(*) ${FROM} WHERE ${SYSTOLIC} > 140`, {}, { compositions: COUNTS.compositions, indexRows: COUNTS.indexRows })).toBe(false);
+  });
+});
+
 describe('AQL compiled to SQL: what stays in memory', () => {
   it('does not compile an OR in FROM, at any level: the evaluator pairs its operands', () => {
     const PULSE = 'openEHR-EHR-OBSERVATION.pulse.v2';
