@@ -21,17 +21,7 @@ CREATE TABLE "ehr"."ClinicalValueCountChange" (
     "id" BIGSERIAL NOT NULL,
     "tenantId" TEXT NOT NULL,
     "txid" BIGINT NOT NULL,
-    "entryArchetypeId" TEXT NOT NULL,
-    "path" TEXT NOT NULL,
-    "rmType" TEXT NOT NULL,
-    "day" DATE NOT NULL,
-    "magnitude" DOUBLE PRECISION NOT NULL,
-    "templateId" TEXT NOT NULL,
-    "area" TEXT NOT NULL,
-    "entriesAtMax" INTEGER NOT NULL,
-    "entriesAtMin" INTEGER NOT NULL,
-    "compositionsAtMax" INTEGER NOT NULL,
-    "compositionsAtMin" INTEGER NOT NULL,
+    "changes" JSONB NOT NULL,
 
     CONSTRAINT "ClinicalValueCountChange_pkey" PRIMARY KEY ("id")
 );
@@ -78,23 +68,26 @@ SELECT format($q$
   FROM marks GROUP BY "tenantId", "entryArchetypeId", "path", "rmType", "day", "magnitude", "templateId", "area"$q$, source, sign)
 $fn$;
 
+-- The staging of those counts: one row per statement and tenant, the counts as JSON.
+CREATE FUNCTION "ehr"."stage_value_counts_sql"(source text, sign integer) RETURNS text LANGUAGE sql IMMUTABLE AS $fn$
+SELECT 'INSERT INTO "ehr"."ClinicalValueCountChange" ("tenantId", "txid", "changes")
+  SELECT d."tenantId", txid_current(), jsonb_agg(to_jsonb(d) - ''tenantId'') FROM (' || "ehr"."value_count_deltas_sql"(source, sign) || ') d
+  GROUP BY d."tenantId"'
+$fn$;
+
 -- Statement triggers on the index rows: stage what the statement changed, and mark the transaction for the apply.
 CREATE FUNCTION "ehr"."stage_value_counts"() RETURNS trigger LANGUAGE plpgsql AS $fn$
 BEGIN
   -- Nested: a condition naming a transition table the trigger lacks fails to plan.
   IF TG_OP <> 'INSERT' THEN
     IF EXISTS (SELECT 1 FROM old_rows WHERE "magnitude" IS NOT NULL AND "startTime" IS NOT NULL AND "entryArchetypeId" IS NOT NULL) THEN
-      EXECUTE 'INSERT INTO "ehr"."ClinicalValueCountChange" ("tenantId", "entryArchetypeId", "path", "rmType", "day", "magnitude", "templateId",
-          "area", "entriesAtMax", "entriesAtMin", "compositionsAtMax", "compositionsAtMin", "txid") SELECT d.*, txid_current() FROM ('
-        || "ehr"."value_count_deltas_sql"('old_rows', -1) || ') d';
+      EXECUTE "ehr"."stage_value_counts_sql"('old_rows', -1);
       INSERT INTO "ehr"."ClinicalValueCountPending" ("tenantId", "txid") SELECT DISTINCT "tenantId", txid_current() FROM old_rows ON CONFLICT DO NOTHING;
     END IF;
   END IF;
   IF TG_OP <> 'DELETE' THEN
     IF EXISTS (SELECT 1 FROM new_rows WHERE "magnitude" IS NOT NULL AND "startTime" IS NOT NULL AND "entryArchetypeId" IS NOT NULL) THEN
-      EXECUTE 'INSERT INTO "ehr"."ClinicalValueCountChange" ("tenantId", "entryArchetypeId", "path", "rmType", "day", "magnitude", "templateId",
-          "area", "entriesAtMax", "entriesAtMin", "compositionsAtMax", "compositionsAtMin", "txid") SELECT d.*, txid_current() FROM ('
-        || "ehr"."value_count_deltas_sql"('new_rows', 1) || ') d';
+      EXECUTE "ehr"."stage_value_counts_sql"('new_rows', 1);
       INSERT INTO "ehr"."ClinicalValueCountPending" ("tenantId", "txid") SELECT DISTINCT "tenantId", txid_current() FROM new_rows ON CONFLICT DO NOTHING;
     END IF;
   END IF;
@@ -106,13 +99,13 @@ $fn$;
 CREATE FUNCTION "ehr"."apply_value_counts"() RETURNS trigger LANGUAGE plpgsql AS $fn$
 BEGIN
   WITH moved AS (
-    DELETE FROM "ehr"."ClinicalValueCountChange" s WHERE s."tenantId" = NEW."tenantId" AND s."txid" = NEW."txid"
-    RETURNING s."tenantId", s."entryArchetypeId", s."path", s."rmType", s."day", s."magnitude", s."templateId", s."area",
-      s."entriesAtMax", s."entriesAtMin", s."compositionsAtMax", s."compositionsAtMin"),
+    DELETE FROM "ehr"."ClinicalValueCountChange" s WHERE s."tenantId" = NEW."tenantId" AND s."txid" = NEW."txid" RETURNING s."changes"),
   summed AS (
-    SELECT "tenantId", "entryArchetypeId", "path", "rmType", "day", "magnitude", "templateId", "area",
-      sum("entriesAtMax")::int AS em, sum("entriesAtMin")::int AS en, sum("compositionsAtMax")::int AS cm, sum("compositionsAtMin")::int AS cn
-    FROM moved GROUP BY "tenantId", "entryArchetypeId", "path", "rmType", "day", "magnitude", "templateId", "area")
+    SELECT NEW."tenantId" AS "tenantId", c."entryArchetypeId", c."path", c."rmType", c."day", c."magnitude", c."templateId", c."area",
+      sum(c."entriesAtMax")::int AS em, sum(c."entriesAtMin")::int AS en, sum(c."compositionsAtMax")::int AS cm, sum(c."compositionsAtMin")::int AS cn
+    FROM moved, jsonb_to_recordset(moved."changes") AS c("entryArchetypeId" text, "path" text, "rmType" text, "day" date, "magnitude" float8,
+      "templateId" text, "area" text, "entriesAtMax" int, "entriesAtMin" int, "compositionsAtMax" int, "compositionsAtMin" int)
+    GROUP BY c."entryArchetypeId", c."path", c."rmType", c."day", c."magnitude", c."templateId", c."area")
   INSERT INTO "ehr"."ClinicalValueCount" AS k ("tenantId", "entryArchetypeId", "path", "rmType", "day", "magnitude", "templateId", "area",
     "entriesAtMax", "entriesAtMin", "compositionsAtMax", "compositionsAtMin")
   SELECT * FROM summed WHERE em <> 0 OR en <> 0 OR cm <> 0 OR cn <> 0
