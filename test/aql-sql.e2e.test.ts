@@ -332,6 +332,18 @@ describe(`AQL in SQL answers as the in-memory evaluator, decrypting nothing (${b
       expect(entry.detail!.patients as number).toBeLessThanOrEqual(patients.rows[0][0] as number);
     });
 
+    it('counts a composition without a start time (no context) only where no window is asked', async () => {
+      const [[uid]] = (await run(`SELECT c/uid/value FROM EHR e[ehr_id/value=$ehr] CONTAINS COMPOSITION c[vital_signs.v1] LIMIT 1`, { ehr: ehrs[1] })).rows;
+      const loaded = await t.request('GET', `/openehr/v1/ehr/${ehrs[1]}/composition/${encodeURIComponent(uid as string)}`);
+      const { uid: _uid, context: _context, ...composition } = loaded.body;
+      const posted = await t.request('POST', `/openehr/v1/ehr/${ehrs[1]}/composition`, { body: composition });
+      expect(posted.status).toBe(201);
+      for (const [where, params] of KEPT.filter(([name]) => name.includes('window') || name.includes('any time')).map(([, w, p]) => [w, p] as const)) {
+        const q = `SELECT COUNT(*) ${VITALS} WHERE ${where}`;
+        expect((await run(q, params)).rows).toEqual((await run(`${q} AND ${IN_MEMORY_ONLY}`, params)).rows);
+      }
+    });
+
     it('answers exactly, logging each composition, where the sample finds fewer than 10 patients', async () => {
       const q = `SELECT COUNT(*) ${VITALS} WHERE ${SYS} > 210`;
       const sub = 'kept-few';

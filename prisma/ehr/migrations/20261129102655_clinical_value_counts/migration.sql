@@ -45,12 +45,15 @@ CREATE INDEX "ClinicalValueCountChange_tenantId_txid_idx" ON "ehr"."ClinicalValu
 -- is replaced whole), which is what lets an entry's highest and lowest values be taken from one statement's rows.
 
 -- The counts a set of index rows (`source`, a table or transition table) adds, times `sign`: an entry (composition,
--- archetype, ordinal) and a composition count once per path, at their highest and at their lowest value.
+-- archetype, ordinal) and a composition count once per path, at their highest and at their lowest value, on the
+-- day of the composition's start time, or on '-infinity' when it has none (a persistent composition has no context),
+-- which no start-time window takes.
 CREATE FUNCTION "ehr"."value_count_deltas_sql"(source text, sign integer) RETURNS text LANGUAGE sql IMMUTABLE AS $fn$
 SELECT format($q$
   WITH v AS (
-    SELECT "tenantId", "compositionId", "entryArchetypeId", "entryOrdinal", "path", "rmType", "startTime"::date AS "day", "templateId", "area", "magnitude"
-    FROM %1$s WHERE "magnitude" IS NOT NULL AND "startTime" IS NOT NULL AND "entryArchetypeId" IS NOT NULL),
+    SELECT "tenantId", "compositionId", "entryArchetypeId", "entryOrdinal", "path", "rmType", coalesce("startTime"::date, '-infinity') AS "day",
+      "templateId", "area", "magnitude"
+    FROM %1$s WHERE "magnitude" IS NOT NULL AND "entryArchetypeId" IS NOT NULL),
   e AS (
     SELECT "tenantId", "entryArchetypeId", "path", "rmType", "day", "templateId", "area", max("magnitude") AS hi, min("magnitude") AS lo
     FROM v GROUP BY "tenantId", "compositionId", "entryArchetypeId", "entryOrdinal", "path", "rmType", "day", "templateId", "area"),
@@ -80,13 +83,13 @@ CREATE FUNCTION "ehr"."stage_value_counts"() RETURNS trigger LANGUAGE plpgsql AS
 BEGIN
   -- Nested: a condition naming a transition table the trigger lacks fails to plan.
   IF TG_OP <> 'INSERT' THEN
-    IF EXISTS (SELECT 1 FROM old_rows WHERE "magnitude" IS NOT NULL AND "startTime" IS NOT NULL AND "entryArchetypeId" IS NOT NULL) THEN
+    IF EXISTS (SELECT 1 FROM old_rows WHERE "magnitude" IS NOT NULL AND "entryArchetypeId" IS NOT NULL) THEN
       EXECUTE "ehr"."stage_value_counts_sql"('old_rows', -1);
       INSERT INTO "ehr"."ClinicalValueCountPending" ("tenantId", "txid") SELECT DISTINCT "tenantId", txid_current() FROM old_rows ON CONFLICT DO NOTHING;
     END IF;
   END IF;
   IF TG_OP <> 'DELETE' THEN
-    IF EXISTS (SELECT 1 FROM new_rows WHERE "magnitude" IS NOT NULL AND "startTime" IS NOT NULL AND "entryArchetypeId" IS NOT NULL) THEN
+    IF EXISTS (SELECT 1 FROM new_rows WHERE "magnitude" IS NOT NULL AND "entryArchetypeId" IS NOT NULL) THEN
       EXECUTE "ehr"."stage_value_counts_sql"('new_rows', 1);
       INSERT INTO "ehr"."ClinicalValueCountPending" ("tenantId", "txid") SELECT DISTINCT "tenantId", txid_current() FROM new_rows ON CONFLICT DO NOTHING;
     END IF;

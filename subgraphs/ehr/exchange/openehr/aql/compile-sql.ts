@@ -381,7 +381,8 @@ class Compiler {
    * time, and nothing else (`alone`). The sum reads a row per day and value in the window instead of a row per value
    * counted; the days the window cuts through are counted from the index rows, and the values of the patients and
    * EHRs the caller's scope leaves out are subtracted. An entry passes `> x` exactly when its highest value does, so
-   * `>`/`>=` sum the counts at entries' highest values, `<`/`<=` at their lowest.
+   * `>`/`>=` sum the counts at entries' highest values, `<`/`<=` at their lowest. A composition without a start time
+   * (no context) is counted on the day '-infinity', which only a query without a window sums.
    *
    * The distinct patients are not summable: a sample of the first matching rows must show POPULATION_MIN_PATIENTS
    * of them, and then the answer is logged as a population statistic with that lower bound; otherwise the exact
@@ -433,7 +434,7 @@ class Compiler {
           FROM "ehr"."ClinicalValueCount" k
           WHERE ${counts.on('k')} AND ${pinned('k')} AND k."entryArchetypeId" = ${entry.archetypeId} AND k."path" = ${p.full} AND k."rmType" = ${p.rmType}
             AND ${driver.test(Prisma.sql`k."magnitude"`)}${first ? Prisma.sql` AND k."day" >= ${date(first)}` : Prisma.empty}${
-              last ? Prisma.sql` AND k."day" <= ${date(last)}` : Prisma.empty
+              last ? Prisma.sql` AND k."day" <= ${date(last)} AND k."day" > '-infinity'::date` : Prisma.empty
             }),
         edge AS (${edges.length ? tally(Prisma.join(edges, ' UNION ALL ')) : Prisma.sql`SELECT 0 AS entries, 0 AS compositions`}),
         out AS (${leftOut}),
