@@ -717,11 +717,6 @@ export type ScanFilter = CompositionFilter & {
 };
 
 /**
- * readableScope's `where` as SQL conditions on `alias`: a composition (`c`), or one of its index rows, which carry
- * the same tenant, patient, EHR, template and area columns and exist only while it is live (deletedAt is not
- * tested there). The same keys, or an error (a key added there must be added here).
- */
-/**
  * A readable scope as kept counts of values apply it (Candidates.counts): tenant, data areas and templates on the
  * counts; restricted patients and non-queryable EHRs as the index rows whose values are subtracted (found by
  * patient, the index's key: a hidden EHR by its patient). Undefined for any other form of scope.
@@ -757,6 +752,11 @@ function countsScope(tenantId: string, where: Record<string, any>, templateIds: 
   };
 }
 
+/**
+ * readableScope's `where` as SQL conditions on `alias`: a composition (`c`), or one of its index rows, which carry
+ * the same tenant, patient, EHR, template and area columns and exist only while it is live (deletedAt is not
+ * tested there). The same keys, or an error (a key added there must be added here).
+ */
 function scopeSql(where: Record<string, any>, alias: string): Prisma.Sql[] {
   return Object.entries(where).flatMap(([key, value]) => {
     const column = Prisma.raw(`${alias}."${key}"`);

@@ -541,7 +541,7 @@ class Compiler {
     this.composition = node.variable ?? '\u0000composition';
     if (node.predicate) {
       const id = this.nodeId(node.predicate);
-      if (!ARCHETYPE.test(id) && !id.startsWith('openEHR-EHR-COMPOSITION.')) this.template = id;
+      if (!ARCHETYPE.test(id)) this.template = id;
       this.from.push(
         Prisma.sql`(b."templateId" = ${id} OR EXISTS (SELECT 1 FROM "ehr"."ClinicalIndexEntry" r WHERE r."tenantId" = b."tenantId" AND r."compositionId" = b."id" AND r."seq" = 0 AND r."archetypeId" = ${id}))`,
       );
