@@ -3,6 +3,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeF
 import { tmpdir, cpus } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { loadConfig } from '../common/config';
 import { resolveSecrets } from '../common/secrets';
@@ -488,11 +489,27 @@ async function main(): Promise<void> {
     }
     results.rows = rows;
     results.totalSeconds = round((Date.now() - started) / 1000, 1);
-    const file = join(ROOT, 'bench', 'results.json');
+    const file = resultsFile(results.startedAt as string);
     writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
     printReport(results, rows);
     log(`wrote ${file} (${String(results.totalSeconds)} s)`);
   }
+}
+
+/**
+ * One file per run in bench/results/, named by its start time and commit, so runs of several commits sit side by
+ * side and a ratio can be read against the run of the commit before.
+ */
+function resultsFile(startedAt: string): string {
+  const dir = join(ROOT, 'bench', 'results');
+  mkdirSync(dir, { recursive: true });
+  let commit = 'unknown';
+  try {
+    commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  } catch {
+    // Not a git checkout (an unpacked release): the start time alone names the run.
+  }
+  return join(dir, `${startedAt.replace(/[:.]/g, '-')}-${commit}.json`);
 }
 
 interface BenchDatabase {

@@ -149,9 +149,9 @@ describe('deploy/ manifests', () => {
       const config = loadConfig(env);
       expect(config.production).toBe(true);
       expect(() => checkScaleOut(role, config)).not.toThrow();
-      // Names the README documents, so no setting is misspelt.
-      const readme = readFileSync(join(root, 'README.md'), 'utf8');
-      for (const name of Object.keys(env)) expect(readme).toContain(name);
+      // Names the configuration reference documents, so no setting is misspelt.
+      const reference = readFileSync(join(root, 'docs', 'configuration.md'), 'utf8');
+      for (const name of Object.keys(env)) expect(reference).toContain(name);
       if (role !== 'gateway') expect(env.DATABASE_URL).toContain('caregraph_runtime');
       if (role !== 'ehr') expect(env.EHR_URL).toBeDefined();
       if (role === 'gateway') expect(env.MESSAGING_URL).toBeDefined();
