@@ -5,7 +5,7 @@
 // PGlite: a dumpDataDir() tarball, loaded per platform with loadDataDir.
 // PostgreSQL (TEST_DATABASE_URL): a template database, copied per platform
 // with CREATE DATABASE … TEMPLATE. Runs the compiled platform (dist/), which
-// build-once.js has just brought up to date.
+// scripts/build.js has just brought up to date.
 'use strict';
 const { randomBytes } = require('node:crypto');
 const fs = require('node:fs');

@@ -1,14 +1,18 @@
-// Jest globalSetup of the end-to-end project: brings dist/ up to date once per
-// run, before any test file starts, so that no test compiles (and no worker
-// rewrites dist/ while another worker's child process runs from it). The
-// server is recompiled only when a source is newer than the last build
-// (`tsc` itself is incremental), the dashboard only when its sources are.
+#!/usr/bin/env node
+// `npm run build`: brings dist/ up to date. The server is recompiled only when a
+// source is newer than the last build (`tsc` itself is incremental), the
+// dashboard and the GraphQL explorer only when their sources are, so the npm
+// scripts that build before they run (`npm start`, `db:migrate`, …) start at
+// once when nothing changed. Each step says what it does before it starts (a
+// first build takes a while) and how long it took. `--force` builds everything.
+// The end-to-end tests' Jest globalSetup calls it once per run, before any test
+// file starts, so that no test compiles.
 'use strict';
 const { execFileSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
 
-const root = path.resolve(__dirname, '../..');
+const root = path.resolve(__dirname, '..');
 
 /** The newest modification time under `dirs` (files whose name passes `keep`), or 0. */
 function newest(dirs, keep) {
@@ -39,11 +43,12 @@ const builtAt = (file) => {
 
 function run(args, what) {
   const started = Date.now();
+  process.stderr.write(`build: ${what} …\n`);
   execFileSync(process.execPath, args, { cwd: root, stdio: 'inherit' });
-  process.stderr.write(`test setup: ${what} in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+  process.stderr.write(`build: ${what}: done in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
 }
 
-module.exports = function buildOnce() {
+function build({ force = false } = {}) {
   const admin = path.join('gateway', 'admin');
   const explorer = path.join('gateway', 'explorer');
   const pages = [admin, explorer].map((dir) => path.join(root, dir) + path.sep);
@@ -52,24 +57,28 @@ module.exports = function buildOnce() {
     (p) => !pages.some((dir) => p.startsWith(dir)) && !p.endsWith('.test.ts'),
   );
   const stamp = path.join('dist', '.tsbuildinfo');
-  if (serverSources > builtAt(stamp)) {
-    run([path.join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], 'compiled the server (tsc -p tsconfig.build.json)');
+  if (force || serverSources > builtAt(stamp)) {
+    run([path.join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], 'compiling the server (tsc -p tsconfig.build.json)');
     // tsc leaves its build info untouched when nothing changed; the stamp marks this check as done.
     const now = new Date();
     fs.utimesSync(path.join(root, stamp), now, now);
   }
   const dashboard = path.join('dist', 'admin', 'index.html');
   // The dashboard bundles the event types from common/events/types.ts too.
-  if (newest([admin, path.join('common', 'events', 'types.ts'), 'package-lock.json'], () => true) > builtAt(dashboard)) {
+  if (force || newest([admin, path.join('common', 'events', 'types.ts'), 'package-lock.json'], () => true) > builtAt(dashboard)) {
     run(
       [path.join(root, 'node_modules/vite/bin/vite.js'), 'build', '--config', 'gateway/admin/vite.config.mts', '--logLevel', 'error'],
-      'built the dashboard (vite build)',
+      'building the admin dashboard (vite build)',
     );
   }
-  if (newest([explorer, 'package-lock.json'], () => true) > builtAt(path.join('dist', 'explorer', 'index.html'))) {
+  if (force || newest([explorer, 'package-lock.json'], () => true) > builtAt(path.join('dist', 'explorer', 'index.html'))) {
     run(
       [path.join(root, 'node_modules/vite/bin/vite.js'), 'build', '--config', 'gateway/explorer/vite.config.mts', '--logLevel', 'error'],
-      'built the GraphQL explorer (vite build)',
+      'building the GraphQL explorer (vite build)',
     );
   }
-};
+}
+
+module.exports = build;
+
+if (require.main === module) build({ force: process.argv.includes('--force') });
