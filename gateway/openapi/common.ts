@@ -16,8 +16,8 @@ export const pathId = (name: string, example: string) =>
     .meta({ param: { name, in: 'path' }, example });
 export const pagination = z.strictObject({ limit: z.int(), offset: z.int(), total: z.int() }).meta({ id: 'Pagination' });
 export const pagingQuery = {
-  limit: z.string().regex(/^\d+$/).optional().meta({ description: 'Page size, 1..100 (default 20).', example: '20' }),
-  offset: z.string().regex(/^\d+$/).optional().meta({ description: 'Items to skip, ≥ 0 (default 0).', example: '0' }),
+  limit: z.int().min(1).max(100).optional().meta({ description: 'Page size (default 20).', example: 20 }),
+  offset: z.int().min(0).optional().meta({ description: 'Items to skip (default 0).', example: 0 }),
 };
 
 const errorCodes = Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]];

@@ -57,6 +57,20 @@ describe('the OpenAPI document', () => {
     expect(document.components.responses.Error429.headers).toHaveProperty('Retry-After');
   });
 
+  it('types every limit and offset query parameter as an integer, so generated clients pass numbers', () => {
+    const paging: string[] = [];
+    for (const [path, item] of Object.entries<any>(openApiDocument().paths)) {
+      for (const operation of Object.values<any>(item)) {
+        for (const parameter of operation.parameters ?? []) {
+          if (parameter.in !== 'query' || !['limit', 'offset'].includes(parameter.name)) continue;
+          paging.push(`${path} ${parameter.name}`);
+          expect([path, parameter.name, parameter.schema.type]).toEqual([path, parameter.name, 'integer']);
+        }
+      }
+    }
+    expect(paging).toContain('/v1/messages limit');
+  });
+
   it('has examples that are valid by their own schemas', () => {
     const document = openApiDocument() as any;
     const ajv = new Ajv2020({ strict: false, allErrors: true });

@@ -1423,10 +1423,10 @@ export interface operations {
         parameters: {
             query?: {
                 patientId?: string;
-                /** @description Page size, 1..100 (default 20). */
-                limit?: string;
-                /** @description Items to skip, ≥ 0 (default 0). */
-                offset?: string;
+                /** @description Page size (default 20). */
+                limit?: number;
+                /** @description Items to skip (default 0). */
+                offset?: number;
             };
             header?: {
                 /** @description The tenant of the call; one of the token's tenants. Optional when the token names one tenant (docs/api.md §3). */
@@ -2473,10 +2473,10 @@ export interface operations {
         parameters: {
             query?: {
                 status?: "pending" | "succeeded" | "failed" | "cancelled";
-                /** @description Page size, 1..100 (default 20). */
-                limit?: string;
-                /** @description Items to skip, ≥ 0 (default 0). */
-                offset?: string;
+                /** @description Page size (default 20). */
+                limit?: number;
+                /** @description Items to skip (default 0). */
+                offset?: number;
             };
             header?: {
                 /** @description The tenant of the call; one of the token's tenants. Optional when the token names one tenant (docs/api.md §3). */
@@ -2564,8 +2564,8 @@ export interface operations {
     listAlerts: {
         parameters: {
             query?: {
-                /** @description Page size, 1..100 (default 20). */
-                limit?: string;
+                /** @description Page size (default 20). */
+                limit?: number;
             };
             header?: {
                 /** @description The tenant of the call; one of the token's tenants. Optional when the token names one tenant (docs/api.md §3). */
@@ -2659,10 +2659,10 @@ export interface operations {
                 from?: string;
                 /** @description YYYY-MM-DD or ISO 8601. */
                 to?: string;
-                /** @description Page size, 1..100 (default 20). */
-                limit?: string;
-                /** @description Items to skip, ≥ 0 (default 0). */
-                offset?: string;
+                /** @description Page size (default 20). */
+                limit?: number;
+                /** @description Items to skip (default 0). */
+                offset?: number;
             };
             header?: {
                 /** @description The tenant of the call; one of the token's tenants. Optional when the token names one tenant (docs/api.md §3). */
@@ -3451,10 +3451,10 @@ export interface operations {
                 entityId?: string;
                 entityType?: string;
                 actor?: string;
-                /** @description Page size, 1..100 (default 20). */
-                limit?: string;
-                /** @description Items to skip, ≥ 0 (default 0). */
-                offset?: string;
+                /** @description Page size (default 20). */
+                limit?: number;
+                /** @description Items to skip (default 0). */
+                offset?: number;
             };
             header?: {
                 /** @description The tenant of the call; one of the token's tenants. Optional when the token names one tenant (docs/api.md §3). */
