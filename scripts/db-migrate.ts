@@ -10,7 +10,8 @@
  * owner, which migrates and grants (docs/security.md, Database roles).
  */
 import { openDatabase, redactUrl } from '../common/db/database';
-import { migrate, SUBGRAPHS } from '../common/db/migrate';
+import { DataDirLockedError } from '../common/db/data-dir-lock';
+import { migrate, MigrationError, SUBGRAPHS } from '../common/db/migrate';
 
 export async function main(env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const databaseUrl = env.DATABASE_URL?.trim() || undefined;
@@ -35,7 +36,9 @@ if (require.main === module) {
   main().then(
     (code) => process.exit(code),
     (err) => {
-      console.error(err instanceof Error ? (err.stack ?? err.message) : err);
+      // A lock held by a running server or a refused migration is the operator's to act on: its message says how.
+      const expected = err instanceof DataDirLockedError || err instanceof MigrationError;
+      console.error(expected ? `db:migrate: ${err.message}` : err instanceof Error ? (err.stack ?? err.message) : err);
       process.exit(1);
     },
   );

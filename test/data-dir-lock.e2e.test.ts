@@ -1,8 +1,10 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { killIfRunning, signalAndWait, startServer, type ServerProcess } from '../scripts/support/server-process';
 import { processDatabase } from './support/process-database';
+import { projectRoot } from '../common/paths';
 
 /**
  * Two processes on one DATA_DIR used to both open the embedded database and
@@ -62,6 +64,15 @@ embedded('one process per DATA_DIR (PGlite)', () => {
     expect(second.output()).toContain(lockFile);
     expect(second.output()).toContain(`process ${first.child.pid}`);
     expect(JSON.parse(readFileSync(lockFile, 'utf8'))).toMatchObject({ pid: first.child.pid });
+
+    // A migration run against the served folder says whose lock it is, without a stack trace.
+    const migrating = spawnSync(process.execPath, [join(projectRoot(), 'dist', 'scripts', 'db-migrate.js')], {
+      env: { ...process.env, ...env },
+      encoding: 'utf8',
+    });
+    expect(migrating.status).toBe(1);
+    expect(migrating.stderr).toContain(`db:migrate: The embedded database is in use by process ${first.child.pid}`);
+    expect(migrating.stderr).not.toMatch(/^\s+at /m);
 
     // The first still serves, and its data is intact.
     expect((await fetch(`${first.base}/readyz`)).status).toBe(200);
