@@ -104,7 +104,7 @@ export async function startPlatform(role: ProcessRole, env: NodeJS.ProcessEnv = 
     const tracing = startTracing(config.OTEL_EXPORTER_OTLP_ENDPOINT, config.OTEL_SERVICE_NAME ?? (role === 'all' ? 'caregraph' : `caregraph-${role}`));
     started.push({ name: 'tracing', close: () => tracing.shutdown() });
   }
-  const events = await createEventBus(config, log);
+  const events = await createEventBus(config, secrets, log);
   started.push({ name: 'event bus', close: () => events.close() });
   // Written by the gateway, read by messaging (the support desk); no other role needs it.
   const activity = role === 'all' || role === 'gateway' || role === 'messaging' ? createTenantActivity(config, log) : undefined;

@@ -100,6 +100,13 @@ describe('loadConfig', () => {
     );
   });
 
+  it('reads the AI agent clients: every client by default, a list, or none', () => {
+    expect(loadConfig({}).AI_AGENT_CLIENTS).toBe('*');
+    expect(loadConfig({ AI_AGENT_CLIENTS: ' claude-desktop , ward-copilot ' }).AI_AGENT_CLIENTS).toEqual(['claude-desktop', 'ward-copilot']);
+    expect(loadConfig({ AI_AGENT_CLIENTS: '' }).AI_AGENT_CLIENTS).toEqual([]);
+    expect(() => loadConfig({ AI_AGENT_CLIENTS: 'claude-desktop,*' })).toThrow(/AI_AGENT_CLIENTS.*stands alone/);
+  });
+
   it('needs Twilio settings for the twilio provider', () => {
     expect(() => loadConfig({ SMS_PROVIDER: 'twilio' })).toThrow(/TWILIO_ACCOUNT_SID/);
     expect(() => loadConfig({ WEBHOOK_RETENTION_DAYS: '0' })).toThrow(/WEBHOOK_RETENTION_DAYS.*1 to 3650/);

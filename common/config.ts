@@ -99,6 +99,26 @@ const readableFile = z
     return value;
   });
 
+/**
+ * AI_AGENT_CLIENTS: the OAuth clients (a token's `client_id` or `azp`) that are AI agents, comma-separated, or `*`
+ * (the default): every token that names a client. Empty: only calls through /mcp count as agents.
+ */
+const agentClientList = z
+  .string()
+  .optional()
+  .transform((value, ctx): '*' | string[] => {
+    if (value === undefined || value.trim() === '*') return '*';
+    const clients = value
+      .split(',')
+      .map((item) => item.trim())
+      .filter(Boolean);
+    if (clients.includes('*')) {
+      ctx.addIssue({ code: 'custom', message: "'*' stands alone: every client, or a list of client ids" });
+      return z.NEVER;
+    }
+    return clients;
+  });
+
 /** Comma-separated browser origins (`https://app.example.org`); `*` is refused: tokens are per user. */
 const originList = z
   .string()
@@ -270,6 +290,7 @@ const envSchema = z.object({
   TRUST_PROXY: bool('TRUST_PROXY'),
   /** Tenants this deployment serves (until tenants are database records); others are refused with 403. */
   TENANTS: tenantList,
+  AI_AGENT_CLIENTS: agentClientList,
   SIM_SEND_DELAY_MS: int(0, 600_000, 200),
   SIM_DELIVER_DELAY_MS: int(0, 600_000, 800),
   EMAIL_PROVIDER: z.enum(['simulator', 'smtp']).optional().default('simulator'),

@@ -18,6 +18,7 @@ describe('IdentityTokenSigner', () => {
     expect(signer.sign({ ...alice })).toBe(pending);
     expect(await signer.sign({ ...alice, tenantId: 'acme' })).not.toBe(first);
     expect(await signer.sign({ ...alice, roles: ['admin'] })).not.toBe(first);
+    expect(await signer.sign({ ...alice, clientId: 'claude-desktop' })).not.toBe(first);
     expect(await signer.sign({ ...alice, sub: 'patient', roles: ['patient'], patientId: 'p-1' })).not.toBe(first);
     now += 241_000; // past the refresh point (5 min lifetime, renewed a minute early)
     const renewed = signer.sign(alice);

@@ -21,16 +21,18 @@ export interface Principal {
 }
 
 /**
- * An AI agent calling through the MCP server: which client (the token's), which
- * tool, and the purpose of use it declared. The clinical record's policy point
+ * An AI agent: which client (the token's), and, through the MCP server, which
+ * tool and the purpose of use it declared. The clinical record's policy point
  * asks for the patient's ai_assistance consent for such calls and its access log
- * records all three.
+ * records all three. It sets one itself for a token whose client is an AI agent
+ * (AI_AGENT_CLIENTS), whatever surface it calls.
  */
 export interface AgentContext {
   client: string;
-  tool: string;
-  /** HL7 v3 PurposeOfUse code (purpose-of-use.ts). */
-  purpose: string;
+  /** The MCP tool; absent outside /mcp. */
+  tool?: string;
+  /** HL7 v3 PurposeOfUse code (purpose-of-use.ts) declared to /mcp; absent outside it. */
+  purpose?: string;
 }
 
 /** The caller acting in one tenant: what subgraphs and services see. */
@@ -42,6 +44,8 @@ export interface Identity {
   /** Every tenant the token grants and its expiry (the `viewer` query); absent for the platform's own callers. */
   tenants?: string[];
   exp?: number;
+  /** The token's OAuth client (Principal.clientId): whether the caller is an AI agent is decided from it. */
+  clientId?: string;
   agent?: AgentContext;
   /**
    * The call answers the patient's right of access (GDPR art. 15/20): set only by the messaging
@@ -104,5 +108,6 @@ export function identityFor(principal: Principal, tenantId: string): Identity {
     patientId: principal.patientId,
     tenants: principal.tenants,
     ...(principal.exp !== undefined ? { exp: principal.exp } : {}),
+    ...(principal.clientId !== undefined ? { clientId: principal.clientId } : {}),
   };
 }

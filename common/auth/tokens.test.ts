@@ -94,4 +94,9 @@ describe('gateway identity header', () => {
     const forged = await signIdentity(secret, identity);
     await expect(verifyIdentity(secrets.internalKey, forged)).rejects.toMatchObject({ code: 'UNAUTHENTICATED' });
   });
+
+  it("carries the token's OAuth client, from which the clinical record tells an AI agent", async () => {
+    const identity = { sub: 'u', tenantId: 'demo', roles: ['clinician' as const], clientId: 'claude-desktop' };
+    await expect(verifyIdentity(secrets.internalKey, await signIdentity(secrets.internalKey, identity))).resolves.toEqual(identity);
+  });
 });

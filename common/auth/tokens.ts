@@ -117,7 +117,8 @@ const identitySchema = z.object({
   patientId: z.string().optional(),
   tenants: z.array(z.string()).optional(),
   tokenExp: z.number().optional(),
-  agent: z.object({ client: z.string(), tool: z.string(), purpose: z.string() }).strict().optional(),
+  clientId: z.string().optional(),
+  agent: z.object({ client: z.string(), tool: z.string().optional(), purpose: z.string().optional() }).strict().optional(),
   subjectAccess: z.literal(true).optional(),
 });
 
@@ -129,6 +130,7 @@ export async function signIdentity(key: Uint8Array, identity: Identity, ttlSecon
     ...(identity.tenants ? { tenants: identity.tenants } : {}),
     // The client token's own expiry (the identity token's `exp` is its own, shorter one).
     ...(identity.exp !== undefined ? { tokenExp: identity.exp } : {}),
+    ...(identity.clientId !== undefined ? { clientId: identity.clientId } : {}),
     ...(identity.agent ? { agent: identity.agent } : {}),
     ...(identity.subjectAccess ? { subjectAccess: true } : {}),
   })

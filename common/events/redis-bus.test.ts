@@ -1,11 +1,13 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
+import { FieldCipher } from '../crypto';
 import { createLogger } from '../logger';
 import type { PlatformEvent } from './types';
 import { RedisEventBus } from './redis-bus';
 
 const REDIS_URL = process.env.TEST_REDIS_URL;
 const logger = createLogger('silent');
+const cipher = new FieldCipher(randomBytes(32));
 
 const event = (n: number, tenantId = 'demo'): PlatformEvent => ({
   id: `evt_${n}`,
@@ -36,7 +38,7 @@ function collect(bus: RedisEventBus, count: number): Promise<PlatformEvent[]> {
   let b: RedisEventBus;
   beforeAll(async () => {
     // Two buses = two processes: separate connections, same deployment channel.
-    [a, b] = await Promise.all([RedisEventBus.connect(REDIS_URL!, logger, channel), RedisEventBus.connect(REDIS_URL!, logger, channel)]);
+    [a, b] = await Promise.all([RedisEventBus.connect(REDIS_URL!, cipher, logger, channel), RedisEventBus.connect(REDIS_URL!, cipher, logger, channel)]);
   });
   afterAll(async () => {
     await a?.close();
@@ -52,12 +54,15 @@ function collect(bus: RedisEventBus, count: number): Promise<PlatformEvent[]> {
     expect(await onB).toEqual(sent);
   });
 
-  it('ignores malformed messages on the channel and keeps delivering', async () => {
+  it('ignores malformed, unsealed and foreign-key messages on the channel and keeps delivering', async () => {
     const received = collect(a, 1);
     const raw = new Redis(REDIS_URL!);
     try {
       await raw.publish(channel, 'not json');
-      await raw.publish(channel, JSON.stringify({ id: 'x' }));
+      await raw.publish(channel, cipher.encrypt(JSON.stringify({ id: 'x' })));
+      // An event in clear, or sealed with a key this deployment does not hold, is no event of ours.
+      await raw.publish(channel, JSON.stringify(event(98)));
+      await raw.publish(channel, new FieldCipher(randomBytes(32)).encrypt(JSON.stringify(event(97))));
     } finally {
       raw.disconnect();
     }
@@ -79,13 +84,13 @@ function collect(bus: RedisEventBus, count: number): Promise<PlatformEvent[]> {
   });
 
   it('closes cleanly and ignores publishes after close', async () => {
-    const c = await RedisEventBus.connect(REDIS_URL!, logger, channel);
+    const c = await RedisEventBus.connect(REDIS_URL!, cipher, logger, channel);
     await c.close();
     await expect(c.publish(event(3))).resolves.toBeUndefined();
     await c.close();
   });
 
   it('fails the start with a readable error when Redis is unreachable', async () => {
-    await expect(RedisEventBus.connect('redis://127.0.0.1:1', logger, channel)).rejects.toThrow(/Cannot connect the event bus to Redis/);
+    await expect(RedisEventBus.connect('redis://127.0.0.1:1', cipher, logger, channel)).rejects.toThrow(/Cannot connect the event bus to Redis/);
   });
 });

@@ -1,4 +1,5 @@
 import { Redis } from 'ioredis';
+import type { FieldCipher } from '../crypto';
 import type { Logger } from '../logger';
 import type { EventBus } from './bus';
 import type { PlatformEvent } from './types';
@@ -7,9 +8,13 @@ const DEFAULT_EVENTS_CHANNEL = 'caregraph:events';
 
 /**
  * Redis pub/sub bus: one publishing and one subscribed connection per
- * process, one channel per deployment, JSON messages. Every local listener
- * hears events through Redis, its own publishes included, so all instances
- * see one order per publisher.
+ * process, one channel per deployment. Every local listener hears events
+ * through Redis, its own publishes included, so all instances see one order
+ * per publisher. Each message is the whole event as JSON sealed with the
+ * platform's encryption key (AES-256-GCM, the cipher of data at rest): a reply's
+ * text, a patient id or an appointment time is clinical or personal, and Redis
+ * is outside what the key protects, so anyone who can SUBSCRIBE there reads
+ * only ciphertext. A message that does not open with the key is dropped.
  */
 export class RedisEventBus implements EventBus {
   private readonly listeners = new Set<(event: PlatformEvent) => void>();
@@ -19,11 +24,12 @@ export class RedisEventBus implements EventBus {
     private readonly publisher: Redis,
     private readonly subscriber: Redis,
     private readonly channel: string,
+    private readonly cipher: FieldCipher,
     private readonly logger: Logger,
   ) {
     subscriber.on('message', (received: string, message: string) => {
       if (received !== this.channel) return;
-      const event = parseEvent(message);
+      const event = parseEvent(message, cipher);
       if (!event) {
         this.logger.warn({ channel: this.channel }, 'ignored a malformed event on the Redis bus');
         return;
@@ -39,7 +45,7 @@ export class RedisEventBus implements EventBus {
   }
 
   /** Connects both connections and subscribes before returning, so no publish after start is missed. */
-  static async connect(url: string, logger: Logger, channel = DEFAULT_EVENTS_CHANNEL): Promise<RedisEventBus> {
+  static async connect(url: string, cipher: FieldCipher, logger: Logger, channel = DEFAULT_EVENTS_CHANNEL): Promise<RedisEventBus> {
     let started = false;
     const options = {
       lazyConnect: true,
@@ -68,14 +74,14 @@ export class RedisEventBus implements EventBus {
       for (const connection of [publisher, subscriber]) if (connection.status !== 'end') connection.disconnect();
       throw new Error(`Cannot connect the event bus to Redis: ${(err as Error).message}`, { cause: err });
     }
-    return new RedisEventBus(publisher, subscriber, channel, log);
+    return new RedisEventBus(publisher, subscriber, channel, cipher, log);
   }
 
   /** A lost publish costs a live update, never a webhook (the outbox is durable): log it, do not fail the caller. */
   async publish(event: PlatformEvent): Promise<void> {
     if (this.closed) return;
     try {
-      await this.publisher.publish(this.channel, JSON.stringify(event));
+      await this.publisher.publish(this.channel, this.cipher.encrypt(JSON.stringify(event)));
     } catch (err) {
       this.logger.warn({ err: (err as Error).message, eventId: event.id, type: event.type }, 'event not published on Redis');
     }
@@ -102,9 +108,10 @@ async function quit(connection: Redis): Promise<void> {
   }
 }
 
-function parseEvent(message: string): PlatformEvent | undefined {
+/** The event a message seals; undefined when it is not sealed with a key we hold (or not an event). */
+function parseEvent(message: string, cipher: FieldCipher): PlatformEvent | undefined {
   try {
-    const value = JSON.parse(message) as PlatformEvent;
+    const value = JSON.parse(cipher.decrypt(message)) as PlatformEvent;
     const ok =
       typeof value === 'object' &&
       value !== null &&

@@ -20,6 +20,7 @@ import { ConsentResolver, PatientConsentResolver } from './consents/consent.reso
 import { ConsentService } from './consents/consent.service';
 import { AccessPolicyResolver } from './policy/access-policy.resolver';
 import { AccessPolicyService } from './policy/access-policy.service';
+import { asPolicyCaller, type AgentClients } from './policy/rules';
 import { AuditResolver } from './audit/audit.resolver';
 import { AuditService, type AuditSeal } from './audit/audit.service';
 import { FhirResolver } from './exchange/fhir/fhir.resolver';
@@ -90,6 +91,8 @@ export function buildEhrSchema(): Promise<FederatedSchema> {
 export interface EhrDeps {
   prisma: EhrPrisma;
   cipher: FieldCipher;
+  /** Which OAuth clients are AI agents (AI_AGENT_CLIENTS). */
+  aiAgentClients: AgentClients;
   /** openEHR system id in composition version uids (OPENEHR_SYSTEM_ID). */
   systemId: string;
   /** See TenantStoreOptions. */
@@ -107,7 +110,9 @@ export interface EhrDeps {
 
 /** Per-request services of the clinical record subgraph, bound to the caller's identity and tenant. */
 export function createEhrContext(deps: EhrDeps) {
-  return (base: BaseContext): EhrContext => {
+  return (request: BaseContext): EhrContext => {
+    // The caller as the policy point sees it (an AI client marked as an agent), for every service of the request.
+    const base = { ...request, identity: asPolicyCaller(request.identity, deps.aiAgentClients) };
     const store = new TenantStore(
       deps.prisma,
       base.identity,

@@ -66,6 +66,7 @@ export async function startEhrSubgraph(options: SubgraphStartOptions): Promise<R
         prisma,
         cipher,
         systemId: options.config.OPENEHR_SYSTEM_ID,
+        aiAgentClients: config.AI_AGENT_CLIENTS,
         transactionalReads,
         auditSeal,
         clock: options.clock,

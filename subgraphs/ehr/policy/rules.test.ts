@@ -1,7 +1,7 @@
 import type { Identity, Role } from '../../../common/auth/principal';
 import { AppError } from '../../../common/errors';
 import { SYSTEM_SUBJECTS } from '../../../common/auth/system-identities';
-import { ACCESS_AREAS, assertAgentConsent, assertAllowed, assertCan, can, decide, disclosure, effectiveGrant, recordScope } from './rules';
+import { ACCESS_AREAS, asPolicyCaller, assertAgentConsent, assertAllowed, assertCan, can, decide, disclosure, effectiveGrant, recordScope } from './rules';
 
 const who = (roles: Role[], patientId?: string, sub = 'u'): Identity => ({ sub, tenantId: 'demo', roles, patientId });
 
@@ -31,6 +31,28 @@ describe('AI agents (MCP calls)', () => {
     expect(disclosure(agent(['integration']), consented)).toEqual({ contactDetails: false, freeText: false });
     expect(disclosure(agent(['clinician']), { patientId: 'p-1' })).toEqual({ contactDetails: false, freeText: false });
     expect(disclosure(who(['clinician']), { patientId: 'p-1' })).toEqual({ contactDetails: true, freeText: true });
+  });
+});
+
+describe('which callers are AI agents (the token’s client, not the surface)', () => {
+  const withClient = (clientId: string): Identity => ({ ...who(['clinician']), clientId });
+  const withoutConsent = { patientId: 'p-1' };
+
+  it('holds every client a token names to the agent rules by default, a listed client when the operator lists them', () => {
+    expect(decide(asPolicyCaller(withClient('copilot'), '*'), 'read', 'observation', withoutConsent).allowed).toBe(false);
+    expect(decide(asPolicyCaller(withClient('copilot'), ['copilot', 'claude-desktop']), 'read', 'observation', withoutConsent).allowed).toBe(false);
+    expect(asPolicyCaller(withClient('copilot'), '*').agent).toEqual({ client: 'copilot' });
+  });
+
+  it('keeps the role’s rules for a token without a client, or whose client is not listed', () => {
+    expect(asPolicyCaller(who(['clinician']), '*')).toEqual(who(['clinician']));
+    expect(decide(asPolicyCaller(withClient('ward-web-app'), ['copilot']), 'read', 'observation', withoutConsent).allowed).toBe(true);
+    expect(decide(asPolicyCaller(withClient('ward-web-app'), []), 'read', 'observation', withoutConsent).allowed).toBe(true);
+  });
+
+  it('leaves a call through /mcp an agent with its tool and purpose, whatever the list', () => {
+    const mcp: Identity = { ...withClient('ward-web-app'), agent: { client: 'ward-web-app', tool: 'patient_summary', purpose: 'TREAT' } };
+    expect(asPolicyCaller(mcp, [])).toBe(mcp);
   });
 });
 

@@ -60,7 +60,8 @@ const CONSENT_RULES: ReadonlyArray<{ role: Role; action: Action; areas: readonly
 ];
 
 /**
- * AI agents (calls through the MCP server, identity.agent) read a patient's
+ * AI agents (identity.agent: calls through the MCP server, and every call of a
+ * token whose client is an AI agent, see asPolicyCaller) read a patient's
  * clinical data only with the patient's ai_assistance consent, whatever their
  * role allows; the clinical context asks it for every section.
  */
@@ -231,6 +232,21 @@ export function decide(identity: Identity, action: Action, area: AccessArea, tar
     return allow(`role ${role}`);
   }
   return { allowed: false, hide: !reaches(identity, target.patientId), reason: reasons.join('; ') || 'no role grants this' };
+}
+
+/** The OAuth clients that are AI agents: `*` every client a token names, else those listed (AI_AGENT_CLIENTS). */
+export type AgentClients = '*' | readonly string[];
+
+/**
+ * The caller the rules above judge. Being an AI agent is a property of the caller, not of the door: /mcp
+ * marks its calls itself, and a token whose OAuth client is an AI agent is one on every other surface too
+ * (GraphQL, FHIR, openEHR, /api/ehr, CDA/XDS), so skipping /mcp does not skip the consent. A token that
+ * names no client, or a client not listed, keeps the rules of its roles.
+ */
+export function asPolicyCaller(identity: Identity, agentClients: AgentClients): Identity {
+  if (identity.agent || identity.clientId === undefined) return identity;
+  if (agentClients !== '*' && !agentClients.includes(identity.clientId)) return identity;
+  return { ...identity, agent: { client: identity.clientId } };
 }
 
 /** Why an AI agent may not read this patient's data (undefined: it may, or the caller is no agent). */
