@@ -1,5 +1,7 @@
 import 'reflect-metadata';
-import { ConfigError } from '../common/config';
+import { ConfigError, loadConfig } from '../common/config';
+import { isDatabaseUnavailable } from '../common/db/unavailable';
+import { createLogger } from '../common/logger';
 import { ROLES, startPlatform, type ProcessRole } from './platform';
 
 /** `node dist/bin/caregraph.js [all|gateway|messaging|ehr|worker]`: one CareGraph process. */
@@ -9,8 +11,20 @@ async function main(): Promise<void> {
     console.error(`Unknown role '${role}'. Use one of: ${ROLES.join(', ')}`);
     process.exit(2);
   }
-  const platform = await startPlatform(role);
-  const { logger } = platform.runtime;
+  const logger = createLogger(loadConfig(process.env).LOG_LEVEL);
+  // A rejection nothing awaited. pg-boss 10 marks a job completed or failed without awaiting it, so a
+  // database outage at that moment lands here; that job stays active until it expires and is handed out
+  // again. A connection error is the outage the process rides out (requests answer 503, the loops retry):
+  // logged, not fatal. Anything else is a bug, and the process exits as Node's default would have it.
+  process.on('unhandledRejection', (reason) => {
+    if (isDatabaseUnavailable(reason)) {
+      logger.warn({ err: reason }, 'database unavailable under a background task; it is retried');
+      return;
+    }
+    logger.fatal({ err: reason }, 'unhandled promise rejection; exiting');
+    process.exit(1);
+  });
+  const platform = await startPlatform(role, process.env, { logger });
   logger.info({ role }, 'started');
   if (platform.gateway) logger.info(`CareGraph is serving on ${platform.gateway.url} (GraphQL at /graphql, REST at /v1 and /api/ehr)`);
 

@@ -3,6 +3,7 @@ import { loadConfig, type Config } from '../common/config';
 import { resolveSecrets } from '../common/secrets';
 import { createLogger, type Logger } from '../common/logger';
 import { openDatabase, isPostgresUrl, redactUrl, type Database, type OpenDatabaseOptions } from '../common/db/database';
+import { isDatabaseUnavailable } from '../common/db/unavailable';
 import type { Runtime, Stoppable } from '../common/runtime';
 import { systemClock, type Clock } from '../common/clock';
 import { createEventBus } from '../common/events';
@@ -147,7 +148,8 @@ export async function startPlatform(role: ProcessRole, env: NodeJS.ProcessEnv = 
       log.info({ database: db.kind === 'postgres' ? redactUrl(config.DATABASE_URL!) : (db.dataDir ?? 'pglite'), role: db.runtimeRole }, 'database open');
       // Expired jobs (their worker died) are handed out again at maintenance: run it often.
       const queue = await parts.createBoss(db, { boss: { maintenanceIntervalSeconds: 10 } });
-      queue.on('error', (err) => log.error({ err }, 'job queue error'));
+      // During an outage every poll of every queue fails: the job queue resumes by itself when the database is back.
+      queue.on('error', (err) => (isDatabaseUnavailable(err) ? log.warn({ err }, 'job queue: database unavailable') : log.error({ err }, 'job queue error')));
       await queue.start();
       boss = queue;
       // The workers wait for the jobs they hold; pg-boss also waits for a batch a worker fetched while it was

@@ -3,7 +3,6 @@ import express, { type Request } from 'express';
 import { pinoHttp } from 'pino-http';
 import { ApolloServer } from '@apollo/server';
 import { ApolloGateway } from '@apollo/gateway';
-import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
 import { expressMiddleware } from '@as-integrations/express5';
 import type { Config } from '../common/config';
 import type { Secrets } from '../common/secrets';
@@ -125,8 +124,6 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       storableTextRule,
     ],
     plugins: [
-      // Shutdown drains requests in flight for at most SHUTDOWN_GRACE_MS, then closes their connections.
-      ApolloServerPluginDrainHttpServer({ httpServer, stopGracePeriodMillis: config.SHUTDOWN_GRACE_MS }),
       { serverWillStart: async () => void (supergraphLoaded = true) },
       operationGuardPlugin(),
       deadlinePlugin(),
@@ -277,12 +274,18 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   });
   metrics.observeSubscriptions(() => subscriptions.active());
 
-  // WebSocket clients first: an upgraded socket would keep the HTTP server from closing.
-  const running = await listen(httpServer, options.host ?? config.HOST, options.port ?? config.PORT, async () => {
-    await subscriptions.close();
-    tenants.close();
-    await apollo.stop();
-    await subgraphs.close();
+  // Shutdown drains the requests in flight for at most SHUTDOWN_GRACE_MS (common/http/listen.ts). WebSocket
+  // clients go first: an upgraded socket would keep the HTTP server from closing. Apollo and the subgraph
+  // clients stop after the drain: the requests in flight need them until they are answered.
+  const running = await listen(httpServer, options.host ?? config.HOST, options.port ?? config.PORT, {
+    graceMs: config.SHUTDOWN_GRACE_MS,
+    logger,
+    beforeDrain: () => subscriptions.close(),
+    afterDrain: async () => {
+      tenants.close();
+      await apollo.stop();
+      await subgraphs.close();
+    },
   });
   logger.info({ url: running.url }, 'gateway listening');
   return { ...running, apollo };

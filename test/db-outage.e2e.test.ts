@@ -1,7 +1,12 @@
 import net from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createTestDatabase, type TestDatabase } from '../common/db/test-backends';
+import { killIfRunning, startServer, type ServerProcess } from '../scripts/support/server-process';
 import { eventually, finalMessage } from './messaging-helpers';
 import { startTestPlatform, type TestPlatform } from './harness';
+import { processDatabase, type ProcessDatabase } from './support/process-database';
 
 /**
  * A TCP proxy in front of the machine's PostgreSQL: closing it makes the
@@ -115,4 +120,104 @@ class TcpProxy {
       if (name === 'restWrite') expect((await finalMessage(t, res.body.id)).status).toBe('delivered');
     }
   }, 120_000);
+});
+
+/** Cuts of the process test, each long enough for every background loop to meet the outage. */
+const CUTS = 6;
+const CUT_MS = 5_000;
+/** How soon after the database is back the process must serve again. */
+const RECOVERY_MS = 10_000;
+/** In the database URL: the server (trust authentication) never asks for it, so no log line may show it. */
+const PASSWORD = 'outage-password-not-for-logs';
+
+/**
+ * The compiled all-in-one process (`node dist/bin/caregraph.js all`, a child process) under the same
+ * cuts, with sends right before each so that delivery jobs are in the job queue's hands when the
+ * connection goes: an unhandled rejection there (pg-boss does not await marking a job failed) exited
+ * the process with code 1. A child process, because in a jest worker an unhandled rejection does not
+ * end anything.
+ */
+(process.env.TEST_DATABASE_URL ? describe : describe.skip)('database outage of the process (PostgreSQL)', () => {
+  let dataDir: string;
+  let database: ProcessDatabase;
+  let proxy: TcpProxy;
+  let server: ServerProcess;
+  let token: string;
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'caregraph-outage-'));
+    database = await processDatabase(dataDir);
+    const url = new URL(database.env.DATABASE_URL);
+    proxy = new TcpProxy({ host: url.hostname, port: Number(url.port || 5432) });
+    await proxy.open();
+    url.hostname = '127.0.0.1';
+    url.port = String(proxy.port);
+    url.password = PASSWORD;
+    server = await startServer({
+      DATA_DIR: dataDir,
+      ...database.env,
+      DATABASE_URL: url.toString(),
+      RATE_LIMIT_MESSAGES_SEND: '100000',
+      // Slow enough that the sends' deliveries are still running when the cut lands.
+      SIM_SEND_DELAY_MS: '300',
+      SIM_DELIVER_DELAY_MS: '300',
+    });
+    token = await database.token();
+  }, 120_000);
+  afterAll(async () => {
+    killIfRunning(server);
+    await proxy?.close();
+    await database?.drop();
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  const call = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${server.base}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    return { status: res.status, retryAfter: res.headers.get('retry-after'), body: (await res.json()) as any };
+  };
+  const send = () =>
+    call('POST', '/v1/messages', { patientId: 'p-1001', templateId: 'appointment-reminder', channel: 'sms', variables: { date: '2026-12-01', time: '09:30' } });
+  const alive = () => ({ exitCode: server.child.exitCode, signal: server.child.signalCode });
+  const lastOutput = () => server.output().split('\n').slice(-20).join('\n');
+
+  it(`survives ${CUTS} cuts with job-queue work in flight: 503 with Retry-After during each, serving again within 10 s after`, async () => {
+    const sentIds: string[] = [];
+    for (let cut = 1; cut <= CUTS; cut++) {
+      const sends = await Promise.all(Array.from({ length: 10 }, send));
+      expect(sends.map((res) => res.status)).toEqual(sends.map(() => 201));
+      sentIds.push(...sends.map((res) => res.body.id as string));
+
+      await proxy.close();
+      const during = [await call('GET', '/v1/patients/p-1001'), await send()];
+      for (const res of during) {
+        expect({ cut, status: res.status, code: res.body?.error?.code }).toEqual({ cut, status: 503, code: 'SERVICE_UNAVAILABLE' });
+        expect(res.retryAfter).toMatch(/^\d+$/);
+      }
+      await new Promise((resolve) => setTimeout(resolve, CUT_MS));
+      if (alive().exitCode !== null) console.log(`the process exited during cut ${cut}:\n${lastOutput()}`);
+      expect({ cut, ...alive() }).toEqual({ cut, exitCode: null, signal: null });
+
+      await proxy.open();
+      await eventually(async () => ((await call('GET', '/v1/patients/p-1001')).status === 200 ? true : undefined), `serving after cut ${cut}`, RECOVERY_MS);
+      expect({ cut, ...alive() }).toEqual({ cut, exitCode: null, signal: null });
+    }
+
+    // The deliveries the cuts interrupted are taken up again: every message reaches a final status.
+    await eventually(
+      async () => {
+        const statuses = await Promise.all(sentIds.map(async (id) => (await call('GET', `/v1/messages/${id}`)).body.status as string));
+        return statuses.every((status) => status === 'delivered') ? true : undefined;
+      },
+      'every message sent before a cut delivered',
+      120_000,
+    );
+    // Connection errors were logged without the pg client hung on them (its parameters, its cancel key).
+    const output = server.output();
+    expect(output).toMatch(/Connection terminated|ECONNREFUSED/);
+    for (const secret of [PASSWORD, 'secretKey', 'connectionParameters', 'processID']) expect(output).not.toContain(secret);
+  }, 300_000);
 });

@@ -16,6 +16,10 @@ const EXIT_WITHIN_MS = 5_000;
  */
 const GRACE_UNDER_LOAD_MS = 20_000;
 
+/** The rolling-restart test: concurrent clients, and how many stops. */
+const CLIENTS = 20;
+const RESTARTS = 3;
+
 /**
  * SIGTERM and SIGINT of the real process: it drains the requests in flight and
  * exits 0 within a few seconds, idle or under load (it used to hang for 15 s
@@ -26,7 +30,7 @@ describe(`shutdown on SIGTERM/SIGINT (${backendName}${process.env.TEST_REDIS_URL
   const databases: ProcessDatabase[] = [];
   const servers: ServerProcess[] = [];
   /** Each test's own server, by test. */
-  const starting = new Map<string, Promise<{ server: ServerProcess; database: ProcessDatabase }>>();
+  const starting = new Map<string, Promise<Started>>();
 
   // The servers start together, not one per test: most of a start-up is one thread of a process waiting on
   // the other, so starts side by side take little longer than one.
@@ -34,6 +38,7 @@ describe(`shutdown on SIGTERM/SIGINT (${backendName}${process.env.TEST_REDIS_URL
     starting.set('SIGTERM', start());
     starting.set('SIGINT', start());
     starting.set('under load', start({ SHUTDOWN_GRACE_MS: String(GRACE_UNDER_LOAD_MS) }));
+    starting.set('restarts', start({ RATE_LIMIT_MESSAGES_SEND: '100000' }));
     // A start that failed fails its own test.
     await Promise.allSettled(starting.values());
   }, 300_000);
@@ -43,7 +48,7 @@ describe(`shutdown on SIGTERM/SIGINT (${backendName}${process.env.TEST_REDIS_URL
     for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
   });
 
-  async function start(extraEnv: Record<string, string> = {}): Promise<{ server: ServerProcess; database: ProcessDatabase }> {
+  async function start(extraEnv: Record<string, string> = {}): Promise<Started> {
     const dataDir = mkdtempSync(join(tmpdir(), 'caregraph-shutdown-'));
     dataDirs.push(dataDir);
     const database = await processDatabase(dataDir);
@@ -59,7 +64,7 @@ describe(`shutdown on SIGTERM/SIGINT (${backendName}${process.env.TEST_REDIS_URL
       });
     const server = await startServer(env);
     servers.push(server);
-    return { server, database };
+    return { server, database, env };
   }
 
   it.each(['SIGTERM', 'SIGINT'] as const)(
@@ -129,9 +134,89 @@ describe(`shutdown on SIGTERM/SIGINT (${backendName}${process.env.TEST_REDIS_URL
     // It did not sit out the grace period: it left once its requests were answered.
     expect(ms).toBeLessThan(GRACE_UNDER_LOAD_MS);
   }, 120_000);
+
+  it(`rolling restarts under ${CLIENTS} clients sending with Idempotency-Keys: every request is answered, or was never stored`, async () => {
+    const { server: first, database, env } = await starting.get('restarts')!;
+    const token = await database.token();
+    const outcomes = new Map<string, string>();
+    let server = first;
+    for (let round = 1; round <= RESTARTS; round++) {
+      if (round > 1) servers.push((server = await startServer(env)));
+      const agent = new http.Agent({ keepAlive: true });
+      const answered = new Set<number>();
+      let exited = false;
+      // Each client sends one message after the other on its kept-alive connection until the process is gone.
+      const clients = Array.from({ length: CLIENTS }, async (_, client) => {
+        for (;;) {
+          const key = randomUUID();
+          const outcome = await sendOnce(server.base, agent, token, key);
+          outcomes.set(key, outcome);
+          if (/^2/.test(outcome)) answered.add(client);
+          if (outcome === 'ECONNREFUSED' || (exited && !/^2/.test(outcome))) return;
+        }
+      });
+      // SIGTERM once every client is in its stride (the deadline only bounds a broken run).
+      const deadline = Date.now() + 60_000;
+      while (answered.size < CLIENTS && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(answered.size).toBe(CLIENTS);
+      const exit = signalAndWait(server, 'SIGTERM');
+      void exit.then(() => (exited = true));
+      await Promise.all(clients);
+      agent.destroy();
+      const { code, signal, ms } = await exit;
+      console.log(`restart ${round} (${backendName}): exit code ${code} after ${ms} ms`);
+      expect({ round, code, signal }).toEqual({ round, code: 0, signal: null });
+    }
+
+    // A key without a 2xx answer is sent again to a fresh process: the repeat of a stored send answers with its
+    // first message, created before now; a key never stored makes a new one.
+    servers.push((server = await startServer(env)));
+    const checked = new Date();
+    const unanswered = [...outcomes].filter(([, outcome]) => !/^2/.test(outcome));
+    const stored: string[] = [];
+    for (const [key, outcome] of unanswered) {
+      const res = await fetch(`${server.base}/v1/messages`, { method: 'POST', headers: sendHeaders(token, key), body: SEND_BODY });
+      const message = (await res.json()) as { createdAt: string };
+      expect(res.status).toBe(201);
+      if (new Date(message.createdAt) < checked) stored.push(`${key} (${outcome})`);
+    }
+    const failures = [...new Set(unanswered.map(([, outcome]) => outcome))];
+    console.log(
+      `${RESTARTS} restarts (${backendName}): ${outcomes.size} sends, ${unanswered.length} without an answer (${failures.join(', ')}), ${stored.length} of those stored`,
+    );
+    expect(outcomes.size - unanswered.length).toBeGreaterThan(CLIENTS * RESTARTS);
+    expect(stored).toEqual([]);
+  }, 300_000);
 });
 
+interface Started {
+  server: ServerProcess;
+  database: ProcessDatabase;
+  /** What it was started with: a restart runs on the same database and keys. */
+  env: Record<string, string>;
+}
+
+const SEND_BODY = JSON.stringify({ patientId: 'p-1001', templateId: 'appointment-reminder', channel: 'sms', variables: { date: '2026-12-01', time: '09:30' } });
+
+function sendHeaders(token: string, key: string): Record<string, string> {
+  return { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'idempotency-key': key };
+}
+
+/** One send on `agent`'s connections: its status, or the client-side error code (ECONNRESET, ECONNREFUSED, …). */
+function sendOnce(base: string, agent: http.Agent, token: string, key: string): Promise<string> {
+  return new Promise((resolve) => {
+    const request = http.request(`${base}/v1/messages`, { method: 'POST', agent, headers: sendHeaders(token, key) }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(String(res.statusCode)));
+      res.on('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
+    });
+    request.on('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
+    request.end(SEND_BODY);
+  });
+}
+
 /**
+
  * A POST whose body arrives in two halves: `finish()` sends the second. `headersSent` resolves once
  * the server has parsed the headers (its 100 Continue) and the first half is written, so a busy CI
  * machine cannot leave the request unread in the accept queue when the signal lands.

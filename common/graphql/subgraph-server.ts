@@ -2,7 +2,6 @@ import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import express from 'express';
 import { ApolloServer } from '@apollo/server';
-import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
 import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginInlineTraceDisabled } from '@apollo/server/plugin/disabled';
 import { expressMiddleware } from '@as-integrations/express5';
 import type { GraphQLFormattedError, GraphQLSchema } from 'graphql';
@@ -35,7 +34,7 @@ export interface SubgraphServerOptions<Ctx extends BaseContext> {
   logger: Logger;
   host: string;
   port: number;
-  /** On shutdown, how long requests in flight may take before their connections are closed (Apollo's default: 10 s). */
+  /** On shutdown, how long requests in flight may take before their connections are closed (default: no bound). */
   shutdownGraceMs?: number;
   /** Builds the per-request context (services, DataLoaders) for a verified caller. */
   createContext: (base: BaseContext) => Ctx;
@@ -85,11 +84,7 @@ export async function startSubgraphServer<Ctx extends BaseContext>(options: Subg
     schema: options.schema,
     formatError,
     // No cache hints in these schemas, and the cache-control plugin would wrap every field resolver to compute them.
-    plugins: [
-      ApolloServerPluginDrainHttpServer({ httpServer, stopGracePeriodMillis: options.shutdownGraceMs }),
-      ApolloServerPluginInlineTraceDisabled(),
-      ApolloServerPluginCacheControlDisabled(),
-    ],
+    plugins: [ApolloServerPluginInlineTraceDisabled(), ApolloServerPluginCacheControlDisabled()],
     csrfPrevention: true,
     // The process's one shutdown sequence (bin/caregraph.ts) stops this server; Apollo's own
     // SIGINT/SIGTERM handlers raced it and hung it (see there).
@@ -124,8 +119,10 @@ export async function startSubgraphServer<Ctx extends BaseContext>(options: Subg
       },
     }),
   );
-  const running = await listen(httpServer, options.host, options.port, async () => {
-    await apollo.stop();
+  const running = await listen(httpServer, options.host, options.port, {
+    graceMs: options.shutdownGraceMs,
+    logger: options.logger,
+    afterDrain: () => apollo.stop(),
   });
   options.logger.info({ url: running.url }, `${options.name} subgraph listening`);
   const local = new LocalExecutor(options.schema, formatError);
