@@ -17,6 +17,7 @@ import { createEhrPrisma } from '../subgraphs/ehr/db/client';
 import { chainKey } from '../subgraphs/ehr/audit/chain';
 import { AuditCheckpointer, CheckpointLog } from '../subgraphs/ehr/audit/checkpoints';
 import { seedEhr } from '../subgraphs/ehr/seed';
+import { TenantStore } from '../subgraphs/ehr/db/store';
 import { createMessagingPrisma } from '../subgraphs/messaging/db/client';
 import { relayClinicalEvents } from '../subgraphs/messaging/events/clinical-relay';
 import { sealMessagingContent } from '../subgraphs/messaging/keys/seal';
@@ -212,6 +213,9 @@ describe.each(testBackends())('database roles on $name', (backend) => {
     ['TRUNCATE', `TRUNCATE ehr."AuditRecord"`],
     ['UPDATE of the access log', `UPDATE ehr."AccessLog" SET actor = 'x'`],
     ['DELETE of the access log', `DELETE FROM ehr."AccessLog"`],
+    ['UPDATE of the chain heads', `UPDATE ehr."LogHead" SET seq = 0`],
+    ['DELETE of the chain heads', `DELETE FROM ehr."LogHead"`],
+    ['INSERT of a chain head', `INSERT INTO ehr."LogHead" ("tenantId", log, seq, hash) VALUES ('demo', 'x', 0, '')`],
   ])('cannot %s audit rows, with the tenant set, with or without session_replication_role', async (_name, sql) => {
     await runtime.inTransaction(async (q) => {
       await q(`SELECT set_config('app.tenant_id', 'demo', true)`);
@@ -227,6 +231,63 @@ describe.each(testBackends())('database roles on $name', (backend) => {
       await expect(q(`SELECT set_config('session_replication_role', 'replica', true)`)).rejects.toThrow(/permission denied/);
     });
     expect((await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ehr."AuditRecord" WHERE actor = 'someone else'`)).rows[0].n).toBe(0);
+  });
+
+  // Issue 45: the purges took their cut-off from the caller, so one a day ahead deleted a tenant's whole audit trail and access log.
+  it("cannot purge the audit trail or the access log with a cut-off of its own, nor anything younger than the tenant's periods", async () => {
+    const ehr = createEhrPrisma(db);
+    const admin = { sub: 'roles-admin', tenantId: 'demo', roles: ['admin' as const] };
+    const store = new TenantStore(ehr, admin, { transactionalReads: db.kind === 'postgres', chainKey: chainKey(Buffer.alloc(32, 9)) });
+    try {
+      await store.read((tx) => store.logAccess(tx, [{ entityType: 'Patient', entityId: 'p-1001', patientId: 'p-1001' }]));
+    } finally {
+      await ehr.$disconnect();
+    }
+    const counts = async () =>
+      (
+        await db.query<{ audit: number; access: number }>(
+          `SELECT (SELECT count(*) FROM ehr."AuditRecord" WHERE "tenantId" = 'demo')::int AS audit,
+                  (SELECT count(*) FROM ehr."AccessLog" WHERE "tenantId" = 'demo')::int AS access`,
+        )
+      ).rows[0];
+    const before = await counts();
+    expect(before).toEqual({ audit: expect.any(Number), access: expect.any(Number) });
+    expect(Math.min(before.audit, before.access)).toBeGreaterThan(0);
+    const tomorrow = new Date(Date.now() + 86_400_000).toISOString();
+    await expect(runtime.query(`SELECT ehr.purge_audit_records('demo', 2147483647, $1::timestamp)`, [tomorrow])).rejects.toThrow(/does not exist/);
+    await expect(runtime.query(`SELECT ehr.purge_access_log('demo', $1::timestamp, 1000000)`, [tomorrow])).rejects.toThrow(/does not exist/);
+    // What it may run takes the tenant only.
+    const signatures = await runtime.query<{ name: string; args: string }>(
+      `SELECT proname AS name, pg_get_function_identity_arguments(p.oid) AS args FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+       WHERE n.nspname = 'ehr' AND proname IN ('purge_audit_records', 'purge_access_log') ORDER BY 1`,
+    );
+    expect(signatures).toEqual([
+      { name: 'purge_access_log', args: 'tenant text' },
+      { name: 'purge_audit_records', args: 'tenant text' },
+    ]);
+    // Even with the tenant's periods at their shortest (set by the runtime role itself) and a purge record at the
+    // chain's head that names everything, nothing of today goes: the period counts on the database's clock.
+    for (const [purged, fn] of [
+      ['AuditRecord', 'purge_audit_records'],
+      ['AccessLog', 'purge_access_log'],
+    ]) {
+      await runtime.inTransaction(async (q) => {
+        await q(`SELECT set_config('app.tenant_id', 'demo', true)`);
+        await q(
+          `INSERT INTO ehr."RetentionSetting" ("tenantId", category, days, "updatedAt", "updatedBy") VALUES ('demo', 'audit', 1, now(), 'x'), ('demo', 'access_log', 1, now(), 'x')
+           ON CONFLICT ("tenantId", category) DO UPDATE SET days = 1`,
+        );
+        const [head] = await q<{ seq: number; hash: string }>(`SELECT seq, hash FROM ehr."AuditRecord" ORDER BY seq DESC LIMIT 1`);
+        const claim = { upToSeq: purged === 'AuditRecord' ? head.seq : 2147483647, count: purged === 'AuditRecord' ? before.audit : before.access };
+        await q(
+          `INSERT INTO ehr."AuditRecord" ("tenantId", seq, id, actor, action, "entityType", "entityId", at, after, "prevHash", hash, "hashVersion")
+           VALUES ('demo', $1, 'forged-purge', 'x', 'purge', $2, 'all', now(), $3::jsonb, $4, 'forged', 2)`,
+          [head.seq + 1, purged, JSON.stringify(claim), head.hash],
+        );
+        await expect(q(`SELECT ehr.${fn}('demo')`)).rejects.toThrow(/not all older than/);
+      });
+    }
+    expect(await counts()).toEqual(before);
   });
 
   it('holds INSERT and SELECT only on the audit trail, and cannot grant itself more', async () => {

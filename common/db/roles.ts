@@ -12,8 +12,10 @@
  *   and maintenance commands work across tenants);
  * - the runtime role may SELECT, INSERT, UPDATE and DELETE in those schemas,
  *   except what an append-only trigger refuses (those privileges are revoked,
- *   so the audit trail is INSERT + SELECT only, whatever a session sets); it
- *   may not touch `_prisma_migrations`, and it owns nothing;
+ *   so the audit trail is INSERT + SELECT only, whatever a session sets) and
+ *   what an owner-only trigger (`refuse_write_but_by_owner`, on rows that only
+ *   the owner's functions write, such as the chains' heads) refuses; it may not
+ *   touch `_prisma_migrations`, and it owns nothing;
  * - the runtime role may use pg-boss's schema (rows only; creating a queue's
  *   partition goes through pg-boss's `create_queue`, made SECURITY DEFINER).
  */
@@ -98,17 +100,18 @@ BEGIN
   IF to_regclass(${literal(`${schema}._prisma_migrations`)}) IS NOT NULL THEN
     EXECUTE format('REVOKE ALL ON %s FROM %I', ${literal(`${s}._prisma_migrations`)}, ${literal(role)});
   END IF;
-  -- What an append-only trigger refuses, the role may not even try:
-  -- tgtype bits 8 = DELETE, 16 = UPDATE, 32 = TRUNCATE.
+  -- What an append-only or owner-only trigger refuses, the role may not even try:
+  -- tgtype bits 4 = INSERT, 8 = DELETE, 16 = UPDATE, 32 = TRUNCATE.
   FOR t IN
     SELECT tg.tgrelid::regclass AS tbl, bit_or(tg.tgtype::int) AS events
     FROM pg_trigger tg
     JOIN pg_proc p ON p.oid = tg.tgfoid
     JOIN pg_class c ON c.oid = tg.tgrelid
     JOIN pg_namespace n ON n.oid = c.relnamespace
-    WHERE n.nspname = ${literal(schema)} AND p.proname = 'refuse_change_of_append_only' AND NOT tg.tgisinternal
+    WHERE n.nspname = ${literal(schema)} AND p.proname IN ('refuse_change_of_append_only', 'refuse_write_but_by_owner') AND NOT tg.tgisinternal
     GROUP BY tg.tgrelid
   LOOP
+    IF t.events & 4 <> 0 THEN EXECUTE format('REVOKE INSERT ON %s FROM %I', t.tbl, ${literal(role)}); END IF;
     IF t.events & 8 <> 0 THEN EXECUTE format('REVOKE DELETE ON %s FROM %I', t.tbl, ${literal(role)}); END IF;
     IF t.events & 16 <> 0 THEN EXECUTE format('REVOKE UPDATE ON %s FROM %I', t.tbl, ${literal(role)}); END IF;
   END LOOP;

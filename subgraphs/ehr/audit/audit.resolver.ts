@@ -21,6 +21,13 @@ export class AuditResolver {
     return ctx.audit.verify();
   }
 
+  @Query(() => AuditChainVerification, {
+    description: "Admin: recomputes the tenant's access-log hash chain and reports the first broken entry, or an emptied or shortened log.",
+  })
+  verifyAccessLog(@Ctx() ctx: EhrContext) {
+    return ctx.audit.verifyAccessLog();
+  }
+
   @Query(() => AccessLogPage, { description: "Who read a patient's record, newest first (admin, or the patient for their own)." })
   accessLog(
     @Arg('patientId', () => ID) patientId: string,

@@ -2,8 +2,8 @@ import { validationError } from '../../../common/errors';
 import type { PopulationQuery, TenantStore } from '../db/store';
 import { assertCan } from '../policy/rules';
 import { parsePaging, type Page } from '../common/paging';
-import { findChainProblem } from './chain';
-import type { CheckpointLog } from './checkpoints';
+import { accessLogHash, auditHash, findChainProblem, HMAC_SHA256, UNCHAINED, type ChainCheck, type ChainLink } from './chain';
+import type { Checkpoint, CheckpointLog } from './checkpoints';
 import type { AccessLog as AccessLogRow, AuditRecord as AuditRow } from '../db/generated/client';
 
 export interface ChainVerification {
@@ -54,63 +54,152 @@ export class AuditService {
     });
   }
 
+  /** The chain's head as the database's insert trigger keeps it (LogHead), which the runtime role cannot write. */
+  private head(log: 'audit' | 'access') {
+    return this.store.read((tx) => tx.logHead.findFirst({ where: { log }, select: { seq: true, hash: true, unchainedUpTo: true } }));
+  }
+
+  /** The tenant's newest keyed purge record of `entityType`, with what it names (privacy/retention.ts). */
+  private async lastPurge(entityType: 'AuditRecord' | 'AccessLog') {
+    const record = await this.store.read((tx) => tx.auditRecord.findFirst({ where: { action: 'purge', entityType }, orderBy: { seq: 'desc' } }));
+    if (!record) return null;
+    const after = (record.after ?? {}) as { upToSeq?: number; lastHash?: string; checkpointHash?: string; kept?: number[] };
+    // Purge records from before `lastHash` named the checkpoint's hash, the same record's.
+    return { record, upToSeq: after.upToSeq ?? -1, lastHash: after.lastHash ?? after.checkpointHash ?? null, kept: after.kept ?? [] };
+  }
+
+  /** A checkpoint file with a forged line answers nothing else. */
+  private forgedCheckpoints(forged: number[]): ChainVerification | null {
+    if (forged.length === 0) return null;
+    return {
+      valid: false,
+      checked: 0,
+      brokenAtSeq: null,
+      brokenRecordId: null,
+      problem: `checkpoint file ${this.seal.checkpoints.path}: line(s) ${forged.join(', ')} have no valid signature`,
+    };
+  }
+
   /**
    * Walks the tenant's whole chain in batches and reports the first broken
    * record: a broken link or keyed hash, an unsealed legacy record, or a
-   * record that differs from a signed checkpoint; then a chain shorter than
-   * its checkpoints (records removed from the end).
+   * record that differs from a signed checkpoint; a start other than a keyed
+   * purge record names; then a chain shorter than its head (LogHead) or its
+   * checkpoints (records removed from the end, or all of them).
    */
   async verify(): Promise<ChainVerification> {
     assertCan(this.store.identity, 'readAudit');
     const { checkpoints, forged } = this.seal.checkpoints.forTenant(this.store.tenantId);
-    if (forged.length > 0) {
-      return {
-        valid: false,
-        checked: 0,
-        brokenAtSeq: null,
-        brokenRecordId: null,
-        problem: `checkpoint file ${this.seal.checkpoints.path}: line(s) ${forged.join(', ')} have no valid signature`,
-      };
-    }
-    const signedAt = new Map(checkpoints.map((cp) => [cp.seq, cp]));
+    const forgery = this.forgedCheckpoints(forged);
+    if (forgery) return forgery;
     const check = { key: this.seal.chainKey, sealedUpTo: Math.max(0, ...checkpoints.map((cp) => cp.seq)) };
-    const broken = (seq: number, id: string, problem: string, checked: number): ChainVerification => ({
+    return this.walk({
+      checkpoints,
+      check,
+      head: await this.head('audit'),
+      rows: (after) => this.store.read((tx) => tx.auditRecord.findMany({ where: after ? { seq: { gt: after } } : {}, orderBy: { seq: 'asc' }, take: BATCH })),
+      start: async (first) => {
+        // The oldest records were purged at the end of their retention period (privacy/retention.ts): only up to a
+        // signed checkpoint, which the chain continues from, and named by a keyed purge record the walk checks.
+        const anchor = checkpoints.find((cp) => cp.seq === first.seq - 1);
+        const purge = await this.lastPurge('AuditRecord');
+        if (!anchor || anchor.hash !== first.prevHash || purge?.upToSeq !== anchor.seq || purge.lastHash !== first.prevHash) return null;
+        return { seq: anchor.seq, hash: anchor.hash, hashVersion: first.hashVersion };
+      },
+    });
+  }
+
+  /**
+   * The access log's chain, checked as the audit trail's: its entries in
+   * seq order from where the newest keyed purge record of the access log says
+   * the kept chain continues (the entries it lists as kept, a held patient's,
+   * checked one by one), up to the head and the signed checkpoints.
+   */
+  async verifyAccessLog(): Promise<ChainVerification> {
+    assertCan(this.store.identity, 'readAudit');
+    const { checkpoints, forged } = this.seal.checkpoints.forTenant(this.store.tenantId, 'access');
+    const forgery = this.forgedCheckpoints(forged);
+    if (forgery) return forgery;
+    const head = await this.head('access');
+    const check: ChainCheck<AccessLogRow> = { key: this.seal.chainKey, sealedUpTo: head?.unchainedUpTo ?? 0, legacyVersion: UNCHAINED, hashOf: accessLogHash };
+    const purge = await this.lastPurge('AccessLog');
+    const broken = (seq: number | null, id: string | null, problem: string): ChainVerification => ({
+      valid: false,
+      checked: 0,
+      brokenAtSeq: seq,
+      brokenRecordId: id,
+      problem,
+    });
+    let from: { seq: number; hash: string; hashVersion: number } | undefined;
+    let keptChecked = 0;
+    if (purge) {
+      if (auditHash(purge.record, this.seal.chainKey) !== purge.record.hash || purge.lastHash === null) {
+        return broken(null, null, `the access log's purge record (audit record ${purge.record.seq}) does not verify`);
+      }
+      const kept = await this.store.read((tx) => tx.accessLog.findMany({ where: { seq: { lte: purge.upToSeq } }, orderBy: { seq: 'asc' } }));
+      const present = new Set(kept.map((row) => row.seq));
+      const missing = purge.kept.find((seq) => !present.has(seq));
+      if (missing !== undefined) return broken(missing, null, `entry ${missing}, kept by the purge of audit record ${purge.record.seq}, is missing`);
+      for (const row of kept) {
+        const legacy = row.hashVersion === UNCHAINED && row.seq <= check.sealedUpTo;
+        if (!legacy && (row.hashVersion !== HMAC_SHA256 || accessLogHash(row, check.key) !== row.hash)) {
+          return broken(row.seq, row.id, "hash does not match the entry's content (the entry was altered)");
+        }
+      }
+      keptChecked = kept.length;
+      from = { seq: purge.upToSeq, hash: purge.lastHash, hashVersion: purge.upToSeq < check.sealedUpTo ? UNCHAINED : HMAC_SHA256 };
+    }
+    const result = await this.walk({
+      checkpoints,
+      check,
+      head,
+      from,
+      rows: (after) =>
+        this.store.read((tx) => tx.accessLog.findMany({ where: { seq: { gt: after ?? from?.seq ?? 0 } }, orderBy: { seq: 'asc' }, take: BATCH })),
+      start: async () => null,
+    });
+    return { ...result, checked: result.checked + keptChecked };
+  }
+
+  /**
+   * The walk both chains share. `from` is where the kept chain continues after a purge (the access log's);
+   * `start` answers for a chain that starts later than expected, or null when nothing accounts for it.
+   */
+  private async walk<R extends ChainLink>(chain: {
+    checkpoints: Checkpoint[];
+    check: ChainCheck<R>;
+    head: { seq: number; hash: string } | null;
+    from?: { seq: number; hash: string; hashVersion: number };
+    rows: (afterSeq: number | undefined) => Promise<R[]>;
+    start: (first: R) => Promise<{ seq: number; hash: string; hashVersion: number } | null>;
+  }): Promise<ChainVerification> {
+    const signedAt = new Map(chain.checkpoints.map((cp) => [cp.seq, cp]));
+    const broken = (seq: number | null, id: string | null, problem: string, checked: number): ChainVerification => ({
       valid: false,
       checked,
       brokenAtSeq: seq,
       brokenRecordId: id,
       problem,
     });
-    let previous: { seq: number; hash: string; hashVersion: number } | undefined;
+    let previous = chain.from;
     let checked = 0;
     for (;;) {
-      const rows = await this.store.read((tx) =>
-        tx.auditRecord.findMany({ where: previous ? { seq: { gt: previous.seq } } : {}, orderBy: { seq: 'asc' }, take: BATCH }),
-      );
+      const rows = await chain.rows(checked > 0 ? previous?.seq : undefined);
       if (rows.length === 0) break;
-      if (!previous && rows[0].seq > 1) {
-        // The oldest records were purged at the end of their retention period (privacy/retention.ts): only up to a
-        // signed checkpoint, which the chain continues from, and named by a keyed purge record the walk below checks.
-        const anchor = signedAt.get(rows[0].seq - 1);
-        const purge =
-          anchor &&
-          (await this.store.read((tx) =>
-            tx.auditRecord.findFirst({
-              where: { action: 'purge', entityType: 'AuditRecord', entityId: { endsWith: `..${anchor.seq}` } },
-              select: { seq: true },
-            }),
-          ));
-        if (!anchor || anchor.hash !== rows[0].prevHash || !purge) {
+      const expected = (previous?.seq ?? 0) + 1;
+      if (checked === 0 && rows[0].seq !== expected) {
+        const start = chain.from ? null : await chain.start(rows[0]);
+        if (!start) {
           return broken(
             rows[0].seq,
             rows[0].id,
-            `the chain starts at record ${rows[0].seq} without a signed checkpoint and a purge record ending at the record before it (records were removed)`,
+            `the chain starts at record ${rows[0].seq}, not ${expected}, without a signed checkpoint and a purge record ending at the record before it (records were removed)`,
             0,
           );
         }
-        previous = { seq: anchor.seq, hash: anchor.hash, hashVersion: rows[0].hashVersion };
+        previous = start;
       }
-      const problem = findChainProblem(rows, check, previous);
+      const problem = findChainProblem(rows, chain.check, previous);
       const bad = rows.findIndex((r) => r.seq === problem?.seq);
       const mismatch = rows.findIndex((r, i) => (bad < 0 || i < bad) && signedAt.has(r.seq) && signedAt.get(r.seq)!.hash !== r.hash);
       if (mismatch >= 0) {
@@ -127,16 +216,27 @@ export class AuditService {
       const last = rows[rows.length - 1];
       previous = { seq: last.seq, hash: last.hash, hashVersion: last.hashVersion };
     }
-    const beyond = checkpoints.filter((cp) => cp.seq > (previous?.seq ?? 0)).sort((a, b) => b.seq - a.seq)[0];
+    const end = previous?.seq ?? 0;
+    const beyond = chain.checkpoints.filter((cp) => cp.seq > end).sort((a, b) => b.seq - a.seq)[0];
     if (beyond) {
-      return {
-        valid: false,
+      return broken(
+        end + 1,
+        null,
+        `the chain ends at record ${end} but the signed checkpoint of ${beyond.at} covers record ${beyond.seq} (records were removed)`,
         checked,
-        brokenAtSeq: (previous?.seq ?? 0) + 1,
-        brokenRecordId: null,
-        problem: `the chain ends at record ${previous?.seq ?? 0} but the signed checkpoint of ${beyond.at} covers record ${beyond.seq} (records were removed)`,
-      };
+      );
     }
+    if (chain.head && (chain.head.seq !== end || chain.head.hash !== previous?.hash)) {
+      return broken(
+        end + 1,
+        null,
+        chain.head.seq > end
+          ? `the chain ends at record ${end} but the database's head of it is record ${chain.head.seq} (records were removed)`
+          : `the chain's last record ${end} is not the database's head of it (the chain was rewritten)`,
+        checked,
+      );
+    }
+    if (!chain.head && end > 0) return broken(null, null, 'the chain has no head in the database (LogHead was removed)', checked);
     return { valid: true, checked, brokenAtSeq: null, brokenRecordId: null, problem: null };
   }
 

@@ -79,17 +79,82 @@ export function auditHash(record: ChainedFields, key: Buffer): string {
   throw new Error(`unknown audit hash version ${record.hashVersion}`);
 }
 
+/** Access log entries written before the access log was chained: unkeyed, accepted only as its start (LogHead.unchainedUpTo). */
+export const UNCHAINED = 0;
+
+interface AccessChainedFields {
+  tenantId: string;
+  seq: number;
+  id: string;
+  actor: string;
+  roles: string[];
+  action: string;
+  entityType: string;
+  entityId: string;
+  patientId: string | null;
+  detail: unknown;
+  at: Date;
+  requestId: string | null;
+  purpose: string | null;
+  client: string | null;
+  tool: string | null;
+  prevHash: string;
+  hashVersion: number;
+}
+
+/**
+ * An access log entry's hash: the same keyed chain as the audit trail's, over
+ * the entry's fields and the previous entry's hash (`log` keeps the two
+ * chains' hashes apart). An unchained entry's stored hash is GENESIS_HASH.
+ */
+export function accessLogHash(entry: AccessChainedFields, key: Buffer): string {
+  if (entry.hashVersion === UNCHAINED) return GENESIS_HASH;
+  if (entry.hashVersion !== HMAC_SHA256) throw new Error(`unknown access log hash version ${entry.hashVersion}`);
+  const material = canonicalJson({
+    log: 'access',
+    tenantId: entry.tenantId,
+    seq: entry.seq,
+    id: entry.id,
+    actor: entry.actor,
+    roles: entry.roles,
+    action: entry.action,
+    entityType: entry.entityType,
+    entityId: entry.entityId,
+    patientId: entry.patientId,
+    detail: entry.detail ?? null,
+    at: entry.at.toISOString(),
+    requestId: entry.requestId,
+    purpose: entry.purpose,
+    client: entry.client,
+    tool: entry.tool,
+    prevHash: entry.prevHash,
+  });
+  return createHmac('sha256', key).update(material).digest('hex');
+}
+
 export interface ChainProblem {
   seq: number;
   id: string;
   problem: string;
 }
 
-export interface ChainCheck {
+export interface ChainCheck<R extends ChainLink = ChainedFields & { hash: string }> {
   /** The chain key (chainKey(AUDIT_HMAC_KEY)). */
   key: Buffer;
   /** Highest seq covered by a signed checkpoint: legacy (version 1) records beyond it are not trusted. */
   sealedUpTo: number;
+  /** The chain's unkeyed version and how a record's hash is computed: the audit trail's by default. */
+  legacyVersion?: number;
+  hashOf?: (record: R, key: Buffer) => string;
+}
+
+/** What the walk reads of any chained row. */
+export interface ChainLink {
+  seq: number;
+  id: string;
+  prevHash: string;
+  hash: string;
+  hashVersion: number;
 }
 
 /**
@@ -97,14 +162,16 @@ export interface ChainCheck {
  * record before it (`previous`; undefined at the start of the chain).
  * Returns the first problem, or undefined when the stretch is intact.
  */
-export function findChainProblem(
-  records: Array<ChainedFields & { hash: string }>,
-  check: ChainCheck,
+export function findChainProblem<R extends ChainLink = ChainedFields & { hash: string }>(
+  records: R[],
+  check: ChainCheck<R>,
   previous?: { seq: number; hash: string; hashVersion: number },
 ): ChainProblem | undefined {
+  const legacy = check.legacyVersion ?? LEGACY_SHA256;
+  const hashOf = check.hashOf ?? ((record: R, key: Buffer) => auditHash(record as unknown as ChainedFields, key));
   let expectedSeq = previous ? previous.seq + 1 : 1;
   let expectedPrev = previous ? previous.hash : GENESIS_HASH;
-  let keyed = previous ? previous.hashVersion !== LEGACY_SHA256 : false;
+  let keyed = previous ? previous.hashVersion !== legacy : false;
   for (const record of records) {
     if (record.seq !== expectedSeq) {
       return { seq: record.seq, id: record.id, problem: `sequence gap: expected record ${expectedSeq}, found ${record.seq} (a record was removed)` };
@@ -112,20 +179,20 @@ export function findChainProblem(
     if (record.prevHash !== expectedPrev) {
       return { seq: record.seq, id: record.id, problem: 'previous-hash link does not match the record before it' };
     }
-    if (record.hashVersion !== LEGACY_SHA256 && record.hashVersion !== HMAC_SHA256) {
+    if (record.hashVersion !== legacy && record.hashVersion !== HMAC_SHA256) {
       return { seq: record.seq, id: record.id, problem: `unknown hash version ${record.hashVersion}` };
     }
-    if (record.hashVersion === LEGACY_SHA256 && (keyed || record.seq > check.sealedUpTo)) {
+    if (record.hashVersion === legacy && (keyed || record.seq > check.sealedUpTo)) {
       return {
         seq: record.seq,
         id: record.id,
         problem: 'unkeyed (plain SHA-256) record where only keyed records may be: the chain was rewritten without the key',
       };
     }
-    if (auditHash(record, check.key) !== record.hash) {
+    if (hashOf(record, check.key) !== record.hash) {
       return { seq: record.seq, id: record.id, problem: "hash does not match the record's content (the record was altered)" };
     }
-    keyed ||= record.hashVersion !== LEGACY_SHA256;
+    keyed ||= record.hashVersion !== legacy;
     expectedSeq = record.seq + 1;
     expectedPrev = record.hash;
   }

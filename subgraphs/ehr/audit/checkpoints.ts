@@ -19,10 +19,15 @@ import type { EhrMetrics } from '../metrics';
  */
 export interface Checkpoint {
   tenantId: string;
+  /** The access log's chain; absent: the audit trail's. */
+  log?: 'access';
   seq: number;
   hash: string;
   at: string;
 }
+
+/** Which chain a checkpoint seals. */
+type ChainLog = 'audit' | 'access';
 
 export interface SignedCheckpoint extends Checkpoint {
   sig: string;
@@ -34,7 +39,7 @@ function checkpointKey(auditKey: Buffer): Buffer {
 
 function signature(key: Buffer, cp: Checkpoint): string {
   return createHmac('sha256', key)
-    .update(canonicalJson({ tenantId: cp.tenantId, seq: cp.seq, hash: cp.hash, at: cp.at }))
+    .update(canonicalJson({ tenantId: cp.tenantId, log: cp.log, seq: cp.seq, hash: cp.hash, at: cp.at }))
     .digest('hex');
 }
 
@@ -64,8 +69,8 @@ export class CheckpointLog {
     return signed;
   }
 
-  /** All valid checkpoints by tenant, and the numbers of lines that do not verify (unparsable ones count for every tenant). */
-  readAll(): { byTenant: Map<string, Checkpoint[]>; forged: Map<string | null, number[]> } {
+  /** All valid checkpoints of one chain by tenant, and the numbers of lines that do not verify (unparsable ones count for every tenant). */
+  readAll(log: ChainLog = 'audit'): { byTenant: Map<string, Checkpoint[]>; forged: Map<string | null, number[]> } {
     const byTenant = new Map<string, Checkpoint[]>();
     const forged = new Map<string | null, number[]>();
     if (!existsSync(this.path)) return { byTenant, forged };
@@ -81,6 +86,7 @@ export class CheckpointLog {
       const valid =
         cp &&
         typeof cp.tenantId === 'string' &&
+        (cp.log === undefined || cp.log === 'access') &&
         Number.isInteger(cp.seq) &&
         typeof cp.hash === 'string' &&
         typeof cp.at === 'string' &&
@@ -92,15 +98,16 @@ export class CheckpointLog {
         forged.set(tenant, [...(forged.get(tenant) ?? []), index + 1]);
         return;
       }
+      if ((cp!.log ?? 'audit') !== log) return;
       const list = byTenant.get(cp!.tenantId) ?? [];
-      list.push({ tenantId: cp!.tenantId, seq: cp!.seq, hash: cp!.hash, at: cp!.at });
+      list.push({ tenantId: cp!.tenantId, ...(cp!.log ? { log: cp!.log } : {}), seq: cp!.seq, hash: cp!.hash, at: cp!.at });
       byTenant.set(cp!.tenantId, list);
     });
     return { byTenant, forged };
   }
 
-  forTenant(tenantId: string): TenantCheckpoints {
-    const { byTenant, forged } = this.readAll();
+  forTenant(tenantId: string, log: ChainLog = 'audit'): TenantCheckpoints {
+    const { byTenant, forged } = this.readAll(log);
     return { checkpoints: byTenant.get(tenantId) ?? [], forged: [...(forged.get(tenantId) ?? []), ...(forged.get(null) ?? [])].sort((a, b) => a - b) };
   }
 }
@@ -126,32 +133,59 @@ export class AuditCheckpointer {
   ) {}
 
   async checkpoint(now = this.clock.now()): Promise<SignedCheckpoint[]> {
-    // Every tenant's head through the owner's function: row-level security shows the runtime role no audit row without a tenant.
-    const heads = await this.prisma.$queryRaw<Array<{ tenantId: string; seq: number; hash: string }>>`
+    // Every tenant's heads through the owner's functions: row-level security shows the runtime role no row without a tenant.
+    const audit = await this.prisma.$queryRaw<Array<{ tenantId: string; seq: number; hash: string }>>`
       SELECT "tenantId", seq, hash FROM ehr.audit_chain_heads()`;
-    const { byTenant } = this.log.readAll();
+    const access = await this.prisma.$queryRaw<Array<{ tenantId: string; seq: number; hash: string }>>`
+      SELECT "tenantId", seq, hash FROM ehr.access_log_heads()`;
+    const due = [...(await this.due('audit', audit, now)), ...(await this.due('access', access, now))];
+    const signed = this.log.append(due);
+    for (const cp of signed) this.logger.info({ auditCheckpoint: cp }, 'audit chain checkpoint');
+    return signed;
+  }
+
+  private async purgedAccessUpTo(tenantId: string, seq: number): Promise<boolean> {
+    const purge = await tenantBound(this.prisma, tenantId).auditRecord.findFirst({
+      where: { tenantId, action: 'purge', entityType: 'AccessLog' },
+      orderBy: { seq: 'desc' },
+      select: { after: true },
+    });
+    return ((purge?.after as { upToSeq?: number } | null)?.upToSeq ?? 0) >= seq;
+  }
+
+  private async due(log: ChainLog, heads: Array<{ tenantId: string; seq: number; hash: string }>, now: Date): Promise<Checkpoint[]> {
+    const { byTenant } = this.log.readAll(log);
     const due: Checkpoint[] = [];
     for (const head of heads) {
       const last = byTenant.get(head.tenantId)?.at(-1);
       if (last && last.seq === head.seq && last.hash === head.hash) continue;
       if (last) {
-        const records = tenantBound(this.prisma, head.tenantId).auditRecord;
-        const atLast = await records.findUnique({ where: { tenantId_seq: { tenantId: head.tenantId, seq: last.seq } }, select: { hash: true } });
-        // A retention purge (privacy/retention.ts) may have removed the checkpointed record: the chain must then continue from it.
-        const after = atLast
-          ? undefined
-          : await records.findUnique({ where: { tenantId_seq: { tenantId: head.tenantId, seq: last.seq + 1 } }, select: { prevHash: true } });
-        const matches = atLast ? atLast.hash === last.hash : after?.prevHash === last.hash;
+        const bound = tenantBound(this.prisma, head.tenantId);
+        const records = log === 'audit' ? bound.auditRecord : bound.accessLog;
+        const at = (seq: number) =>
+          (records as typeof bound.auditRecord).findUnique({
+            where: { tenantId_seq: { tenantId: head.tenantId, seq } },
+            select: { hash: true, prevHash: true },
+          });
+        const atLast = await at(last.seq);
+        // A retention purge (privacy/retention.ts) may have removed the checkpointed record: the audit trail must then
+        // continue from it; the access log's purge, which keeps a held patient's entries, must name it in its keyed record.
+        const matches = atLast
+          ? atLast.hash === last.hash
+          : log === 'audit'
+            ? (await at(last.seq + 1))?.prevHash === last.hash
+            : await this.purgedAccessUpTo(head.tenantId, last.seq);
         if (!matches) {
-          this.logger.error({ tenantId: head.tenantId, checkpoint: last, head }, 'audit chain no longer matches its last signed checkpoint; not signing it');
+          this.logger.error(
+            { tenantId: head.tenantId, log, checkpoint: last, head },
+            'audit chain no longer matches its last signed checkpoint; not signing it',
+          );
           continue;
         }
       }
-      due.push({ tenantId: head.tenantId, seq: head.seq, hash: head.hash, at: now.toISOString() });
+      due.push({ tenantId: head.tenantId, ...(log === 'access' ? { log } : {}), seq: head.seq, hash: head.hash, at: now.toISOString() });
     }
-    const signed = this.log.append(due);
-    for (const cp of signed) this.logger.info({ auditCheckpoint: cp }, 'audit chain checkpoint');
-    return signed;
+    return due;
   }
 
   private run(): Promise<void> {

@@ -3,7 +3,7 @@ import type { Identity } from '../../../common/auth/principal';
 import { tenantBound } from '../../../common/db/tenant-session';
 import type { EhrPrisma } from './client';
 import { inTenantTransaction, tenantScopedClient, type TenantClient, type TenantTx } from './tenant';
-import { auditHash, GENESIS_HASH, HMAC_SHA256 } from '../audit/chain';
+import { accessLogHash, auditHash, GENESIS_HASH, HMAC_SHA256 } from '../audit/chain';
 import type { ReadAccount } from '../../../common/graphql/shared-reads';
 
 /** The part of a Prisma transaction client the writer needs (scoped or not). */
@@ -172,17 +172,60 @@ export class TenantStore implements ReadAccount {
     return this.read((tx) => this.insertAccess(tx, this.accessLogged, requestIds));
   }
 
-  /** One row per entry and request, in one fixed statement (arrays unnested) that the database plans once. */
+  /**
+   * One row per entry and request, appended to the tenant's access-log chain
+   * (audit/chain.ts) in one fixed statement (arrays unnested) that the database
+   * plans once. The head is read and extended under a per-tenant lock, in the
+   * caller's transaction or, outside one, in a short transaction of its own.
+   */
   private async insertAccess(tx: Pick<TenantTx, '$executeRaw'>, entries: AccessEntry[], requestIds: readonly (string | null)[]): Promise<void> {
     const rows = requestIds.flatMap((requestId) => entries.map((entry) => ({ ...entry, requestId })));
+    // A read without a transaction (PGlite) hands its callback the per-statement client; every other client is a transaction's.
+    if (tx === this.perStatement) return inTenantTransaction(this.scoped(), this.tenantId, (t) => this.appendAccess(t, rows));
+    return this.appendAccess(tx as Pick<TenantTx, '$executeRaw' | '$queryRaw'>, rows);
+  }
+
+  private async appendAccess(tx: Pick<TenantTx, '$executeRaw' | '$queryRaw'>, rows: Array<AccessEntry & { requestId: string | null }>): Promise<void> {
+    await tx.$queryRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`caregraph-access:${this.tenantId}`}, 0))::text AS locked`;
+    const [head] = await tx.$queryRaw<Array<{ seq: number; hash: string }>>`
+      SELECT seq, hash FROM "ehr"."LogHead" WHERE "tenantId" = ${this.tenantId} AND log = 'access'`;
     const agent = this.identity.agent;
+    const at = new Date();
+    let previous = { seq: head?.seq ?? 0, hash: head?.hash ?? GENESIS_HASH };
+    const chained = rows.map((entry) => {
+      const fields = {
+        tenantId: this.tenantId,
+        seq: previous.seq + 1,
+        id: randomUUID(),
+        actor: this.identity.sub,
+        roles: [...this.identity.roles],
+        action: entry.action ?? 'read',
+        entityType: entry.entityType,
+        entityId: entry.entityId,
+        patientId: entry.patientId,
+        detail: toJson(entry.detail),
+        at,
+        requestId: entry.requestId,
+        purpose: entry.purpose ?? agent?.purpose ?? null,
+        client: agent?.client ?? null,
+        tool: agent?.tool ?? null,
+        prevHash: previous.hash,
+        hashVersion: HMAC_SHA256,
+      };
+      const hash = accessLogHash(fields, this.options.chainKey);
+      previous = { seq: fields.seq, hash };
+      return { ...fields, hash };
+    });
+    const column = <K extends keyof (typeof chained)[number]>(key: K) => chained.map((row) => row[key]);
     await tx.$executeRaw`
-      INSERT INTO "ehr"."AccessLog" ("tenantId", "id", "actor", "roles", "action", "entityType", "entityId", "patientId", "requestId", "purpose", "client", "tool", "detail")
-      SELECT ${this.tenantId}, e.id, ${this.identity.sub}, ${this.identity.roles}::text[], e.action, e."entityType", e."entityId", e."patientId", e."requestId",
-             e.purpose, ${agent?.client ?? null}, ${agent?.tool ?? null}, e.detail::jsonb
-      FROM unnest(${rows.map(() => randomUUID())}::text[], ${rows.map((e) => e.action ?? 'read')}::text[], ${rows.map((e) => e.entityType)}::text[],
-                  ${rows.map((e) => e.entityId)}::text[], ${rows.map((e) => e.patientId)}::text[], ${rows.map((e) => e.requestId)}::text[],
-                  ${rows.map((e) => e.purpose ?? agent?.purpose ?? null)}::text[], ${rows.map((e) => (e.detail ? JSON.stringify(e.detail) : null))}::text[])
-           AS e(id, action, "entityType", "entityId", "patientId", "requestId", purpose, detail)`;
+      INSERT INTO "ehr"."AccessLog" ("tenantId", "seq", "id", "actor", "roles", "action", "entityType", "entityId", "patientId", "requestId", "purpose", "client", "tool", "detail", "at", "prevHash", "hash", "hashVersion")
+      SELECT ${this.tenantId}, e.seq, e.id, ${this.identity.sub}, ${this.identity.roles}::text[], e.action, e."entityType", e."entityId", e."patientId", e."requestId",
+             e.purpose, ${agent?.client ?? null}, ${agent?.tool ?? null}, e.detail::jsonb, ${at.toISOString()}::timestamp, e."prevHash", e.hash, ${HMAC_SHA256}
+      FROM unnest(${column('seq')}::int[], ${column('id')}::text[], ${column('action')}::text[], ${column('entityType')}::text[],
+                  ${column('entityId')}::text[], ${column('patientId')}::text[], ${column('requestId')}::text[],
+                  ${column('purpose')}::text[], ${chained.map((e) => (e.detail === null ? null : JSON.stringify(e.detail)))}::text[],
+                  ${column('prevHash')}::text[], ${column('hash')}::text[])
+           AS e(seq, id, action, "entityType", "entityId", "patientId", "requestId", purpose, detail, "prevHash", hash)
+      ORDER BY e.seq`;
   }
 }

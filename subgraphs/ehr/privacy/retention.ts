@@ -3,7 +3,6 @@ import { systemClock, type Clock } from '../../../common/clock';
 import { ensureQueue, workQueue } from '../../../common/db/boss';
 import { SYSTEM_SUBJECTS } from '../../../common/auth/system-identities';
 import type { Logger } from '../../../common/logger';
-import { retentionCutoff, retentionDays } from '../../../common/retention';
 import type { EhrPrisma } from '../db/client';
 import { TenantStore } from '../db/store';
 import type { AuditCheckpointer, CheckpointLog } from '../audit/checkpoints';
@@ -11,8 +10,6 @@ import type { AuditCheckpointer, CheckpointLog } from '../audit/checkpoints';
 /** The clinical record's scheduled purge; one job a day, on the job queue so a missed run happens after a restart. */
 export const RECORD_PURGE_QUEUE = 'ehr-retention-purge';
 const RECORD_PURGE_CRON = '17 3 * * *';
-/** Access log rows deleted per statement. */
-const BATCH = 1000;
 /** Prisma keeps DateTime as UTC `timestamp(3)`. */
 const sqlTime = (date: Date) => date.toISOString();
 
@@ -32,7 +29,9 @@ export interface RecordPurgeReport {
  * - the oldest audit records go, as a prefix of the chain that ends at a signed
  *   checkpoint (taken first), so verification continues from that checkpoint;
  *   the prefix stops before the first record about a held patient.
- * Each deletion is itself an audit record.
+ * Each deletion is itself an audit record. The periods are the tenant's stored
+ * ones, counted on the database's clock: the database's purge functions take
+ * nothing but the tenant and delete only what the purge record names and is due.
  */
 export class RecordRetention {
   constructor(
@@ -62,18 +61,60 @@ export class RecordRetention {
 
   async purgeTenant(tenantId: string, now: Date): Promise<RecordPurgeReport> {
     const store = this.store(tenantId);
-    const overrides = await store.read((tx) => tx.retentionSetting.findMany());
     const records = await this.deleteExpiredRecords(store, now);
-    const accessCutoff = retentionCutoff(now, retentionDays('access_log', overrides));
-    let accessLog = 0;
-    for (;;) {
-      const rows = await this.prisma.$queryRaw<Array<{ n: number }>>`
-        SELECT ehr.purge_access_log(${tenantId}, ${sqlTime(accessCutoff)}::timestamp, ${BATCH}::int) AS n`;
-      accessLog += rows[0]?.n ?? 0;
-      if ((rows[0]?.n ?? 0) < BATCH) break;
-    }
-    const { upToSeq, deleted } = await this.purgeAudit(store, retentionCutoff(now, retentionDays('audit', overrides)));
+    const accessLog = await this.purgeAccessLog(store);
+    const { upToSeq, deleted } = await this.purgeAudit(store);
     return { tenantId, records, accessLog, auditUpToSeq: upToSeq, audit: deleted };
+  }
+
+  /** The moment before which the tenant's entries of `category` are due, as the database's purge functions count it. */
+  private async cutoff(store: TenantStore, category: 'audit' | 'access_log'): Promise<Date> {
+    const [row] = await store.read((tx) => tx.$queryRaw<Array<{ cutoff: Date }>>`SELECT ehr.retention_cutoff(${store.tenantId}, ${category}) AS cutoff`);
+    return row.cutoff;
+  }
+
+  /**
+   * The access log's entries older than the tenant's period, up to a seq,
+   * except a held patient's (listed as kept). The purge record names the
+   * range, the count, the kept entries and the hash the kept chain continues
+   * from; the database deletes only what it names, and only what is due.
+   */
+  private async purgeAccessLog(store: TenantStore): Promise<number> {
+    const tenant = store.tenantId;
+    const cutoff = await this.cutoff(store, 'access_log');
+    const plan = await store.read(async (tx) => {
+      const previous = await tx.auditRecord.findFirst({
+        where: { action: 'purge', entityType: 'AccessLog' },
+        orderBy: { seq: 'desc' },
+        select: { after: true },
+      });
+      const [range] = await tx.$queryRaw<Array<{ upToSeq: number | null }>>`
+        SELECT greatest(${(previous?.after as { upToSeq?: number } | null)?.upToSeq ?? 0}::int,
+                        coalesce((SELECT min(seq) - 1 FROM "ehr"."AccessLog" WHERE "tenantId" = ${tenant} AND at >= ${sqlTime(cutoff)}::timestamp),
+                                 (SELECT max(seq) FROM "ehr"."AccessLog" WHERE "tenantId" = ${tenant}))) AS "upToSeq"`;
+      const upToSeq = range?.upToSeq ?? 0;
+      const [entries] = await tx.$queryRaw<Array<{ fromSeq: number | null; due: number; kept: number[]; lastHash: string | null }>>`
+        SELECT min(l.seq) AS "fromSeq",
+               (count(*) FILTER (WHERE NOT l.keep))::int AS due,
+               coalesce(array_agg(l.seq ORDER BY l.seq) FILTER (WHERE l.keep), '{}') AS kept,
+               coalesce((SELECT n."prevHash" FROM "ehr"."AccessLog" n WHERE n."tenantId" = ${tenant} AND n.seq = ${upToSeq}::int + 1),
+                        (SELECT h.hash FROM "ehr"."LogHead" h WHERE h."tenantId" = ${tenant} AND h.log = 'access' AND h.seq = ${upToSeq}::int)) AS "lastHash"
+        FROM (SELECT a.seq, a.at >= ${sqlTime(cutoff)}::timestamp
+                     OR EXISTS (SELECT 1 FROM "ehr"."Patient" p WHERE p."tenantId" = ${tenant} AND p.id = a."patientId" AND p."legalHold") AS keep
+              FROM "ehr"."AccessLog" a WHERE a."tenantId" = ${tenant} AND a.seq <= ${upToSeq}::int) l`;
+      return { upToSeq, ...entries };
+    });
+    if (!plan.due) return 0;
+    return store.change('access log retention period ended', async (tx, audit) => {
+      await audit.record({
+        action: 'purge',
+        entityType: 'AccessLog',
+        entityId: `${plan.fromSeq}..${plan.upToSeq}`,
+        after: { fromSeq: plan.fromSeq, upToSeq: plan.upToSeq, count: plan.due, kept: plan.kept, lastHash: plan.lastHash, olderThan: cutoff },
+      });
+      const rows = await tx.$queryRaw<Array<{ n: number }>>`SELECT ehr.purge_access_log(${tenant}) AS n`;
+      return rows[0]?.n ?? 0;
+    });
   }
 
   private async deleteExpiredRecords(store: TenantStore, now: Date): Promise<number> {
@@ -131,7 +172,8 @@ export class RecordRetention {
     });
   }
 
-  private async purgeAudit(store: TenantStore, cutoff: Date): Promise<{ upToSeq: number | null; deleted: number }> {
+  private async purgeAudit(store: TenantStore): Promise<{ upToSeq: number | null; deleted: number }> {
+    const cutoff = await this.cutoff(store, 'audit');
     const held = await this.heldEntityFilter(store);
     const [firstRecent, firstHeld, first] = await store.read((tx) =>
       Promise.all([
@@ -152,14 +194,21 @@ export class RecordRetention {
       .find(() => true);
     if (!boundary) return { upToSeq: null, deleted: 0 };
     const deleted = await store.change('audit retention period ended', async (tx, audit) => {
+      // The database deletes what this record names (upToSeq, count) and refuses it unless all of it is due.
       await audit.record({
         action: 'purge',
         entityType: 'AuditRecord',
         entityId: `${first.seq}..${boundary.seq}`,
-        after: { fromSeq: first.seq, upToSeq: boundary.seq, checkpointHash: boundary.hash, checkpointAt: boundary.at, olderThan: cutoff },
+        after: {
+          fromSeq: first.seq,
+          upToSeq: boundary.seq,
+          count: boundary.seq - first.seq + 1,
+          lastHash: boundary.hash,
+          checkpointAt: boundary.at,
+          olderThan: cutoff,
+        },
       });
-      const rows = await tx.$queryRaw<Array<{ n: number }>>`
-        SELECT ehr.purge_audit_records(${store.tenantId}, ${boundary.seq}::int, ${sqlTime(cutoff)}::timestamp) AS n`;
+      const rows = await tx.$queryRaw<Array<{ n: number }>>`SELECT ehr.purge_audit_records(${store.tenantId}) AS n`;
       return rows[0]?.n ?? 0;
     });
     return { upToSeq: boundary.seq, deleted };
