@@ -149,6 +149,62 @@ describe(`appointments (${backendName})`, () => {
     expect(zoned.body).toMatchObject({ start: '2030-01-10T08:00:00.000Z', end: '2030-01-10T08:30:00.000Z', timeZone: 'Europe/Amsterdam' });
   });
 
+  it('books a slot once under concurrent requests, per location, practitioner and patient; a move into a taken slot is 409; cancelled ones free it', async () => {
+    const base = 9 * 24 * 60 * MINUTE;
+    const book = (body: Record<string, unknown>) => t.request('POST', '/api/ehr/appointments', { body });
+    /** Bookings sent at once: exactly one is 201, every other 409 CONFLICT; the winner's id. */
+    const race = async (what: string, bodies: Record<string, unknown>[]) => {
+      const answers = await Promise.all(bodies.map(book));
+      expect([what, answers.map((a) => a.status).sort()]).toEqual([what, [201, ...bodies.slice(1).map(() => 409)]]);
+      for (const refused of answers.filter((a) => a.status === 409)) expect(refused.body.error.code).toBe('CONFLICT');
+      return answers.find((a) => a.status === 201)!.body.id as string;
+    };
+    const slot = (from: number, minutes: number) => ({ start: at(base + from * MINUTE), end: at(base + (from + minutes) * MINUTE) });
+    const upcoming = async (column: string, value: string) =>
+      (
+        await t.platform.db!.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM ehr."Appointment" WHERE "tenantId" = 'demo' AND "${column}" = $1 AND status IN ('booked', 'confirmed')`,
+          [value],
+        )
+      ).rows[0].n;
+
+    // One room: different patients and practitioners, overlapping times.
+    const room = await race(
+      'one room',
+      ['p-1001', 'p-1002', 'p-1003'].map((patientId, i) => ({ patientId, ...slot(i * 5, 30), practitionerId: `dr-race-${i}`, location: 'Room race' })),
+    );
+    expect(await upcoming('location', 'Room race')).toBe(1);
+    // One practitioner: different patients and rooms.
+    await race(
+      'one practitioner',
+      ['p-1001', 'p-1002', 'p-1003'].map((patientId, i) => ({ patientId, ...slot(120 + i * 5, 30), practitionerId: 'dr-race', location: `Room race ${i}` })),
+    );
+    expect(await upcoming('practitionerId', 'dr-race')).toBe(1);
+    // One patient: different practitioners and rooms.
+    await race(
+      'one patient',
+      [0, 1, 2].map((i) => ({ patientId: 'p-1002', ...slot(240 + i * 5, 30), practitionerId: `dr-solo-${i}`, location: `Room solo ${i}` })),
+    );
+
+    // A move into the room's taken slot is refused and changes nothing.
+    const later = await book({ patientId: 'p-1003', ...slot(360, 30), location: 'Room race' });
+    expect(later.status).toBe(201);
+    const taken = slot(10, 15);
+    const into = await t.request('PATCH', `/api/ehr/appointments/${later.body.id}`, { body: taken });
+    expect([into.status, into.body.error?.code, into.body.error?.message]).toEqual([409, 'CONFLICT', expect.stringContaining(room)]);
+    const startOf = async (id: string) =>
+      (
+        await t.platform.db!.query<{ start: string }>(`SELECT to_char(start, 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS start FROM ehr."Appointment" WHERE id = $1`, [
+          id,
+        ])
+      ).rows[0].start;
+    expect(await startOf(later.body.id)).toBe(later.body.start);
+    // A cancelled appointment blocks nothing: once the room's booking is cancelled, the move goes through.
+    expect((await t.request('PATCH', `/api/ehr/appointments/${room}`, { body: { status: 'cancelled' } })).status).toBe(200);
+    const moved = await t.request('PATCH', `/api/ehr/appointments/${later.body.id}`, { body: taken });
+    expect([moved.status, moved.body.start]).toEqual([200, taken.start]);
+  });
+
   it('reschedules (the reminder moves) and cancels (the reminder is cancelled) over REST, with their events', async () => {
     const start = at(3 * 24 * 60 * MINUTE);
     const created = await t.request('POST', '/api/ehr/appointments', {

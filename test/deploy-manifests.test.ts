@@ -181,17 +181,25 @@ describe('deploy/ manifests', () => {
     expect(job.DATABASE_OWNER_URL).toContain('caregraph_owner');
   });
 
-  it('every Deployment has resources, a locked-down security context, a PodDisruptionBudget and an autoscaler', () => {
-    for (const role of ROLES) {
-      const deployment = find('Deployment', `caregraph-${role}`)!;
+  it('every Deployment has probes, resources, a locked-down security context, a PodDisruptionBudget and an autoscaler', () => {
+    const deployments = k8s.filter((d) => d.kind === 'Deployment');
+    expect(deployments.map((d) => d.metadata.name).sort()).toEqual(ROLES.map((role) => `caregraph-${role}`).sort());
+    for (const deployment of deployments) {
+      const role = deployment.metadata.name.replace(/^caregraph-/, '');
       const pod = deployment.spec.template.spec;
       // The API server refuses a Deployment whose selector does not match its pods' labels.
       expect(deployment.spec.selector.matchLabels).toEqual({ 'app.kubernetes.io/name': 'caregraph', 'app.kubernetes.io/component': role });
       expect(deployment.spec.template.metadata.labels).toEqual(deployment.spec.selector.matchLabels);
       expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 1000 });
+      for (const container of pod.containers) {
+        const where = `${deployment.metadata.name}/${container.name}`;
+        // Without a readiness probe a rollout counts a pod ready before it is; without liveness a hung one is never restarted.
+        expect([where, container.readinessProbe?.httpGet?.path]).toEqual([where, expect.stringMatching(/^\//)]);
+        expect([where, container.livenessProbe?.httpGet?.path]).toEqual([where, expect.stringMatching(/^\//)]);
+        for (const kind of ['requests', 'limits'])
+          expect([where, kind, container.resources?.[kind]]).toEqual([where, kind, { cpu: expect.anything(), memory: expect.anything() }]);
+      }
       const container = pod.containers[0];
-      expect(container.resources.requests).toBeDefined();
-      expect(container.resources.limits).toBeDefined();
       expect(container.securityContext).toMatchObject({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
       expect(find('PodDisruptionBudget', deployment.metadata.name)!.spec.selector.matchLabels).toEqual(deployment.spec.selector.matchLabels);
       expect(find('HorizontalPodAutoscaler', deployment.metadata.name)!.spec.scaleTargetRef).toMatchObject({
@@ -220,16 +228,22 @@ describe('deploy/ manifests', () => {
   describe('probes', () => {
     let t: TestPlatform;
     beforeAll(async () => {
-      t = await startTestPlatform();
+      t = await startTestPlatform({ METRICS_PORT: '0' });
     });
     afterAll(async () => {
       await t?.stop();
     });
 
     it('name paths a real server of the role answers with 200', async () => {
-      for (const role of ['gateway', 'messaging', 'ehr'] as const) {
+      for (const role of ROLES) {
         const container = find('Deployment', `caregraph-${role}`)!.spec.template.spec.containers[0];
-        const base = role === 'gateway' ? t.url : t.platform.subgraphUrls[role].replace(/\/graphql$/, '');
+        // The worker has no server but its metrics listener (METRICS_PORT, here a free port).
+        const base =
+          role === 'gateway'
+            ? t.url
+            : role === 'worker'
+              ? t.platform.metricsUrl!.replace(/\/metrics$/, '')
+              : t.platform.subgraphUrls[role].replace(/\/graphql$/, '');
         const probes = [container.startupProbe, container.readinessProbe, container.livenessProbe];
         for (const probe of probes) {
           expect(probe.httpGet.port).toBe(container.ports[0].name);
@@ -239,8 +253,7 @@ describe('deploy/ manifests', () => {
         if (role === 'gateway') expect(container.readinessProbe.httpGet.path).toBe('/readyz');
       }
       const worker = find('Deployment', 'caregraph-worker')!.spec.template.spec.containers[0];
-      expect(worker.ports).toBeUndefined();
-      expect(worker.readinessProbe).toBeUndefined();
+      expect(worker.ports[0].containerPort).toBe(9464);
     });
   });
 });

@@ -6,6 +6,7 @@ import { MESSAGING_PURGE_QUEUE } from '../subgraphs/messaging/privacy/retention'
 import { TestClock } from './support/clock';
 import { backendName, startTestPlatform, type TestPlatform } from './harness';
 import { eventually, finalMessage } from './messaging-helpers';
+import { openEhrContracts } from './support/openehr-oas';
 
 const DEMO = { 'X-Tenant-Id': 'demo' };
 const VITALS = {
@@ -35,6 +36,15 @@ function unzip(zip: Buffer): Promise<Map<string, string>> {
       file.readEntry();
     });
   });
+}
+
+/** Every entry a COMPOSITION in openEHR canonical JSON: its RM structure passes the openEHR REST API's schema. */
+function expectCanonical(compositions: any[]): void {
+  const contracts = openEhrContracts();
+  expect(compositions.length).toBeGreaterThan(0);
+  for (const c of compositions) {
+    expect([c.uid?.value, c._type, contracts.schemaProblems('Composition', c)]).toEqual([c.uid?.value, 'COMPOSITION', []]);
+  }
 }
 
 describe(`subject access export (${backendName})`, () => {
@@ -155,9 +165,13 @@ describe(`subject access export (${backendName})`, () => {
     expect(bundle.resourceType).toBe('Bundle');
     const patient = bundle.entry.find((e: any) => e.resource.resourceType === 'Patient').resource;
     expect(patient.id).toBe('p-1001');
+    // openEHR canonical JSON, as GET /openehr/v1/ehr/{ehr_id}/composition/{uid} answers it, valid against the RM schema.
     const compositions = json('openehr/compositions.json');
-    expect(compositions.map((c: any) => c.uid)).toContain(composition.body.uid);
-    expect(compositions.find((c: any) => c.uid === composition.body.uid).content).toEqual(VITALS);
+    expectCanonical(compositions);
+    const exported = compositions.find((c: any) => c.uid.value === composition.body.uid);
+    const served = await t.request('GET', `/openehr/v1/ehr/ehr-p-1001/composition/${composition.body.uid}`);
+    expect(served.status).toBe(200);
+    expect(exported).toEqual(served.body);
     expect(json('access-log.json').some((e: any) => e.actor === 'nurse-export@example.com' && e.entityId === 'p-1001')).toBe(true);
     expect(json('openehr/ehr-status.json')).toMatchObject({ _type: 'EHR_STATUS', other_details: { _type: 'ITEM_LIST', name: { value: 'details' } } });
     expect(json('openehr/item-tags.json')).toEqual([expect.objectContaining({ key: 'follow-up', value: 'call back in a week' })]);
@@ -201,6 +215,8 @@ describe(`subject access export (${backendName})`, () => {
   test('a patient exports their own record, not another; after erasure the restricted record is still exported, and nothing else processes it', async () => {
     const self = await t.token({ roles: ['patient'], patientId: 'p-1002', sub: 'p-1002@example.com' });
     expect((await t.request('POST', '/api/ehr/patients/p-1001/export', { headers: DEMO, token: self })).status).toBe(403);
+    const recorded = await t.request('POST', '/api/ehr/compositions', { body: { templateId: 'vital_signs.v1', ehrId: 'ehr-p-1002', content: VITALS } });
+    expect(recorded.status).toBe(201);
     const started = await t.request('POST', '/api/ehr/patients/p-1002/export', { headers: DEMO, token: self });
     expect(started.status).toBe(202);
     expect(await finished('p-1002', started.body.id, self)).toMatchObject({ status: 'done' });
@@ -227,6 +243,9 @@ describe(`subject access export (${backendName})`, () => {
       expect(bundle.entry.find((e: any) => e.resource.resourceType === 'Patient').resource.id).toBe('p-1002');
       expect(JSON.parse(entries.get('consents.json')!).map((c: any) => c.purpose)).toContain('MESSAGING');
       expect(JSON.parse(entries.get('messaging/messages.json')!)).toEqual([]);
+      const compositions = JSON.parse(entries.get('openehr/compositions.json')!);
+      expectCanonical(compositions);
+      expect(compositions.map((c: any) => c.uid.value)).toContain(recorded.body.uid);
     }
     // Restriction still blocks every other processing: reads, writes, and roles without the export capability.
     const read = await t.request('GET', '/api/ehr/patients/p-1002', { headers: DEMO });

@@ -104,22 +104,59 @@ describe(`support desk (${backendName})`, () => {
       expect([query, outcome]).toEqual([query, expect.stringMatching(/^(FORBIDDEN|NOT_FOUND|ABSENT)$/)]);
       expect(JSON.stringify(res.body)).not.toMatch(CLINICAL_CONTENT);
     }
-    for (const path of [
-      '/v1/messages',
-      '/v1/patients/p-1001',
-      '/v1/appointments',
-      '/api/ehr/patients/p-1001',
-      '/fhir/R4/Patient/p-1001',
-      '/fhir/R4/Patient',
-      '/fhir/R4/Observation?patient=p-1001',
-      '/openehr/v1/ehr/ehr-p-1001',
-    ]) {
+    for (const path of ['/v1/messages', '/v1/patients/p-1001', '/v1/appointments', '/api/ehr/patients/p-1001', '/openehr/v1/ehr/ehr-p-1001']) {
       const res = await t.request('GET', path, { token: support, headers: { 'x-tenant-id': 'demo' } });
-      // Refused, absent, or a search that finds nothing.
-      const empty = res.status === 200 && res.body.resourceType === 'Bundle' && (res.body.entry ?? []).length === 0;
-      expect([path, [403, 404].includes(res.status) || empty]).toEqual([path, true]);
+      expect([path, [403, 404].includes(res.status)]).toEqual([path, true]);
       expect(JSON.stringify(res.body)).not.toMatch(CLINICAL_CONTENT);
     }
+    // FHIR is patient data throughout: every interaction refuses support (not an empty search), as an OperationOutcome.
+    for (const [method, path, body] of [
+      ['GET', '/fhir/R4/Patient/p-1001'],
+      ['GET', '/fhir/R4/Patient'],
+      ['GET', '/fhir/R4/Observation?patient=p-1001'],
+      ['GET', '/fhir/R4/Observation?patient=p-9999'],
+      ['GET', '/fhir/R4/Appointment?patient=p-1001'],
+      ['GET', '/fhir/R4/Patient/p-1001/$everything'],
+      ['GET', '/fhir/R4/Patient/p-1001/_history'],
+      ['POST', '/fhir/R4/Patient', { resourceType: 'Patient', name: [{ family: 'Desk' }] }],
+    ] as const) {
+      const res = await t.request(method, path, {
+        token: support,
+        headers: { 'x-tenant-id': 'demo', 'content-type': 'application/fhir+json' },
+        ...(body ? { body } : {}),
+      });
+      expect([method, path, res.status, res.body.resourceType, res.body.issue?.[0]?.code]).toEqual([method, path, 403, 'OperationOutcome', 'forbidden']);
+      expect(JSON.stringify(res.body)).not.toMatch(CLINICAL_CONTENT);
+    }
+    // The capability statement is no patient data.
+    expect((await t.request('GET', '/fhir/R4/metadata', { token: support })).status).toBe(200);
+  });
+
+  it('answers every field of organization(id) that support may select, without an error', async () => {
+    // Every field of the Organization type as the gateway publishes it, nested objects included.
+    const types = new Map<string, any>(
+      (
+        await t.graphql(
+          '{ __schema { types { name kind fields { name args { name type { kind } } type { kind name ofType { kind name ofType { kind name ofType { kind name } } } } } } } }',
+        )
+      ).body.data.__schema.types.map((type: any) => [type.name, type]),
+    );
+    const named = (type: any): any => (type.ofType ? named(type.ofType) : type);
+    const selection = (typeName: string): string =>
+      types
+        .get(typeName)
+        .fields.filter((field: any) => field.args.every((arg: any) => arg.type.kind !== 'NON_NULL'))
+        .map((field: any) => {
+          const type = named(field.type);
+          return type.kind === 'OBJECT' ? `${field.name} { ${selection(type.name)} }` : field.name;
+        })
+        .join(' ');
+    const query = `{ organization(id: "demo") { ${selection('Organization')} } }`;
+    expect(query).toContain('health {');
+    const res = await t.graphql(query, undefined, { token: support });
+    expect(res.body.errors).toBeUndefined();
+    expect(res.body.data.organization).toMatchObject({ id: 'demo', status: 'active' });
+    expect(JSON.stringify(res.body)).not.toMatch(CLINICAL);
   });
 
   it('gives support no events on subscriptions', async () => {

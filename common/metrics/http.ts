@@ -15,15 +15,22 @@ export function metricsHandler(registry: MetricsRegistry): RequestHandler {
 }
 
 /**
- * A listener serving only GET /metrics, for a process without an HTTP server
- * of its own (the worker role) or when METRICS_PORT asks for a separate port.
+ * A listener serving GET /metrics and GET /healthz, for a process without an
+ * HTTP server of its own (the worker role: its Kubernetes probes ask /healthz
+ * here) or when METRICS_PORT asks for a separate port.
  */
 export async function startMetricsListener(registry: MetricsRegistry, host: string, port: number): Promise<RunningServer> {
   const server = http.createServer((req, res) => {
-    if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
+    const path = (req.url ?? '').split('?')[0];
+    if (req.method === 'GET' && path === '/healthz') {
+      // Answering at all is the health: a blocked event loop does not.
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ status: 'ok' }));
+      return;
+    }
+    if (req.method !== 'GET' || path !== '/metrics') {
       res
         .writeHead(404, { 'content-type': 'application/json' })
-        .end(JSON.stringify({ error: { code: 'NOT_FOUND', message: 'Only GET /metrics is served here' } }));
+        .end(JSON.stringify({ error: { code: 'NOT_FOUND', message: 'Only GET /metrics and GET /healthz are served here' } }));
       return;
     }
     registry.metrics().then(

@@ -18,6 +18,8 @@ export interface OpenApiContract {
   check(method: string, url: string, response: TestResponse): void;
   /** `METHOD template status` of every response checked so far. */
   covered: Set<string>;
+  /** What does not match in `value` against the document's schema at `path` (a JSON pointer without `#/`, e.g. `components/schemas/Composition`). */
+  schemaProblems(path: string, value: unknown): string[];
 }
 
 type Json = Record<string, any>;
@@ -55,6 +57,12 @@ export function openApiContract(document: Json = openApiDocument(), options: Con
     const parts = value.$ref.replace(/^#\//, '').split('/');
     return [parts.reduce((node: Json, part: string) => node[part.replace(/~1/g, '/').replace(/~0/g, '~')], document), value.$ref.replace(/^#\//, '')];
   };
+
+  function schemaProblems(path: string, value: unknown): string[] {
+    const validate = schemaAt(path);
+    if (validate(value)) return [];
+    return (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message}${e.params ? ` ${JSON.stringify(e.params)}` : ''}`);
+  }
 
   // Literal paths first, so /v1/messages/batch is not taken for /v1/messages/{id}.
   const templates = Object.keys(document.paths)
@@ -104,14 +112,11 @@ export function openApiContract(document: Json = openApiDocument(), options: Con
     } else if (!media.includes(contentType)) {
       problems.push(`content type ${contentType || '(none)'} not documented (${media.join(', ')})`);
     } else if (contentType === 'application/json') {
-      const validate = schemaAt(`${base}/${pointer('content', 'application/json', 'schema')}`);
-      if (!validate(response.body)) {
-        problems.push(...(validate.errors ?? []).map((e) => `body${e.instancePath} ${e.message}${e.params ? ` ${JSON.stringify(e.params)}` : ''}`));
-      }
+      problems.push(...schemaProblems(`${base}/${pointer('content', 'application/json', 'schema')}`, response.body).map((p) => `body${p}`));
     }
     if (problems.length > 0) throw new Error(`${where} does not match the OpenAPI document:\n  ${problems.join('\n  ')}\nbody: ${response.text.slice(0, 500)}`);
     covered.add(`${method.toUpperCase()} ${match.template} ${status}`);
   }
 
-  return { check, covered };
+  return { check, covered, schemaProblems };
 }

@@ -17,9 +17,11 @@ export interface OpenEhrContracts {
   /** Checks an answer against the document whose paths hold its URL. */
   check(method: string, url: string, response: Parameters<OpenApiContract['check']>[2]): void;
   covered(): string[];
+  /** What does not match in `value` against a schema of the EHR API document (`Composition`, `EhrStatus`, …). */
+  schemaProblems(name: string, value: unknown): string[];
 }
 
-function openEhrContracts(): OpenEhrContracts {
+export function openEhrContracts(): OpenEhrContracts {
   const contracts = ['ehr', 'query', 'definition'].map((name) => {
     const document = parse(readFileSync(path.join(FIXTURES, `${name}-validation.openapi.yaml`), 'utf8'));
     return {
@@ -40,6 +42,7 @@ function openEhrContracts(): OpenEhrContracts {
   return {
     check: (method, url, response) => owner(url).contract.check(method, url, response),
     covered: () => contracts.flatMap((c) => [...c.contract.covered]).sort(),
+    schemaProblems: (name, value) => contracts[0].contract.schemaProblems(`components/schemas/${name}`, value),
   };
 }
 

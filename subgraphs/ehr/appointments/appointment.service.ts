@@ -278,7 +278,7 @@ export class AppointmentService {
   /**
    * Books an appointment for a patient of the tenant: the slot is checked
    * (time zone, future, length) and must not overlap another upcoming
-   * appointment of the same practitioner or at the same location (CONFLICT).
+   * appointment of the same patient or practitioner or at the same location (CONFLICT).
    * The row, its audit record and `appointment.booked` commit together.
    */
   async book(input: unknown, reason?: string | null): Promise<AppointmentRow> {
@@ -289,7 +289,7 @@ export class AppointmentService {
     const row = await this.store.change(reason, async (tx, audit) => {
       if (!(await tx.patient.findFirst({ where: { id: data.patientId, deletedAt: null }, select: { id: true } }))) throw notFound('Patient', data.patientId);
       const place = { practitionerId: data.practitionerId ?? null, location: data.location ?? null };
-      await this.assertFree(tx, slot, place, null);
+      await this.assertFree(tx, slot, { patientId: data.patientId, ...place }, null);
       const created = await tx.appointment.create({
         data: {
           tenantId: this.store.tenantId,
@@ -333,7 +333,7 @@ export class AppointmentService {
         practitionerId: data.practitionerId === undefined ? before.practitionerId : data.practitionerId,
         location: data.location === undefined ? before.location : data.location,
       };
-      await this.assertFree(tx, slot, place, id);
+      await this.assertFree(tx, slot, { patientId: before.patientId, ...place }, id);
       const moved = before.start.getTime() !== slot.start.getTime() || before.end.getTime() !== slot.end.getTime();
       const [after] = await tx.appointment.updateManyAndReturn({
         where: { id },
@@ -355,30 +355,42 @@ export class AppointmentService {
 
   /**
    * CONFLICT when an upcoming appointment other than `except` overlaps the slot
-   * for the same practitioner or at the same location. Bookings of one
-   * practitioner or location queue on a lock, so two at once cannot both pass.
+   * for the same patient, practitioner or location. Each of those is a
+   * transaction-level lock taken in one fixed (sorted) order before the check,
+   * so two bookings that share any of them run one after the other and the
+   * second sees the first; bookings that share none do not wait for each other.
    */
-  private async assertFree(tx: TenantTx, slot: Slot, place: { practitionerId: string | null; location: string | null }, except: string | null): Promise<void> {
-    const keys = [...(place.practitionerId ? [`practitioner:${place.practitionerId}`] : []), ...(place.location ? [`location:${place.location}`] : [])].sort();
-    for (const key of keys) {
+  private async assertFree(
+    tx: TenantTx,
+    slot: Slot,
+    who: { patientId: string; practitionerId: string | null; location: string | null },
+    except: string | null,
+  ): Promise<void> {
+    const { patientId, practitionerId, location } = who;
+    const resources = [
+      { key: `patient:${patientId}`, path: 'patientId', what: `of patient '${patientId}'`, where: { patientId } },
+      ...(practitionerId
+        ? [{ key: `practitioner:${practitionerId}`, path: 'practitionerId', what: `of practitioner '${practitionerId}'`, where: { practitionerId } }]
+        : []),
+      ...(location ? [{ key: `location:${location}`, path: 'location', what: `at location '${location}'`, where: { location } }] : []),
+    ];
+    for (const key of resources.map((r) => r.key).sort()) {
       await tx.$queryRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`caregraph-slot:${this.store.tenantId}:${key}`}, 0))::text AS locked`;
     }
-    if (keys.length === 0) return;
     const clash = await tx.appointment.findFirst({
       where: {
         status: { in: UPCOMING },
         start: { lt: slot.end },
         end: { gt: slot.start },
         ...(except ? { id: { not: except } } : {}),
-        OR: [...(place.practitionerId ? [{ practitionerId: place.practitionerId }] : []), ...(place.location ? [{ location: place.location }] : [])],
+        OR: resources.map((r) => r.where),
       },
       orderBy: { start: 'asc' },
     });
     if (!clash) return;
-    const who =
-      place.practitionerId && clash.practitionerId === place.practitionerId ? `practitioner '${place.practitionerId}'` : `location '${place.location}'`;
-    throw new AppError('CONFLICT', `The slot overlaps appointment '${clash.id}' of ${who} (${clash.start.toISOString()}–${clash.end.toISOString()})`, [
-      { path: 'start', message: `overlaps ${clash.id}` },
+    const shared = resources.find((r) => Object.entries(r.where).every(([field, value]) => clash[field as keyof AppointmentRow] === value))!;
+    throw new AppError('CONFLICT', `The slot overlaps appointment '${clash.id}' ${shared.what} (${clash.start.toISOString()}–${clash.end.toISOString()})`, [
+      { path: shared.path, message: `overlaps ${clash.id}` },
     ]);
   }
 

@@ -4,6 +4,7 @@ import {
   ACCESS_AREAS,
   assertAllowed,
   assertCan,
+  assertReachesRecords,
   CONFIGURABLE_ROLES,
   decide,
   effectiveGrant,
@@ -62,6 +63,11 @@ export class AccessPolicyService {
   async assert(action: Action, area: AccessArea, target: Target = {}): Promise<void> {
     const [overrides, full] = await Promise.all([this.overrides(), this.withRestriction(target)]);
     assertAllowed(this.store.identity, action, area, full, overrides);
+  }
+
+  /** FORBIDDEN unless the caller reaches some patient's record (rules.ts). */
+  assertReachesRecords(): void {
+    assertReachesRecords(this.store.identity);
   }
 
   /** The tenant's restricted patients, which tenant-wide lists leave out (loaded once per request). */

@@ -1,7 +1,19 @@
 import type { Identity, Role } from '../../../common/auth/principal';
 import { AppError } from '../../../common/errors';
 import { SYSTEM_SUBJECTS } from '../../../common/auth/system-identities';
-import { ACCESS_AREAS, asPolicyCaller, assertAgentConsent, assertAllowed, assertCan, can, decide, disclosure, effectiveGrant, recordScope } from './rules';
+import {
+  ACCESS_AREAS,
+  asPolicyCaller,
+  assertAgentConsent,
+  assertAllowed,
+  assertCan,
+  assertReachesRecords,
+  can,
+  decide,
+  disclosure,
+  effectiveGrant,
+  recordScope,
+} from './rules';
 
 const who = (roles: Role[], patientId?: string, sub = 'u'): Identity => ({ sub, tenantId: 'demo', roles, patientId });
 
@@ -157,6 +169,16 @@ describe('clinical access policy', () => {
       }
       expect(() => recordScope(who([role]))).toThrow(expect.objectContaining({ code: 'FORBIDDEN' }));
       expect(can(who([role]), 'listPatients')).toBe(false);
+      // Surfaces of nothing but patient data (FHIR) refuse them outright.
+      expect(() => assertReachesRecords(who([role]))).toThrow(expect.objectContaining({ code: 'FORBIDDEN' }));
+    }
+    for (const caller of [
+      who(['nurse']),
+      who(['patient'], 'p-1'),
+      who(['support', 'receptionist']),
+      who(['integration'], undefined, SYSTEM_SUBJECTS.messagingService),
+    ]) {
+      expect(() => assertReachesRecords(caller)).not.toThrow();
     }
   });
 

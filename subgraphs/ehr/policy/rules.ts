@@ -307,6 +307,20 @@ export function assertCan(identity: Identity, capability: Capability, target: { 
   throw deniedError(decision, target.patientId);
 }
 
+/** Whether any part of the caller's access reaches patient records at all (support and platform_admin reach none). */
+export function reachesRecords(identity: Identity): boolean {
+  return !!reservedIdentity(identity.sub) || identity.roles.some((role) => ROLE_RULES[role].reach !== 'none');
+}
+
+/**
+ * FORBIDDEN for a caller whose roles reach no patient records. The FHIR API
+ * serves nothing but patient data, so it refuses such a caller outright
+ * rather than answer searches with empty Bundles, as if no record existed.
+ */
+export function assertReachesRecords(identity: Identity): void {
+  if (!reachesRecords(identity)) throw new AppError('FORBIDDEN', `Not allowed: role ${identity.roles.join(', ')} reaches no patient records`);
+}
+
 /**
  * The part of the tenant a tenant-wide read covers: every patient's records
  * (undefined) or only the caller's own (their patient id); FORBIDDEN for a

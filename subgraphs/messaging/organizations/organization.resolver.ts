@@ -108,7 +108,7 @@ export class OrganizationResolver {
     };
   }
 
-  @FieldResolver(() => [OrganizationChangeView], { description: 'Platform admin: the change log, newest first.' })
+  @FieldResolver(() => [OrganizationChangeView], { description: 'The change log, newest first (whoever may read the organisation).' })
   changes(@Root() organization: OrganizationView, @Arg('limit', () => Int, { nullable: true }) limit: number | null, @Ctx() ctx: MessagingContext) {
     return ctx.organizations.changes(organization.id, limit ?? undefined);
   }

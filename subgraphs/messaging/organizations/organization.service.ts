@@ -201,9 +201,12 @@ export class OrganizationService {
     };
   }
 
-  /** The change log of one organisation, newest first (platform admins). */
+  /**
+   * The change log of one organisation, newest first: whoever reads the organisation (platform admins any,
+   * its support staff and admins their own) sees who changed its status, limits and settings, and why.
+   */
   async changes(id: string, limit = 50) {
-    assertCan(this.identity, 'manageTenants');
+    assertCanReadOrganization(this.identity, id);
     return this.prisma.organizationChange.findMany({
       where: { organizationId: id },
       orderBy: [{ at: 'desc' }, { id: 'desc' }],

@@ -200,15 +200,35 @@ async function runPatientExport(deps: ExportJobDeps, tenantId: string, exportId:
   await prisma.patientExport.update({ where: { id: exportId }, data: { status: 'running', progress: 0, error: null } });
 
   const read = <T>(query: string, variables: Record<string, unknown>) => deps.clinical.readAs<T>(requester, query, variables);
+  let ehr: Promise<string> | undefined;
+  const ehrId = () =>
+    (ehr ??= read<{ patient: { ehrId: string } }>('query($id: ID!) { patient(id: $id) { ehrId } }', { id: patientId }).then((d) => d.patient.ehrId));
   /** One openEHR answer about the patient's EHR (`openehrEhrTags`, `openehrEhrStatus`): its body as a JSON file. */
   const ehrBody = (field: string) =>
     Readable.from(
       (async function* () {
-        const { patient } = await read<{ patient: { ehrId: string } }>('query($id: ID!) { patient(id: $id) { ehrId } }', { id: patientId });
-        const data = await read<Record<string, { body: unknown }>>(`query($e: ID!) { ${field}(ehrId: $e) { body } }`, { e: patient.ehrId });
+        const data = await read<Record<string, { body: unknown }>>(`query($e: ID!) { ${field}(ehrId: $e) { body } }`, { e: await ehrId() });
         yield JSON.stringify(data[field].body, null, 2);
       })(),
     );
+  /**
+   * A page of the patient's current compositions in openEHR canonical JSON: each one's body as the openEHR
+   * REST API's GET of it answers (the `openehrComposition` field it is served from), one aliased query per page.
+   */
+  const canonicalCompositions = async (offset: number) => {
+    const listed = await read<{ compositions: { data: Array<{ uid: string }> } }>(
+      'query($f: CompositionFilter, $o: Int) { compositions(filter: $f, limit: 100, offset: $o) { data { uid } } }',
+      { f: { patientId, includeDeleted: false }, o: offset },
+    );
+    const uids = listed.compositions.data.map((c) => c.uid);
+    if (uids.length === 0) return [];
+    const fields = uids.map((_, i) => `c${i}: openehrComposition(ehrId: $e, uid: $u${i}) { body }`).join(' ');
+    const data = await read<Record<string, { body: unknown }>>(`query($e: ID!, ${uids.map((_, i) => `$u${i}: ID!`).join(', ')}) { ${fields} }`, {
+      e: await ehrId(),
+      ...Object.fromEntries(uids.map((uid, i) => [`u${i}`, uid])),
+    });
+    return uids.map((_, i) => data[`c${i}`].body);
+  };
   const parts: Array<[string, () => Readable]> = [
     [
       'fhir/Patient-everything.json',
@@ -222,17 +242,7 @@ async function runPatientExport(deps: ExportJobDeps, tenantId: string, exportId:
           })(),
         ),
     ],
-    [
-      'openehr/compositions.json',
-      () =>
-        jsonArray(async (offset) => {
-          const data = await read<{ compositions: { data: unknown[] } }>(
-            'query($f: CompositionFilter, $o: Int) { compositions(filter: $f, limit: 100, offset: $o) { data { uid templateId area version committedAt committer content } } }',
-            { f: { patientId, includeDeleted: false }, o: offset },
-          );
-          return data.compositions.data;
-        }),
-    ],
+    ['openehr/compositions.json', () => jsonArray(canonicalCompositions)],
     ['openehr/item-tags.json', () => ehrBody('openehrEhrTags')],
     ['openehr/ehr-status.json', () => ehrBody('openehrEhrStatus')],
     [

@@ -5,6 +5,7 @@ import type { PatientService } from '../../patients/patient.service';
 import type { AppointmentService } from '../../appointments/appointment.service';
 import type { ClinicalTemplateService } from '../../templates/clinical-template.service';
 import type { DataArea } from '../../policy/rules';
+import type { AccessPolicyService } from '../../policy/access-policy.service';
 import type { ClinicalTemplate as TemplateRow, Prisma } from '../../db/generated/client';
 import { capabilityStatement, FHIR_RESOURCE_TYPES, WRITABLE_TYPES } from '../../../../common/fhir/capability';
 import {
@@ -102,6 +103,7 @@ export class FhirService {
     private readonly compositions: CompositionService,
     private readonly templates: ClinicalTemplateService,
     private readonly mhd: MhdService,
+    private readonly policy: AccessPolicyService,
     private readonly systemId: string,
   ) {}
 
@@ -131,6 +133,7 @@ export class FhirService {
   // ---- read, vread ---------------------------------------------------------
 
   async read(resourceType: string, id: string, versionId?: string | null): Promise<FhirResource> {
+    this.policy.assertReachesRecords();
     this.assertType(resourceType);
     if (versionId !== undefined && versionId !== null && !VERSION.test(versionId)) throw notFound(`${resourceType} version`, `${id}/_history/${versionId}`);
     if (versionId) {
@@ -189,6 +192,7 @@ export class FhirService {
 
   /** Every version of a resource, oldest first; `resource` is absent for a deletion. */
   async history(resourceType: string, id: string): Promise<HistoryVersion[]> {
+    this.policy.assertReachesRecords();
     this.assertType(resourceType);
     // Registry entries are never updated in place (a replacement is a new entry): one version.
     if (inRegistry(resourceType, id)) {
@@ -246,6 +250,7 @@ export class FhirService {
   // ---- search --------------------------------------------------------------
 
   async search(resourceType: string, params: RawParam[], handling: 'strict' | 'lenient' = 'lenient'): Promise<Bundle> {
+    this.policy.assertReachesRecords();
     this.assertType(resourceType);
     const search = parseSearch(resourceType, params, handling);
     const { resources, total } = await this.matches(resourceType, search);
@@ -480,6 +485,7 @@ export class FhirService {
 
   /** Every resource of $everything, unpaged: the Patient first, then clinical resources newest first, then appointments (the CDA export reads these). */
   async everythingResources(patientId: string): Promise<FhirResource[]> {
+    this.policy.assertReachesRecords();
     const patient = await this.read('Patient', patientId);
     const clinical = (await this.compositions.scan({ patientId }, SCAN_CAP)).filter((c) => c.content);
     const definitions = new Map<string, MappedTemplate>();
@@ -492,6 +498,7 @@ export class FhirService {
   // ---- create, update ------------------------------------------------------
 
   async create(resource: FhirResource, reason?: string | null): Promise<FhirResource> {
+    this.policy.assertReachesRecords();
     const resourceType = resource.resourceType;
     this.assertType(resourceType);
     if (!WRITABLE_TYPES.includes(resourceType))
@@ -529,6 +536,7 @@ export class FhirService {
 
   /** Conditional create (`If-None-Exist`): no match creates, one match is returned unchanged, more than one is 412. */
   async conditionalCreate(resource: FhirResource, ifNoneExist: string, reason?: string | null): Promise<{ created: boolean; resource: FhirResource }> {
+    this.policy.assertReachesRecords();
     this.assertType(resource.resourceType);
     const matches = await this.conditionalMatches(resource.resourceType, ifNoneExist, 'If-None-Exist');
     if (matches.length === 1) return { created: false, resource: matches[0] };
@@ -543,6 +551,7 @@ export class FhirService {
     ifMatch?: string | null,
     reason?: string | null,
   ): Promise<{ created: boolean; resource: FhirResource }> {
+    this.policy.assertReachesRecords();
     this.assertType(resourceType);
     if (resource.resourceType !== resourceType)
       throw validationError(`The body is a ${resource.resourceType}, the URL names ${resourceType}`, [
@@ -611,6 +620,7 @@ export class FhirService {
   }
 
   async update(resourceType: string, id: string, resource: FhirResource, ifMatch?: string | null, reason?: string | null): Promise<FhirResource> {
+    this.policy.assertReachesRecords();
     this.assertType(resourceType);
     if (!WRITABLE_TYPES.includes(resourceType))
       throw new AppError('NOT_IMPLEMENTED', `update is not supported for ${resourceType} (only ${WRITABLE_TYPES.join(', ')})`);
