@@ -34,7 +34,7 @@ export const xmlWriter = new XMLBuilder({
  * fast-xml-parser itself, so a deeper document is refused with a reason here
  * instead of failing inside the parser or a recursive reader after it.
  */
-export const MAX_XML_DEPTH = 100;
+const MAX_XML_DEPTH = 100;
 
 /**
  * Why XML a client sent must not reach a parser, or undefined when it may. None

@@ -156,7 +156,7 @@ export interface TargetCheck {
 }
 
 /** A subscription URL as stored (`href`), or why it is refused. */
-export type WebhookUrlCheck = { href: string; problem?: undefined } | { href?: undefined; problem: string };
+type WebhookUrlCheck = { href: string; problem?: undefined } | { href?: undefined; problem: string };
 
 /**
  * Whether the raw URL has userinfo: an `@` in its authority, empty userinfo
