@@ -5,7 +5,7 @@ import { isReservedSubject, ROLES, TENANT_ID } from '../common/auth/principal';
 import { issueAccessToken, parseTokenLifetime } from '../common/auth/tokens';
 
 const USAGE = `Usage: npm run --silent token -- --tenant <id> [--tenant <id>…] --role <role> [--role <role>…] [--sub <subject>] [--patient <patientId>] [--client <clientId>] [--ttl 12h]
---ttl: how long the token lives (s, m, h or d; default 12h, at most 30d)
+--ttl: how long the token lives (s, m, h or d; default 12h, at most AUTH_MAX_TOKEN_LIFETIME, 30d unless set)
 Roles: ${ROLES.join(', ')}
 --tenant may be left out for a platform_admin-only token: it then acts in the platform scope, managing tenants (docs/tenants.md) and reaching no tenant's data.`;
 
@@ -27,6 +27,8 @@ async function main(): Promise<void> {
     console.log(USAGE);
     return;
   }
+  // Loaded first: AUTH_MAX_TOKEN_LIFETIME bounds --ttl.
+  const config = loadConfig();
   const tenants = values.tenant ?? [];
   const roles = values.role ?? [];
   const problems: string[] = [];
@@ -40,7 +42,7 @@ async function main(): Promise<void> {
   if (roles.includes('patient') && !values.patient) problems.push('--patient <patientId> is required with --role patient');
   let ttlSeconds = 0;
   try {
-    ttlSeconds = parseTokenLifetime(values.ttl);
+    ttlSeconds = parseTokenLifetime(values.ttl, config.AUTH_MAX_TOKEN_LIFETIME);
   } catch (err) {
     problems.push(`--ttl: ${(err as Error).message}`);
   }
@@ -48,7 +50,6 @@ async function main(): Promise<void> {
     console.error(`${problems.join('\n')}\n\n${USAGE}`);
     process.exit(2);
   }
-  const config = loadConfig();
   const secrets = resolveSecrets(config);
   if (!secrets.jwtSecret) {
     console.error('AUTH_JWKS_URL is set: tokens come from your identity provider, not from this command');

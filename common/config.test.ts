@@ -113,6 +113,18 @@ describe('loadConfig', () => {
   });
 });
 
+describe('AUTH_MAX_TOKEN_LIFETIME', () => {
+  it('defaults to 30 days and takes s, m, h or d, in seconds', () => {
+    expect(loadConfig({}).AUTH_MAX_TOKEN_LIFETIME).toBe(2_592_000);
+    expect(loadConfig({ AUTH_MAX_TOKEN_LIFETIME: '12h' }).AUTH_MAX_TOKEN_LIFETIME).toBe(43_200);
+    expect(loadConfig({ AUTH_MAX_TOKEN_LIFETIME: '7d' }).AUTH_MAX_TOKEN_LIFETIME).toBe(604_800);
+  });
+
+  it.each(['forever', '30', '0m', '-1d', '366d'])('refuses %s', (value) => {
+    expect(() => loadConfig({ AUTH_MAX_TOKEN_LIFETIME: value })).toThrow(/AUTH_MAX_TOKEN_LIFETIME/);
+  });
+});
+
 describe('parseDuration', () => {
   it.each([
     ['250ms', 250],

@@ -28,6 +28,24 @@ export function parseDuration(text: string): number {
   return Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS];
 }
 
+const LIFETIME = /^(\d+)(s|m|h|d)$/;
+const UNIT_SECONDS = { s: 1, m: 60, h: 3600, d: 86_400 } as const;
+
+/** Parses token lifetimes, `90m`, `12h`, `30d`, into seconds. */
+export function parseLifetime(text: string): number {
+  const match = LIFETIME.exec(text.trim());
+  if (!match) throw new Error(`'${text}' is not a duration (use a whole number with s, m, h or d, e.g. 12h)`);
+  return Number(match[1]) * UNIT_SECONDS[match[2] as keyof typeof UNIT_SECONDS];
+}
+
+/** Seconds as the largest unit that divides them (`2592000` → `30d`), for messages. */
+export function formatLifetime(seconds: number): string {
+  const [unit, size] = Object.entries(UNIT_SECONDS)
+    .reverse()
+    .find(([, size]) => seconds % size === 0)!;
+  return `${seconds / size}${unit}`;
+}
+
 const bool = (name: string) =>
   z
     .string()
@@ -215,6 +233,21 @@ const envSchema = z.object({
   AUTH_JWT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
   AUTH_JWKS_URL: optionalUrl(['http:', 'https:']),
   AUTH_ISSUER: z.string().optional(),
+  /** The longest a bearer token may live (exp − iat), in seconds; longer-lived tokens are refused (docs/security.md, Tokens). */
+  AUTH_MAX_TOKEN_LIFETIME: z
+    .string()
+    .optional()
+    .default('30d')
+    .transform((value, ctx) => {
+      try {
+        const seconds = parseLifetime(value);
+        if (seconds < 60 || seconds > 365 * 86_400) throw new Error(`must be from 1m to 365d (got '${value}')`);
+        return seconds;
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: (err as Error).message });
+        return z.NEVER;
+      }
+    }),
   AUTH_AUDIENCE: z.string().optional(),
   ENCRYPTION_KEY: z
     .string()

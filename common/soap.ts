@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { XMLParser, XMLValidator } from 'fast-xml-parser';
-import { xmlWriter as builder } from './xml';
+import { XMLParser } from 'fast-xml-parser';
+import { parseUntrustedXml, xmlWriter as builder } from './xml';
 import { AppError, validationError } from './errors';
 
 /**
@@ -114,15 +114,14 @@ export function readSoapMessage(contentType: string, body: Buffer): { envelope: 
 
 /** The Action, MessageID and Body content of a SOAP 1.2 envelope. */
 export function readEnvelope(xml: string): Omit<SoapRequest, 'mtom'> {
-  const valid = XMLValidator.validate(xml);
-  if (valid !== true) throw new SoapFault('Sender', undefined, `The SOAP message is not well-formed XML: ${valid.err.msg} (line ${valid.err.line})`);
+  const parsed = parseUntrustedXml(headerParser, xml, (reason) => new SoapFault('Sender', undefined, `The SOAP message is ${reason}`));
   const open = /<([A-Za-z_][\w.-]*:)?Envelope\b([^>]*)>/.exec(xml);
   if (!open) throw new SoapFault('Sender', undefined, 'The message is not a SOAP envelope');
   const prefix = open[1] ?? '';
   const ns = new RegExp(`xmlns${prefix ? `:${prefix.slice(0, -1)}` : ''}\\s*=\\s*["']([^"']+)["']`).exec(open[2])?.[1];
   if (ns === SOAP11) throw new SoapFault('VersionMismatch', undefined, 'SOAP 1.1 is not supported: send SOAP 1.2');
   if (ns !== SOAP12) throw new SoapFault('VersionMismatch', undefined, `The envelope is not in the SOAP 1.2 namespace ${SOAP12}`);
-  const header = (headerParser.parse(xml) as Record<string, any>).Envelope?.Header ?? {};
+  const header = (parsed as Record<string, any>).Envelope?.Header ?? {};
   const textOf = (value: unknown) => (typeof value === 'string' ? value : typeof (value as any)?.['#text'] === 'string' ? (value as any)['#text'] : undefined);
   const action = textOf(header.Action);
   if (!action) throw new SoapFault('Sender', 'wsa:MessageAddressingHeaderRequired', 'The WS-Addressing Action header is required');
@@ -206,7 +205,9 @@ export function mtomMessage(xml: string, binaryElement?: string): { contentType:
 /** The Code, Subcode and Reason of a SOAP 1.2 fault in a Body's content, or undefined when it holds none. */
 export function readFault(payload: string): { code: string; subcode?: string; reason: string } | undefined {
   if (!/^<([A-Za-z_][\w.-]*:)?Fault\b/.test(payload.trim())) return undefined;
-  const fault = (headerParser.parse(payload) as Record<string, any>).Fault ?? {};
+  const fault =
+    (parseUntrustedXml(headerParser, payload, (reason) => new SoapFault('Sender', undefined, `The SOAP fault is ${reason}`)) as Record<string, any>).Fault ??
+    {};
   const textOf = (value: unknown): string => (typeof value === 'string' ? value : typeof (value as any)?.['#text'] === 'string' ? (value as any)['#text'] : '');
   const reason = [fault.Reason?.Text].flat()[0];
   return {

@@ -63,6 +63,51 @@ describe(`webhook SSRF guard, WEBHOOK_ALLOW_INSECURE unset (${backendName})`, ()
     await t.request('DELETE', `/v1/webhooks/${v6.body.id}`);
   });
 
+  describe('URL hygiene', () => {
+    const gql = (query: string, variables: Record<string, unknown>) => t.graphql(query, variables);
+    const createMutation = 'mutation($input: CreateWebhookInput!) { createWebhook(input: $input) { id url } }';
+    const updateMutation = 'mutation($id: ID!, $input: UpdateWebhookInput!) { updateWebhook(id: $id, input: $input) { id url } }';
+
+    it('stores the normalised URL, on POST, PATCH and GraphQL: a backslash before @ is a path, never userinfo', async () => {
+      const typed = 'https://93.184.215.14\\@127.0.0.1/';
+      const normalised = 'https://93.184.215.14/@127.0.0.1/';
+      const created = await t.request('POST', '/v1/webhooks', { body: { url: typed, events: ['message.sent'], secret: SECRET } });
+      expect([created.status, created.body.url]).toEqual([201, normalised]);
+      expect((await t.request('GET', `/v1/webhooks/${created.body.id}`)).body.url).toBe(normalised);
+      const patched = await t.request('PATCH', `/v1/webhooks/${created.body.id}`, { body: { url: 'HTTPS://93.184.215.14:443/a/../b' } });
+      expect([patched.status, patched.body.url]).toEqual([200, 'https://93.184.215.14/b']);
+      const viaGraphql = await gql(createMutation, { input: { url: typed, events: ['message.sent'], secret: SECRET } });
+      expect(viaGraphql.body.data.createWebhook.url).toBe(normalised);
+      const updated = await gql(updateMutation, { id: viaGraphql.body.data.createWebhook.id, input: { url: 'https://93.184.215.14\\hook' } });
+      expect(updated.body.data.updateWebhook.url).toBe('https://93.184.215.14/hook');
+      await t.request('DELETE', `/v1/webhooks/${created.body.id}`);
+      await t.request('DELETE', `/v1/webhooks/${viaGraphql.body.data.createWebhook.id}`);
+    });
+
+    it.each([
+      ['port 0', 'https://93.184.215.14:0/hook', /port 0/],
+      ['a user name', 'https://user@93.184.215.14/hook', /credentials/],
+      ['a user name and password', 'https://user:pw@93.184.215.14/hook', /credentials/],
+      ['a password only', 'https://:pw@93.184.215.14/hook', /credentials/],
+      ['an empty userinfo', 'https://@93.184.215.14/hook', /credentials/],
+    ])('refuses %s with 400 VALIDATION_ERROR naming url, on POST, PATCH and GraphQL, and changes nothing', async (_what, url, message) => {
+      const expected = [{ path: 'url', message: expect.stringMatching(message) }];
+      const posted = await t.request('POST', '/v1/webhooks', { body: { url, events: ['message.sent'], secret: SECRET } });
+      expect([posted.status, posted.body.error?.code, posted.body.error?.details]).toEqual([400, 'VALIDATION_ERROR', expected]);
+      const before = (await t.request('GET', '/v1/webhooks')).body.data.length;
+      const created = await t.request('POST', '/v1/webhooks', { body: { url: 'https://93.184.215.14/hook', events: ['message.sent'], secret: SECRET } });
+      const patched = await t.request('PATCH', `/v1/webhooks/${created.body.id}`, { body: { url } });
+      expect([patched.status, patched.body.error?.code, patched.body.error?.details]).toEqual([400, 'VALIDATION_ERROR', expected]);
+      expect((await t.request('GET', `/v1/webhooks/${created.body.id}`)).body.url).toBe('https://93.184.215.14/hook');
+      const viaCreate = await gql(createMutation, { input: { url, events: ['message.sent'], secret: SECRET } });
+      expect(viaCreate.body.errors[0].extensions).toMatchObject({ code: 'VALIDATION_ERROR', details: expected });
+      const viaUpdate = await gql(updateMutation, { id: created.body.id, input: { url } });
+      expect(viaUpdate.body.errors[0].extensions).toMatchObject({ code: 'VALIDATION_ERROR', details: expected });
+      await t.request('DELETE', `/v1/webhooks/${created.body.id}`);
+      expect((await t.request('GET', '/v1/webhooks')).body.data.length).toBe(before);
+    });
+  });
+
   it('checks the address again at each delivery (a name that now resolves inside, an address stored earlier)', async () => {
     // As if these had resolved to public addresses when created, and no longer do.
     const cipher = new FieldCipher(t.platform.runtime.secrets.encryptionKey);

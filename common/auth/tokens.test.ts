@@ -58,6 +58,30 @@ describe('access tokens', () => {
     await expect(verify(endless)).rejects.toMatchObject({ code: 'UNAUTHENTICATED', message: expect.stringMatching(/exp/) });
   });
 
+  it('refuses tokens that live longer than AUTH_MAX_TOKEN_LIFETIME (default 30 days), counted from iat or from now', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const mint = (times: { iat?: number; exp: number }) => {
+      const jwt = new SignJWT({ tenants: ['demo'], roles: ['admin'] }).setProtectedHeader({ alg: 'HS256' }).setSubject('x').setExpirationTime(times.exp);
+      if (times.iat !== undefined) jwt.setIssuedAt(times.iat);
+      return jwt.sign(secret);
+    };
+    const tooLong = { code: 'UNAUTHENTICATED', message: "Invalid bearer token: the token's lifetime exceeds the maximum of 30d" };
+    const day = 86_400;
+    await expect(verify(await mint({ iat: now, exp: Math.floor(Date.UTC(33658, 0, 1) / 1000) }))).rejects.toMatchObject(tooLong);
+    await expect(verify(await mint({ iat: now, exp: now + 30 * day + 1 }))).rejects.toMatchObject(tooLong);
+    await expect(verify(await mint({ exp: now + 31 * day }))).rejects.toMatchObject(tooLong);
+    // A later iat does not make a far exp short: what counts is how long the token works from now.
+    await expect(verify(await mint({ iat: now + 400 * day, exp: now + 400 * day + 60 }))).rejects.toMatchObject(tooLong);
+    // Issued a little earlier, within the bound: fine; an iat in the past counts from iat.
+    await expect(verify(await mint({ iat: now - 10, exp: now - 10 + 30 * day }))).resolves.toMatchObject({ sub: 'x' });
+    await expect(verify(await mint({ iat: now - 2 * day, exp: now + 29 * day }))).rejects.toMatchObject(tooLong);
+    await expect(verify(await mint({ exp: now + 30 * day - 5 }))).resolves.toMatchObject({ sub: 'x' });
+
+    const hourly = createAccessTokenVerifier(loadConfig({ AUTH_MAX_TOKEN_LIFETIME: '1h' }), secrets);
+    await expect(hourly(await mint({ iat: now, exp: now + 3601 }))).rejects.toMatchObject({ message: expect.stringMatching(/maximum of 1h$/) });
+    await expect(hourly(await mint({ iat: now, exp: now + 3600 }))).resolves.toMatchObject({ sub: 'x' });
+  });
+
   it('checks issuer and audience when configured', async () => {
     const strict = createAccessTokenVerifier(loadConfig({ AUTH_ISSUER: 'https://id.example', AUTH_AUDIENCE: 'caregraph' }), secrets);
     const wrong = await issueAccessToken(secret, { sub: 'x', tenants: ['demo'], roles: ['admin'], ttlSeconds: 60 });
@@ -72,18 +96,20 @@ describe('access tokens', () => {
 });
 
 describe("parseTokenLifetime (the token command's --ttl)", () => {
+  const thirtyDays = 2_592_000;
   it.each([
     ['12h', 43_200],
     ['90m', 5_400],
     ['30d', 2_592_000],
     ['720h', 2_592_000],
-  ])('%s', (text, seconds) => expect(parseTokenLifetime(text)).toBe(seconds));
+  ])('%s', (text, seconds) => expect(parseTokenLifetime(text, thirtyDays)).toBe(seconds));
 
-  it('refuses more than 30 days, zero and non-durations with a clear message', () => {
-    expect(() => parseTokenLifetime('31d')).toThrow(/at most 30 days/);
-    expect(() => parseTokenLifetime('721h')).toThrow(/at most 30 days/);
-    expect(() => parseTokenLifetime('0s')).toThrow(/at least 1 second/);
-    expect(() => parseTokenLifetime('forever')).toThrow(/not a duration/);
+  it('refuses more than the maximum, zero and non-durations with a clear message', () => {
+    expect(() => parseTokenLifetime('31d', thirtyDays)).toThrow("'31d' is too long: tokens live at most 30d (AUTH_MAX_TOKEN_LIFETIME)");
+    expect(() => parseTokenLifetime('721h', thirtyDays)).toThrow(/at most 30d/);
+    expect(() => parseTokenLifetime('13h', 43_200)).toThrow(/at most 12h/);
+    expect(() => parseTokenLifetime('0s', thirtyDays)).toThrow(/at least 1 second/);
+    expect(() => parseTokenLifetime('forever', thirtyDays)).toThrow(/not a duration/);
   });
 });
 

@@ -1,7 +1,7 @@
 import { createRemoteJWKSet, jwtVerify, SignJWT, errors as joseErrors, JWTPayload } from 'jose';
 import { z } from 'zod';
 import { AppError } from '../errors';
-import type { Config } from '../config';
+import { formatLifetime, parseLifetime, type Config } from '../config';
 import type { Secrets } from '../secrets';
 import { systemClock, type Clock } from '../clock';
 import { isReservedSubject, ROLES, TENANT_ID, type Identity, type Principal } from './principal';
@@ -14,11 +14,21 @@ const claimsSchema = z.object({
   client_id: z.string().min(1).max(200).optional(),
   azp: z.string().min(1).max(200).optional(),
   exp: z.number().optional(),
+  iat: z.number().optional(),
 });
 
-/** What a client token may not claim: checked here, at the one place every surface (REST, GraphQL, WebSocket) verifies tokens. */
-function claimProblem(claims: z.infer<typeof claimsSchema>): string | undefined {
+/** How far ahead of this server's clock an issuer's may run without its tokens' lifetimes counting from now. */
+const CLOCK_SKEW_SECONDS = 60;
+
+/**
+ * What a client token may not claim: checked here, at the one place every surface (REST, GraphQL, WebSocket,
+ * MCP) verifies tokens. The lifetime counts from `iat`, but never from later than now: a missing or future
+ * `iat` must not stretch how long the token works.
+ */
+function claimProblem(claims: z.infer<typeof claimsSchema>, now: number, maxLifetime: number): string | undefined {
   if (claims.exp === undefined) return 'the exp claim is required (tokens must expire)';
+  const start = claims.iat === undefined ? now : Math.min(claims.iat, now + CLOCK_SKEW_SECONDS);
+  if (claims.exp - start > maxLifetime) return `the token's lifetime exceeds the maximum of ${formatLifetime(maxLifetime)}`;
   if (isReservedSubject(claims.sub)) return `subjects starting with 'system:' are reserved`;
   const bad = claims.tenants.find((tenant) => !TENANT_ID.test(tenant));
   if (bad !== undefined) return `${JSON.stringify(bad).slice(0, 70)} is not a valid tenant id`;
@@ -46,26 +56,20 @@ export function createAccessTokenVerifier(config: Config, secrets: Secrets, cloc
     if (!claims.success) {
       throw new AppError('UNAUTHENTICATED', 'Invalid bearer token: claims sub, tenants and roles are required');
     }
-    const problem = claimProblem(claims.data);
+    const problem = claimProblem(claims.data, Math.floor(clock.now().getTime() / 1000), config.AUTH_MAX_TOKEN_LIFETIME);
     if (problem) throw new AppError('UNAUTHENTICATED', `Invalid bearer token: ${problem}`);
-    const { client_id, azp, ...rest } = claims.data;
+    const { client_id, azp, iat: _iat, ...rest } = claims.data;
     const clientId = client_id ?? azp;
     return clientId ? { ...rest, clientId } : rest;
   };
 }
 
-/** The longest lifetime the dev token command issues: a leaked long-lived token is a standing key. */
-const MAX_TOKEN_LIFETIME_SECONDS = 30 * 24 * 3600;
-const LIFETIME = /^(\d+)(s|m|h|d)$/;
-const UNIT_SECONDS = { s: 1, m: 60, h: 3600, d: 86_400 } as const;
-
-/** The token command's `--ttl` (`90m`, `12h`, `7d`) in seconds: at least 1 second, at most 30 days. */
-export function parseTokenLifetime(text: string): number {
-  const match = LIFETIME.exec(text.trim());
-  if (!match) throw new Error(`'${text}' is not a duration (use a whole number with s, m, h or d, e.g. 12h)`);
-  const seconds = Number(match[1]) * UNIT_SECONDS[match[2] as keyof typeof UNIT_SECONDS];
+/** The token command's `--ttl` (`90m`, `12h`, `7d`) in seconds: at least 1 second, at most the verifiers' maximum. */
+export function parseTokenLifetime(text: string, maxSeconds: number): number {
+  const seconds = parseLifetime(text);
   if (seconds < 1) throw new Error('a token must live at least 1 second');
-  if (seconds > MAX_TOKEN_LIFETIME_SECONDS) throw new Error(`'${text}' is too long: tokens live at most 30 days (30d); mint a new one when it expires`);
+  if (seconds > maxSeconds)
+    throw new Error(`'${text}' is too long: tokens live at most ${formatLifetime(maxSeconds)} (AUTH_MAX_TOKEN_LIFETIME); mint a new one when it expires`);
   return seconds;
 }
 

@@ -111,19 +111,38 @@ describe('webhook SSRF guard', () => {
 
   it('checks URLs: https only, no credentials, names resolved before judging', async () => {
     const strict = { allowInsecure: false };
-    expect(await checkWebhookUrl('http://93.184.216.34/hook', strict)).toBe('must start with https://');
-    expect(await checkWebhookUrl('https://user:pw@93.184.216.34/hook', strict)).toBe('must not contain credentials');
-    expect(await checkWebhookUrl('https://93.184.216.34/hook', strict)).toBeUndefined();
-    expect(await checkWebhookUrl('https://[::1]:8443/hook', strict)).toMatch(/loopback/);
-    expect(await checkWebhookUrl('https://[::127.0.0.1]/hook', strict)).toBe(
+    expect((await checkWebhookUrl('http://93.184.216.34/hook', strict)).problem).toBe('must start with https://');
+    expect(await checkWebhookUrl('https://user:pw@93.184.216.34/hook', strict)).toEqual({ problem: 'must not contain credentials (user name or password)' });
+    expect((await checkWebhookUrl('https://93.184.216.34/hook', strict)).problem).toBeUndefined();
+    expect((await checkWebhookUrl('https://[::1]:8443/hook', strict)).problem).toMatch(/loopback/);
+    expect((await checkWebhookUrl('https://[::127.0.0.1]/hook', strict)).problem).toBe(
       'must not target a loopback (127.0.0.1 inside an IPv4-compatible address) address (::7f00:1)',
     );
-    expect(await checkWebhookUrl('https://[2606:4700:4700::1111]/hook', strict)).toBeUndefined();
-    expect(await checkWebhookUrl('https://localhost/hook', strict)).toMatch(/localhost resolves to .* loopback/);
-    expect(await checkWebhookUrl('https://no-such-host.invalid/hook', strict)).toMatch(/does not resolve/);
+    expect((await checkWebhookUrl('https://[2606:4700:4700::1111]/hook', strict)).problem).toBeUndefined();
+    expect((await checkWebhookUrl('https://localhost/hook', strict)).problem).toMatch(/localhost resolves to .* loopback/);
+    expect((await checkWebhookUrl('https://no-such-host.invalid/hook', strict)).problem).toMatch(/does not resolve/);
     const insecure = { allowInsecure: true };
-    expect(await checkWebhookUrl('http://127.0.0.1:8080/hook', insecure)).toBeUndefined();
-    expect(await checkWebhookUrl('ftp://127.0.0.1/hook', insecure)).toBe('must start with https:// or http://');
+    expect((await checkWebhookUrl('http://127.0.0.1:8080/hook', insecure)).problem).toBeUndefined();
+    expect((await checkWebhookUrl('ftp://127.0.0.1/hook', insecure)).problem).toBe('must start with https:// or http://');
+  });
+
+  it('answers the WHATWG-normalised URL, and refuses userinfo and port 0 whatever WEBHOOK_ALLOW_INSECURE says', async () => {
+    for (const allowInsecure of [false, true]) {
+      const check = (url: string) => checkWebhookUrl(url, { allowInsecure });
+      expect(await check('https://93.184.215.14\\@127.0.0.1/')).toEqual({ href: 'https://93.184.215.14/@127.0.0.1/' });
+      expect(await check(' HTTPS://93.184.215.14:443/a/./b/../c?x#y ')).toEqual({ href: 'https://93.184.215.14/a/c?x#y' });
+      for (const url of [
+        'https://u@93.184.215.14/',
+        'https://:p@93.184.215.14/',
+        'https://@93.184.215.14/',
+        'https:@93.184.215.14/',
+        'https://a@b@93.184.215.14/',
+      ]) {
+        expect({ url, ...(await check(url)) }).toEqual({ url, problem: 'must not contain credentials (user name or password)' });
+      }
+      expect(await check('https://93.184.215.14:0/hook')).toEqual({ problem: 'must not use port 0' });
+      expect(await check('https://93.184.215.14:000/hook')).toEqual({ problem: 'must not use port 0' });
+    }
   });
 });
 

@@ -155,22 +155,39 @@ export interface TargetCheck {
   allowInsecure: boolean;
 }
 
+/** A subscription URL as stored (`href`), or why it is refused. */
+type WebhookUrlCheck = { href: string; problem?: undefined } | { href?: undefined; problem: string };
+
 /**
- * Checks a subscription URL at creation/update. Returns a problem for the
- * `url` field, or undefined when the URL is acceptable.
+ * Whether the raw URL has userinfo: an `@` in its authority, empty userinfo
+ * included. Read as WHATWG does (the authority ends at / \ ? #), so
+ * `https://a.example\@b.example/` has none (its `@` is in the path).
  */
-export async function checkWebhookUrl(raw: string, options: TargetCheck): Promise<string | undefined> {
+const hasUserinfo = (raw: string) => /@/.test(raw.replace(/^[a-z][a-z\d+.-]*:[/\\]*/i, '').split(/[/\\?#]/)[0]);
+
+/**
+ * Checks a subscription URL at creation/update: the WHATWG-normalised URL to
+ * store, so what is stored is what every later reader parses alike, or a
+ * problem for the `url` field.
+ */
+export async function checkWebhookUrl(raw: string, options: TargetCheck): Promise<WebhookUrlCheck> {
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    return 'must be an absolute URL';
+    return { problem: 'must be an absolute URL' };
   }
   if (url.protocol !== 'https:' && !(options.allowInsecure && url.protocol === 'http:')) {
-    return options.allowInsecure ? 'must start with https:// or http://' : 'must start with https://';
+    return { problem: options.allowInsecure ? 'must start with https:// or http://' : 'must start with https://' };
   }
-  if (url.username || url.password) return 'must not contain credentials';
-  if (options.allowInsecure) return undefined;
+  if (url.username || url.password || hasUserinfo(raw.trim())) return { problem: 'must not contain credentials (user name or password)' };
+  if (url.port === '0') return { problem: 'must not use port 0' };
+  const problem = options.allowInsecure ? undefined : await targetProblem(url);
+  return problem ? { problem } : { href: url.href };
+}
+
+/** Why the URL's host is no allowed target (an internal address, or a name that resolves to one). */
+async function targetProblem(url: URL): Promise<string | undefined> {
   const host = hostOf(url);
   if (isIP(host)) {
     const reason = blockedReason(host);

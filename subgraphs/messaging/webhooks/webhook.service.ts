@@ -97,9 +97,11 @@ export class WebhookService {
     return row;
   }
 
-  private async checkUrl(value: string, details: ErrorDetail[]): Promise<void> {
-    const problem = await checkWebhookUrl(value, { allowInsecure: this.deps.allowInsecure });
-    if (problem) details.push({ path: 'url', message: problem });
+  /** The URL to store (normalised), or undefined with the problem added to `details`. */
+  private async checkUrl(value: string, details: ErrorDetail[]): Promise<string | undefined> {
+    const checked = await checkWebhookUrl(value, { allowInsecure: this.deps.allowInsecure });
+    if (checked.problem !== undefined) details.push({ path: 'url', message: checked.problem });
+    return checked.href;
   }
 
   async list(): Promise<WebhookView[]> {
@@ -135,13 +137,13 @@ export class WebhookService {
     const parsed = createSchema.safeParse(input);
     if (!parsed.success) throw validationError('Invalid webhook subscription', zodDetails(parsed.error.issues));
     const details: ErrorDetail[] = [];
-    await this.checkUrl(parsed.data.url, details);
-    if (details.length > 0) throw validationError('Invalid webhook subscription', details);
+    const url = await this.checkUrl(parsed.data.url, details);
+    if (!url) throw validationError('Invalid webhook subscription', details);
     const row = await this.prisma.webhookSubscription.create({
       data: {
         tenantId: this.identity.tenantId,
         id: newId('wh'),
-        url: parsed.data.url,
+        url,
         events: [...new Set(parsed.data.events)],
         secret: this.deps.cipher.encrypt(parsed.data.secret),
         status: 'active',
@@ -158,7 +160,7 @@ export class WebhookService {
     const change = parsed.data;
     if (Object.values(change).every((v) => v === undefined)) throw validationError('Nothing to change: give url, events, secret or status');
     const details: ErrorDetail[] = [];
-    if (change.url !== undefined && change.url !== current.url) await this.checkUrl(change.url, details);
+    const url = change.url === undefined || change.url === current.url ? undefined : await this.checkUrl(change.url, details);
     if (details.length > 0) throw validationError('Invalid webhook change', details);
     if (change.status === 'active' && current.status !== 'active') assertCan(this.identity, 'reEnableWebhook');
     const statusChange =
@@ -171,7 +173,7 @@ export class WebhookService {
       const updated = await tx.webhookSubscription.update({
         where: { id: current.id },
         data: {
-          ...(change.url !== undefined ? { url: change.url } : {}),
+          ...(url !== undefined ? { url } : {}),
           ...(change.events !== undefined ? { events: [...new Set(change.events)] } : {}),
           ...(change.secret !== undefined ? { secret: this.deps.cipher.encrypt(change.secret) } : {}),
           ...statusChange,

@@ -1,5 +1,4 @@
-import { XMLValidator } from 'fast-xml-parser';
-import { xmlReader } from '../../../../common/xml';
+import { parseUntrustedXml, xmlReader } from '../../../../common/xml';
 import { validationError } from '../../../../common/errors';
 
 /**
@@ -182,13 +181,9 @@ function readObject(x: X, terms: Map<string, Term>): OptObject {
 
 /** OPT 1.4 XML → the template; malformed XML or a document that is no OPT → 400 with the reason. */
 export function parseOpt(xml: string): OperationalTemplate {
-  const checked = XMLValidator.validate(xml);
-  if (checked !== true) {
-    throw validationError(`The operational template is not well-formed XML: ${checked.err.msg} (line ${checked.err.line})`, [
-      { path: 'template', message: checked.err.msg },
-    ]);
-  }
-  const doc = parser.parse(xml) as X;
+  const doc = parseUntrustedXml(parser, xml, (reason) =>
+    validationError(`The operational template is ${reason}`, [{ path: 'template', message: reason }]),
+  ) as X;
   const template = doc.template as X | undefined;
   const templateId = text(template?.template_id?.value);
   if (!template || !template.definition || !templateId) {

@@ -1,4 +1,5 @@
-import { XMLParser, XMLValidator } from 'fast-xml-parser';
+import { XMLParser } from 'fast-xml-parser';
+import { parseUntrustedXml } from '../../../../common/xml';
 import { validationError } from '../../../../common/errors';
 import { RM_XML_SCHEMA } from './rm-xml-schema';
 
@@ -138,10 +139,7 @@ const tagOf = (node: Node) => Object.keys(node).find((k) => k !== ':@')!;
 
 /** Canonical XML of a COMPOSITION → its canonical JSON; 400 naming the element for anything the RM schema does not have. */
 export function compositionFromXml(xml: string): Record<string, unknown> {
-  if (/<!DOCTYPE/i.test(xml)) throw invalid('/', 'a DOCTYPE is not accepted');
-  const checked = XMLValidator.validate(xml);
-  if (checked !== true) throw invalid('/', `not well-formed XML: ${checked.err.msg} (line ${checked.err.line})`);
-  const roots = (parser.parse(xml) as Node[]).filter((n) => tagOf(n) !== '?xml' && tagOf(n) !== '#text');
+  const roots = (parseUntrustedXml(parser, xml, (reason) => invalid('/', reason)) as Node[]).filter((n) => tagOf(n) !== '?xml' && tagOf(n) !== '#text');
   if (roots.length !== 1 || tagOf(roots[0]) !== 'composition')
     throw invalid('/', 'the root element must be <composition> (namespace http://schemas.openehr.org/v2)');
   return readElement(roots[0], 'COMPOSITION', '/composition', 0) as Record<string, unknown>;

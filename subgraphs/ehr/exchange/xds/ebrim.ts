@@ -1,5 +1,4 @@
-import { XMLValidator } from 'fast-xml-parser';
-import { xmlReader, xmlWriter as builder } from '../../../../common/xml';
+import { parseUntrustedXml, xmlReader, xmlWriter as builder } from '../../../../common/xml';
 
 /**
  * ebXML Registry 3.0 (ebRIM objects, ebRS requests and responses) as the IHE
@@ -152,9 +151,7 @@ const text = (value: unknown): string =>
 
 /** The payload element (by local name) of an XML text, or an EbXmlError naming what is wrong. */
 function parsePayload(xml: string, element: string): X {
-  const valid = XMLValidator.validate(xml);
-  if (valid !== true) throw new EbXmlError('XDSRegistryError', `The request is not well-formed XML: ${valid.err.msg} (line ${valid.err.line})`);
-  const doc = parser.parse(xml) as X;
+  const doc = parseUntrustedXml(parser, xml, (reason) => new EbXmlError('XDSRegistryError', `The request is ${reason}`)) as X;
   const root = doc[element];
   if (!root || typeof root !== 'object') throw new EbXmlError('XDSRegistryError', `The request must be a ${element}`);
   return root;
