@@ -14,7 +14,8 @@ describe(`webhook SSRF guard, WEBHOOK_ALLOW_INSECURE unset (${backendName})`, ()
 
   beforeAll(async () => {
     receiver = await startReceiver();
-    t = await startTestPlatform({ WEBHOOK_CA_FILE: receiver.caFile, WEBHOOK_RETRY_SCHEDULE: '1h,1h,1h,1h,1h' });
+    // The URL hygiene cases alone make more webhook calls than the default 50 a minute.
+    t = await startTestPlatform({ WEBHOOK_CA_FILE: receiver.caFile, WEBHOOK_RETRY_SCHEDULE: '1h,1h,1h,1h,1h', RATE_LIMIT_WEBHOOKS: '1000' });
     prisma = createMessagingPrisma(t.platform.db!);
   });
   afterAll(async () => {

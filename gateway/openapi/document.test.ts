@@ -59,7 +59,7 @@ describe('the OpenAPI document', () => {
 
   it('types every limit and offset query parameter as an integer, so generated clients pass numbers', () => {
     const paging: string[] = [];
-    for (const [path, item] of Object.entries<any>(openApiDocument().paths)) {
+    for (const [path, item] of Object.entries<any>(openApiDocument().paths ?? {})) {
       for (const operation of Object.values<any>(item)) {
         for (const parameter of operation.parameters ?? []) {
           if (parameter.in !== 'query' || !['limit', 'offset'].includes(parameter.name)) continue;
