@@ -1211,7 +1211,7 @@ export type Organization = {
   __typename?: 'Organization';
   /** Calls this minute per category, recent errors and recent callers (support, admin, platform admin). */
   activity: OrganizationActivity;
-  /** Platform admin: the change log, newest first. */
+  /** The change log, newest first (whoever may read the organisation). */
   changes: Array<OrganizationChangeView>;
   createdAt: Scalars['DateTimeISO']['output'];
   /** Webhook health, open alerts and message volume of the last day (support, admin, platform admin). */
@@ -1612,6 +1612,8 @@ export type Query = {
   template: MessageTemplate;
   /** Every template, each language variant on its own. */
   templates: TemplateList;
+  /** Admin: recomputes the tenant's access-log hash chain and reports the first broken entry, or an emptied or shortened log. */
+  verifyAccessLog: AuditChainVerification;
   /** Admin: recomputes the tenant's audit hash chain and reports the first broken record. */
   verifyAuditChain: AuditChainVerification;
   /** Who is calling: subject, roles, tenants and token expiry (any authenticated caller). */
