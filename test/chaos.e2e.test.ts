@@ -257,6 +257,18 @@ chaos('chaos: kills under load on the replicated stores', () => {
       30_000,
     );
 
+    // A role that died on its own before this kill failed to survive the stores' failovers: show why.
+    for (const server of [...c.gateways, ...c.workers, c.messaging, c.ehr]) {
+      expect({
+        pid: server.child.pid,
+        exit: server.child.exitCode ?? server.child.signalCode,
+        output: server.child.exitCode === null && server.child.signalCode === null ? '' : server.output().slice(-4000),
+      }).toEqual({
+        pid: server.child.pid,
+        exit: null,
+        output: '',
+      });
+    }
     await kill('a gateway and a worker (SIGKILL)', async () => {
       const [gatewayExit, workerExit] = await Promise.all([signalAndWait(c.gateways[0], 'SIGKILL'), signalAndWait(c.workers[0], 'SIGKILL')]);
       expect([gatewayExit.signal, workerExit.signal]).toEqual(['SIGKILL', 'SIGKILL']);
