@@ -1,6 +1,7 @@
 import { accessSync, constants } from 'node:fs';
 import { z } from 'zod';
 import { TENANT_ID } from './auth/principal';
+import { parseRedisUrl } from './redis';
 
 /**
  * Process configuration, read once from the environment (docs/api.md §2) and
@@ -218,7 +219,20 @@ const envSchema = z.object({
   DATABASE_URL: optionalUrl(['postgres:', 'postgresql:', 'memory:']),
   /** PostgreSQL: the tables' owner, for migrations and grants; unset: DATABASE_URL is the owner's (docs/security.md, Database roles). */
   DATABASE_OWNER_URL: optionalUrl(['postgres:', 'postgresql:']),
-  REDIS_URL: optionalUrl(['redis:', 'rediss:']),
+  /** One server (`redis://`, `rediss://`) or a Sentinel-watched master (`redis+sentinel://h1:26379,h2:26379/mymaster`). */
+  REDIS_URL: z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      if (value === undefined || value === '') return undefined;
+      try {
+        parseRedisUrl(value);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: (err as Error).message });
+        return z.NEVER;
+      }
+      return value;
+    }),
   /** Pub/sub channel of the live event bus; one per deployment sharing a Redis. */
   REDIS_EVENTS_CHANNEL: z
     .string()

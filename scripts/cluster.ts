@@ -4,9 +4,13 @@
  * workers, on the machine's PostgreSQL and Redis (docs/deploy.md).
  *
  *   npm run cluster          (node dist/scripts/cluster.js; Ctrl-C stops it)
+ *   npm run cluster -- --replicated
+ *                            the same processes on replicated stores of their own: PostgreSQL
+ *                            primary + standby under Patroni (etcd) behind HAProxy, Redis master +
+ *                            replica under three Sentinels (scripts/support/replicated-stores.ts)
  *
  * DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres), REDIS_URL
- * (default redis://127.0.0.1:6379), PORT: HAProxy's port (default 4000),
+ * (default redis://127.0.0.1:6379; both ignored with --replicated), PORT: HAProxy's port (default 4000),
  * HAPROXY: the binary (default /usr/sbin/haproxy); every other variable is
  * passed to all processes.
  */
@@ -17,6 +21,7 @@ import { join } from 'node:path';
 import type { ProcessRole } from '../bin/platform';
 import { freePort, killIfRunning, startServer, type ServerProcess } from './support/server-process';
 import { haproxyConfig } from './haproxy-config';
+import { startReplicatedStores, type ReplicatedStores } from './support/replicated-stores';
 
 export interface ClusterOptions {
   /** The environment every process gets (DATABASE_URL and REDIS_URL included). */
@@ -26,6 +31,8 @@ export interface ClusterOptions {
   haproxy?: string;
   gateways?: number;
   workers?: number;
+  /** How long each process may take to be ready (default 90 s). */
+  readyTimeoutMs?: number;
 }
 
 export interface Cluster {
@@ -49,7 +56,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   const dir = mkdtempSync(join(tmpdir(), 'caregraph-cluster-'));
   let haproxy: ChildProcess | undefined;
   const start = async (role: ProcessRole, env: Record<string, string> = {}, port?: number) => {
-    const server = await startServer({ ...options.env, ...env }, { role, port });
+    const server = await startServer({ ...options.env, ...env }, { role, port, readyTimeoutMs: options.readyTimeoutMs });
     started.push(server);
     return server;
   };
@@ -135,13 +142,23 @@ const stopAll = (servers: ServerProcess[]) => Promise.all(servers.map((s) => sto
 async function main(): Promise<void> {
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(process.env)) if (value !== undefined) env[name] = value;
+  let stores: ReplicatedStores | undefined;
+  if (process.argv.includes('--replicated')) {
+    console.log('starting the replicated stores (etcd, Patroni, HAProxy, Redis, Sentinel)…');
+    stores = await startReplicatedStores({ log: (line) => console.log(line) });
+    env.DATABASE_URL = stores.databaseUrl;
+    env.REDIS_URL = stores.redisUrl;
+  }
   env.DATABASE_URL ||= 'postgres://postgres@127.0.0.1:5432/postgres';
   env.REDIS_URL ||= 'redis://127.0.0.1:6379';
   // The subgraphs' ports: free ones, whatever the environment says.
   env.MESSAGING_PORT = '0';
   env.EHR_PORT = '0';
   const port = env.PORT ? Number(env.PORT) : 4000;
-  const cluster = await startCluster({ env, port, haproxy: env.HAPROXY });
+  const cluster = await startCluster({ env, port, haproxy: env.HAPROXY }).catch(async (err) => {
+    await stores?.stop();
+    throw err;
+  });
   // Every process's log lines on this terminal, each prefixed with its process.
   const named: [string, ServerProcess][] = [
     ...cluster.gateways.map((g, i): [string, ServerProcess] => [`gateway-${i + 1}`, g]),
@@ -164,18 +181,22 @@ async function main(): Promise<void> {
     ...cluster.workers.map((w, i) => [`worker-${i + 1}`, '-', w.child.pid]),
   ];
   for (const [name, url, pid] of table) console.log(`${String(name).padEnd(10)} ${String(url).padEnd(28)} pid ${pid}`);
+  for (const line of stores?.describe() ?? []) console.log(line);
   console.log(`CareGraph cluster on ${cluster.base} (HAProxy config ${cluster.configFile}); Ctrl-C stops it`);
   let stopping = false;
   const stop = () => {
     if (stopping) return;
     stopping = true;
-    cluster.stop().then(
-      () => process.exit(0),
-      (err) => {
-        console.error(err);
-        process.exit(1);
-      },
-    );
+    cluster
+      .stop()
+      .then(() => stores?.stop())
+      .then(
+        () => process.exit(0),
+        (err) => {
+          console.error(err);
+          process.exit(1);
+        },
+      );
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);

@@ -7,7 +7,7 @@ import { DCLinter } from 'dclint';
 import { validate as validateDockerfile } from 'dockerfile-utils';
 import { loadConfig } from '../common/config';
 import { checkScaleOut, type ProcessRole } from '../bin/platform';
-import { haproxyConfig } from '../scripts/haproxy-config';
+import { haproxyConfig, postgresHaproxyConfig } from '../scripts/haproxy-config';
 import { DEFAULT_HAPROXY } from '../scripts/cluster';
 import { startTestPlatform, type TestPlatform } from './harness';
 
@@ -222,6 +222,18 @@ describe('deploy/ manifests', () => {
     expect(compose.services.haproxy.ports[0]).toMatch(/:8080"?$/);
     if (!existsSync(DEFAULT_HAPROXY)) return; // .ci/run installs it; a developer machine may lack it
     const result = spawnSync(DEFAULT_HAPROXY, ['-c', '-f', join(deploy, 'haproxy.cfg')], { encoding: 'utf8' });
+    expect({ status: result.status, output: result.stdout + result.stderr }).toMatchObject({ status: 0 });
+  });
+
+  it('haproxy-postgres.cfg is the PostgreSQL front end the replicated cluster runs, and HAProxy accepts it', () => {
+    const expected = postgresHaproxyConfig({
+      bind: ':5432',
+      nameserver: '127.0.0.11:53',
+      members: [1, 2].map((n) => ({ name: `patroni-${n}`, address: `patroni-${n}:5432`, checkPort: 8008 })),
+    });
+    expect(readFileSync(join(deploy, 'haproxy-postgres.cfg'), 'utf8')).toBe(expected);
+    if (!existsSync(DEFAULT_HAPROXY)) return;
+    const result = spawnSync(DEFAULT_HAPROXY, ['-c', '-f', join(deploy, 'haproxy-postgres.cfg')], { encoding: 'utf8' });
     expect({ status: result.status, output: result.stdout + result.stderr }).toMatchObject({ status: 0 });
   });
 

@@ -1,4 +1,5 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { createRedis } from '../redis';
 import type { Config } from '../config';
 import type { Logger } from '../logger';
 
@@ -113,7 +114,7 @@ class RedisTenantActivity implements TenantActivity {
     private readonly logger: Logger,
     private readonly now: () => number = Date.now,
   ) {
-    this.redis = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+    this.redis = createRedis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
     this.redis.on('error', (err) => logger.warn({ err: err.message }, 'tenant activity redis error; support desk activity is incomplete until it is back'));
   }
 

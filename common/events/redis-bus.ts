@@ -1,5 +1,6 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { FieldCipher } from '../crypto';
+import { createRedis } from '../redis';
 import type { Logger } from '../logger';
 import type { EventBus } from './bus';
 import type { PlatformEvent } from './types';
@@ -56,9 +57,9 @@ export class RedisEventBus implements EventBus {
       maxRetriesPerRequest: 1,
       connectionName: 'caregraph-events',
     };
-    const publisher = new Redis(url, options);
+    const publisher = createRedis(url, options);
     // The subscriber must queue its SUBSCRIBE across reconnects; ioredis re-subscribes on its own.
-    const subscriber = new Redis(url, { ...options, enableOfflineQueue: true, maxRetriesPerRequest: null });
+    const subscriber = createRedis(url, { ...options, enableOfflineQueue: true, maxRetriesPerRequest: null });
     const log = logger.child({ component: 'redis-event-bus' });
     for (const connection of [publisher, subscriber]) {
       connection.on('error', (err: Error) => log.warn({ err: err.message }, 'Redis event bus connection error'));

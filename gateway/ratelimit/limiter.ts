@@ -1,4 +1,5 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { createRedis } from '../../common/redis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Config, RateLimitCategory } from '../../common/config';
 import type { Logger } from '../../common/logger';
@@ -37,7 +38,7 @@ export class RateLimits {
     private readonly onRefused: (category: RateLimitCategory) => void = () => {},
   ) {
     if (config.REDIS_URL) {
-      this.redis = new Redis(config.REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false });
+      this.redis = createRedis(config.REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false });
       this.redis.on('error', (err) => logger.warn({ err: err.message }, 'rate-limit redis error; using per-instance limits until it is back'));
     }
   }

@@ -83,7 +83,10 @@ const ROLE_PORTS: Record<ProcessRole, { variable: string; ready: string }> = {
  * (/readyz; a subgraph's /healthz; the worker's /metrics) and fails if it exits first.
  * `port`: a fixed port, where clients already point (`npm run cluster`); otherwise a free one.
  */
-export async function startServer(env: Record<string, string>, options: { ready?: boolean; port?: number; role?: ProcessRole } = {}): Promise<ServerProcess> {
+export async function startServer(
+  env: Record<string, string>,
+  options: { ready?: boolean; port?: number; role?: ProcessRole; readyTimeoutMs?: number } = {},
+): Promise<ServerProcess> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await startOn(options.port ?? (await freePort()), env, options);
@@ -95,7 +98,11 @@ export async function startServer(env: Record<string, string>, options: { ready?
   }
 }
 
-async function startOn(port: number, env: Record<string, string>, options: { ready?: boolean; role?: ProcessRole }): Promise<ServerProcess> {
+async function startOn(
+  port: number,
+  env: Record<string, string>,
+  options: { ready?: boolean; role?: ProcessRole; readyTimeoutMs?: number },
+): Promise<ServerProcess> {
   const role = options.role ?? 'all';
   const { variable, ready } = ROLE_PORTS[role];
   const child = spawn(process.execPath, [join(root, 'dist/bin/caregraph.js'), role], {
@@ -119,7 +126,7 @@ async function startOn(port: number, env: Record<string, string>, options: { rea
   const exited = new Promise<Exit>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal, at: Date.now() })));
   const server: ServerProcess = { base: `http://127.0.0.1:${port}`, child, output: () => output, exited };
   if (options.ready === false) return server;
-  const deadline = Date.now() + 90_000;
+  const deadline = Date.now() + (options.readyTimeoutMs ?? 90_000);
   for (;;) {
     if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the server exited before it was ready:\n${output}`);
     try {
