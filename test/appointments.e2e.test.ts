@@ -77,8 +77,9 @@ describe(`appointments (${backendName})`, () => {
   it('books through GraphQL, reminds automatically at the tenant lead time, and the patient confirms with C', async () => {
     const lead = await t.graphql('mutation { setReminderLeadTime(leadMinutes: 60) { leadMinutes } }');
     expect(lead.body.data.setReminderLeadTime.leadMinutes).toBe(60);
-    // Due four seconds from now: the lead time before a start 60 min 4 s away.
-    const start = at(60 * MINUTE + 4000);
+    // Due 15 s from now: the lead time before a start 60 min 15 s away. The reminder is scheduled through the
+    // appointment outbox; were it due sooner, a busy machine could schedule it after its due time (then due at once).
+    const start = at(60 * MINUTE + 15_000);
     const booked = await t.graphql(`mutation($input: BookAppointmentInput!) { bookAppointment(input: $input) { ${FIELDS} } }`, {
       input: { patientId: 'p-1001', start, end: at(90 * MINUTE), practitionerId: 'dr-auto', location: 'Room auto' },
     });

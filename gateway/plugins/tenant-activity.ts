@@ -10,6 +10,14 @@ import type { GatewayContext } from '../context';
  * support desk. Calls themselves are recorded where they are counted (the
  * rate-limit plugin). Internal executions (no budget holder) are not clients.
  */
+/**
+ * The support desk reads these messages, and never a patient's data: a message names the ids and values it is about
+ * in quotes ("EHR 'ehr-p-1001' was not found"), so each quoted part is left out and the wording kept.
+ */
+export function withoutQuotedValues(message: string): string {
+  return message.replace(/'[^']*'|"[^"]*"|`[^`]*`/g, "'…'");
+}
+
 export function tenantActivityPlugin(activity: TenantActivity): ApolloServerPlugin<GatewayContext> {
   return {
     async requestDidStart() {
@@ -22,7 +30,7 @@ export function tenantActivityPlugin(activity: TenantActivity): ApolloServerPlug
           activity.recordError(contextValue.identity.tenantId, {
             at: new Date().toISOString(),
             code: typeof first.extensions?.code === 'string' ? first.extensions.code : 'INTERNAL_ERROR',
-            message: first.message,
+            message: withoutQuotedValues(first.message),
             operation: operationName ?? rootFields ?? '(unparsed)',
             sub: contextValue.identity.sub,
             requestId: contextValue.requestId,
