@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../common/config';
 import { resolveSecrets } from '../common/secrets';
 import { isReservedSubject, ROLES, TENANT_ID } from '../common/auth/principal';
-import { issueAccessToken, parseTokenLifetime } from '../common/auth/tokens';
+import { issueAccessToken, parseTokenLifetime, tokenKeyOrigin } from '../common/auth/tokens';
 
 const USAGE = `Usage: npm run --silent token -- --tenant <id> [--tenant <id>…] --role <role> [--role <role>…] [--sub <subject>] [--patient <patientId>] [--client <clientId>] [--ttl 12h]
 --ttl: how long the token lives (s, m, h or d; default 12h, at most AUTH_MAX_TOKEN_LIFETIME, 30d unless set)
@@ -61,6 +61,8 @@ async function main(): Promise<void> {
     config,
   );
   process.stdout.write(`${token}\n`);
+  // Said only to a person at a terminal: TOKEN=$(npm run --silent token …) captures the token alone.
+  if (process.stdout.isTTY) console.error(`signed with ${tokenKeyOrigin(config)}: a server using another key refuses it`);
 }
 
 main().catch((err) => {

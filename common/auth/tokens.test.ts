@@ -25,6 +25,20 @@ describe('access tokens', () => {
     await expect(verify(patient)).rejects.toMatchObject({ code: 'UNAUTHENTICATED' });
   });
 
+  it('says why a token is refused: another key (naming the one it verifies with), a claim, a malformed token', async () => {
+    const dev = createAccessTokenVerifier(loadConfig({ DATA_DIR: '/srv/caregraph-a' }), secrets);
+    const minted = await issueAccessToken(randomBytes(32), { sub: 'x', tenants: ['demo'], roles: ['admin'], ttlSeconds: 60 });
+    await expect(dev(minted)).rejects.toMatchObject({
+      code: 'UNAUTHENTICATED',
+      message: expect.stringMatching(/signature does not match the development secret in \/srv\/caregraph-a\/dev-secrets\.json .*another DATA_DIR/),
+    });
+    const configured = createAccessTokenVerifier(loadConfig({ AUTH_JWT_SECRET: 's'.repeat(32), AUTH_ISSUER: 'https://idp.example' }), secrets);
+    await expect(configured(minted)).rejects.toMatchObject({ message: expect.stringMatching(/does not match AUTH_JWT_SECRET/) });
+    const unissued = await issueAccessToken(secret, { sub: 'x', tenants: ['demo'], roles: ['admin'], ttlSeconds: 60 });
+    await expect(configured(unissued)).rejects.toMatchObject({ message: expect.stringMatching(/its iss claim does not match/) });
+    await expect(verify('not.a.jwt')).rejects.toMatchObject({ message: expect.stringMatching(/not a well-formed JWT/) });
+  });
+
   it('refuses reserved subjects, wildcard tenants and malformed tenant ids', async () => {
     for (const [sub, tenants] of [
       ['system:sms-provider', ['*']],

@@ -2,7 +2,8 @@ import { createRemoteJWKSet, jwtVerify, SignJWT, errors as joseErrors, JWTPayloa
 import { z } from 'zod';
 import { AppError } from '../errors';
 import { formatLifetime, parseLifetime, type Config } from '../config';
-import type { Secrets } from '../secrets';
+import { resolve } from 'node:path';
+import { devSecretsPath, type Secrets } from '../secrets';
 import { systemClock, type Clock } from '../clock';
 import { isReservedSubject, ROLES, TENANT_ID, type Identity, type Principal } from './principal';
 
@@ -38,6 +39,24 @@ function claimProblem(claims: z.infer<typeof claimsSchema>, now: number, maxLife
 
 export type AccessTokenVerifier = (token: string) => Promise<Principal>;
 
+/** The key tokens are verified with, in words an operator acts on (the token command names it too). */
+export function tokenKeyOrigin(config: Pick<Config, 'AUTH_JWKS_URL' | 'AUTH_JWT_SECRET' | 'DATA_DIR'>): string {
+  if (config.AUTH_JWKS_URL) return 'the keys at AUTH_JWKS_URL';
+  if (config.AUTH_JWT_SECRET) return 'AUTH_JWT_SECRET';
+  return `the development secret in ${resolve(devSecretsPath(config.DATA_DIR))}`;
+}
+
+/** Why jose refused a token: a caller (or the developer who minted it) can tell a wrong key from a wrong claim. */
+function verificationFailure(err: unknown, config: Config): string {
+  if (err instanceof joseErrors.JWTExpired) return 'the token has expired';
+  if (err instanceof joseErrors.JWSSignatureVerificationFailed || err instanceof joseErrors.JWKSNoMatchingKey)
+    return `its signature does not match ${tokenKeyOrigin(config)} (a token minted with another secret, such as npm run token with another DATA_DIR, is refused)`;
+  if (err instanceof joseErrors.JWTClaimValidationFailed) return `its ${err.claim} claim does not match this server's (${err.reason})`;
+  if (err instanceof joseErrors.JOSEAlgNotAllowed) return 'it is signed with an algorithm this server does not accept';
+  if (err instanceof joseErrors.JWSInvalid || err instanceof joseErrors.JWTInvalid) return 'it is not a well-formed JWT';
+  return 'the token could not be verified';
+}
+
 /** Verifies bearer tokens: HS256 with the configured (or dev) secret, or RS/ES keys from a JWKS URL; `exp` and `nbf` against `clock`. */
 export function createAccessTokenVerifier(config: Config, secrets: Secrets, clock: Clock = systemClock): AccessTokenVerifier {
   const jwks = config.AUTH_JWKS_URL ? createRemoteJWKSet(new URL(config.AUTH_JWKS_URL)) : undefined;
@@ -49,8 +68,7 @@ export function createAccessTokenVerifier(config: Config, secrets: Secrets, cloc
         ? (await jwtVerify(token, jwks, options)).payload
         : (await jwtVerify(token, secrets.jwtSecret!, { ...options, algorithms: ['HS256'] })).payload;
     } catch (err) {
-      const reason = err instanceof joseErrors.JWTExpired ? 'the token has expired' : 'the token could not be verified';
-      throw new AppError('UNAUTHENTICATED', `Invalid bearer token: ${reason}`);
+      throw new AppError('UNAUTHENTICATED', `Invalid bearer token: ${verificationFailure(err, config)}`);
     }
     const claims = claimsSchema.safeParse(payload);
     if (!claims.success) {
