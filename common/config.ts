@@ -357,8 +357,8 @@ const envSchema = z.object({
   TLS_CERT_FILE: readableFile,
   TLS_KEY_FILE: readableFile,
   REQUEST_TIMEOUT_MS: int(100, 600_000, 30_000),
-  /** On SIGTERM/SIGINT: how long requests in flight may take to finish before their connections are closed. */
-  SHUTDOWN_GRACE_MS: int(0, 600_000, 3_000),
+  /** On SIGTERM/SIGINT: how long requests in flight may take to finish before their connections are cut; as long as the request deadline, so a request that may still answer is never cut. */
+  SHUTDOWN_GRACE_MS: int(0, 600_000, 30_000),
   GRAPHQL_MAX_DEPTH: int(1, 100, 12),
   GRAPHQL_MAX_ALIASES: int(0, 1000, 30),
   GRAPHQL_MAX_COST: int(1, 10_000_000, 10_000),

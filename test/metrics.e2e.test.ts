@@ -179,8 +179,18 @@ scaleOut('metrics per process (scale-out roles on PostgreSQL + Redis)', () => {
     expect(w.total('caregraph_message_delivery_seconds', { channel: 'sms' })).toBe(1);
     expect(w.total('caregraph_webhook_attempts_total', { outcome: 'success' })).toBe(1);
     expect(w.samples('caregraph_job_queue_depth', { queue: 'messaging-deliver' })).toHaveLength(1);
-    expect(w.samples('caregraph_db_pool_connections', { pool: 'runtime' })).toHaveLength(1);
-    expect(w.samples('caregraph_db_pool_connections', { pool: 'jobqueue' })).toHaveLength(1);
+    // Every role with a database has a sample of each pool series for each of its pools, not only their declarations.
+    for (const [role, scraped] of [
+      ['messaging', m],
+      ['ehr', e],
+      ['worker', w],
+    ] as const) {
+      for (const series of ['caregraph_db_pool_connections', 'caregraph_db_pool_idle', 'caregraph_db_pool_waiting']) {
+        for (const pool of ['runtime', 'owner', 'jobqueue'])
+          expect([role, series, pool, scraped.samples(series, { pool }).length]).toEqual([role, series, pool, 1]);
+      }
+    }
+    expect(g.names.has('caregraph_db_pool_connections')).toBe(false);
     expect(e.samples('caregraph_audit_checkpoint_age_seconds')).toHaveLength(1);
     expect(m.names.has('caregraph_audit_checkpoint_age_seconds')).toBe(false);
   });
