@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /**
@@ -60,7 +60,7 @@ describe('@caregraph/client as installed', () => {
     const script =
       "const c = require('@caregraph/client'); const w = require('@caregraph/client/webhooks'); console.log(typeof c.createGraphQLClient, typeof w.verifySignature);";
     expect(execFileSync(process.execPath, ['-e', script], { cwd: app, encoding: 'utf8' }).trim()).toBe('function function');
-    const manifest = require(join(pkg, 'package.json'));
+    const manifest = JSON.parse(readFileSync(join(pkg, 'package.json'), 'utf8'));
     expect(manifest.private).toBeUndefined();
     expect(manifest.files).toEqual(['dist', 'README.md']);
     expect(manifest.exports['./webhooks']).toEqual({ types: './dist/webhooks.d.ts', default: './dist/webhooks.js' });
