@@ -338,7 +338,12 @@ describe.each(testBackends())('database roles on $name', (backend) => {
       );
       const checkpoints = await checkpointer.checkpoint();
       // Every tenant's audit trail, and the access log of each tenant whose records were read (the seed reads demo's).
-      expect(checkpoints.filter((cp) => !cp.log).map((cp) => cp.tenantId).sort()).toEqual(['acme', 'demo']);
+      expect(
+        checkpoints
+          .filter((cp) => !cp.log)
+          .map((cp) => cp.tenantId)
+          .sort(),
+      ).toEqual(['acme', 'demo']);
       expect(checkpoints.filter((cp) => cp.log === 'access').map((cp) => cp.tenantId)).toEqual(['demo']);
 
       for (const tenantId of ['acme', 'demo']) {
