@@ -62,7 +62,8 @@ describe(`shutdown on SIGTERM/SIGINT (${backendName}${process.env.TEST_REDIS_URL
         RATE_LIMIT_KEY_PREFIX: `test:${randomUUID()}`,
         REDIS_EVENTS_CHANNEL: `caregraph:test:${randomUUID()}`,
       });
-    const server = await startServer(env);
+    // Four first starts side by side (migrations, seed) on a machine the other test files load can take minutes.
+    const server = await startServer(env, { readyTimeoutMs: 240_000 });
     servers.push(server);
     return { server, database, env };
   }

@@ -240,7 +240,7 @@ export type AgentClients = '*' | readonly string[];
 /**
  * The caller the rules above judge. Being an AI agent is a property of the caller, not of the door: /mcp
  * marks its calls itself, and a token whose OAuth client is an AI agent is one on every other surface too
- * (GraphQL, FHIR, openEHR, /api/ehr, CDA/XDS), so skipping /mcp does not skip the consent. A token that
+ * (GraphQL, FHIR, openEHR, the clinical REST adapter, CDA/XDS), so skipping /mcp does not skip the consent. A token that
  * names no client, or a client not listed, keeps the rules of its roles.
  */
 export function asPolicyCaller(identity: Identity, agentClients: AgentClients): Identity {
