@@ -176,6 +176,9 @@ const PASSWORD = 'outage-password-not-for-logs';
       method,
       headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
       body: body ? JSON.stringify(body) : undefined,
+    }).catch((err: Error) => {
+      // A refused or reset connection: say whether the process is still there, and what it last printed.
+      throw new Error(`${method} ${path}: ${err.message} (${(err.cause as Error | undefined)?.message}); process ${JSON.stringify(alive())}:\n${lastOutput()}`);
     });
     return { status: res.status, retryAfter: res.headers.get('retry-after'), body: (await res.json()) as any };
   };

@@ -270,6 +270,10 @@ const CONNECT_TIMEOUT_MS = 5_000;
 class BoundedConnectClient extends pg.Client {
   constructor(config?: string | pg.ClientConfig) {
     super({ ...(typeof config === 'string' ? { connectionString: config } : config), connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+    // A lost connection is an 'error' event on the client, which the pool hears only while the client is
+    // idle: on a checked-out client it was an uncaught exception. The statements in flight are failed by pg
+    // itself, and the pool drops the client when it is released (no longer queryable).
+    this.on('error', () => {});
   }
 }
 
@@ -307,6 +311,8 @@ class TenantBindingPool extends pg.Pool {
 
 export async function withClient<T>(connectionString: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString });
+  // A lost connection fails the statement in flight; unheard, its 'error' event would end the process.
+  client.on('error', () => {});
   await client.connect();
   try {
     return await fn(client);
