@@ -1,4 +1,4 @@
-import { createElement } from 'react';
+import { createElement, useMemo, useState } from 'react';
 import { createRoot } from 'react-dom/client';
 import { GraphiQL } from 'graphiql';
 import { createGraphiQLFetcher, type Fetcher } from '@graphiql/toolkit';
@@ -35,13 +35,32 @@ query Messages {
 }
 `;
 
-createRoot(document.getElementById('explorer')!).render(
-  createElement(GraphiQL, {
-    fetcher,
+/** The Authorization header of the headers editor's text, once it holds a token rather than the placeholder. */
+function pastedAuthorization(headers: string): string | undefined {
+  try {
+    const parsed = JSON.parse(headers) as Record<string, unknown>;
+    const value = Object.entries(parsed).find(([name]) => name.toLowerCase() === 'authorization')?.[1];
+    return typeof value === 'string' && /^Bearer [^<\s]+$/.test(value) ? value : undefined;
+  } catch {
+    return undefined; // Half-typed JSON: wait for the rest.
+  }
+}
+
+// No schema request before a token is pasted (it could only answer 401, which the Docs pane shows as an
+// error); each new token fetches the schema again, with the headers then in the editor.
+function Explorer() {
+  const [authorization, setAuthorization] = useState(() => pastedAuthorization(DEFAULT_HEADERS));
+  const fetcherForToken = useMemo<Fetcher>(() => (params, options) => fetcher(params, options), [authorization]);
+  return createElement(GraphiQL, {
+    fetcher: fetcherForToken,
+    schema: authorization ? undefined : null,
+    onEditHeaders: (headers: string) => setAuthorization(pastedAuthorization(headers)),
     defaultHeaders: DEFAULT_HEADERS,
     defaultQuery: DEFAULT_QUERY,
     defaultEditorToolsVisibility: 'headers',
     // Tokens stay out of localStorage.
     shouldPersistHeaders: false,
-  }),
-);
+  });
+}
+
+createRoot(document.getElementById('explorer')!).render(createElement(Explorer));
