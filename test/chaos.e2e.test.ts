@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import WebSocket from 'ws';
 import { createClient, type Client } from 'graphql-ws';
+import { Redis } from 'ioredis';
 import { issueAccessToken } from '../common/auth/tokens';
 import { projectRoot } from '../common/paths';
 import { startCluster, type Cluster } from '../scripts/cluster';
@@ -47,12 +48,13 @@ chaos('chaos: kills under load on the replicated stores', () => {
   let receiver: Receiver;
   let cluster: Cluster | undefined;
   let secret: string;
+  let env: Record<string, string>;
   const dataDir = mkdtempSync(join(tmpdir(), 'caregraph-chaos-'));
 
   beforeAll(async () => {
     [stores, receiver] = await Promise.all([startReplicatedStores(), startReceiver()]);
     secret = randomBytes(32).toString('base64url');
-    const env = scaleOutEnv(dataDir, stores.databaseUrl, {
+    env = scaleOutEnv(dataDir, stores.databaseUrl, {
       REDIS_URL: stores.redisUrl,
       AUTH_JWT_SECRET: secret,
       ENCRYPTION_KEY: randomBytes(32).toString('base64'),
@@ -110,6 +112,30 @@ chaos('chaos: kills under load on the replicated stores', () => {
     for (let i = 0; i < RATE_LIMIT; i++) statuses.push((await call(bases[i % bases.length], auth, 'GET', '/v1/patients/p-1001')).status);
     expect(statuses).toEqual(Array(RATE_LIMIT).fill(200));
     for (const base of bases) expect((await call(base, auth, 'GET', '/v1/patients/p-1001')).status).toBe(429);
+  }
+
+  /** For 10 s: the messages on the event channel of the current Redis master, and the events a new subscription on `base` hears. */
+  async function whereEventsStop(base: string, auth: string): Promise<{ onChannel: number; direct: number }> {
+    const master = await stores!.redisMaster();
+    const raw = new Redis({ host: '127.0.0.1', port: master!.port, lazyConnect: true });
+    let onChannel = 0;
+    let direct = 0;
+    raw.on('message', () => void onChannel++);
+    await raw.connect();
+    await raw.subscribe(env.REDIS_EVENTS_CHANNEL);
+    const probe = createClient({
+      url: `${base.replace(/^http/, 'ws')}/graphql`,
+      webSocketImpl: WebSocket,
+      connectionParams: { authorization: `Bearer ${auth}` },
+    });
+    probe.subscribe(
+      { query: 'subscription { events(types: [MESSAGE_DELIVERED, MESSAGE_FAILED]) { id } }' },
+      { next: () => void direct++, error: () => {}, complete: () => {} },
+    );
+    await new Promise((resolve) => setTimeout(resolve, 10_000));
+    await probe.dispose();
+    raw.disconnect();
+    return { onChannel, direct };
   }
 
   it('loses nothing accepted, sends nothing twice and resumes writes within 30 s of each kill', async () => {
@@ -269,10 +295,12 @@ chaos('chaos: kills under load on the replicated stores', () => {
         output: '',
       });
     }
-    await kill('a gateway and a worker (SIGKILL)', async () => {
+    const roleKill = await kill('a gateway and a worker (SIGKILL)', async () => {
       const [gatewayExit, workerExit] = await Promise.all([signalAndWait(c.gateways[0], 'SIGKILL'), signalAndWait(c.workers[0], 'SIGKILL')]);
       expect([gatewayExit.signal, workerExit.signal]).toEqual(['SIGKILL', 'SIGKILL']);
     });
+    // No live event through the load balancer after it: where the events stop, on the Redis channel or in the surviving gateway.
+    const silence = roleKill.live ? undefined : await whereEventsStop(c.gateways[1].base, admin);
     await pause(STEADY_MS);
     sending = false;
     await load;
@@ -341,6 +369,12 @@ chaos('chaos: kills under load on the replicated stores', () => {
             `${k.failedRequests} failed requests (retried), live events after: ${k.live ? 'yes' : 'NO'}`,
         ),
         `PostgreSQL leader ${leader!.name} -> ${newLeader.name}; Redis master 127.0.0.1:${master!.port} -> 127.0.0.1:${(await s.redisMaster())?.port}`,
+        ...(silence
+          ? [
+              `after the gateway kill, in 10 s: ${silence.onChannel} messages on the Redis channel, ${silence.direct} events to a new subscription on the surviving gateway`,
+              `the surviving gateway's last output:\n${c.gateways[1].output().slice(-3000)}`,
+            ]
+          : []),
       ];
       console.log(figures.join('\n'));
 
