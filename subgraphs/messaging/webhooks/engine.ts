@@ -226,7 +226,10 @@ export class WebhookEngine {
     const payload = openText(cipher, delivery.payloadEnc, delivery.payload)!;
     // The attempt's span continues the trace of the change that recorded the event.
     const outcome = await context.with(contextFrom({ traceparent: delivery.traceparent }), () =>
-      this.options.sender.send({ url: sub.url, secrets: secretsInForce(cipher, sub, at), eventId: delivery.eventId, eventType: delivery.eventType, payload }, at),
+      this.options.sender.send(
+        { url: sub.url, secrets: secretsInForce(cipher, sub, at), eventId: delivery.eventId, eventType: delivery.eventType, payload },
+        at,
+      ),
     );
     const attempt = delivery.attempts + 1;
     const finishedAt = this.options.clock.now();

@@ -23,7 +23,8 @@ export class WebhookResolver {
   }
 
   @Mutation(() => Webhook, {
-    description: 'Changes url, events, secret (the previous secret keeps signing beside the new one for WEBHOOK_SECRET_OVERLAP); status active re-enables (admin only).',
+    description:
+      'Changes url, events, secret (the previous secret keeps signing beside the new one for WEBHOOK_SECRET_OVERLAP); status active re-enables (admin only).',
   })
   updateWebhook(@Arg('id', () => ID) id: string, @Arg('input', () => UpdateWebhookInput) input: UpdateWebhookInput, @Ctx() ctx: MessagingContext) {
     return ctx.webhooks.update(id, given(input));

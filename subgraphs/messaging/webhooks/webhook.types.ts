@@ -57,7 +57,8 @@ export class CreateWebhookInput {
 
   @Field(() => String, {
     nullable: true,
-    description: 'At least 16 characters (whsec_ + base64 of at least 16 bytes for a Standard Webhooks key); signs every delivery. Omitted: the server generates one and returns it once.',
+    description:
+      'At least 16 characters (whsec_ + base64 of at least 16 bytes for a Standard Webhooks key); signs every delivery. Omitted: the server generates one and returns it once.',
   })
   secret?: string | null;
 }

@@ -65,9 +65,12 @@ export async function webhooksPage(ctx: PageContext): Promise<void> {
         const given = secret.value.trim();
         try {
           const { createWebhook } = await busy(submit, () =>
-            gql<{ createWebhook: Webhook & { secret: string | null } }>(`mutation ($input: CreateWebhookInput!) { createWebhook(input: $input) { id url secret } }`, {
-              input: { url: url.value.trim(), events, ...(given ? { secret: given } : {}) },
-            }),
+            gql<{ createWebhook: Webhook & { secret: string | null } }>(
+              `mutation ($input: CreateWebhookInput!) { createWebhook(input: $input) { id url secret } }`,
+              {
+                input: { url: url.value.trim(), events, ...(given ? { secret: given } : {}) },
+              },
+            ),
           );
           const signingSecret = createWebhook.secret ?? given;
           fill(
