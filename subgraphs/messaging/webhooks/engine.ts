@@ -60,7 +60,7 @@ export interface AttemptResult {
 const sqlTime = (date: Date | null) => date?.toISOString() ?? null;
 
 /** The subscription's secrets that sign at `at`: the current one, then the previous one while its overlap lasts. */
-export function secretsInForce(cipher: FieldCipher, sub: Pick<WebhookSubscription, 'secret' | 'previousSecret' | 'previousUntil'>, at: Date): string[] {
+function secretsInForce(cipher: FieldCipher, sub: Pick<WebhookSubscription, 'secret' | 'previousSecret' | 'previousUntil'>, at: Date): string[] {
   const secrets = [cipher.decrypt(sub.secret)];
   if (sub.previousSecret !== null && sub.previousUntil !== null && sub.previousUntil > at) secrets.push(cipher.decrypt(sub.previousSecret));
   return secrets;

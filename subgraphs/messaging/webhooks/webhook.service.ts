@@ -66,7 +66,7 @@ function view(row: WebhookSubscription): WebhookView {
 }
 
 /** A secret for a subscription created without one: `whsec_` + base64 of 32 random bytes. */
-export function generateSecret(): string {
+function generateSecret(): string {
   return WHSEC_PREFIX + randomBytes(GENERATED_SECRET_BYTES).toString('base64');
 }
 
