@@ -193,6 +193,10 @@ describe(`Standard Webhooks signatures (${backendName})`, () => {
     expect(after.headers['webhook-signature'].split(' ')).toHaveLength(1);
     expectVerified(next, after.body, after.headers);
     expectRefused(previous, after.body, after.headers);
+
+    // Giving the current secret again is no rotation: no second entry appears.
+    expect((await t.request('PATCH', `/v1/webhooks/${id}`, { body: { secret: next } })).status).toBe(200);
+    expect((await deliver(id, '/rotate')).headers['webhook-signature'].split(' ')).toHaveLength(1);
   });
 
   it('re-signs each retry with its own timestamp under the same webhook-id', async () => {
