@@ -21,6 +21,13 @@ describe('loadConfig', () => {
     expect(config.WEBHOOK_RETRY_SCHEDULE).toEqual([500, 1000, 120_000, 3_600_000]);
   });
 
+  it('reads WEBHOOK_SECRET_OVERLAP as a duration: 24h by default, 0s for none, a bad value refused by name', () => {
+    expect(loadConfig({}).WEBHOOK_SECRET_OVERLAP).toBe(86_400_000);
+    expect(loadConfig({ WEBHOOK_SECRET_OVERLAP: '90m' }).WEBHOOK_SECRET_OVERLAP).toBe(5_400_000);
+    expect(loadConfig({ WEBHOOK_SECRET_OVERLAP: '0s' }).WEBHOOK_SECRET_OVERLAP).toBe(0);
+    expect(() => loadConfig({ WEBHOOK_SECRET_OVERLAP: '1d' })).toThrow(/WEBHOOK_SECRET_OVERLAP/);
+  });
+
   it('names every bad value in one error', () => {
     let error: unknown;
     try {

@@ -319,6 +319,19 @@ const envSchema = z.object({
       }
     }),
   WEBHOOK_TIMEOUT_MS: int(1, 120_000, 10_000),
+  // After a secret rotation the previous secret keeps signing beside the new one this long (ms; `0s`: not at all).
+  WEBHOOK_SECRET_OVERLAP: z
+    .string()
+    .optional()
+    .default('24h')
+    .transform((value, ctx) => {
+      try {
+        return parseDuration(value);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: (err as Error).message });
+        return z.NEVER;
+      }
+    }),
   // Attempts in flight at once per subscription, over all workers: a slow endpoint holds at most this many.
   WEBHOOK_ENDPOINT_CONCURRENCY: int(1, 100, 8),
   // Finished webhook deliveries (with their attempts) and dispatched events older than this are deleted.

@@ -158,6 +158,15 @@ describe(`messaging content encrypted at rest (${backendName})`, () => {
     // A second run finds nothing to do.
     expect((await sealMessagingContent(prisma, current, { rotate: false })).tenants).toEqual({});
 
+    // A subscription in a secret rotation's overlap holds its previous secret sealed too.
+    const rotating = await t.request('POST', '/v1/webhooks', { body: { url: receiver.url('/at-rest-rotating'), events: ['message.sent'], secret: SECRET } });
+    expect((await t.request('PATCH', `/v1/webhooks/${rotating.body.id}`, { body: { secret: `${SECRET}-next` } })).status).toBe(200);
+    const previous = await db.query<{ previousSecret: string }>(`SELECT "previousSecret" FROM messaging."WebhookSubscription" WHERE id = $1`, [
+      rotating.body.id,
+    ]);
+    expect(previous.rows[0].previousSecret).not.toContain(SECRET);
+    expect(current.decrypt(previous.rows[0].previousSecret)).toBe(SECRET);
+
     // Rotation to a new key: every encrypted value of the schema then reads with the new key alone.
     const newKey = randomBytes(32);
     const next = new FieldCipher(newKey, [t.platform.runtime.secrets.encryptionKey]);
@@ -168,10 +177,14 @@ describe(`messaging content encrypted at rest (${backendName})`, () => {
     const { rows } = await db.query<{ v: string }>(
       `SELECT "bodyEnc" AS v FROM messaging."Message" UNION ALL SELECT "variablesEnc" FROM messaging."Message" UNION ALL SELECT "recipientEnc" FROM messaging."Message"
        UNION ALL SELECT "bodyEnc" FROM messaging."InboundMessage" UNION ALL SELECT "dataEnc" FROM messaging."Event"
-       UNION ALL SELECT "payloadEnc" FROM messaging."WebhookDelivery" UNION ALL SELECT secret FROM messaging."WebhookSubscription"`,
+       UNION ALL SELECT "payloadEnc" FROM messaging."WebhookDelivery" UNION ALL SELECT secret FROM messaging."WebhookSubscription"
+       UNION ALL SELECT "previousSecret" FROM messaging."WebhookSubscription"`,
     );
     const values = rows.map((r) => r.v).filter((v) => v !== null);
     expect(values.length).toBeGreaterThan(10);
+    expect(values).toContain(
+      (await db.query<{ v: string }>(`SELECT "previousSecret" AS v FROM messaging."WebhookSubscription" WHERE id = $1`, [rotating.body.id])).rows[0].v,
+    );
     for (const value of values) expect(() => onlyNew.decrypt(value)).not.toThrow();
     // Export archives are covered too: their chunk reads with the new key alone.
     expect(rotated.tenants.demo.PatientExportChunk).toEqual({ sealed: 0, rotated: 1 });

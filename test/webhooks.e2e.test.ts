@@ -127,7 +127,8 @@ describe(`webhooks (${backendName})`, () => {
         { url: receiver.url('/x'), events: ['message.sent'], secret: 'short' },
         { url: 'not a url', events: ['message.sent'], secret: SECRET },
         { url: 'ftp://example.com/hook', events: ['message.sent'], secret: SECRET },
-        { url: receiver.url('/x'), events: ['message.sent'] },
+        { url: receiver.url('/x'), events: ['message.sent'], secret: null },
+        { url: receiver.url('/x'), events: ['message.sent'], secret: 'whsec_not-the-base64-of-a-key' },
         { url: receiver.url('/x'), events: 'message.sent', secret: SECRET },
         { url: receiver.url('/x'), events: ['message.sent'], secret: SECRET, extra: 1 },
       ];

@@ -14,7 +14,15 @@ const webhookFields = {
   status: z.enum(['active', 'disabled']),
   createdAt: dateTime,
 };
-const createdWebhook = z.strictObject(webhookFields).meta({ id: 'WebhookCreated' });
+const createdWebhook = z
+  .strictObject({
+    ...webhookFields,
+    secret: z
+      .string()
+      .optional()
+      .meta({ description: 'Only when the request gave no secret: the one the server generated (`whsec_` + base64 of 32 random bytes). Returned this once.' }),
+  })
+  .meta({ id: 'WebhookCreated' });
 const webhook = z
   .strictObject({ ...webhookFields, updatedAt: dateTime, disabledAt: dateTime.nullable(), disabledReason: z.string().nullable() })
   .meta({ id: 'Webhook', description: 'A subscription; the secret is never returned.' });
@@ -110,7 +118,7 @@ export function registerWebhooks(registry: OpenAPIRegistry): void {
       operationId: 'createWebhook',
       summary: 'Subscribe a URL to events',
       description:
-        '`url` is `https://` and must not resolve to a non-global address (unless `WEBHOOK_ALLOW_INSECURE=true`); `secret` has at least 16 characters.',
+        '`url` is `https://` and must not resolve to a non-global address (unless `WEBHOOK_ALLOW_INSECURE=true`); `secret` has at least 16 characters (a `whsec_` secret: the base64 of at least 16 bytes after the prefix). Without `secret` the server generates one and returns it, this once, in the answer.',
       tags,
       request: { body: jsonBody(createWebhookSchema, { url: EXAMPLE_WEBHOOK.url, events: EXAMPLE_WEBHOOK.events, secret: 'a-long-shared-secret-0123' }) },
       responses: {
@@ -147,6 +155,7 @@ export function registerWebhooks(registry: OpenAPIRegistry): void {
       path: '/v1/webhooks/{id}',
       operationId: 'updateWebhook',
       summary: 'Change a subscription, rotate its secret, or enable it again',
+      description: 'A new `secret` signs at once; the previous one keeps signing beside it (a second `webhook-signature` entry) for `WEBHOOK_SECRET_OVERLAP`.',
       tags,
       request: { params: id, body: jsonBody(updateWebhookSchema, { status: 'active' }) },
       responses: { 200: json('The subscription after the change.', webhook) },
@@ -215,7 +224,13 @@ export function registerWebhooks(registry: OpenAPIRegistry): void {
         ...signed('X-Webhook-Id', 'The event id.'),
         ...signed('X-Webhook-Event', 'The event type.'),
         ...signed('X-Webhook-Timestamp', 'Unix seconds.'),
-        ...signed('X-Webhook-Signature', 'Lower-case hex HMAC-SHA256 of the exact body bytes, keyed with the secret.'),
+        ...signed('X-Webhook-Signature', "Lower-case hex HMAC-SHA256 of the exact body bytes, keyed with the current secret's UTF-8 bytes."),
+        ...signed('webhook-id', 'Standard Webhooks: the event id (the same as `X-Webhook-Id`).'),
+        ...signed('webhook-timestamp', 'Standard Webhooks: unix seconds of this attempt (the same as `X-Webhook-Timestamp`).'),
+        ...signed(
+          'webhook-signature',
+          'Standard Webhooks: space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, one per secret in force, the current first. The key is the base64 decoding of what follows `whsec_`, else the secret\'s UTF-8 bytes.',
+        ),
       }),
       body: jsonBody(event, {
         id: 'c1d2e3f4-0000-4000-8000-000000000001',

@@ -9,7 +9,7 @@ const DELIVERY_FIELDS =
   'id webhookId eventId eventType status attemptCount nextAttemptAt createdAt updatedAt attempts { attempt at statusCode durationMs success error responseSnippet }';
 
 /** Shapes only (types, required, unknown fields); the service judges the values. */
-export const createWebhookSchema = z.strictObject({ url: z.string(), events: z.array(z.string()), secret: z.string() });
+export const createWebhookSchema = z.strictObject({ url: z.string(), events: z.array(z.string()), secret: z.string().optional() });
 export const updateWebhookSchema = z.strictObject({ url: z.string(), events: z.array(z.string()), secret: z.string(), status: z.string() }).partial();
 export const testEventSchema = z.strictObject({ type: z.string() }).partial();
 
@@ -38,8 +38,13 @@ export function webhookRoutes(run: GraphQLRunner): Router {
   router.post('/webhooks', async (req, res) => {
     onlyQueryParams(req, []);
     const input = jsonBody(req, createWebhookSchema);
-    const data = await run(req, `mutation($input: CreateWebhookInput!) { createWebhook(input: $input) { id url events status createdAt } }`, { input });
-    res.status(201).location(`/v1/webhooks/${data.createWebhook.id}`).json(data.createWebhook);
+    const data = await run(req, `mutation($input: CreateWebhookInput!) { createWebhook(input: $input) { id url events status createdAt secret } }`, { input });
+    // `secret` only when the server generated it (docs/api.md §6).
+    const { secret, ...created } = data.createWebhook;
+    res
+      .status(201)
+      .location(`/v1/webhooks/${created.id}`)
+      .json(secret === null ? created : { ...created, secret });
   });
 
   router.get('/webhooks/:id', async (req, res) => {

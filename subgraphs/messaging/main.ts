@@ -59,7 +59,13 @@ export async function startMessagingSubgraph(options: MessagingStartOptions): Pr
       schema,
       createMessagingContext({
         prisma,
-        webhooks: { cipher, allowInsecure: options.config.WEBHOOK_ALLOW_INSECURE, engine: webhookEngine.engine },
+        webhooks: {
+          cipher,
+          allowInsecure: options.config.WEBHOOK_ALLOW_INSECURE,
+          engine: webhookEngine.engine,
+          secretOverlapMs: options.config.WEBHOOK_SECRET_OVERLAP,
+          clock: options.clock,
+        },
         cipher,
         hashKey,
         clinical,

@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto';
-import { createWebhookVerifier, MemoryDedupStore, verifySignature, WebhookVerificationError } from './webhooks';
+import { Webhook as StandardWebhook } from 'standardwebhooks';
+import { createWebhookVerifier, MemoryDedupStore, verifySignature, verifyStandardSignature, WebhookVerificationError } from './webhooks';
 
 const SECRET = 'whsec-unit-0123456789';
 const sign = (body: string, secret = SECRET) => createHmac('sha256', secret).update(body).digest('hex');
@@ -58,5 +59,59 @@ describe('webhook verification', () => {
   it('compares signatures of the right length only', () => {
     expect(verifySignature(SECRET, body, sign(body))).toBe(true);
     expect(verifySignature(SECRET, body, sign(body).slice(2))).toBe(false);
+  });
+});
+
+describe('Standard Webhooks verification', () => {
+  const clock = Date.UTC(2026, 10, 23, 9, 0, 0);
+  const now = () => clock;
+  const seconds = Math.floor(clock / 1000);
+  const body = JSON.stringify({ id: 'evt_std', type: 'message.sent', timestamp: '2026-11-23T09:00:00.000Z', data: { messageId: 'm-1' } });
+  const NEW = 'whsec_' + Buffer.alloc(32, 1).toString('base64');
+  const OLD = 'whsec_' + Buffer.alloc(32, 2).toString('base64');
+  /** The headers a delivery carries, the Standard Webhooks signature made by the standardwebhooks library. */
+  const headers = (secrets: string[], overrides: Record<string, string> = {}) => ({
+    'webhook-id': 'evt_std',
+    'webhook-timestamp': String(seconds),
+    'webhook-signature': secrets.map((s) => new StandardWebhook(...key(s)).sign('evt_std', new Date(seconds * 1000), body)).join(' '),
+    ...overrides,
+  });
+  const key = (secret: string): [string] | [Uint8Array, { format: 'raw' }] =>
+    secret.startsWith('whsec_') ? [secret] : [Buffer.from(secret, 'utf8'), { format: 'raw' }];
+  const reason = (promise: Promise<unknown>) =>
+    promise.then(
+      () => 'accepted',
+      (err: WebhookVerificationError) => err.reason,
+    );
+
+  it('accepts webhook-signature made by the library, for whsec_ and plain secrets', async () => {
+    expect(verifyStandardSignature(NEW, 'evt_std', String(seconds), body, headers([NEW])['webhook-signature'])).toBe(true);
+    expect((await createWebhookVerifier({ secret: NEW, now })(headers([NEW]), Buffer.from(body))).id).toBe('evt_std');
+    const plain = 'a-plain-secret-0123456789';
+    expect(await reason(createWebhookVerifier({ secret: plain, now })(headers([plain]), body))).toBe('accepted');
+  });
+
+  it('accepts either secret of a rotation and refuses a tampered body, id or timestamp', async () => {
+    const both = headers([NEW, OLD]);
+    expect(await reason(createWebhookVerifier({ secret: OLD, now })(both, body))).toBe('accepted');
+    expect(await reason(createWebhookVerifier({ secret: NEW, now })(both, body))).toBe('accepted');
+    const verify = createWebhookVerifier({ secret: NEW, now, store: { remember: () => true } });
+    expect(await reason(verify(headers([OLD]), body))).toBe('bad_signature');
+    expect(await reason(verify(both, body.replace('m-1', 'm-2')))).toBe('bad_signature');
+    // The id and the timestamp are signed.
+    expect(await reason(verify({ ...both, 'webhook-timestamp': String(seconds - 1) }, body))).toBe('bad_signature');
+    expect(await reason(verify({ ...both, 'webhook-id': 'evt_other' }, body))).toBe('bad_signature');
+    expect(await reason(verify(headers([NEW], { 'webhook-timestamp': String(seconds - 301) }), body))).toBe('bad_signature');
+    expect(await reason(verify({ 'webhook-signature': both['webhook-signature'] }, body))).toBe('missing_header');
+  });
+
+  it('refuses a stale timestamp that was signed', async () => {
+    const old = seconds - 301;
+    const signed = {
+      'webhook-id': 'evt_std',
+      'webhook-timestamp': String(old),
+      'webhook-signature': new StandardWebhook(NEW).sign('evt_std', new Date(old * 1000), body),
+    };
+    expect(await reason(createWebhookVerifier({ secret: NEW, now })(signed, body))).toBe('stale_timestamp');
   });
 });

@@ -53,7 +53,7 @@ export class WebhookVerificationError extends Error {
 export interface WebhookVerifierOptions {
   /** The subscription's secret (during a rotation, the old and the new one). */
   secret: string | string[];
-  /** How far X-Webhook-Timestamp may be from now, in seconds (default 300). */
+  /** How far the delivery's timestamp may be from now, in seconds (default 300). */
   toleranceSeconds?: number;
   /** Where handled ids are kept (default: in memory); ids are kept for `dedupTtlMs` (default 25 h, past the last retry). */
   store?: DedupStore;
@@ -80,11 +80,35 @@ export function verifySignature(secret: string, body: Uint8Array | string, signa
   return timingSafeEqual(expected, Buffer.from(signature, 'hex'));
 }
 
+/** The Standard Webhooks key of a secret: the base64 decoding of what follows `whsec_`, else its UTF-8 bytes. */
+function standardKey(secret: string): Buffer {
+  return secret.startsWith('whsec_') ? Buffer.from(secret.slice('whsec_'.length), 'base64') : Buffer.from(secret, 'utf8');
+}
+
 /**
- * Verifies CareGraph webhook deliveries: the signature over the exact body
- * bytes (constant-time), the attempt's timestamp within the tolerance, the
- * body's event id equal to X-Webhook-Id, and each event handled once
- * (delivery is at least once). Give it the raw body, before any JSON parsing.
+ * True when one `v1,` entry of a `webhook-signature` header (Standard Webhooks: space-separated) is the base64
+ * HMAC-SHA256 of `{id}.{timestamp}.{body}` under `secret`, compared in constant time.
+ */
+export function verifyStandardSignature(secret: string, id: string, timestamp: string, body: Uint8Array | string, header: string): boolean {
+  const expected = createHmac('sha256', standardKey(secret))
+    .update(`${id}.${timestamp}.`, 'utf8')
+    .update(typeof body === 'string' ? Buffer.from(body, 'utf8') : body)
+    .digest();
+  return header.split(' ').some((entry) => {
+    const [version, signature] = entry.split(',');
+    if (version !== 'v1' || signature === undefined) return false;
+    const given = Buffer.from(signature, 'base64');
+    return given.length === expected.length && timingSafeEqual(given, expected);
+  });
+}
+
+/**
+ * Verifies CareGraph webhook deliveries: the signature (constant-time), the
+ * attempt's timestamp within the tolerance, the body's event id equal to the
+ * delivery's id header, and each event handled once (delivery is at least
+ * once). With a `webhook-signature` header (Standard Webhooks) that signature
+ * is checked, covering id, timestamp and body; without one, X-Webhook-Signature
+ * over the body. Give it the raw body, before any JSON parsing.
  */
 export function createWebhookVerifier(options: WebhookVerifierOptions) {
   const secrets = Array.isArray(options.secret) ? options.secret : [options.secret];
@@ -95,22 +119,34 @@ export function createWebhookVerifier(options: WebhookVerifierOptions) {
   const fail = (reason: WebhookFailure, message: string) => new WebhookVerificationError(reason, message);
 
   return async function verify<T = Record<string, unknown>>(headers: Headers, body: Uint8Array | string): Promise<WebhookEvent<T>> {
-    const id = header(headers, 'x-webhook-id');
-    const timestamp = header(headers, 'x-webhook-timestamp');
-    const signature = header(headers, 'x-webhook-signature');
-    if (!id || !timestamp || !signature) throw fail('missing_header', 'X-Webhook-Id, X-Webhook-Timestamp and X-Webhook-Signature are required');
-    if (!secrets.some((secret) => verifySignature(secret, body, signature))) throw fail('bad_signature', 'The signature does not match the body');
+    const standard = header(headers, 'webhook-signature');
+    let id: string | undefined;
+    let timestamp: string | undefined;
+    if (standard !== undefined) {
+      id = header(headers, 'webhook-id');
+      timestamp = header(headers, 'webhook-timestamp');
+      if (!id || !timestamp) throw fail('missing_header', 'webhook-id and webhook-timestamp are required with webhook-signature');
+      const [signedId, signedAt] = [id, timestamp];
+      if (!secrets.some((secret) => verifyStandardSignature(secret, signedId, signedAt, body, standard)))
+        throw fail('bad_signature', 'No webhook-signature entry matches the id, timestamp and body');
+    } else {
+      id = header(headers, 'x-webhook-id');
+      timestamp = header(headers, 'x-webhook-timestamp');
+      const signature = header(headers, 'x-webhook-signature');
+      if (!id || !timestamp || !signature) throw fail('missing_header', 'X-Webhook-Id, X-Webhook-Timestamp and X-Webhook-Signature are required');
+      if (!secrets.some((secret) => verifySignature(secret, body, signature))) throw fail('bad_signature', 'The signature does not match the body');
+    }
     const seconds = Number(timestamp);
     if (!/^\d+$/.test(timestamp) || Math.abs(now() - seconds * 1000) > tolerance)
-      throw fail('stale_timestamp', `X-Webhook-Timestamp ${timestamp} is outside the tolerance`);
+      throw fail('stale_timestamp', `The delivery's timestamp ${timestamp} is outside the tolerance`);
     let event: WebhookEvent<T>;
     try {
       event = JSON.parse(typeof body === 'string' ? body : Buffer.from(body).toString('utf8'));
     } catch {
       throw fail('bad_body', 'The body is not JSON');
     }
-    // The header is not signed; the body's id is, so deduplication keys on an id both agree on.
-    if (event?.id !== id) throw fail('id_mismatch', 'X-Webhook-Id differs from the signed event id');
+    // The body's id is signed (so is webhook-id, X-Webhook-Id is not): deduplication keys on an id both agree on.
+    if (event?.id !== id) throw fail('id_mismatch', "The delivery's id header differs from the signed event id");
     if (!(await store.remember(id, ttl))) throw fail('duplicate', `Event ${id} was already handled`);
     return event;
   };

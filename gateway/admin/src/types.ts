@@ -73,8 +73,8 @@ export interface Template {
   variables: Array<{ name: string; type: string; required: boolean }>;
 }
 
-/** A new random signing secret (hex of 32 random bytes). */
+/** A new random signing secret in the server's own form: `whsec_` + base64 of 32 random bytes. */
 export function newSecret(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(32));
-  return `whsec_${Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')}`;
+  return `whsec_${btoa(String.fromCharCode(...bytes))}`;
 }

@@ -27,7 +27,7 @@ const TABLES: Array<{ table: string; columns: SealedColumn[] }> = [
   { table: 'InboundMessage', columns: [{ enc: 'bodyEnc', plain: 'body' }] },
   { table: 'Event', columns: [{ enc: 'dataEnc', plain: 'data', json: true }] },
   { table: 'WebhookDelivery', columns: [{ enc: 'payloadEnc', plain: 'payload' }] },
-  { table: 'WebhookSubscription', columns: [{ enc: 'secret' }] },
+  { table: 'WebhookSubscription', columns: [{ enc: 'secret' }, { enc: 'previousSecret' }] },
 ];
 
 const BATCH = 200;

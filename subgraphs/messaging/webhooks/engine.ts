@@ -59,6 +59,13 @@ export interface AttemptResult {
 /** Prisma keeps DateTime as UTC `timestamp(3)`; a zone in a `::timestamp` literal is ignored. */
 const sqlTime = (date: Date | null) => date?.toISOString() ?? null;
 
+/** The subscription's secrets that sign at `at`: the current one, then the previous one while its overlap lasts. */
+function secretsInForce(cipher: FieldCipher, sub: Pick<WebhookSubscription, 'secret' | 'previousSecret' | 'previousUntil'>, at: Date): string[] {
+  const secrets = [cipher.decrypt(sub.secret)];
+  if (sub.previousSecret !== null && sub.previousUntil !== null && sub.previousUntil > at) secrets.push(cipher.decrypt(sub.previousSecret));
+  return secrets;
+}
+
 export const newId = (prefix: string) => `${prefix}_${randomUUID().replace(/-/g, '')}`;
 
 /**
@@ -219,7 +226,10 @@ export class WebhookEngine {
     const payload = openText(cipher, delivery.payloadEnc, delivery.payload)!;
     // The attempt's span continues the trace of the change that recorded the event.
     const outcome = await context.with(contextFrom({ traceparent: delivery.traceparent }), () =>
-      this.options.sender.send({ url: sub.url, secret: cipher.decrypt(sub.secret), eventId: delivery.eventId, eventType: delivery.eventType, payload }, at),
+      this.options.sender.send(
+        { url: sub.url, secrets: secretsInForce(cipher, sub, at), eventId: delivery.eventId, eventType: delivery.eventType, payload },
+        at,
+      ),
     );
     const attempt = delivery.attempts + 1;
     const finishedAt = this.options.clock.now();

@@ -11,9 +11,31 @@ export function signPayload(secret: string, body: Buffer | string): string {
   return createHmac('sha256', Buffer.from(secret, 'utf8')).update(body).digest('hex');
 }
 
+export const WHSEC_PREFIX = 'whsec_';
+
+/** The Standard Webhooks HMAC key of a secret: the base64 decoding of what follows `whsec_`, else the secret's UTF-8 bytes. */
+export function signingKey(secret: string): Buffer {
+  return secret.startsWith(WHSEC_PREFIX) ? Buffer.from(secret.slice(WHSEC_PREFIX.length), 'base64') : Buffer.from(secret, 'utf8');
+}
+
+/**
+ * The `webhook-signature` header (Standard Webhooks 1.0): one `v1,<base64 HMAC-SHA256 of "{id}.{timestamp}.{body}">`
+ * per secret, space-separated, in the order given (the current secret first, then one still in its overlap).
+ */
+export function standardSignature(secrets: readonly string[], id: string, timestamp: number, body: Buffer | string): string {
+  const bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
+  return secrets
+    .map((secret) => {
+      const mac = createHmac('sha256', signingKey(secret)).update(`${id}.${timestamp}.`, 'utf8').update(bytes).digest('base64');
+      return `v1,${mac}`;
+    })
+    .join(' ');
+}
+
 export interface OutgoingWebhook {
   url: string;
-  secret: string;
+  /** The secrets in force, the current one first: it alone keys `X-Webhook-Signature`; each keys one `webhook-signature` entry. */
+  secrets: readonly string[];
   eventId: string;
   eventType: string;
   /** The body exactly as stored: these bytes are signed and sent. */
@@ -126,7 +148,9 @@ export class WebhookSender {
     }
 
     const body = Buffer.from(hook.payload, 'utf8');
-    signature = signPayload(hook.secret, body);
+    // One timestamp, sent in both headers and signed in `webhook-signature`: each attempt, retries included, signs afresh.
+    const timestamp = Math.floor(now.getTime() / 1000);
+    signature = signPayload(hook.secrets[0], body);
     try {
       const response = await request(url, {
         method: 'POST',
@@ -137,8 +161,11 @@ export class WebhookSender {
           'user-agent': USER_AGENT,
           'x-webhook-id': hook.eventId,
           'x-webhook-event': hook.eventType,
-          'x-webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
+          'x-webhook-timestamp': String(timestamp),
           'x-webhook-signature': signature,
+          'webhook-id': hook.eventId,
+          'webhook-timestamp': String(timestamp),
+          'webhook-signature': standardSignature(hook.secrets, hook.eventId, timestamp, body),
           ...traceCarrier(),
         },
         body,

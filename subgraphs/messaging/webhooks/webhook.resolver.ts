@@ -2,6 +2,9 @@ import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } fro
 import type { MessagingContext } from '../context';
 import { AlertList, CreateWebhookInput, UpdateWebhookInput, Webhook, WebhookDeliveryPage, WebhookList, WebhookTestResult } from './webhook.types';
 
+/** GraphQL null means "not given" here: no field of a subscription can be cleared. */
+const given = (input: object) => Object.fromEntries(Object.entries(input).filter(([, value]) => value !== null && value !== undefined));
+
 @Resolver(() => Webhook)
 export class WebhookResolver {
   @Query(() => WebhookList, { description: 'The webhook subscriptions of the tenant (admin, integration).' })
@@ -14,16 +17,17 @@ export class WebhookResolver {
     return ctx.webhooks.get(id);
   }
 
-  @Mutation(() => Webhook)
+  @Mutation(() => Webhook, { description: 'Subscribes a URL; without a secret one is generated and returned, this once, as secret.' })
   createWebhook(@Arg('input', () => CreateWebhookInput) input: CreateWebhookInput, @Ctx() ctx: MessagingContext) {
-    return ctx.webhooks.create({ ...input });
+    return ctx.webhooks.create(given(input));
   }
 
-  @Mutation(() => Webhook, { description: 'Changes url, events, secret; status active re-enables (admin only).' })
+  @Mutation(() => Webhook, {
+    description:
+      'Changes url, events, secret (the previous secret keeps signing beside the new one for WEBHOOK_SECRET_OVERLAP); status active re-enables (admin only).',
+  })
   updateWebhook(@Arg('id', () => ID) id: string, @Arg('input', () => UpdateWebhookInput) input: UpdateWebhookInput, @Ctx() ctx: MessagingContext) {
-    // GraphQL null means "not given" here: no field of a subscription can be cleared.
-    const change = Object.fromEntries(Object.entries(input).filter(([, value]) => value !== null && value !== undefined));
-    return ctx.webhooks.update(id, change);
+    return ctx.webhooks.update(id, given(input));
   }
 
   @Mutation(() => ID, { description: 'Deletes the subscription with its delivery log; returns its id.' })

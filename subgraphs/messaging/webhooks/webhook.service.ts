@@ -1,4 +1,6 @@
+import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
+import type { Clock } from '../../../common/clock';
 import type { Identity } from '../../../common/auth/principal';
 import type { FieldCipher } from '../../../common/crypto';
 import { AppError, notFound, validationError, zodDetails, type ErrorDetail } from '../../../common/errors';
@@ -6,6 +8,7 @@ import { WEBHOOK_EVENT_TYPES, webhookBody, type WebhookEventType } from '../../.
 import type { MessagingPrisma } from '../db/client';
 import type { WebhookSubscription } from '../db/generated/client';
 import { newId, type WebhookEngine } from './engine';
+import { WHSEC_PREFIX } from './sender';
 import { checkWebhookUrl } from './ssrf';
 import type { WebhookHealth } from './webhook.types';
 import { validatePage } from '../messages/message.service';
@@ -16,6 +19,10 @@ export interface WebhookServiceDeps {
   cipher: FieldCipher;
   allowInsecure: boolean;
   engine: WebhookEngine;
+  /** WEBHOOK_SECRET_OVERLAP: how long a rotated-out secret keeps signing beside the new one (ms). */
+  secretOverlapMs: number;
+  /** The time a rotation's overlap is counted from (the delivery engine's clock). */
+  clock: Clock;
 }
 
 const events = z
@@ -29,8 +36,20 @@ const events = z
     });
   });
 const url = z.string().min(1, 'is required').max(2048, 'must be at most 2048 characters');
-const secret = z.string().min(16, 'must be at least 16 characters').max(1024, 'must be at most 1024 characters');
-const createSchema = z.object({ url, events, secret });
+/** Bytes of a secret the server generates (`whsec_` + base64). */
+const GENERATED_SECRET_BYTES = 32;
+const secret = z
+  .string()
+  .min(16, 'must be at least 16 characters')
+  .max(1024, 'must be at most 1024 characters')
+  .refine((value) => {
+    // A `whsec_` secret is keyed with its base64 decoding (Standard Webhooks): it must decode, strictly, to 16 bytes or more.
+    if (!value.startsWith(WHSEC_PREFIX)) return true;
+    const encoded = value.slice(WHSEC_PREFIX.length);
+    const key = Buffer.from(encoded, 'base64');
+    return key.length >= 16 && key.toString('base64') === encoded;
+  }, `after the ${WHSEC_PREFIX} prefix must come the base64 of at least 16 bytes`);
+const createSchema = z.object({ url, events, secret: secret.optional() });
 const updateSchema = z.object({
   url: url.optional(),
   events: events.optional(),
@@ -39,11 +58,16 @@ const updateSchema = z.object({
 });
 const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed', 'cancelled'];
 
-export type WebhookView = Omit<WebhookSubscription, 'secret' | 'tenantId'>;
+export type WebhookView = Omit<WebhookSubscription, 'secret' | 'previousSecret' | 'previousUntil' | 'tenantId'>;
 
 function view(row: WebhookSubscription): WebhookView {
-  const { secret: _secret, tenantId: _tenant, ...rest } = row;
+  const { secret: _secret, previousSecret: _previous, previousUntil: _until, tenantId: _tenant, ...rest } = row;
   return rest;
+}
+
+/** A secret for a subscription created without one: `whsec_` + base64 of 32 random bytes. */
+function generateSecret(): string {
+  return WHSEC_PREFIX + randomBytes(GENERATED_SECRET_BYTES).toString('base64');
 }
 
 /** Example data of each event type for test events; ids start with `test_` so receivers can tell them apart. */
@@ -132,27 +156,32 @@ export class WebhookService {
     return view(await this.find(id));
   }
 
-  async create(input: unknown): Promise<WebhookView> {
+  /** Creates a subscription; without a `secret` one is generated and returned, this once, as `secret`. */
+  async create(input: unknown): Promise<WebhookView & { secret?: string }> {
     this.requireManager('write');
     const parsed = createSchema.safeParse(input);
     if (!parsed.success) throw validationError('Invalid webhook subscription', zodDetails(parsed.error.issues));
     const details: ErrorDetail[] = [];
     const url = await this.checkUrl(parsed.data.url, details);
     if (!url) throw validationError('Invalid webhook subscription', details);
+    const generated = parsed.data.secret === undefined ? generateSecret() : undefined;
     const row = await this.prisma.webhookSubscription.create({
       data: {
         tenantId: this.identity.tenantId,
         id: newId('wh'),
         url,
         events: [...new Set(parsed.data.events)],
-        secret: this.deps.cipher.encrypt(parsed.data.secret),
+        secret: this.deps.cipher.encrypt(parsed.data.secret ?? generated!),
         status: 'active',
       },
     });
-    return view(row);
+    return generated === undefined ? view(row) : { ...view(row), secret: generated };
   }
 
-  /** Changes url/events/secret; `status: active` re-enables a disabled subscription (admin only), `disabled` pauses it. */
+  /**
+   * Changes url/events/secret; `status: active` re-enables a disabled subscription (admin only), `disabled` pauses it.
+   * A new secret signs at once; the one it replaces keeps signing beside it for WEBHOOK_SECRET_OVERLAP.
+   */
   async update(id: string, input: unknown): Promise<WebhookView> {
     const current = await this.find(id, 'write');
     const parsed = updateSchema.safeParse(input);
@@ -175,7 +204,7 @@ export class WebhookService {
         data: {
           ...(url !== undefined ? { url } : {}),
           ...(change.events !== undefined ? { events: [...new Set(change.events)] } : {}),
-          ...(change.secret !== undefined ? { secret: this.deps.cipher.encrypt(change.secret) } : {}),
+          ...(change.secret !== undefined ? this.rotation(current, change.secret) : {}),
           ...statusChange,
         },
       });
@@ -186,6 +215,22 @@ export class WebhookService {
       return updated;
     });
     return view(row);
+  }
+
+  /**
+   * The columns a new secret changes: it becomes the current one and the current one the previous, signing until
+   * the overlap ends (it replaces an earlier previous secret still in its overlap). The same secret again changes nothing.
+   */
+  private rotation(current: WebhookSubscription, next: string): Partial<Pick<WebhookSubscription, 'secret' | 'previousSecret' | 'previousUntil'>> {
+    const { cipher, secretOverlapMs, clock } = this.deps;
+    if (cipher.decrypt(current.secret) === next) return {};
+    const overlap = secretOverlapMs > 0;
+    return {
+      secret: cipher.encrypt(next),
+      // Already sealed with the encryption key: kept as it is.
+      previousSecret: overlap ? current.secret : null,
+      previousUntil: overlap ? new Date(clock.now().getTime() + secretOverlapMs) : null,
+    };
   }
 
   async remove(id: string): Promise<string> {

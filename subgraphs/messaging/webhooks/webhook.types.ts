@@ -1,7 +1,7 @@
 import { Field, ID, InputType, Int, ObjectType } from 'type-graphql';
 import { Pagination } from '../../../common/graphql/pagination';
 
-@ObjectType({ description: 'A webhook subscription. Its secret is write-only and never returned.' })
+@ObjectType({ description: 'A webhook subscription. Its secret is write-only: only a secret the server generated is returned, once.' })
 export class Webhook {
   @Field(() => ID)
   id!: string;
@@ -26,6 +26,12 @@ export class Webhook {
 
   @Field(() => String, { nullable: true, description: 'Why the subscription was disabled.' })
   disabledReason!: string | null;
+
+  @Field(() => String, {
+    nullable: true,
+    description: 'The secret the server generated (whsec_…) for a subscription created without one: in that createWebhook answer only, null everywhere else.',
+  })
+  secret?: string | null;
 }
 
 /** How a subscription's endpoint has been answering lately (the dashboard's failure streak). */
@@ -49,8 +55,12 @@ export class CreateWebhookInput {
   @Field(() => [String], { description: 'A non-empty subset of the six event types.' })
   events!: string[];
 
-  @Field(() => String, { description: 'At least 16 characters; signs every delivery.' })
-  secret!: string;
+  @Field(() => String, {
+    nullable: true,
+    description:
+      'At least 16 characters (whsec_ + base64 of at least 16 bytes for a Standard Webhooks key); signs every delivery. Omitted: the server generates one and returns it once.',
+  })
+  secret?: string | null;
 }
 
 @InputType()

@@ -503,8 +503,8 @@ export type CreateCompositionInput = {
 export type CreateWebhookInput = {
   /** A non-empty subset of the six event types. */
   events: Array<Scalars['String']['input']>;
-  /** At least 16 characters; signs every delivery. */
-  secret: Scalars['String']['input'];
+  /** At least 16 characters (whsec_ + base64 of at least 16 bytes for a Standard Webhooks key); signs every delivery. Omitted: the server generates one and returns it once. */
+  secret?: InputMaybe<Scalars['String']['input']>;
   /** https:// URL that must not resolve to an internal address. */
   url: Scalars['String']['input'];
 };
@@ -668,6 +668,7 @@ export type Mutation = {
   createPatient: Patient;
   /** Admin: a new template, or a new language of one; CONFLICT when it exists. */
   createTemplate: MessageTemplate;
+  /** Subscribes a URL; without a secret one is generated and returned, this once, as secret. */
   createWebhook: Webhook;
   /** Logical delete: commits a final version without content. Returns that version. */
   deleteComposition: Composition;
@@ -760,7 +761,7 @@ export type Mutation = {
   updatePreferences: CommunicationPreferences;
   /** Admin: publishes the next version of a template in one language. */
   updateTemplate: MessageTemplate;
-  /** Changes url, events, secret; status active re-enables (admin only). */
+  /** Changes url, events, secret (the previous secret keeps signing beside the new one for WEBHOOK_SECRET_OVERLAP); status active re-enables (admin only). */
   updateWebhook: Webhook;
   /** Admin: adds a template version. Existing ids are immutable (CONFLICT unless identical). */
   uploadTemplate: ClinicalTemplate;
@@ -2162,7 +2163,7 @@ export type Viewer = {
   tokenExpiresAt?: Maybe<Scalars['DateTimeISO']['output']>;
 };
 
-/** A webhook subscription. Its secret is write-only and never returned. */
+/** A webhook subscription. Its secret is write-only: only a secret the server generated is returned, once. */
 export type Webhook = {
   __typename?: 'Webhook';
   createdAt: Scalars['DateTimeISO']['output'];
@@ -2178,6 +2179,8 @@ export type Webhook = {
   lastFailureAt?: Maybe<Scalars['DateTimeISO']['output']>;
   /** The error of the latest failed attempt. */
   lastFailureError?: Maybe<Scalars['String']['output']>;
+  /** The secret the server generated (whsec_…) for a subscription created without one: in that createWebhook answer only, null everywhere else. */
+  secret?: Maybe<Scalars['String']['output']>;
   /** active | disabled */
   status: Scalars['String']['output'];
   updatedAt: Scalars['DateTimeISO']['output'];

@@ -236,7 +236,7 @@ export interface paths {
         put?: never;
         /**
          * Subscribe a URL to events
-         * @description `url` is `https://` and must not resolve to a non-global address (unless `WEBHOOK_ALLOW_INSECURE=true`); `secret` has at least 16 characters.
+         * @description `url` is `https://` and must not resolve to a non-global address (unless `WEBHOOK_ALLOW_INSECURE=true`); `secret` has at least 16 characters (a `whsec_` secret: the base64 of at least 16 bytes after the prefix). Without `secret` the server generates one and returns it, this once, in the answer.
          */
         post: operations["createWebhook"];
         delete?: never;
@@ -260,7 +260,10 @@ export interface paths {
         delete: operations["deleteWebhook"];
         options?: never;
         head?: never;
-        /** Change a subscription, rotate its secret, or enable it again */
+        /**
+         * Change a subscription, rotate its secret, or enable it again
+         * @description A new `secret` signs at once; the previous one keeps signing beside it (a second `webhook-signature` entry) for `WEBHOOK_SECRET_OVERLAP`.
+         */
         patch: operations["updateWebhook"];
         trace?: never;
     };
@@ -996,6 +999,8 @@ export interface components {
              * @example 2026-11-23T09:30:00.000Z
              */
             createdAt: string;
+            /** @description Only when the request gave no secret: the one the server generated (`whsec_` + base64 of 32 random bytes). Returned this once. */
+            secret?: string;
         };
         /** @description A subscription; the secret is never returned. */
         Webhook: {
@@ -2312,7 +2317,7 @@ export interface operations {
                 "application/json": {
                     url: string;
                     events: string[];
-                    secret: string;
+                    secret?: string;
                 };
             };
         };
@@ -3776,8 +3781,14 @@ export interface operations {
                 "X-Webhook-Event": string;
                 /** @description Unix seconds. */
                 "X-Webhook-Timestamp": string;
-                /** @description Lower-case hex HMAC-SHA256 of the exact body bytes, keyed with the secret. */
+                /** @description Lower-case hex HMAC-SHA256 of the exact body bytes, keyed with the current secret's UTF-8 bytes. */
                 "X-Webhook-Signature": string;
+                /** @description Standard Webhooks: the event id (the same as `X-Webhook-Id`). */
+                "webhook-id": string;
+                /** @description Standard Webhooks: unix seconds of this attempt (the same as `X-Webhook-Timestamp`). */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, one per secret in force, the current first. The key is the base64 decoding of what follows `whsec_`, else the secret's UTF-8 bytes. */
+                "webhook-signature": string;
             };
             path?: never;
             cookie?: never;

@@ -131,7 +131,11 @@ export async function webhookPage(ctx: PageContext, id: string): Promise<void> {
           await gql('mutation ($id: ID!, $input: UpdateWebhookInput!) { updateWebhook(id: $id, input: $input) { id } }', { id, input: { secret } });
           fill(
             secretOut,
-            h('p', null, 'New signing secret, shown only now. Deliveries from now on are signed with it:'),
+            h(
+              'p',
+              null,
+              'New signing secret, shown only now. Deliveries from now on are signed with it; the previous secret signs beside it until the overlap (WEBHOOK_SECRET_OVERLAP) ends:',
+            ),
             h('p', null, h('code', { class: 'secret', 'data-secret': '' }, secret)),
           );
           return 'Secret rotated.';

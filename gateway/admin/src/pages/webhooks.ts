@@ -2,7 +2,7 @@ import { gql } from '../api';
 import { badge, field, fill, h, table, timeElement } from '../dom';
 import { busy, errorLine, heading, loadList, section, showError, type PageContext } from '../page';
 import { WEBHOOK_EVENT_TYPES } from '../../../../common/events/types';
-import { WEBHOOK_FIELDS, newSecret, type Webhook } from '../types';
+import { WEBHOOK_FIELDS, type Webhook } from '../types';
 
 /** The subscriptions with their health, and the form to add one. */
 export async function webhooksPage(ctx: PageContext): Promise<void> {
@@ -61,13 +61,18 @@ export async function webhooksPage(ctx: PageContext): Promise<void> {
           boxes[0].focus();
           return;
         }
-        const signingSecret = secret.value.trim() || newSecret();
+        // Left empty, the server generates the secret and returns it in this answer only.
+        const given = secret.value.trim();
         try {
           const { createWebhook } = await busy(submit, () =>
-            gql<{ createWebhook: Webhook }>(`mutation ($input: CreateWebhookInput!) { createWebhook(input: $input) { id url } }`, {
-              input: { url: url.value.trim(), events, secret: signingSecret },
-            }),
+            gql<{ createWebhook: Webhook & { secret: string | null } }>(
+              `mutation ($input: CreateWebhookInput!) { createWebhook(input: $input) { id url secret } }`,
+              {
+                input: { url: url.value.trim(), events, ...(given ? { secret: given } : {}) },
+              },
+            ),
           );
+          const signingSecret = createWebhook.secret ?? given;
           fill(
             created,
             h(
