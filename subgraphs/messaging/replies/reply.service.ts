@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Identity } from '../../../common/auth/principal';
 import { AppError, notFound, validationError } from '../../../common/errors';
 import type { FieldCipher } from '../../../common/crypto';
@@ -12,14 +13,26 @@ import type { ClinicalRecord } from '../clinical-record/client';
 import { publishCommitted, recordEvent } from '../events/outbox';
 import { APPOINTMENT_REPLY_QUEUE, enqueueInTransaction, type AppointmentReplyJob } from '../delivery/jobs';
 import { applyAppointmentReply } from './appointment-reply';
-import { changePreferences } from '../preferences/preference.service';
+import { changePreferences, type PreferencesView } from '../preferences/preference.service';
 import { phoneHash } from '../messages/recipient';
-import { parseKeyword } from './keywords';
+import { helpReply, parseKeyword } from './keywords';
+import { parseSettings } from '../organizations/settings';
+import { toPreferencesView } from '../preferences/preference.service';
+import { releaseTime } from '../preferences/quiet-hours';
+import { announceQueued, queueMessage, type PreparedMessage } from '../messages/message.service';
+import { sealJson } from '../sealed';
+import type { MessagingMetrics } from '../metrics';
 import { actsInAllTenants, assertCan } from '../policy/rules';
 import { systemClock, type Clock } from '../../../common/clock';
 
-/** `pending`: a C/X reply whose appointment change the clinical record has not taken yet (retried until it answers). */
-type ReplyOutcome = 'none' | 'confirmed' | 'cancelled' | 'opted_out' | 'opted_in' | 'ignored' | 'pending';
+/**
+ * `pending`: a C/X reply whose appointment change the clinical record has not taken yet (retried until it answers).
+ * `help`: a help keyword, answered with the automatic help reply (none while the patient has the channel off).
+ */
+type ReplyOutcome = 'none' | 'confirmed' | 'cancelled' | 'opted_out' | 'opted_in' | 'ignored' | 'pending' | 'help';
+
+/** The template id the automatic help replies are stored under (a built-in text, not a tenant template). */
+export const HELP_REPLY_TEMPLATE = 'keyword-help';
 
 export interface ReplyResult {
   id: string;
@@ -38,6 +51,8 @@ export interface ReplyServiceDeps {
   cipher: FieldCipher;
   hashKey: Buffer;
   boss: PgBoss;
+  /** Counts the help replies queued, as every send is counted. */
+  metrics: MessagingMetrics;
   /** See AppointmentReplyDeps.relay. */
   relayClinicalEvents: () => Promise<unknown>;
   /** When replies are received (default: the system clock). */
@@ -61,10 +76,12 @@ function toResult(row: InboundMessage): ReplyResult {
 }
 
 /**
- * Patient replies: records each one (`message.response`), and acts on the
- * keywords of docs/api.md §5: confirm or cancel the reminded appointment in the
- * clinical record, STOP/START the patient's SMS consent (logged as a
- * preference change with source `keyword`).
+ * Patient replies: records each one (`message.response`), and acts on its
+ * keyword (replies/keywords.ts, in the patient's language and English, with the
+ * tenant's own words): confirm or cancel the reminded appointment in the
+ * clinical record, opt-out/opt-in turn the patient's sms off or on (logged as a
+ * preference change with source `keyword`), help queues the automatic help
+ * reply, a message like any other.
  */
 export class ReplyService {
   constructor(
@@ -102,6 +119,33 @@ export class ReplyService {
     return this.process(db, message, body, provider ? 'twilio' : 'api', providerMessageId);
   }
 
+  /** The automatic help reply to reply `replyId`, in the patient's language, naming the organisation. */
+  private helpMessage(message: MessageRow, replyId: string, preferences: PreferencesView, sender: string, now: Date): PreparedMessage {
+    const { cipher } = this.deps;
+    const { language, body } = helpReply(preferences.language, sender);
+    return {
+      id: randomUUID(),
+      tenantId: message.tenantId,
+      patientId: message.patientId,
+      templateId: HELP_REPLY_TEMPLATE,
+      templateVersion: 1,
+      language,
+      channel: message.channel,
+      variablesEnc: sealJson(cipher, { sender }),
+      subjectEnc: message.channel === 'email' ? cipher.encrypt(sender) : null,
+      bodyEnc: cipher.encrypt(body),
+      status: 'queued',
+      recipientEnc: message.recipientEnc,
+      recipientHash: message.recipientHash,
+      appointmentId: null,
+      // One help reply per reply, however often the reply's transaction is tried.
+      idempotencyKey: `reply:${replyId}:help`,
+      requestHash: null,
+      dueAt: releaseTime(preferences.quietHours, now),
+      createdAt: now,
+    };
+  }
+
   private async process(prisma: MessagingPrisma, message: MessageRow, body: string, provider: string, providerMessageId: string | null): Promise<ReplyResult> {
     if (body.length > MAX_BODY) throw validationError(`A reply is at most ${MAX_BODY} characters`, [{ path: 'body', message: 'too long' }]);
     if (providerMessageId) {
@@ -110,7 +154,14 @@ export class ReplyService {
       });
       if (seen) return toResult(seen);
     }
-    const parsed = parseKeyword(body);
+    const [preferenceRow, organization] = await Promise.all([
+      prisma.communicationPreference.findUnique({ where: { tenantId_patientId: { tenantId: message.tenantId, patientId: message.patientId } } }),
+      // Organisations are platform records: the base client.
+      this.deps.prisma.organization.findUnique({ where: { id: message.tenantId } }),
+    ]);
+    const preferences = toPreferencesView(preferenceRow);
+    const settings = organization ? parseSettings(organization.settings) : undefined;
+    const parsed = parseKeyword(body, { language: preferences.language, toReminder: message.appointmentId !== null, extra: settings?.replyKeywords });
     let action: ReplyOutcome = 'none';
     let appointmentStatus: AppointmentReplyJob['status'] | undefined;
     if (parsed && (parsed.action === 'confirm' || parsed.action === 'cancel')) {
@@ -121,10 +172,11 @@ export class ReplyService {
       } else action = 'ignored';
     } else if (parsed?.action === 'stop') action = 'opted_out';
     else if (parsed?.action === 'start') action = 'opted_in';
+    else if (parsed?.action === 'help') action = 'help';
 
     const clock = this.deps.clock ?? systemClock;
     const receivedAt = clock.now();
-    const { row, events, job } = await prisma.$transaction(async (tx) => {
+    const { row, events, job, answer } = await prisma.$transaction(async (tx) => {
       const row = await tx.inboundMessage.create({
         data: {
           tenantId: message.tenantId,
@@ -163,9 +215,17 @@ export class ReplyService {
           'keyword',
         );
       }
-      return { row, events, job };
+      // The help reply goes back on the conversation's channel to the number or address it came from, unless the
+      // patient has that channel off; the delivery worker checks consent and quiet hours as for every message.
+      const channel = message.channel as 'sms' | 'email';
+      const answer =
+        action === 'help' && message.recipientEnc && preferences.channels[channel]
+          ? await queueMessage(tx, this.deps.boss, this.helpMessage(message, row.id, preferences, organization?.name ?? message.tenantId, receivedAt), clock)
+          : undefined;
+      return { row, events, job, answer };
     });
     await publishCommitted(this.deps.events, events);
+    if (answer) await announceQueued(this.deps, [answer], receivedAt);
     if (!job) return toResult(row);
     // The first attempt at once; if the clinical record does not answer, the reply stays pending and its job retries.
     try {
