@@ -11,6 +11,7 @@ export type KeywordSets = Partial<Record<KeywordAction, readonly string[]>>;
 export type ReplyKeywords = Readonly<Record<string, KeywordSets>>;
 
 const ACTION_OF: Record<KeywordAction, ReplyAction> = { optOut: 'stop', optIn: 'start', help: 'help' };
+const ACTION_NAMES: Record<KeywordAction, string> = { optOut: 'an opt-out', optIn: 'an opt-in', help: 'a help' };
 
 /**
  * The built-in keywords per language (docs/messaging.md#replies-and-keywords). A patient's reply is matched
@@ -132,8 +133,7 @@ export function validateReplyKeywords(value: unknown): ErrorDetail[] {
     }
     for (const entry of entries) {
       const other = entries.find((e) => e.word === entry.word && e.action !== entry.action);
-      if (entry.own && other)
-        details.push({ path: entry.own, message: `'${entry.word}' is already a${other.action === 'optOut' ? 'n' : ''} ${other.action} word` });
+      if (entry.own && other) details.push({ path: entry.own, message: `'${entry.word}' is already ${ACTION_NAMES[other.action]} word` });
     }
   }
   return [...new Map(details.map((d) => [`${d.path} ${d.message}`, d])).values()];

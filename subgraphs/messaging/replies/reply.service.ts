@@ -100,7 +100,8 @@ export class ReplyService {
 
   /**
    * An inbound SMS: the reply belongs to the latest SMS sent to that number
-   * (in the caller's tenant; in any tenant for the provider's own webhook).
+   * (in the caller's tenant; for the provider's own webhook in the tenant of the
+   * latest SMS to it in any tenant), automatic help replies left aside.
    */
   async receiveSms(from: string, body: string, providerMessageId: string | null): Promise<ReplyResult> {
     assertCan(this.identity, 'receiveInboundSms');
@@ -111,8 +112,10 @@ export class ReplyService {
     const tenantId = provider ? conversation?.tenantId : this.identity.tenantId;
     if (!tenantId) throw notFound('Conversation with', from);
     const db = tenantClient(this.deps.prisma, tenantId);
+    // The conversation is the latest SMS of the tenant to that number other than an automatic help reply, so that a
+    // patient who asked for help and then answers their reminder answers the reminder.
     const message = await db.message.findFirst({
-      where: { tenantId, ...(conversation ? { id: conversation.id } : { recipientHash, channel: 'sms' }) },
+      where: { tenantId, recipientHash, channel: 'sms', templateId: { not: HELP_REPLY_TEMPLATE } },
       orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
     });
     if (!message) throw notFound('Conversation with', from);
