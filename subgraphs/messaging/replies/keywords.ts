@@ -3,11 +3,11 @@ import type { ErrorDetail } from '../../../common/errors';
 export type ReplyAction = 'confirm' | 'cancel' | 'stop' | 'start' | 'help';
 
 /** What a language's keywords do: turn sms off, turn it on again, or ask for the help reply. */
-export const KEYWORD_ACTIONS = ['optOut', 'optIn', 'help'] as const;
+const KEYWORD_ACTIONS = ['optOut', 'optIn', 'help'] as const;
 type KeywordAction = (typeof KEYWORD_ACTIONS)[number];
 
 /** Words per action of one language; a tenant's own words (organisation setting `replyKeywords`) have this shape per language. */
-export type KeywordSets = Partial<Record<KeywordAction, readonly string[]>>;
+type KeywordSets = Partial<Record<KeywordAction, readonly string[]>>;
 export type ReplyKeywords = Readonly<Record<string, KeywordSets>>;
 
 const ACTION_OF: Record<KeywordAction, ReplyAction> = { optOut: 'stop', optIn: 'start', help: 'help' };
@@ -17,7 +17,7 @@ const ACTION_NAMES: Record<KeywordAction, string> = { optOut: 'an opt-out', optI
  * The built-in keywords per language (docs/messaging.md#replies-and-keywords). A patient's reply is matched
  * against English and the words of their `preferences.language`, never another language's.
  */
-export const BUILT_IN_KEYWORDS = {
+const BUILT_IN_KEYWORDS = {
   en: { optOut: ['STOP', 'STOPALL', 'UNSUBSCRIBE', 'END', 'QUIT', 'REVOKE', 'OPTOUT'], optIn: ['START', 'UNSTOP'], help: ['HELP', 'INFO'] },
   nl: { optOut: ['AFMELDEN'], optIn: ['AANMELDEN'], help: ['HULP'] },
   de: { optOut: ['STOPP', 'ABMELDEN'], optIn: ['ANMELDEN'], help: ['HILFE'] },
@@ -34,12 +34,12 @@ const LANGUAGE_KEY = /^[a-z]{2,3}$/;
 const WORD = /^[\p{L}\p{N}]+$/u;
 
 /** A reply as keywords are compared: trimmed, accents removed, upper case (`' arrêt '` → `ARRET`). */
-export function normalizeKeyword(text: string): string {
+function normalizeKeyword(text: string): string {
   return text.normalize('NFD').replace(/\p{M}/gu, '').trim().toUpperCase();
 }
 
 /** The keyword language of a preference language: its primary subtag (`nl-BE` → `nl`). */
-export function keywordLanguage(language: string): string {
+function keywordLanguage(language: string): string {
   return language.split('-')[0].toLowerCase();
 }
 

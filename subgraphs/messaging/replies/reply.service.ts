@@ -32,7 +32,7 @@ import { systemClock, type Clock } from '../../../common/clock';
 type ReplyOutcome = 'none' | 'confirmed' | 'cancelled' | 'opted_out' | 'opted_in' | 'ignored' | 'pending' | 'help';
 
 /** The template id the automatic help replies are stored under (a built-in text, not a tenant template). */
-export const HELP_REPLY_TEMPLATE = 'keyword-help';
+const HELP_REPLY_TEMPLATE = 'keyword-help';
 
 export interface ReplyResult {
   id: string;
