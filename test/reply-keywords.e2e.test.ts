@@ -199,4 +199,45 @@ describe(`reply keywords in the patient's language (${backendName})`, () => {
     expect(await sms()).toBe(false);
     expect(await reply('START')).toMatchObject({ action: 'opted_in' });
   });
+  it("lets the tenant's admin read the words in force and set their own words of one language", async () => {
+    const admin = await t.token({ sub: 'demo-admin' });
+    const SET =
+      'mutation($language: String!, $optOut: [String!], $optIn: [String!]) { setReplyKeywords(language: $language, optOut: $optOut, optIn: $optIn, reason: "our words") { language optOut optIn help } }';
+    const set = await t.graphql(SET, { language: 'de', optOut: ['Austragen'] }, { token: admin });
+    expect(set.body.errors).toBeUndefined();
+    expect(set.body.data.setReplyKeywords[0]).toEqual({
+      language: 'en',
+      optOut: ['STOP', 'STOPALL', 'UNSUBSCRIBE', 'END', 'QUIT', 'REVOKE', 'OPTOUT', 'CANCEL'],
+      optIn: ['START', 'UNSTOP'],
+      help: ['HELP', 'INFO'],
+    });
+    expect(set.body.data.setReplyKeywords.find((k: { language: string }) => k.language === 'de')).toEqual({
+      language: 'de',
+      optOut: ['STOPP', 'ABMELDEN', 'AUSTRAGEN'],
+      optIn: ['ANMELDEN'],
+      help: ['HILFE'],
+    });
+    await speaks('de');
+    expect(await reply('austragen')).toMatchObject({ action: 'opted_out', keyword: 'AUSTRAGEN' });
+    expect(await reply('Anmelden')).toMatchObject({ action: 'opted_in' });
+
+    const clash = await t.graphql(SET, { language: 'de', optIn: ['stopp'] }, { token: admin });
+    expect(clash.body.errors[0].extensions).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ path: 'replyKeywords.de.optIn' }] });
+    const nurse = await t.token({ roles: ['nurse'] });
+    expect((await t.graphql(SET, { language: 'de', optOut: ['weg'] }, { token: nurse })).body.errors[0].extensions.code).toBe('FORBIDDEN');
+    expect((await t.graphql('{ replyKeywords { language } }', undefined, { token: nurse })).body.errors[0].extensions.code).toBe('FORBIDDEN');
+
+    const removed = await t.graphql(SET, { language: 'de' }, { token: admin });
+    expect(removed.body.data.setReplyKeywords.find((k: { language: string }) => k.language === 'de').optOut).toEqual(['STOPP', 'ABMELDEN']);
+    const { rows } = await t.platform.db!.query<{ actor: string; reason: string }>(
+      `SELECT actor, reason FROM messaging."OrganizationChange" WHERE "organizationId" = 'demo' ORDER BY at DESC LIMIT 2`,
+    );
+    expect(rows).toEqual([
+      { actor: 'demo-admin', reason: 'our words' },
+      { actor: 'demo-admin', reason: 'our words' },
+    ]);
+    // The other languages' own words stay.
+    const all = await t.graphql('{ replyKeywords { language optOut } }', undefined, { token: admin });
+    expect(all.body.data.replyKeywords.find((k: { language: string }) => k.language === 'nl').optOut).toEqual(['AFMELDEN', 'UITSCHRIJVEN']);
+  });
 });

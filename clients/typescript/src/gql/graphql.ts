@@ -742,6 +742,8 @@ export type Mutation = {
   setRecordRetention: Array<RecordRetentionPeriod>;
   /** Sets the reminder lead time, 0..20160 minutes (admin); applies to appointments booked or moved from now on. Stored in the organisation's settings (reminderLeadMinutes) and logged as an organisation change. */
   setReminderLeadTime: ReminderSettings;
+  /** Replaces the tenant's own reply keywords of one language (admin); empty lists remove them, the built-in words stay. A word that already does something else for that language (or English) is refused. Stored in the organisation's settings (replyKeywords) and logged as an organisation change. */
+  setReplyKeywords: Array<ReplyKeywordSet>;
   /** Admin: injects a simulated patient reply to a message. */
   simulateReply: ReplyResult;
   /** Platform admin: every call in the tenant is refused (403) until it is resumed. */
@@ -1097,6 +1099,15 @@ export type MutationSetRecordRetentionArgs = {
 
 export type MutationSetReminderLeadTimeArgs = {
   leadMinutes: Scalars['Int']['input'];
+  reason?: InputMaybe<Scalars['String']['input']>;
+};
+
+
+export type MutationSetReplyKeywordsArgs = {
+  help?: InputMaybe<Array<Scalars['String']['input']>>;
+  language: Scalars['String']['input'];
+  optIn?: InputMaybe<Array<Scalars['String']['input']>>;
+  optOut?: InputMaybe<Array<Scalars['String']['input']>>;
   reason?: InputMaybe<Scalars['String']['input']>;
 };
 
@@ -1612,6 +1623,8 @@ export type Query = {
   recordRetention: Array<RecordRetentionPeriod>;
   /** The tenant's reminder settings (admin). */
   reminderSettings: ReminderSettings;
+  /** The tenant's reply keywords per language, English first (admin). */
+  replyKeywords: Array<ReplyKeywordSet>;
   /** One template (the given language, else English); NOT_FOUND when unknown. */
   template: MessageTemplate;
   /** Every template, each language variant on its own. */
@@ -2030,6 +2043,18 @@ export type ReminderSettings = {
   __typename?: 'ReminderSettings';
   /** Minutes before an appointment its reminder goes out (default 1440, a day); quiet hours move it. */
   leadMinutes: Scalars['Int']['output'];
+};
+
+/** The reply keywords in force for patients of one language (beside English): built-in and the tenant's own, upper case without accents. */
+export type ReplyKeywordSet = {
+  __typename?: 'ReplyKeywordSet';
+  /** Words answered with the automatic help reply. */
+  help: Array<Scalars['String']['output']>;
+  language: Scalars['String']['output'];
+  /** Words that turn it on again. */
+  optIn: Array<Scalars['String']['output']>;
+  /** Words that turn the patient's sms off. */
+  optOut: Array<Scalars['String']['output']>;
 };
 
 export type ReplyKeywordsInput = {
