@@ -16,7 +16,7 @@ import { applyAppointmentReply } from './appointment-reply';
 import { changePreferences, type PreferencesView } from '../preferences/preference.service';
 import { phoneHash } from '../messages/recipient';
 import { helpReply, parseKeyword } from './keywords';
-import { parseSettings } from '../organizations/settings';
+import { parseSettings, type OrganizationSettings } from '../organizations/settings';
 import { toPreferencesView } from '../preferences/preference.service';
 import { releaseTime } from '../preferences/quiet-hours';
 import { announceQueued, queueMessage, type PreparedMessage } from '../messages/message.service';
@@ -63,6 +63,15 @@ export interface ReplyServiceDeps {
 const REPLY_JOB_DELAY_MS = 10_000;
 
 const MAX_BODY = 1600;
+
+/** The tenant's settings for reading its reply keywords: a record that no longer validates means none of its own words, never a lost reply. */
+function settingsOrDefaults(value: unknown): OrganizationSettings | undefined {
+  try {
+    return parseSettings(value);
+  } catch {
+    return undefined;
+  }
+}
 
 function toResult(row: InboundMessage): ReplyResult {
   return {
@@ -163,7 +172,7 @@ export class ReplyService {
       this.deps.prisma.organization.findUnique({ where: { id: message.tenantId } }),
     ]);
     const preferences = toPreferencesView(preferenceRow);
-    const settings = organization ? parseSettings(organization.settings) : undefined;
+    const settings = organization ? settingsOrDefaults(organization.settings) : undefined;
     const parsed = parseKeyword(body, { language: preferences.language, toReminder: message.appointmentId !== null, extra: settings?.replyKeywords });
     let action: ReplyOutcome = 'none';
     let appointmentStatus: AppointmentReplyJob['status'] | undefined;
