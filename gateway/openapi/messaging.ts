@@ -95,7 +95,7 @@ const reply = z
     messageId: z.string(),
     patientId: z.string(),
     keyword: z.string().nullable(),
-    action: z.enum(['none', 'confirmed', 'cancelled', 'opted_out', 'opted_in', 'ignored', 'pending']),
+    action: z.enum(['none', 'confirmed', 'cancelled', 'opted_out', 'opted_in', 'help', 'ignored', 'pending']),
     receivedAt: dateTime,
   })
   .meta({ id: 'Reply' });

@@ -56,9 +56,11 @@ const ROOT_FIELD_CATEGORIES: Readonly<Record<string, RateLimitCategory | typeof 
   suspendOrganization: 'WEBHOOKS',
   resumeOrganization: 'WEBHOOKS',
   updateOrganization: 'WEBHOOKS',
-  // the tenant's messaging settings: reminder lead time and retention periods
+  // the tenant's messaging settings: reminder lead time, reply keywords and retention periods
   reminderSettings: 'WEBHOOKS',
   setReminderLeadTime: 'WEBHOOKS',
+  replyKeywords: 'WEBHOOKS',
+  setReplyKeywords: 'WEBHOOKS',
   messagingRetention: 'WEBHOOKS',
   setMessagingRetention: 'WEBHOOKS',
 };

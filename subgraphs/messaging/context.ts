@@ -5,6 +5,7 @@ import type { TemplateService } from './templates/template.service';
 import type { WebhookService } from './webhooks/webhook.service';
 import type { ReplyService } from './replies/reply.service';
 import type { ReminderSettingsService } from './reminders/reminder-settings.service';
+import type { ReplyKeywordService } from './replies/reply-keyword.service';
 import type { MessagingPrivacyService } from './privacy/erasure.service';
 import type { PatientExportService } from './privacy/export.service';
 import type { OrganizationService } from './organizations/organization.service';
@@ -16,6 +17,7 @@ export interface MessagingContext extends BaseContext {
   webhooks: WebhookService;
   replies: ReplyService;
   reminderSettings: ReminderSettingsService;
+  replyKeywords: ReplyKeywordService;
   privacy: MessagingPrivacyService;
   patientExports: PatientExportService;
   organizations: OrganizationService;

@@ -21,6 +21,8 @@ import { ReminderSettingsResolver } from './reminders/reminder-settings.resolver
 import { ReminderSettingsService } from './reminders/reminder-settings.service';
 import { WebhookService, type WebhookServiceDeps } from './webhooks/webhook.service';
 import { ReplyService } from './replies/reply.service';
+import { ReplyKeywordResolver } from './replies/reply-keyword.resolver';
+import { ReplyKeywordService } from './replies/reply-keyword.service';
 import { recordProviderStatus } from './delivery/callbacks';
 import { OrganizationResolver } from './organizations/organization.resolver';
 import { OrganizationService } from './organizations/organization.service';
@@ -50,6 +52,7 @@ export function buildMessagingSchema(): Promise<FederatedSchema> {
       ReplyResolver,
       WebhookResolver,
       ReminderSettingsResolver,
+      ReplyKeywordResolver,
       MessagingPrivacyResolver,
       OrganizationResolver,
     ],
@@ -97,6 +100,7 @@ export function createMessagingContext(deps: MessagingDeps) {
       webhooks: new WebhookService(tenant.prisma, base.identity, deps.webhooks),
       replies: new ReplyService(deps, base.identity),
       reminderSettings: new ReminderSettingsService(organizations),
+      replyKeywords: new ReplyKeywordService(organizations),
       privacy: new MessagingPrivacyService(tenant.prisma, base.identity, deps.cipher, organizations),
       patientExports: new PatientExportService(tenant.prisma, base.identity, {
         clinical: deps.clinical,

@@ -9,7 +9,7 @@ import { AppError, notFound, validationError } from '../../../common/errors';
 import { wallClockMs } from '../../../common/dates';
 import type { EventBus } from '../../../common/events/bus';
 import type { MessagingPrisma } from '../db/client';
-import type { Message as MessageRow, MessageStatusChange, MessageTemplate as TemplateRow } from '../db/generated/client';
+import type { Message as MessageRow, MessageStatusChange, Prisma, MessageTemplate as TemplateRow } from '../db/generated/client';
 import type { ClinicalPatient, ClinicalRecord } from '../clinical-record/client';
 import { DELIVER_QUEUE, enqueueInTransaction, enqueueManyInTransaction, type DeliverJob } from '../delivery/jobs';
 import { statusEvent } from '../delivery/transitions';
@@ -95,7 +95,7 @@ function wallClock(iso: string, zone: string): { date: string; time: string } {
 }
 
 /** A validated, rendered send: the row to store, its id chosen here so a batch can tell its written rows apart. */
-type PreparedMessage = Pick<
+export type PreparedMessage = Pick<
   MessageRow,
   | 'id'
   | 'tenantId'
@@ -440,11 +440,8 @@ export class MessageService {
     });
   }
 
-  /** After the commit: count the new `queued` messages and tell live subscribers. */
-  private async announceQueued(rows: Pick<MessageRow, 'id' | 'tenantId' | 'patientId' | 'channel'>[], at: Date): Promise<void> {
-    for (const row of rows) this.deps.metrics.statusChanged('none', 'queued', row.channel);
-    // Issued together, not one round trip each (1,000 in a batch): a publish never throws, and Redis keeps the order of one connection's commands.
-    await Promise.all(rows.map((row) => publishCommitted(this.deps.events, [statusEvent(row, 'queued', null, at)])));
+  private announceQueued(rows: Pick<MessageRow, 'id' | 'tenantId' | 'patientId' | 'channel'>[], at: Date): Promise<void> {
+    return announceQueued(this.deps, rows, at);
   }
 
   private async sendOne(
@@ -463,20 +460,7 @@ export class MessageService {
     // Past the deadline nothing is stored (a retry is safe); once begun, the write completes and is answered.
     this.deadline?.beginWrite();
     try {
-      created = await this.prisma.$transaction(async (tx) => {
-        // Changed when created, on the clock: a message due later than that is held (the delivery sweep's test).
-        const message = await tx.message.create({ data: { ...data, updatedAt: data.createdAt } });
-        await tx.messageStatusChange.create({ data: { tenantId: message.tenantId, messageId: message.id, status: 'queued', at: now } });
-        await enqueueInTransaction(
-          this.deps.boss,
-          tx,
-          DELIVER_QUEUE,
-          { tenantId: message.tenantId, messageId: message.id } satisfies DeliverJob,
-          message.dueAt,
-          this.clock,
-        );
-        return message;
-      });
+      created = await this.prisma.$transaction((tx) => queueMessage(tx, this.deps.boss, data, this.clock));
     } catch (err) {
       // Two concurrent requests with one key: the loser answers with the winner's message.
       if (options.idempotencyKey && isUniqueViolation(err)) {
@@ -488,6 +472,29 @@ export class MessageService {
     await this.announceQueued([created], now);
     return openMessage(this.deps.cipher, created);
   }
+}
+
+/**
+ * Stores one prepared message `queued` inside `tx`, with its `queued` history row and its delivery job (due at
+ * `dueAt`): a single send's write, and the reply service's automatic answers, which go out the same way.
+ */
+export async function queueMessage(tx: Prisma.TransactionClient, boss: PgBoss, data: PreparedMessage, clock: Clock): Promise<MessageRow> {
+  // Changed when created, on the clock: a message due later than that is held (the delivery sweep's test).
+  const message = await tx.message.create({ data: { ...data, updatedAt: data.createdAt } });
+  await tx.messageStatusChange.create({ data: { tenantId: message.tenantId, messageId: message.id, status: 'queued', at: data.createdAt } });
+  await enqueueInTransaction(boss, tx, DELIVER_QUEUE, { tenantId: message.tenantId, messageId: message.id } satisfies DeliverJob, message.dueAt, clock);
+  return message;
+}
+
+/** After the commit: count the new `queued` messages and tell live subscribers. */
+export async function announceQueued(
+  deps: Pick<MessageServiceDeps, 'metrics' | 'events'>,
+  rows: Pick<MessageRow, 'id' | 'tenantId' | 'patientId' | 'channel'>[],
+  at: Date,
+): Promise<void> {
+  for (const row of rows) deps.metrics.statusChanged('none', 'queued', row.channel);
+  // Issued together, not one round trip each (1,000 in a batch): a publish never throws, and Redis keeps the order of one connection's commands.
+  await Promise.all(rows.map((row) => publishCommitted(deps.events, [statusEvent(row, 'queued', null, at)])));
 }
 
 /** The earlier message of an idempotency key, when it was stored for the same request; CONFLICT otherwise. */

@@ -11,8 +11,10 @@ import {
   OrganizationSettingsInput,
   OrganizationSettingsView,
   RateLimitInForceView,
+  ReplyKeywordsInput,
   Viewer,
 } from './organization.types';
+import { validationError } from '../../../common/errors';
 
 /** GraphQL's settings input as the stored shape: lists of limits and periods become maps by category. */
 function settingsOf(input: OrganizationSettingsInput | null | undefined): unknown {
@@ -22,7 +24,16 @@ function settingsOf(input: OrganizationSettingsInput | null | undefined): unknow
     ...(input.supportEmail != null ? { supportEmail: input.supportEmail } : {}),
     ...(input.reminderLeadMinutes != null ? { reminderLeadMinutes: input.reminderLeadMinutes } : {}),
     retention: Object.fromEntries((input.retention ?? []).map((r) => [r.category, r.days])),
+    ...(input.replyKeywords ? { replyKeywords: replyKeywordsOf(input.replyKeywords) } : {}),
   };
+}
+
+/** The input's list (one entry per language) as the setting's object; a language given twice is refused. */
+function replyKeywordsOf(input: ReplyKeywordsInput[]): Record<string, { optOut: string[]; optIn: string[]; help: string[] }> {
+  const languages = input.map((k) => k.language);
+  const twice = languages.find((language, i) => languages.indexOf(language) !== i);
+  if (twice !== undefined) throw validationError('Invalid organisation settings', [{ path: 'replyKeywords', message: `language '${twice}' given twice` }]);
+  return Object.fromEntries(input.map((k) => [k.language, { optOut: k.optOut ?? [], optIn: k.optIn ?? [], help: k.help ?? [] }]));
 }
 
 @Resolver(() => Organization)
@@ -83,6 +94,15 @@ export class OrganizationResolver {
       supportEmail: supportEmail ?? null,
       reminderLeadMinutes: reminderLeadMinutes ?? null,
       retention: retentionOverrides(organization.settings),
+      // By language: the stored JSON keeps no order.
+      replyKeywords: Object.entries(organization.settings.replyKeywords ?? {})
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([language, sets]) => ({
+          language,
+          optOut: [...(sets.optOut ?? [])],
+          optIn: [...(sets.optIn ?? [])],
+          help: [...(sets.help ?? [])],
+        })),
     };
   }
 

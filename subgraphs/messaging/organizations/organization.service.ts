@@ -14,7 +14,7 @@ import { parseSettings, type OrganizationSettings } from './settings';
 
 type OrganizationStatus = 'active' | 'suspended';
 /** The capabilities by which a tenant admin manages part of their own tenant's settings. */
-type TenantSettingCapability = 'manageReminderSettings' | 'manageRetention';
+type TenantSettingCapability = 'manageReminderSettings' | 'manageRetention' | 'manageReplyKeywords';
 
 export interface OrganizationView {
   id: string;

@@ -36,6 +36,36 @@ export class RetentionSettingInput {
   days!: number;
 }
 
+@ObjectType({ description: "The tenant's own reply keywords of one language, matched beside the built-in ones (English for every patient)." })
+export class ReplyKeywordsView {
+  @Field(() => String, { description: "Language code, e.g. 'nl'." })
+  language!: string;
+
+  @Field(() => [String], { description: "Words that turn the patient's sms off." })
+  optOut!: string[];
+
+  @Field(() => [String], { description: 'Words that turn it on again.' })
+  optIn!: string[];
+
+  @Field(() => [String], { description: 'Words answered with the automatic help reply.' })
+  help!: string[];
+}
+
+@InputType()
+export class ReplyKeywordsInput {
+  @Field(() => String, { description: "Two- or three-letter language code ('en' for every patient)." })
+  language!: string;
+
+  @Field(() => [String], { nullable: true, description: 'One word each (letters and digits, at most 32), at most 20.' })
+  optOut?: string[] | null;
+
+  @Field(() => [String], { nullable: true })
+  optIn?: string[] | null;
+
+  @Field(() => [String], { nullable: true })
+  help?: string[] | null;
+}
+
 @ObjectType({ description: "An organisation's settings." })
 export class OrganizationSettingsView {
   @Field(() => [RateLimitSetting], { description: "This tenant's own limits (arranged with the provider); other categories use the deployment's." })
@@ -49,6 +79,9 @@ export class OrganizationSettingsView {
 
   @Field(() => [RetentionSettingView], { description: "This tenant's own retention periods of messaging data; other categories use the default." })
   retention!: RetentionSettingView[];
+
+  @Field(() => [ReplyKeywordsView], { description: "This tenant's own reply keywords per language, beside the built-in ones." })
+  replyKeywords!: ReplyKeywordsView[];
 }
 
 @InputType({ description: 'The whole settings: limits, lead time and periods left out fall back to the defaults.' })
@@ -64,6 +97,12 @@ export class OrganizationSettingsInput {
 
   @Field(() => [RetentionSettingInput], { nullable: true })
   retention?: RetentionSettingInput[] | null;
+
+  @Field(() => [ReplyKeywordsInput], {
+    nullable: true,
+    description: 'Words a word of the same language (or English) already has for another action are refused.',
+  })
+  replyKeywords?: ReplyKeywordsInput[] | null;
 }
 
 @ObjectType({ description: 'The limit a category is held to for this tenant now.' })

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { RATE_LIMIT_CATEGORIES, type RateLimitCategory } from '../../../common/config';
 import { validationError, zodDetails } from '../../../common/errors';
 import { MAX_RETENTION_DAYS, type RetentionCategory } from '../../../common/retention';
+import { validateReplyKeywords, type ReplyKeywords } from '../replies/keywords';
 
 const CATEGORIES = Object.keys(RATE_LIMIT_CATEGORIES) as RateLimitCategory[];
 
@@ -28,7 +29,8 @@ const retentionDays = z.number().int('must be a whole number').min(1, 'must be a
  * keys are refused, so a misspelt setting is an error rather than silently ignored.
  * `rateLimits` overrides the deployment's per-minute limits for this tenant only;
  * `reminderLeadMinutes` and `retention` (days per messaging category) override
- * the defaults of automatic reminders and of the messaging retention purge.
+ * the defaults of automatic reminders and of the messaging retention purge; `replyKeywords` adds the tenant's own
+ * reply keywords per language and action (`{nl: {optOut: ['UITSCHRIJVEN']}}`, replies/keywords.ts).
  */
 const organizationSettingsSchema = z
   .object({
@@ -47,6 +49,13 @@ const organizationSettingsSchema = z
       )
       .strict()
       .default({}),
+    replyKeywords: z
+      .custom<ReplyKeywords>()
+      .optional()
+      .superRefine((value, ctx) => {
+        if (value === undefined) return;
+        for (const detail of validateReplyKeywords(value)) ctx.addIssue({ code: 'custom', path: detail.path!.split('.').slice(1), message: detail.message });
+      }),
   })
   .strict();
 

@@ -63,6 +63,7 @@ const CAPABILITIES = {
   alertEvents: { roles: ['admin'], what: 'subscribe to webhook.disabled alerts' },
   sendAutomaticReminders: { roles: [], reserved: [SYSTEM_SUBJECTS.reminderScheduler], what: "send an appointment's automatic reminder when it is due" },
   manageReminderSettings: { roles: ['admin'], what: "set the tenant's reminder lead time" },
+  manageReplyKeywords: { roles: ['admin'], what: "read and set the tenant's own reply keywords" },
   erasePatientData: { roles: ['admin'], what: "erase a patient's messaging data (GDPR art. 17)" },
   exportPatientData: { roles: ['admin'], what: "export a patient's data (GDPR art. 15/20; a patient may export their own)" },
   manageRetention: { roles: ['admin'], what: "read and set the tenant's retention periods of messaging data" },

@@ -11,11 +11,16 @@ export class ReplyResult {
   @Field(() => ID)
   patientId!: string;
 
-  @Field(() => String, { nullable: true, description: 'C, YES, CONFIRM, X, CANCEL, STOP or START when the reply was one.' })
+  @Field(() => String, {
+    nullable: true,
+    description:
+      "The keyword the reply was (upper case, without accents): a reminder word (C, YES, CONFIRM, X, CANCEL) or an opt-out, opt-in or help word of English or the patient's language.",
+  })
   keyword!: string | null;
 
   @Field(() => String, {
-    description: 'none | confirmed | cancelled | opted_out | opted_in | ignored | pending (a C/X reply the clinical record has not taken yet; retried)',
+    description:
+      'none | confirmed | cancelled | opted_out | opted_in | help (answered with the automatic help reply) | ignored | pending (a C/X reply the clinical record has not taken yet; retried)',
   })
   action!: string;
 

@@ -743,6 +743,8 @@ export type Mutation = {
   setRecordRetention: Array<RecordRetentionPeriod>;
   /** Sets the reminder lead time, 0..20160 minutes (admin); applies to appointments booked or moved from now on. Stored in the organisation's settings (reminderLeadMinutes) and logged as an organisation change. */
   setReminderLeadTime: ReminderSettings;
+  /** Replaces the tenant's own reply keywords of one language (admin); empty lists remove them, the built-in words stay. A word that already does something else for that language (or English) is refused. Stored in the organisation's settings (replyKeywords) and logged as an organisation change. */
+  setReplyKeywords: Array<ReplyKeywordSet>;
   /** Admin: injects a simulated patient reply to a message. */
   simulateReply: ReplyResult;
   /** Platform admin: every call in the tenant is refused (403) until it is resumed. */
@@ -1102,6 +1104,15 @@ export type MutationSetReminderLeadTimeArgs = {
 };
 
 
+export type MutationSetReplyKeywordsArgs = {
+  help?: InputMaybe<Array<Scalars['String']['input']>>;
+  language: Scalars['String']['input'];
+  optIn?: InputMaybe<Array<Scalars['String']['input']>>;
+  optOut?: InputMaybe<Array<Scalars['String']['input']>>;
+  reason?: InputMaybe<Scalars['String']['input']>;
+};
+
+
 export type MutationSimulateReplyArgs = {
   body: Scalars['String']['input'];
   messageId: Scalars['ID']['input'];
@@ -1272,6 +1283,8 @@ export type OrganizationSettingsInput = {
   rateLimits?: InputMaybe<Array<RateLimitSettingInput>>;
   /** Minutes, 0..20160. */
   reminderLeadMinutes?: InputMaybe<Scalars['Int']['input']>;
+  /** Words a word of the same language (or English) already has for another action are refused. */
+  replyKeywords?: InputMaybe<Array<ReplyKeywordsInput>>;
   retention?: InputMaybe<Array<RetentionSettingInput>>;
   supportEmail?: InputMaybe<Scalars['String']['input']>;
 };
@@ -1283,6 +1296,8 @@ export type OrganizationSettingsView = {
   rateLimits: Array<RateLimitSetting>;
   /** Minutes before an appointment its automatic reminder goes out; null: the default (1440). */
   reminderLeadMinutes?: Maybe<Scalars['Int']['output']>;
+  /** This tenant's own reply keywords per language, beside the built-in ones. */
+  replyKeywords: Array<ReplyKeywordsView>;
   /** This tenant's own retention periods of messaging data; other categories use the default. */
   retention: Array<RetentionSettingView>;
   /** Where the provider's support desk reaches the organisation. */
@@ -1609,6 +1624,8 @@ export type Query = {
   recordRetention: Array<RecordRetentionPeriod>;
   /** The tenant's reminder settings (admin). */
   reminderSettings: ReminderSettings;
+  /** The tenant's reply keywords per language, English first (admin). */
+  replyKeywords: Array<ReplyKeywordSet>;
   /** One template (the given language, else English); NOT_FOUND when unknown. */
   template: MessageTemplate;
   /** Every template, each language variant on its own. */
@@ -2029,13 +2046,47 @@ export type ReminderSettings = {
   leadMinutes: Scalars['Int']['output'];
 };
 
+/** The reply keywords in force for patients of one language (beside English): built-in and the tenant's own, upper case without accents. */
+export type ReplyKeywordSet = {
+  __typename?: 'ReplyKeywordSet';
+  /** Words answered with the automatic help reply. */
+  help: Array<Scalars['String']['output']>;
+  language: Scalars['String']['output'];
+  /** Words that turn it on again. */
+  optIn: Array<Scalars['String']['output']>;
+  /** Words that turn the patient's sms off. */
+  optOut: Array<Scalars['String']['output']>;
+};
+
+export type ReplyKeywordsInput = {
+  help?: InputMaybe<Array<Scalars['String']['input']>>;
+  /** Two- or three-letter language code ('en' for every patient). */
+  language: Scalars['String']['input'];
+  optIn?: InputMaybe<Array<Scalars['String']['input']>>;
+  /** One word each (letters and digits, at most 32), at most 20. */
+  optOut?: InputMaybe<Array<Scalars['String']['input']>>;
+};
+
+/** The tenant's own reply keywords of one language, matched beside the built-in ones (English for every patient). */
+export type ReplyKeywordsView = {
+  __typename?: 'ReplyKeywordsView';
+  /** Words answered with the automatic help reply. */
+  help: Array<Scalars['String']['output']>;
+  /** Language code, e.g. 'nl'. */
+  language: Scalars['String']['output'];
+  /** Words that turn it on again. */
+  optIn: Array<Scalars['String']['output']>;
+  /** Words that turn the patient's sms off. */
+  optOut: Array<Scalars['String']['output']>;
+};
+
 /** A patient reply and what it did. */
 export type ReplyResult = {
   __typename?: 'ReplyResult';
-  /** none | confirmed | cancelled | opted_out | opted_in | ignored | pending (a C/X reply the clinical record has not taken yet; retried) */
+  /** none | confirmed | cancelled | opted_out | opted_in | help (answered with the automatic help reply) | ignored | pending (a C/X reply the clinical record has not taken yet; retried) */
   action: Scalars['String']['output'];
   id: Scalars['ID']['output'];
-  /** C, YES, CONFIRM, X, CANCEL, STOP or START when the reply was one. */
+  /** The keyword the reply was (upper case, without accents): a reminder word (C, YES, CONFIRM, X, CANCEL) or an opt-out, opt-in or help word of English or the patient's language. */
   keyword?: Maybe<Scalars['String']['output']>;
   /** The message replied to. */
   messageId: Scalars['ID']['output'];

@@ -981,7 +981,7 @@ export interface components {
             patientId: string;
             keyword: string | null;
             /** @enum {string} */
-            action: "none" | "confirmed" | "cancelled" | "opted_out" | "opted_in" | "ignored" | "pending";
+            action: "none" | "confirmed" | "cancelled" | "opted_out" | "opted_in" | "help" | "ignored" | "pending";
             /**
              * Format: date-time
              * @example 2026-11-23T09:30:00.000Z

@@ -1,0 +1,42 @@
+import { Arg, Ctx, Field, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
+import type { MessagingContext } from '../context';
+
+@ObjectType({
+  description: "The reply keywords in force for patients of one language (beside English): built-in and the tenant's own, upper case without accents.",
+})
+class ReplyKeywordSet {
+  @Field(() => String)
+  language!: string;
+
+  @Field(() => [String], { description: "Words that turn the patient's sms off." })
+  optOut!: string[];
+
+  @Field(() => [String], { description: 'Words that turn it on again.' })
+  optIn!: string[];
+
+  @Field(() => [String], { description: 'Words answered with the automatic help reply.' })
+  help!: string[];
+}
+
+@Resolver()
+export class ReplyKeywordResolver {
+  @Query(() => [ReplyKeywordSet], { description: "The tenant's reply keywords per language, English first (admin)." })
+  replyKeywords(@Ctx() ctx: MessagingContext) {
+    return ctx.replyKeywords.inForce();
+  }
+
+  @Mutation(() => [ReplyKeywordSet], {
+    description:
+      "Replaces the tenant's own reply keywords of one language (admin); empty lists remove them, the built-in words stay. A word that already does something else for that language (or English) is refused. Stored in the organisation's settings (replyKeywords) and logged as an organisation change.",
+  })
+  setReplyKeywords(
+    @Arg('language', () => String) language: string,
+    @Arg('optOut', () => [String], { nullable: true }) optOut: string[] | null,
+    @Arg('optIn', () => [String], { nullable: true }) optIn: string[] | null,
+    @Arg('help', () => [String], { nullable: true }) help: string[] | null,
+    @Arg('reason', () => String, { nullable: true }) reason: string | null,
+    @Ctx() ctx: MessagingContext,
+  ) {
+    return ctx.replyKeywords.set(language, { optOut, optIn, help }, reason);
+  }
+}
