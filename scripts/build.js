@@ -3,7 +3,8 @@
 // source is newer than the last build (`tsc` itself is incremental), the
 // dashboard and the GraphQL explorer only when their sources are, so the npm
 // scripts that build before they run (`npm start`, `db:migrate`, …) start at
-// once when nothing changed. Each step says what it does before it starts (a
+// once when nothing changed; the Prisma clients are generated again when a
+// schema is newer than them. Each step says what it does before it starts (a
 // first build takes a while) and how long it took. `--force` builds everything.
 // The end-to-end tests' Jest globalSetup calls it once per run, before any test
 // file starts, so that no test compiles.
@@ -56,6 +57,12 @@ function build({ force = false } = {}) {
     ['bin', 'common', 'gateway', 'subgraphs', 'scripts', 'tsconfig.json', 'tsconfig.build.json', 'package-lock.json'],
     (p) => !pages.some((dir) => p.startsWith(dir)) && !p.endsWith('.test.ts'),
   );
+  // A pulled schema change: the generated Prisma clients first (npm install generates them too), so the
+  // server compiles against them.
+  const staleClient = ['messaging', 'ehr'].some(
+    (name) => builtAt(path.join('prisma', name, 'schema.prisma')) > builtAt(path.join('subgraphs', name, 'db', 'generated', 'client.ts')),
+  );
+  if (force || staleClient) run([path.join(root, 'scripts', 'prisma-generate.js')], 'generating the Prisma clients (prisma generate)');
   const stamp = path.join('dist', '.tsbuildinfo');
   if (force || serverSources > builtAt(stamp)) {
     run([path.join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], 'compiling the server (tsc -p tsconfig.build.json)');
