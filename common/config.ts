@@ -411,6 +411,12 @@ const envSchema = z.object({
 
 type Env = z.infer<typeof envSchema>;
 
+/** Every variable `loadConfig` reads: the schema's, and one per rate-limit category. */
+export const CONFIG_VARIABLES: readonly string[] = [
+  ...Object.keys(envSchema.shape),
+  ...Object.keys(RATE_LIMIT_CATEGORIES).map((category) => `RATE_LIMIT_${category}`),
+];
+
 export interface Config extends Omit<Env, 'TENANTS'> {
   rateLimits: Record<RateLimitCategory, number>;
   production: boolean;
