@@ -1,22 +1,12 @@
-import { Arg, Ctx, Field, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
+import { Arg, Ctx, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
+import { ReplyKeywordsView } from '../organizations/organization.types';
 import type { MessagingContext } from '../context';
 
+// The same fields as a tenant's own words (ReplyKeywordsView), for the words in force.
 @ObjectType({
   description: "The reply keywords in force for patients of one language (beside English): built-in and the tenant's own, upper case without accents.",
 })
-class ReplyKeywordSet {
-  @Field(() => String)
-  language!: string;
-
-  @Field(() => [String], { description: "Words that turn the patient's sms off." })
-  optOut!: string[];
-
-  @Field(() => [String], { description: 'Words that turn it on again.' })
-  optIn!: string[];
-
-  @Field(() => [String], { description: 'Words answered with the automatic help reply.' })
-  help!: string[];
-}
+class ReplyKeywordSet extends ReplyKeywordsView {}
 
 @Resolver()
 export class ReplyKeywordResolver {

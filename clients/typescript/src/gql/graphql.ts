@@ -2051,6 +2051,7 @@ export type ReplyKeywordSet = {
   __typename?: 'ReplyKeywordSet';
   /** Words answered with the automatic help reply. */
   help: Array<Scalars['String']['output']>;
+  /** Language code, e.g. 'nl'. */
   language: Scalars['String']['output'];
   /** Words that turn it on again. */
   optIn: Array<Scalars['String']['output']>;
