@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import WebSocket from 'ws';
-import { createClient, type Client } from 'graphql-ws';
+import { createClient } from 'graphql-ws';
 import { Redis } from 'ioredis';
 import { issueAccessToken } from '../common/auth/tokens';
 import { projectRoot } from '../common/paths';
@@ -16,6 +16,7 @@ import { startReplicatedStores, type ReplicatedStores } from '../scripts/support
 import { VITALS } from './ehr-fixtures';
 import { scaleOutEnv } from './harness';
 import { startReceiver, waitFor, type Receiver } from './webhook-receiver';
+import { liveEvents } from './support/live-events';
 
 /**
  * `npm run chaos` (CHAOS=1): the scale-out cluster on the replicated stores
@@ -152,24 +153,8 @@ chaos('chaos: kills under load on the replicated stores', () => {
     const hook = await call(c.base, admin, 'POST', '/v1/webhooks', { url: receiver.url('/hooks'), events: HOOK_TYPES, secret: 'chaos-test-secret-16' });
     expect(hook.status).toBe(201);
 
-    const live: { id: string; at: number }[] = [];
-    let connections = 0;
-    const client: Client = createClient({
-      url: `${c.base.replace(/^http/, 'ws')}/graphql`,
-      webSocketImpl: WebSocket,
-      connectionParams: { authorization: `Bearer ${admin}` },
-      lazy: false,
-      retryAttempts: 10_000,
-      shouldRetry: () => true,
-      retryWait: () => new Promise((resolve) => setTimeout(resolve, 200)),
-      on: { connected: () => void connections++ },
-      onNonLazyError: () => {},
-    });
-    client.subscribe<{ events: { id: string } }>(
-      { query: 'subscription { events(types: [MESSAGE_DELIVERED, MESSAGE_FAILED]) { id } }' },
-      { next: (result) => result.data && live.push({ id: result.data.events.id, at: Date.now() }), error: () => {}, complete: () => {} },
-    );
-    await waitFor('the subscriber to connect', () => connections > 0);
+    const subscriber = await liveEvents(c.base, admin, 10_000);
+    const live = subscriber.heard;
 
     const accepted = new Map<string, string>();
     const compositions = new Set<string>();
@@ -366,7 +351,7 @@ chaos('chaos: kills under load on the replicated stores', () => {
       const figures = [
         `chaos: ${ids.length} messages, ${compositions.size} compositions, ${events.length} webhook events accepted; ` +
           `${receiver.received('/hooks').length - received().size} duplicate webhook deliveries (same event id, allowed), ` +
-          `${live.length} live events over ${connections} WebSocket connection(s)`,
+          `${live.length} live events over ${subscriber.connections()} WebSocket connection(s)${subscriber.errors.length ? ` (ended by: ${subscriber.errors.join('; ')})` : ''}`,
         `lost: messages ${lostMessages.length}, unfinished ${unfinished.length}, events ${lostEvents.length}, final webhook deliveries ${lostFinalHooks.length}, compositions ${lostCompositions.length}`,
         `duplicated: messages sent twice ${sentTwice.length}, two final statuses ${twoFinals.length}, final events under two ids ${finalUnderTwoIds.length}; ` +
           `${finals.filter((r) => r.attempts > 1).length} sends resumed after a lost claim (the provider may have had those twice)`,
@@ -402,7 +387,7 @@ chaos('chaos: kills under load on the replicated stores', () => {
       }
     } finally {
       await db.end();
-      await client.dispose();
+      await subscriber.dispose();
     }
   }, 900_000);
 });

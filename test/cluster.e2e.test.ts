@@ -3,13 +3,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import WebSocket from 'ws';
-import { createClient, type Client } from 'graphql-ws';
 import { createTestDatabase, type TestDatabase } from '../common/db/test-backends';
 import { issueAccessToken } from '../common/auth/tokens';
 import { startCluster, type Cluster } from '../scripts/cluster';
 import { scaleOutEnv } from './harness';
 import { startReceiver, waitFor, type Receiver } from './webhook-receiver';
+import { liveEvents } from './support/live-events';
 import { killIfRunning, signalAndWait } from '../scripts/support/server-process';
 
 /**
@@ -104,24 +103,8 @@ scaleOut('the scale-out cluster behind HAProxy (PostgreSQL + Redis)', () => {
     expect(hook.status).toBe(201);
 
     // A graphql-ws subscriber through HAProxy that reconnects when its gateway dies.
-    const live: { id: string; at: number }[] = [];
-    let connections = 0;
-    const client: Client = createClient({
-      url: `${c.base.replace(/^http/, 'ws')}/graphql`,
-      webSocketImpl: WebSocket,
-      connectionParams: { authorization: `Bearer ${admin}` },
-      lazy: false,
-      retryAttempts: 1_000,
-      shouldRetry: () => true,
-      retryWait: () => new Promise((resolve) => setTimeout(resolve, 200)),
-      on: { connected: () => void connections++ },
-      onNonLazyError: () => {},
-    });
-    client.subscribe<{ events: { id: string } }>(
-      { query: 'subscription { events(types: [MESSAGE_DELIVERED, MESSAGE_FAILED]) { id } }' },
-      { next: (result) => result.data && live.push({ id: result.data.events.id, at: Date.now() }), error: () => {}, complete: () => {} },
-    );
-    await waitFor('the subscriber to connect', () => connections > 0);
+    const subscriber = await liveEvents(c.base, admin, 1_000);
+    const live = subscriber.heard;
 
     // Steady load: four clients sending one message after another, each retrying a failed send with its Idempotency-Key.
     const accepted = new Map<string, string>();
@@ -251,11 +234,11 @@ scaleOut('the scale-out cluster behind HAProxy (PostgreSQL + Redis)', () => {
       console.log(
         `cluster failover: ${ids.length} messages accepted (${acceptedAtKill} before the kill; ${batchesRetried} batch(es) retried), ${failures.length} failed requests ` +
           `(${failures.map((f) => `${f.what} at +${f.at - killedAt} ms`).join(', ') || 'none'}), ${events.length} webhook events, ` +
-          `${duplicates} duplicate webhook deliveries, ${live.length} live events over ${connections} WebSocket connection(s); ${phases.join(', ')}`,
+          `${duplicates} duplicate webhook deliveries, ${live.length} live events over ${subscriber.connections()} WebSocket connection(s)${subscriber.errors.length ? ` (ended by: ${subscriber.errors.join('; ')})` : ''}; ${phases.join(', ')}`,
       );
     } finally {
       await db.end();
-      await client.dispose();
+      await subscriber.dispose();
     }
   }, 180_000);
 });
