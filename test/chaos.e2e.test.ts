@@ -338,6 +338,16 @@ chaos('chaos: kills under load on the replicated stores', () => {
       const received = () => new Set(receiver.received('/hooks').map((h) => String(h.headers['x-webhook-id'])));
       await waitFor('every event at the webhook', () => events.every((e) => received().has(e.id)), 120_000).catch(() => undefined);
       const lostEvents = events.filter((e) => !received().has(e.id));
+      // Where the missing events stand: their deliveries by status (none: never dispatched), and the subscription.
+      const { rows: missing } = await db.query<{ status: string | null; n: number; attempts: number }>(
+        `SELECT d.status, count(*)::int AS n, coalesce(sum(d.attempts), 0)::int AS attempts
+           FROM messaging."Event" e LEFT JOIN messaging."WebhookDelivery" d ON d."eventId" = e.id
+          WHERE e.id = ANY($1) GROUP BY d.status`,
+        [lostEvents.map((e) => e.id)],
+      );
+      const { rows: subscriptions } = await db.query<{ status: string; disabledReason: string | null }>(
+        `SELECT status, "disabledReason" FROM messaging."WebhookSubscription"`,
+      );
       const finalHooks = new Map<string, Set<string>>();
       for (const h of receiver.received('/hooks').filter((h) => h.body.type !== 'message.sent')) {
         finalHooks.set(h.body.data.messageId, (finalHooks.get(h.body.data.messageId) ?? new Set()).add(h.body.id));
@@ -360,6 +370,8 @@ chaos('chaos: kills under load on the replicated stores', () => {
             `kill ${k.what}: first successful write after ${k.recoveredMs === undefined ? 'NONE' : `${(k.recoveredMs / 1000).toFixed(1)} s`}, ` +
             `${k.failedRequests} failed requests (retried), live events after: ${k.live ? 'yes' : 'NO'}`,
         ),
+        `missing events' deliveries: ${missing.map((m) => `${m.status ?? 'none'} ${m.n} (${m.attempts} attempts)`).join(', ') || 'none missing'}; ` +
+          `subscription: ${subscriptions.map((sub) => `${sub.status}${sub.disabledReason ? ` (${sub.disabledReason})` : ''}`).join(', ')}`,
         `PostgreSQL leader ${leader!.name} -> ${newLeader.name}; Redis master 127.0.0.1:${master!.port} -> 127.0.0.1:${(await s.redisMaster())?.port}`,
         ...(silence
           ? [
