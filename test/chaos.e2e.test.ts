@@ -376,7 +376,9 @@ chaos('chaos: kills under load on the replicated stores', () => {
         ...(silence
           ? [
               `after the gateway kill, in 10 s: ${silence.onChannel} messages on the Redis channel, ${silence.direct} events to a new subscription on the surviving gateway`,
-              `the surviving gateway's warnings and Redis lines:\n${warningsAndRedis(c.gateways[1].output()).slice(-6000)}`,
+              ...Object.entries({ 'the surviving gateway': c.gateways[1], 'the surviving worker': c.workers[1], messaging: c.messaging }).map(
+                ([name, role]) => `${name}'s warnings and Redis lines:\n${warningsAndRedis(role.output()).slice(-4000)}`,
+              ),
             ]
           : []),
       ];
