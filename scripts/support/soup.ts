@@ -38,7 +38,7 @@ interface LockPackage {
   peerDependencies?: Record<string, string>;
 }
 
-export function readEntries(root: string): Record<string, Entry> {
+function readEntries(root: string): Record<string, Entry> {
   return JSON.parse(readFileSync(join(root, 'compliance', 'soup-entries.json'), 'utf8')) as Record<string, Entry>;
 }
 
