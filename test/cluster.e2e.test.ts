@@ -212,7 +212,15 @@ scaleOut('the scale-out cluster behind HAProxy (PostgreSQL + Redis)', () => {
       // Every event of the subscribed types reached the webhook at least once (deduplicated by event id).
       const { rows: events } = await db.query<{ id: string }>(`SELECT id FROM messaging."Event" WHERE type = ANY($1)`, [HOOK_TYPES]);
       const received = () => new Set(receiver.received('/hooks').map((h) => String(h.headers['x-webhook-id'])));
-      await waitFor('every event at the webhook', () => events.every((e) => received().has(e.id)), 45_000);
+      // One set per check, not one per event: the receiver shares this process's event loop.
+      await waitFor(
+        'every event at the webhook',
+        () => {
+          const got = received();
+          return events.every((e) => got.has(e.id));
+        },
+        45_000,
+      );
       phase('all at the webhook');
       const finalHooks = new Map<string, Set<string>>();
       for (const h of receiver.received('/hooks').filter((h) => h.body.type !== 'message.sent')) {
