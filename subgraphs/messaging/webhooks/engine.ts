@@ -7,7 +7,7 @@ import type { Logger } from '../../../common/logger';
 import { tenantClient } from '../../../common/db/tenant-session';
 import type { MessagingPrisma } from '../db/client';
 import { claimDueWebhookDeliveries, nextWebhookDeliveryDue, tenantsWithUndispatchedEvents } from '../db/cross-tenant';
-import { Prisma, type WebhookDelivery, type WebhookSubscription } from '../db/generated/client';
+import { Prisma, type Event, type WebhookDelivery, type WebhookSubscription } from '../db/generated/client';
 import type { AttemptOutcome, WebhookSender } from './sender';
 import { openJson, openText } from '../sealed';
 import type { MessagingMetrics } from '../metrics';
@@ -66,6 +66,16 @@ function secretsInForce(cipher: FieldCipher, sub: Pick<WebhookSubscription, 'sec
   return secrets;
 }
 
+/** The body of an event's deliveries (the exact bytes sent and signed on every attempt), sealed for storage. */
+export function sealedDeliveryBody(cipher: FieldCipher, event: Pick<Event, 'id' | 'type' | 'createdAt' | 'tenantId' | 'data' | 'dataEnc'>): string {
+  const data = openJson<Record<string, unknown>>(cipher, event.dataEnc, event.data);
+  return cipher.encrypt(
+    JSON.stringify(
+      webhookBody({ id: event.id, type: event.type as PlatformEvent['type'], timestamp: event.createdAt.toISOString(), data, tenantId: event.tenantId }),
+    ),
+  );
+}
+
 export const newId = (prefix: string) => `${prefix}_${randomUUID().replace(/-/g, '')}`;
 
 /**
@@ -100,26 +110,23 @@ export class WebhookEngine {
   /** One batch of a tenant's undispatched events (row-level security keeps every statement below in the tenant). */
   private dispatchTenant(tenantId: string): Promise<{ events: number; deliveries: number }> {
     return tenantClient(this.prisma, tenantId).$transaction(async (tx) => {
+      // One dispatcher at a time per tenant: deliveries are then created in the order their events became
+      // visible, which a fifo subscription relies on (two batches committed out of order would swap events).
+      await tx.$queryRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`webhook-dispatch:${tenantId}`}, 0))::text AS locked`;
       const locked = await tx.$queryRaw<{ id: string }[]>`
         SELECT id FROM "messaging"."Event" WHERE "dispatchedAt" IS NULL
-        ORDER BY "createdAt" LIMIT ${DISPATCH_BATCH}::int FOR UPDATE SKIP LOCKED`;
+        ORDER BY "createdAt", seq LIMIT ${DISPATCH_BATCH}::int FOR UPDATE SKIP LOCKED`;
       if (locked.length === 0) return { events: 0, deliveries: 0 };
-      const events = await tx.event.findMany({ where: { id: { in: locked.map((e) => e.id) } }, orderBy: { createdAt: 'asc' } });
+      const events = await tx.event.findMany({ where: { id: { in: locked.map((e) => e.id) } }, orderBy: [{ createdAt: 'asc' }, { seq: 'asc' }] });
       const subscriptions = await tx.webhookSubscription.findMany({
         where: { tenantId: { in: [...new Set(events.map((e) => e.tenantId))] }, status: 'active' },
         select: { id: true, tenantId: true, events: true, createdAt: true },
       });
       const now = this.options.clock.now();
       const deliveries = [];
-      const { cipher } = this.options;
       for (const event of events) {
-        const data = openJson<Record<string, unknown>>(cipher, event.dataEnc, event.data);
         // Encrypted once per event; every subscription's delivery stores the same ciphertext of the same bytes.
-        const payloadEnc = cipher.encrypt(
-          JSON.stringify(
-            webhookBody({ id: event.id, type: event.type as PlatformEvent['type'], timestamp: event.createdAt.toISOString(), data, tenantId: event.tenantId }),
-          ),
-        );
+        const payloadEnc = sealedDeliveryBody(this.options.cipher, event);
         for (const sub of subscriptions) {
           if (sub.tenantId !== event.tenantId || !sub.events.includes(event.type) || sub.createdAt > event.createdAt) continue;
           deliveries.push({
@@ -131,6 +138,8 @@ export class WebhookEngine {
             payloadEnc,
             status: 'pending',
             nextAttemptAt: now,
+            eventAt: event.createdAt,
+            eventSeq: event.seq,
             traceparent: event.traceparent,
           });
         }
@@ -184,6 +193,8 @@ export class WebhookEngine {
         payloadEnc: this.options.cipher.encrypt(event.payload),
         status: 'pending',
         nextAttemptAt: now,
+        eventAt: now,
+        claimedAt: now,
         leaseToken: randomUUID(),
         leaseUntil: new Date(now.getTime() + this.options.timeoutMs + LEASE_MARGIN_MS),
       },
