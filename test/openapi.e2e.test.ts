@@ -109,6 +109,9 @@ describe(`OpenAPI contract (${backendName})`, () => {
     await call('PATCH', path, 200, { body: { events: ['message.delivered', 'message.failed'] } });
     await call('POST', `${path}/test`, 200);
     await call('GET', `${path}/deliveries?limit=10`, 200);
+    const recovery = await call('POST', `${path}/recover`, 202, { body: { since: new Date(Date.now() - 60_000).toISOString() } });
+    await call('GET', `${path}/recoveries/${recovery.body.id}`, 200);
+    await call('POST', `${path}/recover`, 400, { body: { since: 'soon' } });
     await call('GET', '/v1/alerts?limit=5', 200);
     await call('DELETE', path, 204);
     await call('GET', path, 404);

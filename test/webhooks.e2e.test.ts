@@ -88,6 +88,8 @@ describe(`webhooks (${backendName})`, () => {
         url: receiver.url('/crud'),
         events: ['message.delivered', 'message.failed'],
         status: 'active',
+        ordering: 'parallel',
+        rateLimit: null,
         createdAt: expect.any(String),
       });
       expect(res.text).not.toContain(SECRET);

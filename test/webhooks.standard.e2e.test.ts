@@ -118,6 +118,8 @@ describe(`Standard Webhooks signatures (${backendName})`, () => {
       url: receiver.url('/generated'),
       events: ['message.sent'],
       status: 'active',
+      ordering: 'parallel',
+      rateLimit: null,
       createdAt: expect.any(String),
       secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
     });

@@ -1,7 +1,7 @@
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 import { WEBHOOK_EVENT_TYPES } from '../../common/events/types';
-import { createWebhookSchema, testEventSchema, updateWebhookSchema } from '../rest/webhooks';
+import { createWebhookSchema, recoverWebhookSchema, testEventSchema, updateWebhookSchema } from '../rest/webhooks';
 import { authenticated, dateTime, json, jsonBody, pagination, pagingQuery, pathId } from './common';
 
 /** `/v1/webhooks…`, `/v1/alerts` and the deliveries CareGraph sends to subscribers (docs/api.md §6). */
@@ -12,6 +12,8 @@ const webhookFields = {
   url: z.string(),
   events: z.array(eventType),
   status: z.enum(['active', 'disabled']),
+  ordering: z.enum(['parallel', 'fifo']).meta({ description: '`fifo`: one delivery at a time, in event order; a retried event holds back the later ones.' }),
+  rateLimit: z.int().nullable().meta({ description: 'At most this many deliveries a second to the endpoint; null: no limit.' }),
   createdAt: dateTime,
 };
 const createdWebhook = z
@@ -62,6 +64,20 @@ const testResult = z
     nextAttemptAt: dateTime.nullable(),
   })
   .meta({ id: 'WebhookTestResult' });
+const recovery = z
+  .strictObject({
+    id: z.string(),
+    webhookId: z.string(),
+    since: dateTime,
+    until: dateTime,
+    all: z.boolean(),
+    status: z.enum(['running', 'done', 'failed']),
+    events: z.int().meta({ description: 'Events re-sent so far.' }),
+    error: z.string().nullable(),
+    createdAt: dateTime,
+    finishedAt: dateTime.nullable(),
+  })
+  .meta({ id: 'WebhookRecovery' });
 const alert = z
   .strictObject({
     id: z.string(),
@@ -105,6 +121,8 @@ const EXAMPLE_WEBHOOK = {
   url: 'https://hooks.example.org/caregraph',
   events: ['message.delivered', 'message.failed'],
   status: 'active',
+  ordering: 'parallel',
+  rateLimit: null,
   createdAt: '2026-11-23T09:00:00.000Z',
 };
 
@@ -196,6 +214,34 @@ export function registerWebhooks(registry: OpenAPIRegistry): void {
       request: { params: id, body: { ...jsonBody(testEventSchema, { type: 'message.delivered' }), required: false } },
       responses: { 200: json('The first attempt of the test delivery.', testResult) },
       extraErrors: [404, 413, 415],
+    }),
+  );
+  registry.registerPath(
+    authenticated({
+      method: 'post',
+      path: '/v1/webhooks/{id}/recover',
+      operationId: 'recoverWebhook',
+      summary: 'Re-send what the subscription missed in a window',
+      description:
+        "Re-sends, with their original event ids, every event of the subscription's types created in [`since`, `until`] (default now) whose delivery never succeeded, those raised while it was disabled included; `all: true` re-sends every event of the window. Worked as a job: follow `Location`. `since` must lie within `WEBHOOK_RETENTION_DAYS`.",
+      tags,
+      request: { params: id, body: jsonBody(recoverWebhookSchema, { since: '2026-11-23T08:00:00Z' }) },
+      responses: {
+        202: json('The recovery, running.', recovery, undefined, { Location: { description: 'The recovery, to follow.', schema: { type: 'string' } } }),
+      },
+      extraErrors: [404, 409, 413, 415],
+    }),
+  );
+  registry.registerPath(
+    authenticated({
+      method: 'get',
+      path: '/v1/webhooks/{id}/recoveries/{recoveryId}',
+      operationId: 'getWebhookRecovery',
+      summary: 'A recovery and its progress',
+      tags,
+      request: { params: z.object({ id: pathId('id', EXAMPLE_WEBHOOK.id), recoveryId: pathId('recoveryId', 'rcv_0f1e2d3c4b5a69788796a5b4c3d2e1f0') }) },
+      responses: { 200: json('The recovery: `running`, then `done` with `events` re-sent.', recovery) },
+      extraErrors: [404],
     }),
   );
   registry.registerPath(

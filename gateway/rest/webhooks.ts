@@ -4,13 +4,30 @@ import { AppError, validationError, zodDetails, type ErrorDetail } from '../../c
 import type { GraphQLRunner } from './execute';
 import { onlyQueryParams, pathId, queryInt, queryParam, queryPaging } from './params';
 
-const WEBHOOK_FIELDS = 'id url events status createdAt updatedAt disabledAt disabledReason';
+const WEBHOOK_FIELDS = 'id url events status ordering rateLimit createdAt updatedAt disabledAt disabledReason';
+const RECOVERY_FIELDS = 'id webhookId since until all status events error createdAt finishedAt';
 const DELIVERY_FIELDS =
   'id webhookId eventId eventType status attemptCount nextAttemptAt createdAt updatedAt attempts { attempt at statusCode durationMs success error responseSnippet }';
 
 /** Shapes only (types, required, unknown fields); the service judges the values. */
-export const createWebhookSchema = z.strictObject({ url: z.string(), events: z.array(z.string()), secret: z.string().optional() });
-export const updateWebhookSchema = z.strictObject({ url: z.string(), events: z.array(z.string()), secret: z.string(), status: z.string() }).partial();
+export const createWebhookSchema = z.strictObject({
+  url: z.string(),
+  events: z.array(z.string()),
+  secret: z.string().optional(),
+  ordering: z.string().optional(),
+  rateLimit: z.number().optional(),
+});
+export const updateWebhookSchema = z
+  .strictObject({
+    url: z.string(),
+    events: z.array(z.string()),
+    secret: z.string(),
+    status: z.string(),
+    ordering: z.string(),
+    rateLimit: z.number().nullable(),
+  })
+  .partial();
+export const recoverWebhookSchema = z.strictObject({ since: z.string(), until: z.string().optional(), all: z.boolean().optional() });
 export const testEventSchema = z.strictObject({ type: z.string() }).partial();
 
 function jsonBody<T>(req: Request, schema: z.ZodType<T>, optional = false): T {
@@ -38,7 +55,13 @@ export function webhookRoutes(run: GraphQLRunner): Router {
   router.post('/webhooks', async (req, res) => {
     onlyQueryParams(req, []);
     const input = jsonBody(req, createWebhookSchema);
-    const data = await run(req, `mutation($input: CreateWebhookInput!) { createWebhook(input: $input) { id url events status createdAt secret } }`, { input });
+    const data = await run(
+      req,
+      `mutation($input: CreateWebhookInput!) { createWebhook(input: $input) { id url events status ordering rateLimit createdAt secret } }`,
+      {
+        input,
+      },
+    );
     // `secret` only when the server generated it (docs/api.md §6).
     const { secret, ...created } = data.createWebhook;
     res
@@ -92,6 +115,27 @@ export function webhookRoutes(run: GraphQLRunner): Router {
       { id, type },
     );
     res.json(data.sendTestEvent);
+  });
+
+  router.post('/webhooks/:id/recover', async (req, res) => {
+    onlyQueryParams(req, []);
+    const id = pathId(req, 'id');
+    const input = jsonBody(req, recoverWebhookSchema);
+    const data = await run(req, `mutation($id: ID!, $input: RecoverWebhookInput!) { recoverWebhook(id: $id, input: $input) { ${RECOVERY_FIELDS} } }`, {
+      id,
+      input,
+    });
+    const recovery = data.recoverWebhook;
+    res.status(202).location(`/v1/webhooks/${id}/recoveries/${recovery.id}`).json(recovery);
+  });
+
+  router.get('/webhooks/:id/recoveries/:recoveryId', async (req, res) => {
+    onlyQueryParams(req, []);
+    const data = await run(req, `query($webhookId: ID!, $id: ID!) { webhookRecovery(webhookId: $webhookId, id: $id) { ${RECOVERY_FIELDS} } }`, {
+      webhookId: pathId(req, 'id'),
+      id: pathId(req, 'recoveryId'),
+    });
+    res.json(data.webhookRecovery);
   });
 
   router.get('/alerts', async (req, res) => {

@@ -1,3 +1,4 @@
+import { ensureRecoveryQueue } from './webhooks/recovery';
 import { startPatientExportWorker } from './privacy/export.service';
 import { MessagingRetention, scheduleMessagingPurge } from './privacy/retention';
 import { createHmac } from 'node:crypto';
@@ -44,6 +45,7 @@ export async function startMessagingSubgraph(options: MessagingStartOptions): Pr
   const bootstrapped = await ensureOrganizations(prisma, options.config.TENANTS);
   if (bootstrapped.length > 0) logger.info({ tenants: bootstrapped }, 'tenant records created');
   await ensureQueues(options.boss, options.config.DELIVERY_JOB_EXPIRY_SECONDS);
+  await ensureRecoveryQueue(options.boss);
   const { schema } = await buildMessagingSchema();
   // The subgraph's own engine makes the first attempt of test events (the sendTestEvent mutation).
   const webhookEngine = createWebhookEngine(options, prisma);
@@ -65,6 +67,8 @@ export async function startMessagingSubgraph(options: MessagingStartOptions): Pr
           engine: webhookEngine.engine,
           secretOverlapMs: options.config.WEBHOOK_SECRET_OVERLAP,
           clock: options.clock,
+          boss: options.boss,
+          retentionDays: options.config.WEBHOOK_RETENTION_DAYS,
         },
         cipher,
         hashKey,

@@ -1,6 +1,16 @@
 import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
 import type { MessagingContext } from '../context';
-import { AlertList, CreateWebhookInput, UpdateWebhookInput, Webhook, WebhookDeliveryPage, WebhookList, WebhookTestResult } from './webhook.types';
+import {
+  AlertList,
+  CreateWebhookInput,
+  RecoverWebhookInput,
+  UpdateWebhookInput,
+  Webhook,
+  WebhookDeliveryPage,
+  WebhookList,
+  WebhookRecovery,
+  WebhookTestResult,
+} from './webhook.types';
 
 /** GraphQL null means "not given" here: no field of a subscription can be cleared. */
 const given = (input: object) => Object.fromEntries(Object.entries(input).filter(([, value]) => value !== null && value !== undefined));
@@ -27,7 +37,21 @@ export class WebhookResolver {
       'Changes url, events, secret (the previous secret keeps signing beside the new one for WEBHOOK_SECRET_OVERLAP); status active re-enables (admin only).',
   })
   updateWebhook(@Arg('id', () => ID) id: string, @Arg('input', () => UpdateWebhookInput) input: UpdateWebhookInput, @Ctx() ctx: MessagingContext) {
-    return ctx.webhooks.update(id, given(input));
+    // An explicit rateLimit null removes the limit; any other null means "not given".
+    return ctx.webhooks.update(id, { ...given(input), ...(input.rateLimit === null ? { rateLimit: null } : {}) });
+  }
+
+  @Mutation(() => WebhookRecovery, {
+    description:
+      'Re-sends, with their original event ids, the events of the window the subscription never received (all: every one), as a job; CONFLICT when disabled.',
+  })
+  recoverWebhook(@Arg('id', () => ID) id: string, @Arg('input', () => RecoverWebhookInput) input: RecoverWebhookInput, @Ctx() ctx: MessagingContext) {
+    return ctx.webhooks.recover(id, given(input));
+  }
+
+  @Query(() => WebhookRecovery, { description: 'One recovery of a subscription, with its progress; NOT_FOUND when unknown.' })
+  webhookRecovery(@Arg('webhookId', () => ID) webhookId: string, @Arg('id', () => ID) id: string, @Ctx() ctx: MessagingContext) {
+    return ctx.webhooks.recovery(webhookId, id);
   }
 
   @Mutation(() => ID, { description: 'Deletes the subscription with its delivery log; returns its id.' })

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type PgBoss from 'pg-boss';
 import { z } from 'zod';
 import type { Clock } from '../../../common/clock';
 import type { Identity } from '../../../common/auth/principal';
@@ -14,6 +15,8 @@ import type { WebhookHealth } from './webhook.types';
 import { validatePage } from '../messages/message.service';
 import { openText } from '../sealed';
 import { assertAllowed, assertCan, type Action } from '../policy/rules';
+import { enqueueInTransaction } from '../delivery/jobs';
+import { recoveryView, WEBHOOK_RECOVERY_QUEUE, type WebhookRecoveryJob, type WebhookRecoveryView } from './recovery';
 
 export interface WebhookServiceDeps {
   cipher: FieldCipher;
@@ -21,8 +24,12 @@ export interface WebhookServiceDeps {
   engine: WebhookEngine;
   /** WEBHOOK_SECRET_OVERLAP: how long a rotated-out secret keeps signing beside the new one (ms). */
   secretOverlapMs: number;
-  /** The time a rotation's overlap is counted from (the delivery engine's clock). */
+  /** The time a rotation's overlap and a recovery's window are counted from (the delivery engine's clock). */
   clock: Clock;
+  /** Recoveries are worked on it (recovery.ts). */
+  boss: PgBoss;
+  /** WEBHOOK_RETENTION_DAYS: a recovery may reach no further back, since older events are purged. */
+  retentionDays: number;
 }
 
 const events = z
@@ -49,13 +56,21 @@ const secret = z
     const key = Buffer.from(encoded, 'base64');
     return key.length >= 16 && key.toString('base64') === encoded;
   }, `after the ${WHSEC_PREFIX} prefix must come the base64 of at least 16 bytes`);
-const createSchema = z.object({ url, events, secret: secret.optional() });
+const ordering = z.enum(['parallel', 'fifo']);
+const rateLimit = z.number().int('must be a whole number').min(1, 'must be at least 1').max(10_000, 'must be at most 10000');
+const createSchema = z.object({ url, events, secret: secret.optional(), ordering: ordering.optional(), rateLimit: rateLimit.optional() });
 const updateSchema = z.object({
   url: url.optional(),
   events: events.optional(),
   secret: secret.optional(),
   status: z.enum(['active', 'disabled']).optional(),
+  ordering: ordering.optional(),
+  // null removes the limit.
+  rateLimit: rateLimit.nullable().optional(),
 });
+const instant = z.iso.datetime({ offset: true, message: 'must be an ISO 8601 date-time with an offset' });
+const recoverSchema = z.object({ since: instant, until: instant.optional(), all: z.boolean().optional() });
+const DAY_MS = 86_400_000;
 const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed', 'cancelled'];
 
 export type WebhookView = Omit<WebhookSubscription, 'secret' | 'previousSecret' | 'previousUntil' | 'tenantId'>;
@@ -173,6 +188,8 @@ export class WebhookService {
         events: [...new Set(parsed.data.events)],
         secret: this.deps.cipher.encrypt(parsed.data.secret ?? generated!),
         status: 'active',
+        ordering: parsed.data.ordering ?? 'parallel',
+        rateLimit: parsed.data.rateLimit ?? null,
       },
     });
     return generated === undefined ? view(row) : { ...view(row), secret: generated };
@@ -187,7 +204,8 @@ export class WebhookService {
     const parsed = updateSchema.safeParse(input);
     if (!parsed.success) throw validationError('Invalid webhook change', zodDetails(parsed.error.issues));
     const change = parsed.data;
-    if (Object.values(change).every((v) => v === undefined)) throw validationError('Nothing to change: give url, events, secret or status');
+    if (Object.values(change).every((v) => v === undefined))
+      throw validationError('Nothing to change: give url, events, secret, status, ordering or rateLimit');
     const details: ErrorDetail[] = [];
     const url = change.url === undefined || change.url === current.url ? undefined : await this.checkUrl(change.url, details);
     if (details.length > 0) throw validationError('Invalid webhook change', details);
@@ -205,6 +223,8 @@ export class WebhookService {
           ...(url !== undefined ? { url } : {}),
           ...(change.events !== undefined ? { events: [...new Set(change.events)] } : {}),
           ...(change.secret !== undefined ? this.rotation(current, change.secret) : {}),
+          ...(change.ordering !== undefined ? { ordering: change.ordering } : {}),
+          ...(change.rateLimit !== undefined ? { rateLimit: change.rateLimit } : {}),
           ...statusChange,
         },
       });
@@ -306,6 +326,45 @@ export class WebhookService {
       deliveryStatus: report.status,
       nextAttemptAt: report.nextAttemptAt,
     };
+  }
+
+  /**
+   * Starts re-sending what the subscription missed in [since, until] (until: now when omitted or later), as a
+   * job (recovery.ts); the answer is the recovery, `running`. A disabled subscription cannot receive: CONFLICT.
+   */
+  async recover(id: string, input: unknown): Promise<WebhookRecoveryView> {
+    const sub = await this.find(id, 'write');
+    const parsed = recoverSchema.safeParse(input);
+    if (!parsed.success) throw validationError('Invalid recovery', zodDetails(parsed.error.issues));
+    const now = this.deps.clock.now();
+    const since = new Date(parsed.data.since);
+    const asked = parsed.data.until === undefined ? now : new Date(parsed.data.until);
+    const until = asked > now ? now : asked;
+    const oldest = new Date(now.getTime() - this.deps.retentionDays * DAY_MS);
+    if (since < oldest) {
+      throw validationError('Invalid recovery', [
+        { path: 'since', message: `must be within the event retention (${this.deps.retentionDays} days): not before ${oldest.toISOString()}` },
+      ]);
+    }
+    if (since > until) throw validationError('Invalid recovery', [{ path: 'since', message: 'must not be after until' }]);
+    if (sub.status !== 'active') throw new AppError('CONFLICT', `Webhook '${id}' is disabled; re-enable it before recovering what it missed`);
+    const row = await this.prisma.$transaction(async (tx) => {
+      const created = await tx.webhookRecovery.create({
+        data: { tenantId: sub.tenantId, id: newId('rcv'), subscriptionId: sub.id, since, until, all: parsed.data.all ?? false, createdBy: this.identity.sub },
+      });
+      // In the same transaction: a recovery the caller was told about always has its job.
+      const job: WebhookRecoveryJob = { tenantId: sub.tenantId, recoveryId: created.id };
+      await enqueueInTransaction(this.deps.boss, tx, WEBHOOK_RECOVERY_QUEUE, job, undefined, this.deps.clock);
+      return created;
+    });
+    return recoveryView(row);
+  }
+
+  async recovery(id: string, recoveryId: string): Promise<WebhookRecoveryView> {
+    const sub = await this.find(id);
+    const row = await this.prisma.webhookRecovery.findFirst({ where: { id: recoveryId, subscriptionId: sub.id } });
+    if (!row) throw notFound('Webhook recovery', recoveryId);
+    return recoveryView(row);
   }
 
   async alerts(limit?: number | null) {

@@ -21,6 +21,12 @@ export class Webhook {
   @Field(() => Date)
   updatedAt!: Date;
 
+  @Field(() => String, { description: 'parallel (default) | fifo: one delivery at a time, in event order, a retried event holding back the later ones.' })
+  ordering!: string;
+
+  @Field(() => Int, { nullable: true, description: 'At most this many deliveries a second to the endpoint; null: no limit.' })
+  rateLimit!: number | null;
+
   @Field(() => Date, { nullable: true })
   disabledAt!: Date | null;
 
@@ -61,6 +67,12 @@ export class CreateWebhookInput {
       'At least 16 characters (whsec_ + base64 of at least 16 bytes for a Standard Webhooks key); signs every delivery. Omitted: the server generates one and returns it once.',
   })
   secret?: string | null;
+
+  @Field(() => String, { nullable: true, description: 'parallel (default) | fifo.' })
+  ordering?: string | null;
+
+  @Field(() => Int, { nullable: true, description: 'At most this many deliveries a second (1..10000); omitted: no limit.' })
+  rateLimit?: number | null;
 }
 
 @InputType()
@@ -76,6 +88,57 @@ export class UpdateWebhookInput {
 
   @Field(() => String, { nullable: true, description: 'active (re-enable; admin only) | disabled (pause)' })
   status?: string | null;
+
+  @Field(() => String, { nullable: true, description: 'parallel | fifo.' })
+  ordering?: string | null;
+
+  @Field(() => Int, { nullable: true, description: 'At most this many deliveries a second (1..10000); an explicit null removes the limit.' })
+  rateLimit?: number | null;
+}
+
+@InputType({ description: 'The window of a recovery.' })
+export class RecoverWebhookInput {
+  @Field(() => String, { description: 'ISO 8601 with an offset; within the event retention (WEBHOOK_RETENTION_DAYS).' })
+  since!: string;
+
+  @Field(() => String, { nullable: true, description: 'ISO 8601 with an offset; default (and at most) now.' })
+  until?: string | null;
+
+  @Field(() => Boolean, { nullable: true, description: 'true: re-send every event of the window, received ones too.' })
+  all?: boolean | null;
+}
+
+@ObjectType({ description: 'A re-send of the events of a window that a subscription missed, worked as a job.' })
+export class WebhookRecovery {
+  @Field(() => ID)
+  id!: string;
+
+  @Field(() => ID)
+  webhookId!: string;
+
+  @Field(() => Date)
+  since!: Date;
+
+  @Field(() => Date)
+  until!: Date;
+
+  @Field(() => Boolean)
+  all!: boolean;
+
+  @Field(() => String, { description: 'running | done | failed (the subscription was disabled meanwhile).' })
+  status!: string;
+
+  @Field(() => Int, { description: 'Events re-sent so far.' })
+  events!: number;
+
+  @Field(() => String, { nullable: true })
+  error!: string | null;
+
+  @Field(() => Date)
+  createdAt!: Date;
+
+  @Field(() => Date, { nullable: true })
+  finishedAt!: Date | null;
 }
 
 @ObjectType({ description: 'One attempt to deliver an event to a subscription.' })

@@ -13,6 +13,7 @@ import { scheduleWebhookPurge, WebhookRetention } from './retention';
 import { messagingMetrics } from '../metrics';
 import type PgBoss from 'pg-boss';
 import { ensureQueues } from '../delivery/jobs';
+import { startWebhookRecoveryWorker } from './recovery';
 
 /** Longest idle wait between two looks at the database (new events from a process whose bus nudge was lost, expired claims). */
 const IDLE_POLL_MS = 500;
@@ -203,6 +204,12 @@ export async function startWebhookWorker(options: WebhookWorkerOptions): Promise
     if (isWebhookEventType(event.type)) worker.wake();
   });
   worker.start();
+  const recoveries = await startWebhookRecoveryWorker(options.boss, {
+    prisma,
+    cipher: relayCipher,
+    clock: options.clock,
+    logger: logger.child({ component: 'recovery' }),
+  });
   const purge = await scheduleWebhookPurge(options.boss, new WebhookRetention(prisma, options.config.WEBHOOK_RETENTION_DAYS, options.clock), logger);
   logger.info(
     {
@@ -217,6 +224,7 @@ export async function startWebhookWorker(options: WebhookWorkerOptions): Promise
     name: 'webhook worker',
     close: async () => {
       unsubscribe();
+      await recoveries.close();
       await purge.close();
       await worker.stop();
       await sender.close();
