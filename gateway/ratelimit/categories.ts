@@ -47,6 +47,8 @@ const ROOT_FIELD_CATEGORIES: Readonly<Record<string, RateLimitCategory | typeof 
   deleteWebhook: 'WEBHOOKS',
   webhookDeliveries: 'WEBHOOKS',
   sendTestEvent: 'WEBHOOKS',
+  recoverWebhook: 'WEBHOOKS',
+  webhookRecovery: 'WEBHOOKS',
   alerts: 'WEBHOOKS',
   // the tenant's own record and operational health (support desk), and tenant administration: configuration, like webhooks
   viewer: 'WEBHOOKS',

@@ -503,6 +503,10 @@ export type CreateCompositionInput = {
 export type CreateWebhookInput = {
   /** A non-empty subset of the six event types. */
   events: Array<Scalars['String']['input']>;
+  /** parallel (default) | fifo. */
+  ordering?: InputMaybe<Scalars['String']['input']>;
+  /** At most this many deliveries a second (1..10000); omitted: no limit. */
+  rateLimit?: InputMaybe<Scalars['Int']['input']>;
   /** At least 16 characters (whsec_ + base64 of at least 16 bytes for a Standard Webhooks key); signs every delivery. Omitted: the server generates one and returns it once. */
   secret?: InputMaybe<Scalars['String']['input']>;
   /** https:// URL that must not resolve to an internal address. */
@@ -715,6 +719,8 @@ export type Mutation = {
   receiveSms: ReplyResult;
   /** SMS provider status callback (provider identity only); true when it moved the message. */
   recordDeliveryStatus: Scalars['Boolean']['output'];
+  /** Re-sends, with their original event ids, the events of the window the subscription never received (all: every one), as a job; CONFLICT when disabled. */
+  recoverWebhook: WebhookRecovery;
   /** Queues a reminder filled from the appointment (date, time, location); CONFLICT when it is cancelled. */
   remindAppointment: Message;
   /** Starts a subject access export of a patient's data (admin, or the patient for their own). */
@@ -1006,6 +1012,12 @@ export type MutationRecordDeliveryStatusArgs = {
   errorCode?: InputMaybe<Scalars['String']['input']>;
   providerMessageId: Scalars['String']['input'];
   status: Scalars['String']['input'];
+};
+
+
+export type MutationRecoverWebhookArgs = {
+  id: Scalars['ID']['input'];
+  input: RecoverWebhookInput;
 };
 
 
@@ -1640,6 +1652,8 @@ export type Query = {
   webhook: Webhook;
   /** Deliveries newest first, each with every attempt; limit 1..100 (default 20). */
   webhookDeliveries: WebhookDeliveryPage;
+  /** One recovery of a subscription, with its progress; NOT_FOUND when unknown. */
+  webhookRecovery: WebhookRecovery;
   /** The webhook subscriptions of the tenant (admin, integration). */
   webhooks: WebhookList;
   /** ITI-43 Retrieve Document Set: a xdsb:RetrieveDocumentSetRequest; answers xdsb:RetrieveDocumentSetResponse, documents inline (base64). */
@@ -1958,6 +1972,12 @@ export type QueryWebhookDeliveriesArgs = {
 };
 
 
+export type QueryWebhookRecoveryArgs = {
+  id: Scalars['ID']['input'];
+  webhookId: Scalars['ID']['input'];
+};
+
+
 export type QueryXdsRetrieveArgs = {
   request: Scalars['String']['input'];
 };
@@ -2037,6 +2057,16 @@ export type RecordRetentionPeriod = {
   rule: Scalars['String']['output'];
   /** default | tenant */
   source: Scalars['String']['output'];
+};
+
+/** The window of a recovery. */
+export type RecoverWebhookInput = {
+  /** true: re-send every event of the window, received ones too. */
+  all?: InputMaybe<Scalars['Boolean']['input']>;
+  /** ISO 8601 with an offset; within the event retention (WEBHOOK_RETENTION_DAYS). */
+  since: Scalars['String']['input'];
+  /** ISO 8601 with an offset; default (and at most) now. */
+  until?: InputMaybe<Scalars['String']['input']>;
 };
 
 /** The tenant's automatic appointment reminders. */
@@ -2189,6 +2219,10 @@ export type TemplateVariableInput = {
 
 export type UpdateWebhookInput = {
   events?: InputMaybe<Array<Scalars['String']['input']>>;
+  /** parallel | fifo. */
+  ordering?: InputMaybe<Scalars['String']['input']>;
+  /** At most this many deliveries a second (1..10000); an explicit null removes the limit. */
+  rateLimit?: InputMaybe<Scalars['Int']['input']>;
   secret?: InputMaybe<Scalars['String']['input']>;
   /** active (re-enable; admin only) | disabled (pause) */
   status?: InputMaybe<Scalars['String']['input']>;
@@ -2231,6 +2265,10 @@ export type Webhook = {
   lastFailureAt?: Maybe<Scalars['DateTimeISO']['output']>;
   /** The error of the latest failed attempt. */
   lastFailureError?: Maybe<Scalars['String']['output']>;
+  /** parallel (default) | fifo: one delivery at a time, in event order, a retried event holding back the later ones. */
+  ordering: Scalars['String']['output'];
+  /** At most this many deliveries a second to the endpoint; null: no limit. */
+  rateLimit?: Maybe<Scalars['Int']['output']>;
   /** The secret the server generated (whsec_…) for a subscription created without one: in that createWebhook answer only, null everywhere else. */
   secret?: Maybe<Scalars['String']['output']>;
   /** active | disabled */
@@ -2303,6 +2341,23 @@ export type WebhookHealthView = {
 export type WebhookList = {
   __typename?: 'WebhookList';
   data: Array<Webhook>;
+};
+
+/** A re-send of the events of a window that a subscription missed, worked as a job. */
+export type WebhookRecovery = {
+  __typename?: 'WebhookRecovery';
+  all: Scalars['Boolean']['output'];
+  createdAt: Scalars['DateTimeISO']['output'];
+  error?: Maybe<Scalars['String']['output']>;
+  /** Events re-sent so far. */
+  events: Scalars['Int']['output'];
+  finishedAt?: Maybe<Scalars['DateTimeISO']['output']>;
+  id: Scalars['ID']['output'];
+  since: Scalars['DateTimeISO']['output'];
+  /** running | done | failed (the subscription was disabled meanwhile). */
+  status: Scalars['String']['output'];
+  until: Scalars['DateTimeISO']['output'];
+  webhookId: Scalars['ID']['output'];
 };
 
 /** The result of the dashboard's test event: its first attempt, made at once. */

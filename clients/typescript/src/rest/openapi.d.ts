@@ -301,6 +301,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhooks/{id}/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Re-send what the subscription missed in a window
+         * @description Re-sends, with their original event ids, every event of the subscription's types created in [`since`, `until`] (default now) whose delivery never succeeded, those raised while it was disabled included; `all: true` re-sends every event of the window. Worked as a job: follow `Location`. `since` must lie within `WEBHOOK_RETENTION_DAYS`.
+         */
+        post: operations["recoverWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/recoveries/{recoveryId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A recovery and its progress */
+        get: operations["getWebhookRecovery"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/alerts": {
         parameters: {
             query?: never;
@@ -995,6 +1032,13 @@ export interface components {
             /** @enum {string} */
             status: "active" | "disabled";
             /**
+             * @description `fifo`: one delivery at a time, in event order; a retried event holds back the later ones.
+             * @enum {string}
+             */
+            ordering: "parallel" | "fifo";
+            /** @description At most this many deliveries a second to the endpoint; null: no limit. */
+            rateLimit: number | null;
+            /**
              * Format: date-time
              * @example 2026-11-23T09:30:00.000Z
              */
@@ -1009,6 +1053,13 @@ export interface components {
             events: ("message.sent" | "message.delivered" | "message.failed" | "message.response" | "appointment.booked" | "appointment.rescheduled" | "appointment.confirmed" | "appointment.cancelled")[];
             /** @enum {string} */
             status: "active" | "disabled";
+            /**
+             * @description `fifo`: one delivery at a time, in event order; a retried event holds back the later ones.
+             * @enum {string}
+             */
+            ordering: "parallel" | "fifo";
+            /** @description At most this many deliveries a second to the endpoint; null: no limit. */
+            rateLimit: number | null;
             /**
              * Format: date-time
              * @example 2026-11-23T09:30:00.000Z
@@ -1078,6 +1129,36 @@ export interface components {
              * @example 2026-11-23T09:30:00.000Z
              */
             nextAttemptAt: string | null;
+        };
+        WebhookRecovery: {
+            id: string;
+            webhookId: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-23T09:30:00.000Z
+             */
+            since: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-23T09:30:00.000Z
+             */
+            until: string;
+            all: boolean;
+            /** @enum {string} */
+            status: "running" | "done" | "failed";
+            /** @description Events re-sent so far. */
+            events: number;
+            error: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-23T09:30:00.000Z
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-23T09:30:00.000Z
+             */
+            finishedAt: string | null;
         };
         Alert: {
             id: string;
@@ -2318,6 +2399,8 @@ export interface operations {
                     url: string;
                     events: string[];
                     secret?: string;
+                    ordering?: string;
+                    rateLimit?: number;
                 };
             };
         };
@@ -2342,6 +2425,8 @@ export interface operations {
                      *         "message.failed"
                      *       ],
                      *       "status": "active",
+                     *       "ordering": "parallel",
+                     *       "rateLimit": null,
                      *       "createdAt": "2026-11-23T09:00:00.000Z"
                      *     }
                      */
@@ -2447,6 +2532,8 @@ export interface operations {
                     events?: string[];
                     secret?: string;
                     status?: string;
+                    ordering?: string;
+                    rateLimit?: number | null;
                 };
             };
         };
@@ -2561,6 +2648,95 @@ export interface operations {
             404: components["responses"]["Error404"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    recoverWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The tenant of the call; one of the token's tenants. Optional when the token names one tenant (docs/api.md §3). */
+                "X-Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "since": "2026-11-23T08:00:00Z"
+                 *     }
+                 */
+                "application/json": {
+                    since: string;
+                    until?: string;
+                    all?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The recovery, running. */
+            202: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description The recovery, to follow. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookRecovery"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    getWebhookRecovery: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The tenant of the call; one of the token's tenants. Optional when the token names one tenant (docs/api.md §3). */
+                "X-Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path: {
+                id: string;
+                recoveryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The recovery: `running`, then `done` with `events` re-sent. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookRecovery"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
             503: components["responses"]["Error503"];
