@@ -186,7 +186,7 @@ describe(`webhook recovery, FIFO and throttle (${backendName})`, () => {
 
   it(`throttle: a rateLimit endpoint gets at most that many a second over a burst of ${BURST}, while a parallel one takes it at full speed`, async () => {
     const rate = 20;
-    await subscribe('/throttled', 'message.sent', { rateLimit: rate });
+    const throttledId = await subscribe('/throttled', 'message.sent', { rateLimit: rate });
     await subscribe('/full-speed', 'message.sent');
     const start = Date.now();
     await emit('message.sent', BURST);
@@ -194,19 +194,25 @@ describe(`webhook recovery, FIFO and throttle (${backendName})`, () => {
     const fullSpeedDone = Date.now() - start;
     await waitFor('the throttled endpoint', () => receiver.received('/throttled').length >= BURST, 120_000);
     const throttledDone = Date.now() - start;
-    const arrivals = receiver.received('/throttled').map((h) => h.at);
-    // The most arrivals in any one second (a window starting at each arrival).
-    let busiest = 0;
-    for (let i = 0; i < arrivals.length; i++) {
-      let j = i;
-      while (j < arrivals.length && arrivals[j] < arrivals[i] + 1000) j++;
-      busiest = Math.max(busiest, j - i);
-    }
-    // The claim takes at most `rate` in any 1.1 s; how much later one request reaches the receiver than another
-    // (new TLS connections, a loaded machine) can still put a few more into one receiver-side second.
-    expect(busiest).toBeLessThanOrEqual(rate * 1.25);
-    // Over the whole burst the receiver never gets more than `rate` a second.
-    expect((arrivals.length - 1) / ((arrivals.at(-1)! - arrivals[0]) / 1000)).toBeLessThanOrEqual(rate);
+    /** The most of `times` (sorted, ms) in any window of `width` ms that ends at one of them. */
+    const busiest = (times: number[], width: number) => {
+      let most = 0;
+      for (let j = 0, i = 0; j < times.length; j++) {
+        while (times[i] <= times[j] - width) i++;
+        most = Math.max(most, j - i + 1);
+      }
+      return most;
+    };
+    // The rule itself, on the database's clock: no claim leaves more than `rate` claims in the 1.1 s before it.
+    const claims = await t.platform.db!.query<{ claimedAt: Date }>(`SELECT "claimedAt" FROM messaging."WebhookDelivery" WHERE "subscriptionId" = $1`, [throttledId]);
+    const claimed = claims.rows.map((c) => new Date(c.claimedAt).getTime()).sort((a, b) => a - b);
+    expect(claimed).toHaveLength(BURST);
+    expect(busiest(claimed, 1100)).toBeLessThanOrEqual(rate);
+    // At the receiver, network and a loaded machine move single requests by a fraction of a second, so a
+    // receiver-side second can hold parts of two claims, never more; over the burst the rate stays at `rate`.
+    const arrivals = receiver.received('/throttled').map((h) => h.at).sort((a, b) => a - b);
+    expect(busiest(arrivals, 1000)).toBeLessThanOrEqual(rate * 2);
+    expect((arrivals.length - rate) / ((arrivals.at(-1)! - arrivals[0]) / 1000)).toBeLessThanOrEqual(rate);
     expect(throttledDone).toBeGreaterThanOrEqual(((BURST - rate) / rate) * 1000);
     expect(fullSpeedDone).toBeLessThan(throttledDone / 2);
     expect(new Set(receiver.received('/throttled').map((h) => h.body.id)).size).toBe(BURST);
