@@ -4,7 +4,8 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { browserIt as browserItFor, HAVE_CHROMIUM, launchChromium } from './support/chromium';
 import { projectRoot } from '../common/paths';
 import { backendName, startTestPlatform, type TestPlatform } from './harness';
-import { startReceiver, verifySignature, type Receiver } from './webhook-receiver';
+import { finalMessage } from './messaging-helpers';
+import { startReceiver, verifySignature, waitFor, type Receiver } from './webhook-receiver';
 
 /**
  * The admin dashboard in a real browser (Debian's Chromium driven by
@@ -210,6 +211,14 @@ describe(`admin dashboard (${backendName})`, () => {
     await shot(page, '04-alerts');
     expect(consoleErrors).toEqual([]);
 
+    // A real send while the subscription is disabled: its message.sent is what the recovery below re-sends.
+    const missed = await t.request('POST', '/v1/messages', {
+      token,
+      body: { patientId: 'p-1001', templateId: 'appointment-reminder', channel: 'sms', variables: { date: '2026-11-23', time: '09:30' } },
+    });
+    expect(missed.status).toBe(201);
+    expect((await finalMessage(t, missed.body.id, token)).status).toBe('delivered');
+
     // Keyboard only, from a fresh tab: sign in, find the subscription, re-enable it.
     receiver.behave('/down', () => ({ status: 200 }));
     const keys = await newPage();
@@ -231,6 +240,15 @@ describe(`admin dashboard (${backendName})`, () => {
     expect(await keys.evaluate(() => document.activeElement.textContent)).toBe('Disable');
     await shot(keys, '05-reenabled-keyboard');
     expect((await t.request('GET', `/v1/webhooks/${id}`, { token })).body.status).toBe('active');
+
+    // Re-send what it missed (the since field defaults to a day ago): the send's event arrives with its own id.
+    const missedAt = (hook: { body: { type: string; data: { messageId?: string } } }) => hook.body.type === 'message.sent' && hook.body.data.messageId === missed.body.id;
+    expect(receiver.received('/down').filter(missedAt)).toHaveLength(0);
+    await tabTo(keys, 'button:text-is("Re-send missed events")');
+    await keys.keyboard.press('Enter');
+    await keys.getByRole('status').filter({ hasText: /Recovery done: [1-9]\d* events? queued again/ }).waitFor();
+    await waitFor('the missed event', () => receiver.received('/down').some(missedAt));
+    await shot(keys, '06-recovered');
     expect(consoleErrors).toEqual([]);
   });
 

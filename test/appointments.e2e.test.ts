@@ -1,6 +1,7 @@
 import { backendName, startTestPlatform, type TestPlatform } from './harness';
 import { eventually, finalMessage } from './messaging-helpers';
 import { connectAs, Subscription, untilLive, type Connection } from './subscriptions.helpers';
+import { catalogueErrors } from './webhook-catalogue';
 import { startReceiver, verifySignature, waitFor, type Receiver } from './webhook-receiver';
 
 const SECRET = 'whsec-appointments-0123456789ab';
@@ -62,6 +63,8 @@ describe(`appointments (${backendName})`, () => {
     const viaWebhook = hooks.map((h) => h.body);
     const byId = (a: Event, b: Event) => a.id.localeCompare(b.id);
     expect([...viaSubscription].sort(byId)).toEqual([...viaWebhook].sort(byId));
+    // What the OpenAPI document's event catalogue says of each type.
+    expect(viaWebhook.flatMap(catalogueErrors)).toEqual([]);
     return viaWebhook.sort((a, b) => a.timestamp.localeCompare(b.timestamp) || a.id.localeCompare(b.id));
   }
 

@@ -2,6 +2,7 @@ import { backendName, startTestPlatform, type TestPlatform } from './harness';
 import { startReceiver, verifySignature, waitFor, type Receiver } from './webhook-receiver';
 import { connectAs, Subscription, untilLive, type Connection } from './subscriptions.helpers';
 import { finalMessage } from './messaging-helpers';
+import { catalogueErrors } from './webhook-catalogue';
 
 const SECRET = 'whsec-mirror-0123456789abcdef';
 
@@ -64,6 +65,8 @@ describe(`events mirror webhooks for a real send (${backendName})`, () => {
       .sort((a, b) => a.id.localeCompare(b.id));
     expect(viaSubscription).toEqual(viaWebhook);
     expect(viaWebhook.map((e) => e.type).sort()).toEqual(['message.delivered', 'message.sent']);
+    // Each real event is what the OpenAPI document's event catalogue says of its type.
+    expect(viaWebhook.flatMap(catalogueErrors)).toEqual([]);
 
     expect(statuses.results.map((r) => r.data!.messageStatusChanged.status)).toEqual(['queued', 'sending', 'sent', 'delivered']);
     expect(statuses.results[0].data!.messageStatusChanged.patient.name.family).toBe('de Vries');
@@ -97,6 +100,7 @@ describe(`events mirror webhooks for a real send (${backendName})`, () => {
       .map((e) => ({ ...e, type: e.type.toLowerCase().replace('_', '.') }))
       .sort((a, b) => a.id.localeCompare(b.id));
     expect(viaSubscription).toEqual(viaWebhook);
+    expect(viaWebhook.flatMap(catalogueErrors)).toEqual([]);
     const confirmed = viaWebhook.find((e) => e.type === 'appointment.confirmed');
     expect(confirmed.data).toEqual({ appointmentId: 'appt-1001', patientId: 'p-1001', status: 'confirmed', start: expect.stringMatching(/T09:30:00.000Z$/) });
     expect(hooks.find((h) => h.body.type === 'appointment.confirmed')!.headers['x-webhook-id']).toBe(confirmed.id);

@@ -1,4 +1,8 @@
+import { spawn } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { nativeImport } from '../common/native-import';
 import { backendName, startTestPlatform, type TestPlatform } from './harness';
@@ -13,6 +17,15 @@ type Headers = Record<string, string>;
 type Verifier = { name: string; make(secret: string): { verify(body: string, headers: Headers): unknown } };
 
 const OVERLAP_MS = 4000;
+
+/** A port nothing listens on now. */
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
 
 describe(`Standard Webhooks signatures (${backendName})`, () => {
   let t: TestPlatform;
@@ -223,5 +236,40 @@ describe(`Standard Webhooks signatures (${backendName})`, () => {
     // The hex X-Webhook-Signature covers the body only, so it is the same on both attempts.
     expect(hb['x-webhook-signature']).toBe(createHmac('sha256', secret).update(b.raw).digest('hex'));
     expect(hb['x-webhook-signature']).toBe(ha['x-webhook-signature']);
+  });
+
+  it("the receiver guide's Python receiver verifies real deliveries, prints each event once and refuses a tampered body", async () => {
+    const guide = readFileSync(join(__dirname, '..', 'docs', 'webhooks.md'), 'utf8');
+    const script = /```python\n([\s\S]*?)```/.exec(guide)![1];
+    const port = await freePort();
+    const created = await t.request('POST', '/v1/webhooks', { body: { url: `http://127.0.0.1:${port}/hooks/caregraph`, events: ['message.sent'] } });
+    expect(created.status).toBe(201);
+    const python = spawn('python3', ['-c', script], { env: { ...process.env, PORT: String(port), CAREGRAPH_WEBHOOK_SECRET: created.body.secret } });
+    let printed = '';
+    python.stdout.on('data', (chunk) => (printed += chunk));
+    try {
+      await waitFor('the Python receiver', () => fetch(`http://127.0.0.1:${port}/`, { method: 'POST', body: '{}' }).then((r) => r.status === 401, () => false));
+      const first = await t.request('POST', `/v1/webhooks/${created.body.id}/test`, { body: { type: 'message.sent' } });
+      expect(first.body).toMatchObject({ success: true, statusCode: 204 });
+      await waitFor('the printed event', () => printed.includes('message.sent'));
+      const [type] = printed.trim().split(' ', 1);
+      expect(printed.trim().split('\n')).toHaveLength(1);
+      expect({ type, data: JSON.parse(printed.trim().slice(type.length)) }).toEqual({
+        type: 'message.sent',
+        data: { messageId: 'test_message', patientId: 'test_patient', channel: 'sms', status: 'sent' },
+      });
+      // A real delivery signed with the same secret, replayed to the Python receiver as sent and with its body changed.
+      const twin = await t.request('POST', '/v1/webhooks', { body: { url: receiver.url('/python-twin'), events: ['message.sent'], secret: created.body.secret } });
+      const { body, headers } = await deliver(twin.body.id, '/python-twin');
+      const replay = (payload: string) => fetch(`http://127.0.0.1:${port}/hooks/caregraph`, { method: 'POST', headers, body: payload });
+      expect((await replay(tampered(body))).status).toBe(401);
+      expect((await replay(body)).status).toBe(204);
+      expect((await replay(body)).status).toBe(204);
+      await waitFor('the replayed event', () => printed.trim().split('\n').length >= 2);
+      // Printed once, though received twice.
+      expect(printed.trim().split('\n')).toHaveLength(2);
+    } finally {
+      python.kill();
+    }
   });
 });

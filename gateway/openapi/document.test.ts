@@ -7,6 +7,7 @@ import '../server';
 import { OPENAPI_FILE } from '../../scripts/openapi-export';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
+import { WEBHOOK_EVENT_TYPES } from '../../common/events/types';
 import { DEFAULT_SERVER_URL, openApiDocument, openApiJson } from './document';
 
 describe('the OpenAPI document', () => {
@@ -34,6 +35,12 @@ describe('the OpenAPI document', () => {
     const broken = openApiDocument() as any;
     delete broken.paths['/healthz'].get.responses['200'].description;
     expect(validate(broken).valid).toBe(false);
+  });
+
+  it('catalogues every webhook event type with its own data schema', () => {
+    const webhooks = (openApiDocument() as any).webhooks;
+    expect(Object.keys(webhooks).sort()).toEqual([...WEBHOOK_EVENT_TYPES].sort());
+    for (const type of WEBHOOK_EVENT_TYPES) expect(webhooks[type].post.requestBody.content['application/json'].example.type).toBe(type);
   });
 
   it('describes every operation with an id, its errors in the error format, and the bearer scheme', () => {

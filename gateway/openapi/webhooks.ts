@@ -1,6 +1,6 @@
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
-import { WEBHOOK_EVENT_TYPES } from '../../common/events/types';
+import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../../common/events/types';
 import { createWebhookSchema, recoverWebhookSchema, testEventSchema, updateWebhookSchema } from '../rest/webhooks';
 import { authenticated, dateTime, json, jsonBody, pagination, pagingQuery, pathId } from './common';
 
@@ -90,31 +90,59 @@ const alert = z
   })
   .meta({ id: 'Alert' });
 
-const event = z
-  .strictObject({
-    id: z.string().meta({ description: 'The event id; also `X-Webhook-Id`. Receivers deduplicate by it.' }),
-    type: eventType,
-    timestamp: dateTime,
-    data: z.union([
-      z
-        .strictObject({ messageId: z.string(), patientId: z.string(), channel: z.string(), status: z.string(), error: z.string().optional() })
-        .meta({ title: 'message.*' }),
-      z
-        .strictObject({ messageId: z.string(), patientId: z.string(), channel: z.string(), body: z.string(), receivedAt: dateTime })
-        .meta({ title: 'message.response' }),
-      z
-        .strictObject({
-          appointmentId: z.string(),
-          patientId: z.string(),
-          status: z.string(),
-          start: dateTime,
-          end: dateTime.optional(),
-          previousStart: dateTime.optional().meta({ description: 'appointment.rescheduled: the start before the move' }),
-        })
-        .meta({ title: 'appointment.*' }),
-    ]),
-  })
-  .meta({ id: 'WebhookEvent' });
+/** What each event type's `data` carries, with an example: the `webhooks` section has one entry per type. */
+const messageData = { messageId: z.string(), patientId: z.string(), channel: z.enum(['sms', 'email']) };
+const appointmentData = {
+  appointmentId: z.string(),
+  patientId: z.string(),
+  status: z.string(),
+  start: dateTime.meta({ description: 'When the appointment starts.' }),
+};
+const MESSAGE_EXAMPLE = { messageId: '0b9d7a52-3c4e-4f0a-9a31-6d1f2c8e5b10', patientId: 'p-1001', channel: 'sms' };
+const APPOINTMENT_EXAMPLE = { appointmentId: 'appt-1001', patientId: 'p-1001', start: '2026-11-24T09:30:00.000Z' };
+const withEnd = { end: dateTime.meta({ description: 'When it ends.' }) };
+const EVENT_CATALOGUE: Record<WebhookEventType, { summary: string; data: z.ZodType; example: Record<string, unknown> }> = {
+  'message.sent': {
+    summary: 'The provider accepted a message',
+    data: z.strictObject({ ...messageData, status: z.literal('sent') }),
+    example: { ...MESSAGE_EXAMPLE, status: 'sent' },
+  },
+  'message.delivered': {
+    summary: "The provider reported a message delivered to the patient's phone or mailbox",
+    data: z.strictObject({ ...messageData, status: z.literal('delivered') }),
+    example: { ...MESSAGE_EXAMPLE, status: 'delivered' },
+  },
+  'message.failed': {
+    summary: 'A message could not be sent or delivered; no further attempt is made',
+    data: z.strictObject({ ...messageData, status: z.literal('failed'), error: z.string().optional().meta({ description: "The provider's reason." }) }),
+    example: { ...MESSAGE_EXAMPLE, status: 'failed', error: 'unreachable number' },
+  },
+  'message.response': {
+    summary: 'The patient replied to a message',
+    data: z.strictObject({ ...messageData, body: z.string().meta({ description: 'The reply as received.' }), receivedAt: dateTime }),
+    example: { ...MESSAGE_EXAMPLE, body: 'JA', receivedAt: '2026-11-23T09:04:12.000Z' },
+  },
+  'appointment.booked': {
+    summary: 'An appointment was booked (its reminder is scheduled)',
+    data: z.strictObject({ ...appointmentData, ...withEnd }),
+    example: { ...APPOINTMENT_EXAMPLE, status: 'booked', end: '2026-11-24T10:00:00.000Z' },
+  },
+  'appointment.rescheduled': {
+    summary: 'An appointment moved to another time (its reminder moves with it)',
+    data: z.strictObject({ ...appointmentData, ...withEnd, previousStart: dateTime.meta({ description: 'The start before the move.' }) }),
+    example: { ...APPOINTMENT_EXAMPLE, status: 'booked', end: '2026-11-24T10:00:00.000Z', previousStart: '2026-11-23T14:00:00.000Z' },
+  },
+  'appointment.confirmed': {
+    summary: 'The patient confirmed an appointment (a reply keyword, or a clinician on their behalf)',
+    data: z.strictObject({ ...appointmentData, end: withEnd.end.optional() }),
+    example: { ...APPOINTMENT_EXAMPLE, status: 'confirmed' },
+  },
+  'appointment.cancelled': {
+    summary: 'An appointment was cancelled (by a reply keyword, a clinician or an integration)',
+    data: z.strictObject({ ...appointmentData, end: withEnd.end.optional() }),
+    example: { ...APPOINTMENT_EXAMPLE, status: 'cancelled' },
+  },
+};
 
 const EXAMPLE_WEBHOOK = {
   id: '7f3e2a10-5b6c-4d8e-9f01-23456789abcd',
@@ -257,39 +285,46 @@ export function registerWebhooks(registry: OpenAPIRegistry): void {
   );
 
   const signed = (name: string, description: string) => ({ [name]: z.string().meta({ description }) });
-  registry.registerWebhook({
-    method: 'post',
-    path: 'event',
-    operationId: 'webhookEvent',
-    summary: 'An event delivered to a subscribed URL',
-    description: 'At least once, durable, retried on the `WEBHOOK_RETRY_SCHEDULE`; only a 2xx within `WEBHOOK_TIMEOUT_MS` succeeds (docs/webhooks.md).',
-    tags,
-    security: [],
-    request: {
-      headers: z.object({
-        ...signed('X-Webhook-Id', 'The event id.'),
-        ...signed('X-Webhook-Event', 'The event type.'),
-        ...signed('X-Webhook-Timestamp', 'Unix seconds.'),
-        ...signed('X-Webhook-Signature', "Lower-case hex HMAC-SHA256 of the exact body bytes, keyed with the current secret's UTF-8 bytes."),
-        ...signed('webhook-id', 'Standard Webhooks: the event id (the same as `X-Webhook-Id`).'),
-        ...signed('webhook-timestamp', 'Standard Webhooks: unix seconds of this attempt (the same as `X-Webhook-Timestamp`).'),
-        ...signed(
-          'webhook-signature',
-          'Standard Webhooks: space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, one per secret in force, the current first. The key is the base64 decoding of what follows `whsec_`, else the secret\'s UTF-8 bytes.',
-        ),
-      }),
-      body: jsonBody(event, {
-        id: 'c1d2e3f4-0000-4000-8000-000000000001',
-        type: 'message.delivered',
-        timestamp: '2026-11-23T09:00:01.000Z',
-        data: { messageId: '0b9d7a52-3c4e-4f0a-9a31-6d1f2c8e5b10', patientId: 'p-1001', channel: 'sms', status: 'delivered' },
-      }),
-    },
-    responses: {
-      200: { description: 'Any 2xx acknowledges the delivery.' },
-      410: { description: 'Gone: disables the subscription at once.' },
-      429: { description: 'With Retry-After: the next attempt waits at least that long.' },
-      503: { description: 'With Retry-After: the next attempt waits at least that long.' },
-    },
+  const headers = z.object({
+    ...signed('X-Webhook-Id', 'The event id.'),
+    ...signed('X-Webhook-Event', 'The event type.'),
+    ...signed('X-Webhook-Timestamp', 'Unix seconds.'),
+    ...signed('X-Webhook-Signature', "Lower-case hex HMAC-SHA256 of the exact body bytes, keyed with the current secret's UTF-8 bytes."),
+    ...signed('webhook-id', 'Standard Webhooks: the event id (the same as `X-Webhook-Id`).'),
+    ...signed('webhook-timestamp', 'Standard Webhooks: unix seconds of this attempt (the same as `X-Webhook-Timestamp`).'),
+    ...signed(
+      'webhook-signature',
+      'Standard Webhooks: space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, one per secret in force, the current first. The key is the base64 decoding of what follows `whsec_`, else the secret\'s UTF-8 bytes.',
+    ),
   });
+  for (const [type, entry] of Object.entries(EVENT_CATALOGUE) as [WebhookEventType, (typeof EVENT_CATALOGUE)[WebhookEventType]][]) {
+    const body = z
+      .strictObject({
+        id: z.string().meta({ description: 'The event id; also `webhook-id`. Receivers deduplicate by it.' }),
+        type: z.literal(type),
+        timestamp: dateTime,
+        data: entry.data,
+      })
+      .meta({ id: `WebhookEvent_${type.replace('.', '_')}` });
+    registry.registerWebhook({
+      method: 'post',
+      path: type,
+      operationId: `webhook_${type.replace('.', '_')}`,
+      summary: entry.summary,
+      description:
+        'POSTed to every active subscription to this type: at least once, durable, retried on the `WEBHOOK_RETRY_SCHEDULE`; only a 2xx within `WEBHOOK_TIMEOUT_MS` succeeds (docs/webhooks.md).',
+      tags,
+      security: [],
+      request: {
+        headers,
+        body: jsonBody(body, { id: 'evt_c1d2e3f4-0000-4000-8000-000000000001', type, timestamp: '2026-11-23T09:00:01.000Z', data: entry.example }),
+      },
+      responses: {
+        200: { description: 'Any 2xx acknowledges the delivery.' },
+        410: { description: 'Gone: disables the subscription at once.' },
+        429: { description: 'With Retry-After: the next attempt waits at least that long.' },
+        503: { description: 'With Retry-After: the next attempt waits at least that long.' },
+      },
+    });
+  }
 }

@@ -746,7 +746,7 @@ export interface paths {
     };
 }
 export interface webhooks {
-    event: {
+    "message.sent": {
         parameters: {
             query?: never;
             header?: never;
@@ -756,10 +756,150 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
-         * An event delivered to a subscribed URL
-         * @description At least once, durable, retried on the `WEBHOOK_RETRY_SCHEDULE`; only a 2xx within `WEBHOOK_TIMEOUT_MS` succeeds (docs/webhooks.md).
+         * The provider accepted a message
+         * @description POSTed to every active subscription to this type: at least once, durable, retried on the `WEBHOOK_RETRY_SCHEDULE`; only a 2xx within `WEBHOOK_TIMEOUT_MS` succeeds (docs/webhooks.md).
          */
-        post: operations["webhookEvent"];
+        post: operations["webhook_message_sent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "message.delivered": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The provider reported a message delivered to the patient's phone or mailbox
+         * @description POSTed to every active subscription to this type: at least once, durable, retried on the `WEBHOOK_RETRY_SCHEDULE`; only a 2xx within `WEBHOOK_TIMEOUT_MS` succeeds (docs/webhooks.md).
+         */
+        post: operations["webhook_message_delivered"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "message.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A message could not be sent or delivered; no further attempt is made
+         * @description POSTed to every active subscription to this type: at least once, durable, retried on the `WEBHOOK_RETRY_SCHEDULE`; only a 2xx within `WEBHOOK_TIMEOUT_MS` succeeds (docs/webhooks.md).
+         */
+        post: operations["webhook_message_failed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "message.response": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The patient replied to a message
+         * @description POSTed to every active subscription to this type: at least once, durable, retried on the `WEBHOOK_RETRY_SCHEDULE`; only a 2xx within `WEBHOOK_TIMEOUT_MS` succeeds (docs/webhooks.md).
+         */
+        post: operations["webhook_message_response"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "appointment.booked": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An appointment was booked (its reminder is scheduled)
+         * @description POSTed to every active subscription to this type: at least once, durable, retried on the `WEBHOOK_RETRY_SCHEDULE`; only a 2xx within `WEBHOOK_TIMEOUT_MS` succeeds (docs/webhooks.md).
+         */
+        post: operations["webhook_appointment_booked"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "appointment.rescheduled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An appointment moved to another time (its reminder moves with it)
+         * @description POSTed to every active subscription to this type: at least once, durable, retried on the `WEBHOOK_RETRY_SCHEDULE`; only a 2xx within `WEBHOOK_TIMEOUT_MS` succeeds (docs/webhooks.md).
+         */
+        post: operations["webhook_appointment_rescheduled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "appointment.confirmed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The patient confirmed an appointment (a reply keyword, or a clinician on their behalf)
+         * @description POSTed to every active subscription to this type: at least once, durable, retried on the `WEBHOOK_RETRY_SCHEDULE`; only a 2xx within `WEBHOOK_TIMEOUT_MS` succeeds (docs/webhooks.md).
+         */
+        post: operations["webhook_appointment_confirmed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "appointment.cancelled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An appointment was cancelled (by a reply keyword, a clinician or an integration)
+         * @description POSTed to every active subscription to this type: at least once, durable, retried on the `WEBHOOK_RETRY_SCHEDULE`; only a 2xx within `WEBHOOK_TIMEOUT_MS` succeeds (docs/webhooks.md).
+         */
+        post: operations["webhook_appointment_cancelled"];
         delete?: never;
         options?: never;
         head?: never;
@@ -769,11 +909,11 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
-        WebhookEvent: {
-            /** @description The event id; also `X-Webhook-Id`. Receivers deduplicate by it. */
+        WebhookEvent_message_sent: {
+            /** @description The event id; also `webhook-id`. Receivers deduplicate by it. */
             id: string;
             /** @enum {string} */
-            type: "message.sent" | "message.delivered" | "message.failed" | "message.response" | "appointment.booked" | "appointment.rescheduled" | "appointment.confirmed" | "appointment.cancelled";
+            type: "message.sent";
             /**
              * Format: date-time
              * @example 2026-11-23T09:30:00.000Z
@@ -782,39 +922,192 @@ export interface components {
             data: {
                 messageId: string;
                 patientId: string;
-                channel: string;
-                status: string;
-                error?: string;
-            } | {
+                /** @enum {string} */
+                channel: "sms" | "email";
+                /** @enum {string} */
+                status: "sent";
+            };
+        };
+        WebhookEvent_message_delivered: {
+            /** @description The event id; also `webhook-id`. Receivers deduplicate by it. */
+            id: string;
+            /** @enum {string} */
+            type: "message.delivered";
+            /**
+             * Format: date-time
+             * @example 2026-11-23T09:30:00.000Z
+             */
+            timestamp: string;
+            data: {
                 messageId: string;
                 patientId: string;
-                channel: string;
+                /** @enum {string} */
+                channel: "sms" | "email";
+                /** @enum {string} */
+                status: "delivered";
+            };
+        };
+        WebhookEvent_message_failed: {
+            /** @description The event id; also `webhook-id`. Receivers deduplicate by it. */
+            id: string;
+            /** @enum {string} */
+            type: "message.failed";
+            /**
+             * Format: date-time
+             * @example 2026-11-23T09:30:00.000Z
+             */
+            timestamp: string;
+            data: {
+                messageId: string;
+                patientId: string;
+                /** @enum {string} */
+                channel: "sms" | "email";
+                /** @enum {string} */
+                status: "failed";
+                /** @description The provider's reason. */
+                error?: string;
+            };
+        };
+        WebhookEvent_message_response: {
+            /** @description The event id; also `webhook-id`. Receivers deduplicate by it. */
+            id: string;
+            /** @enum {string} */
+            type: "message.response";
+            /**
+             * Format: date-time
+             * @example 2026-11-23T09:30:00.000Z
+             */
+            timestamp: string;
+            data: {
+                messageId: string;
+                patientId: string;
+                /** @enum {string} */
+                channel: "sms" | "email";
+                /** @description The reply as received. */
                 body: string;
                 /**
                  * Format: date-time
                  * @example 2026-11-23T09:30:00.000Z
                  */
                 receivedAt: string;
-            } | {
+            };
+        };
+        WebhookEvent_appointment_booked: {
+            /** @description The event id; also `webhook-id`. Receivers deduplicate by it. */
+            id: string;
+            /** @enum {string} */
+            type: "appointment.booked";
+            /**
+             * Format: date-time
+             * @example 2026-11-23T09:30:00.000Z
+             */
+            timestamp: string;
+            data: {
                 appointmentId: string;
                 patientId: string;
                 status: string;
                 /**
                  * Format: date-time
+                 * @description When the appointment starts.
                  * @example 2026-11-23T09:30:00.000Z
                  */
                 start: string;
                 /**
                  * Format: date-time
+                 * @description When it ends.
+                 * @example 2026-11-23T09:30:00.000Z
+                 */
+                end: string;
+            };
+        };
+        WebhookEvent_appointment_rescheduled: {
+            /** @description The event id; also `webhook-id`. Receivers deduplicate by it. */
+            id: string;
+            /** @enum {string} */
+            type: "appointment.rescheduled";
+            /**
+             * Format: date-time
+             * @example 2026-11-23T09:30:00.000Z
+             */
+            timestamp: string;
+            data: {
+                appointmentId: string;
+                patientId: string;
+                status: string;
+                /**
+                 * Format: date-time
+                 * @description When the appointment starts.
+                 * @example 2026-11-23T09:30:00.000Z
+                 */
+                start: string;
+                /**
+                 * Format: date-time
+                 * @description When it ends.
+                 * @example 2026-11-23T09:30:00.000Z
+                 */
+                end: string;
+                /**
+                 * Format: date-time
+                 * @description The start before the move.
+                 * @example 2026-11-23T09:30:00.000Z
+                 */
+                previousStart: string;
+            };
+        };
+        WebhookEvent_appointment_confirmed: {
+            /** @description The event id; also `webhook-id`. Receivers deduplicate by it. */
+            id: string;
+            /** @enum {string} */
+            type: "appointment.confirmed";
+            /**
+             * Format: date-time
+             * @example 2026-11-23T09:30:00.000Z
+             */
+            timestamp: string;
+            data: {
+                appointmentId: string;
+                patientId: string;
+                status: string;
+                /**
+                 * Format: date-time
+                 * @description When the appointment starts.
+                 * @example 2026-11-23T09:30:00.000Z
+                 */
+                start: string;
+                /**
+                 * Format: date-time
+                 * @description When it ends.
                  * @example 2026-11-23T09:30:00.000Z
                  */
                 end?: string;
+            };
+        };
+        WebhookEvent_appointment_cancelled: {
+            /** @description The event id; also `webhook-id`. Receivers deduplicate by it. */
+            id: string;
+            /** @enum {string} */
+            type: "appointment.cancelled";
+            /**
+             * Format: date-time
+             * @example 2026-11-23T09:30:00.000Z
+             */
+            timestamp: string;
+            data: {
+                appointmentId: string;
+                patientId: string;
+                status: string;
                 /**
                  * Format: date-time
-                 * @description appointment.rescheduled: the start before the move
+                 * @description When the appointment starts.
                  * @example 2026-11-23T09:30:00.000Z
                  */
-                previousStart?: string;
+                start: string;
+                /**
+                 * Format: date-time
+                 * @description When it ends.
+                 * @example 2026-11-23T09:30:00.000Z
+                 */
+                end?: string;
             };
         };
         /** @description Every non-2xx answer of a REST path (docs/api.md §4). */
@@ -3947,7 +4240,7 @@ export interface operations {
             };
         };
     };
-    webhookEvent: {
+    webhook_message_sent: {
         parameters: {
             query?: never;
             header: {
@@ -3973,7 +4266,78 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "c1d2e3f4-0000-4000-8000-000000000001",
+                 *       "id": "evt_c1d2e3f4-0000-4000-8000-000000000001",
+                 *       "type": "message.sent",
+                 *       "timestamp": "2026-11-23T09:00:01.000Z",
+                 *       "data": {
+                 *         "messageId": "0b9d7a52-3c4e-4f0a-9a31-6d1f2c8e5b10",
+                 *         "patientId": "p-1001",
+                 *         "channel": "sms",
+                 *         "status": "sent"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookEvent_message_sent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: disables the subscription at once. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description With Retry-After: the next attempt waits at least that long. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description With Retry-After: the next attempt waits at least that long. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_message_delivered: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id. */
+                "X-Webhook-Id": string;
+                /** @description The event type. */
+                "X-Webhook-Event": string;
+                /** @description Unix seconds. */
+                "X-Webhook-Timestamp": string;
+                /** @description Lower-case hex HMAC-SHA256 of the exact body bytes, keyed with the current secret's UTF-8 bytes. */
+                "X-Webhook-Signature": string;
+                /** @description Standard Webhooks: the event id (the same as `X-Webhook-Id`). */
+                "webhook-id": string;
+                /** @description Standard Webhooks: unix seconds of this attempt (the same as `X-Webhook-Timestamp`). */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, one per secret in force, the current first. The key is the base64 decoding of what follows `whsec_`, else the secret's UTF-8 bytes. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_c1d2e3f4-0000-4000-8000-000000000001",
                  *       "type": "message.delivered",
                  *       "timestamp": "2026-11-23T09:00:01.000Z",
                  *       "data": {
@@ -3984,7 +4348,438 @@ export interface operations {
                  *       }
                  *     }
                  */
-                "application/json": components["schemas"]["WebhookEvent"];
+                "application/json": components["schemas"]["WebhookEvent_message_delivered"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: disables the subscription at once. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description With Retry-After: the next attempt waits at least that long. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description With Retry-After: the next attempt waits at least that long. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_message_failed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id. */
+                "X-Webhook-Id": string;
+                /** @description The event type. */
+                "X-Webhook-Event": string;
+                /** @description Unix seconds. */
+                "X-Webhook-Timestamp": string;
+                /** @description Lower-case hex HMAC-SHA256 of the exact body bytes, keyed with the current secret's UTF-8 bytes. */
+                "X-Webhook-Signature": string;
+                /** @description Standard Webhooks: the event id (the same as `X-Webhook-Id`). */
+                "webhook-id": string;
+                /** @description Standard Webhooks: unix seconds of this attempt (the same as `X-Webhook-Timestamp`). */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, one per secret in force, the current first. The key is the base64 decoding of what follows `whsec_`, else the secret's UTF-8 bytes. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_c1d2e3f4-0000-4000-8000-000000000001",
+                 *       "type": "message.failed",
+                 *       "timestamp": "2026-11-23T09:00:01.000Z",
+                 *       "data": {
+                 *         "messageId": "0b9d7a52-3c4e-4f0a-9a31-6d1f2c8e5b10",
+                 *         "patientId": "p-1001",
+                 *         "channel": "sms",
+                 *         "status": "failed",
+                 *         "error": "unreachable number"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookEvent_message_failed"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: disables the subscription at once. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description With Retry-After: the next attempt waits at least that long. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description With Retry-After: the next attempt waits at least that long. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_message_response: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id. */
+                "X-Webhook-Id": string;
+                /** @description The event type. */
+                "X-Webhook-Event": string;
+                /** @description Unix seconds. */
+                "X-Webhook-Timestamp": string;
+                /** @description Lower-case hex HMAC-SHA256 of the exact body bytes, keyed with the current secret's UTF-8 bytes. */
+                "X-Webhook-Signature": string;
+                /** @description Standard Webhooks: the event id (the same as `X-Webhook-Id`). */
+                "webhook-id": string;
+                /** @description Standard Webhooks: unix seconds of this attempt (the same as `X-Webhook-Timestamp`). */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, one per secret in force, the current first. The key is the base64 decoding of what follows `whsec_`, else the secret's UTF-8 bytes. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_c1d2e3f4-0000-4000-8000-000000000001",
+                 *       "type": "message.response",
+                 *       "timestamp": "2026-11-23T09:00:01.000Z",
+                 *       "data": {
+                 *         "messageId": "0b9d7a52-3c4e-4f0a-9a31-6d1f2c8e5b10",
+                 *         "patientId": "p-1001",
+                 *         "channel": "sms",
+                 *         "body": "JA",
+                 *         "receivedAt": "2026-11-23T09:04:12.000Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookEvent_message_response"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: disables the subscription at once. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description With Retry-After: the next attempt waits at least that long. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description With Retry-After: the next attempt waits at least that long. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_appointment_booked: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id. */
+                "X-Webhook-Id": string;
+                /** @description The event type. */
+                "X-Webhook-Event": string;
+                /** @description Unix seconds. */
+                "X-Webhook-Timestamp": string;
+                /** @description Lower-case hex HMAC-SHA256 of the exact body bytes, keyed with the current secret's UTF-8 bytes. */
+                "X-Webhook-Signature": string;
+                /** @description Standard Webhooks: the event id (the same as `X-Webhook-Id`). */
+                "webhook-id": string;
+                /** @description Standard Webhooks: unix seconds of this attempt (the same as `X-Webhook-Timestamp`). */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, one per secret in force, the current first. The key is the base64 decoding of what follows `whsec_`, else the secret's UTF-8 bytes. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_c1d2e3f4-0000-4000-8000-000000000001",
+                 *       "type": "appointment.booked",
+                 *       "timestamp": "2026-11-23T09:00:01.000Z",
+                 *       "data": {
+                 *         "appointmentId": "appt-1001",
+                 *         "patientId": "p-1001",
+                 *         "start": "2026-11-24T09:30:00.000Z",
+                 *         "status": "booked",
+                 *         "end": "2026-11-24T10:00:00.000Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookEvent_appointment_booked"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: disables the subscription at once. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description With Retry-After: the next attempt waits at least that long. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description With Retry-After: the next attempt waits at least that long. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_appointment_rescheduled: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id. */
+                "X-Webhook-Id": string;
+                /** @description The event type. */
+                "X-Webhook-Event": string;
+                /** @description Unix seconds. */
+                "X-Webhook-Timestamp": string;
+                /** @description Lower-case hex HMAC-SHA256 of the exact body bytes, keyed with the current secret's UTF-8 bytes. */
+                "X-Webhook-Signature": string;
+                /** @description Standard Webhooks: the event id (the same as `X-Webhook-Id`). */
+                "webhook-id": string;
+                /** @description Standard Webhooks: unix seconds of this attempt (the same as `X-Webhook-Timestamp`). */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, one per secret in force, the current first. The key is the base64 decoding of what follows `whsec_`, else the secret's UTF-8 bytes. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_c1d2e3f4-0000-4000-8000-000000000001",
+                 *       "type": "appointment.rescheduled",
+                 *       "timestamp": "2026-11-23T09:00:01.000Z",
+                 *       "data": {
+                 *         "appointmentId": "appt-1001",
+                 *         "patientId": "p-1001",
+                 *         "start": "2026-11-24T09:30:00.000Z",
+                 *         "status": "booked",
+                 *         "end": "2026-11-24T10:00:00.000Z",
+                 *         "previousStart": "2026-11-23T14:00:00.000Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookEvent_appointment_rescheduled"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: disables the subscription at once. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description With Retry-After: the next attempt waits at least that long. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description With Retry-After: the next attempt waits at least that long. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_appointment_confirmed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id. */
+                "X-Webhook-Id": string;
+                /** @description The event type. */
+                "X-Webhook-Event": string;
+                /** @description Unix seconds. */
+                "X-Webhook-Timestamp": string;
+                /** @description Lower-case hex HMAC-SHA256 of the exact body bytes, keyed with the current secret's UTF-8 bytes. */
+                "X-Webhook-Signature": string;
+                /** @description Standard Webhooks: the event id (the same as `X-Webhook-Id`). */
+                "webhook-id": string;
+                /** @description Standard Webhooks: unix seconds of this attempt (the same as `X-Webhook-Timestamp`). */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, one per secret in force, the current first. The key is the base64 decoding of what follows `whsec_`, else the secret's UTF-8 bytes. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_c1d2e3f4-0000-4000-8000-000000000001",
+                 *       "type": "appointment.confirmed",
+                 *       "timestamp": "2026-11-23T09:00:01.000Z",
+                 *       "data": {
+                 *         "appointmentId": "appt-1001",
+                 *         "patientId": "p-1001",
+                 *         "start": "2026-11-24T09:30:00.000Z",
+                 *         "status": "confirmed"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookEvent_appointment_confirmed"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: disables the subscription at once. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description With Retry-After: the next attempt waits at least that long. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description With Retry-After: the next attempt waits at least that long. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_appointment_cancelled: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id. */
+                "X-Webhook-Id": string;
+                /** @description The event type. */
+                "X-Webhook-Event": string;
+                /** @description Unix seconds. */
+                "X-Webhook-Timestamp": string;
+                /** @description Lower-case hex HMAC-SHA256 of the exact body bytes, keyed with the current secret's UTF-8 bytes. */
+                "X-Webhook-Signature": string;
+                /** @description Standard Webhooks: the event id (the same as `X-Webhook-Id`). */
+                "webhook-id": string;
+                /** @description Standard Webhooks: unix seconds of this attempt (the same as `X-Webhook-Timestamp`). */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, one per secret in force, the current first. The key is the base64 decoding of what follows `whsec_`, else the secret's UTF-8 bytes. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_c1d2e3f4-0000-4000-8000-000000000001",
+                 *       "type": "appointment.cancelled",
+                 *       "timestamp": "2026-11-23T09:00:01.000Z",
+                 *       "data": {
+                 *         "appointmentId": "appt-1001",
+                 *         "patientId": "p-1001",
+                 *         "start": "2026-11-24T09:30:00.000Z",
+                 *         "status": "cancelled"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookEvent_appointment_cancelled"];
             };
         };
         responses: {

@@ -7,8 +7,18 @@ const DELIVERY_FIELDS =
   'id eventId eventType payload status attemptCount nextAttemptAt createdAt attempts { attempt at statusCode durationMs success error responseSnippet signature }';
 /** While a retry is pending, the log is re-read this often so new attempts show up. */
 const PENDING_REFRESH_MS = 3000;
+const RECOVERY_FIELDS = 'id status events error';
+const RECOVERY_POLL_MS = 1000;
+const DAY_MS = 86_400_000;
+type Recovery = { id: string; status: 'running' | 'done' | 'failed'; events: number; error: string | null };
 
-/** One subscription: its health, actions (test event, disable/re-enable, rotate secret, delete) and delivery log. */
+/** A time as a datetime-local input shows it: local wall-clock time, to the minute. */
+function localInput(at: Date): string {
+  const local = new Date(at.getTime() - at.getTimezoneOffset() * 60_000);
+  return local.toISOString().slice(0, 16);
+}
+
+/** One subscription: its health, actions (test event, recovery, disable/re-enable, rotate secret, delete) and delivery log. */
 export async function webhookPage(ctx: PageContext, id: string): Promise<void> {
   const title = heading('Subscription');
   const details = h('div');
@@ -109,6 +119,41 @@ export async function webhookPage(ctx: PageContext, id: string): Promise<void> {
     sendHint,
   );
 
+  // Recovery: re-send, with their original ids, the events of a window the endpoint never received.
+  const since = h('input', { id: 'recover-since', name: 'since', type: 'datetime-local', required: true, value: localInput(new Date(Date.now() - DAY_MS)) });
+  const everything = h('input', { id: 'recover-all', name: 'all', type: 'checkbox' });
+  const recoverButton = h('button', { type: 'submit' }, 'Re-send missed events');
+  const recover = h(
+    'form',
+    {
+      class: 'inline-form',
+      onsubmit: async (event: SubmitEvent) => {
+        event.preventDefault();
+        await act(recoverButton, async () => {
+          const { recoverWebhook: started } = await gql<{ recoverWebhook: Recovery }>(
+            `mutation ($id: ID!, $input: RecoverWebhookInput!) { recoverWebhook(id: $id, input: $input) { ${RECOVERY_FIELDS} } }`,
+            { id, input: { since: new Date(since.value).toISOString(), all: everything.checked } },
+          );
+          let recovery = started;
+          while (recovery.status === 'running' && ctx.active()) {
+            result.textContent = `Re-sending: ${recovery.events} event${recovery.events === 1 ? '' : 's'} so far…`;
+            await new Promise((resolve) => setTimeout(resolve, RECOVERY_POLL_MS));
+            ({ webhookRecovery: recovery } = await gql<{ webhookRecovery: Recovery }>(
+              `query ($id: ID!, $webhookId: ID!) { webhookRecovery(id: $id, webhookId: $webhookId) { ${RECOVERY_FIELDS} } }`,
+              { id: recovery.id, webhookId: id },
+            ));
+          }
+          if (recovery.status === 'failed') throw new Error(`Recovery stopped after ${recovery.events} events: ${recovery.error ?? 'failed'}`);
+          return `Recovery done: ${recovery.events} event${recovery.events === 1 ? ' queued again with its original id' : 's queued again with their original ids'}.`;
+        });
+      },
+    },
+    h('label', { for: 'recover-since' }, 'Missed since'),
+    since,
+    h('label', { class: 'check' }, everything, ' every event of the window, delivered or not'),
+    recoverButton,
+  );
+
   const toggle = h('button', {
     type: 'button',
     onclick: () =>
@@ -165,6 +210,8 @@ export async function webhookPage(ctx: PageContext, id: string): Promise<void> {
     actions,
     h('h3', null, 'Send a test event'),
     test,
+    h('h3', null, 'Re-send what this endpoint missed'),
+    recover,
     h('h3', null, 'Status and secret'),
     h('div', { class: 'button-row' }, toggle, rotate, remove),
     secretOut,
@@ -179,6 +226,7 @@ export async function webhookPage(ctx: PageContext, id: string): Promise<void> {
     if (w.events.includes(chosen)) type.value = chosen;
     sendButton.disabled = w.status !== 'active';
     sendHint.textContent = w.status === 'active' ? '' : 'Re-enable the subscription to send test events.';
+    recoverButton.disabled = w.status !== 'active';
     toggle.textContent = w.status === 'active' ? 'Disable' : 'Re-enable';
     toggle.className = w.status === 'active' ? 'secondary' : '';
   }
