@@ -242,11 +242,15 @@ describe(`admin dashboard (${backendName})`, () => {
     expect((await t.request('GET', `/v1/webhooks/${id}`, { token })).body.status).toBe('active');
 
     // Re-send what it missed (the since field defaults to a day ago): the send's event arrives with its own id.
-    const missedAt = (hook: { body: { type: string; data: { messageId?: string } } }) => hook.body.type === 'message.sent' && hook.body.data.messageId === missed.body.id;
+    const missedAt = (hook: { body: { type: string; data: { messageId?: string } } }) =>
+      hook.body.type === 'message.sent' && hook.body.data.messageId === missed.body.id;
     expect(receiver.received('/down').filter(missedAt)).toHaveLength(0);
     await tabTo(keys, 'button:text-is("Re-send missed events")');
     await keys.keyboard.press('Enter');
-    await keys.getByRole('status').filter({ hasText: /Recovery done: [1-9]\d* events? queued again/ }).waitFor();
+    await keys
+      .getByRole('status')
+      .filter({ hasText: /Recovery done: [1-9]\d* events? queued again/ })
+      .waitFor();
     await waitFor('the missed event', () => receiver.received('/down').some(missedAt));
     await shot(keys, '06-recovered');
     expect(consoleErrors).toEqual([]);

@@ -204,13 +204,18 @@ describe(`webhook recovery, FIFO and throttle (${backendName})`, () => {
       return most;
     };
     // The rule itself, on the database's clock: no claim leaves more than `rate` claims in the 1.1 s before it.
-    const claims = await t.platform.db!.query<{ claimedAt: Date }>(`SELECT "claimedAt" FROM messaging."WebhookDelivery" WHERE "subscriptionId" = $1`, [throttledId]);
+    const claims = await t.platform.db!.query<{ claimedAt: Date }>(`SELECT "claimedAt" FROM messaging."WebhookDelivery" WHERE "subscriptionId" = $1`, [
+      throttledId,
+    ]);
     const claimed = claims.rows.map((c) => new Date(c.claimedAt).getTime()).sort((a, b) => a - b);
     expect(claimed).toHaveLength(BURST);
     expect(busiest(claimed, 1100)).toBeLessThanOrEqual(rate);
     // At the receiver, network and a loaded machine move single requests by a fraction of a second, so a
     // receiver-side second can hold parts of two claims, never more; over the burst the rate stays at `rate`.
-    const arrivals = receiver.received('/throttled').map((h) => h.at).sort((a, b) => a - b);
+    const arrivals = receiver
+      .received('/throttled')
+      .map((h) => h.at)
+      .sort((a, b) => a - b);
     expect(busiest(arrivals, 1000)).toBeLessThanOrEqual(rate * 2);
     expect((arrivals.length - rate) / ((arrivals.at(-1)! - arrivals[0]) / 1000)).toBeLessThanOrEqual(rate);
     expect(throttledDone).toBeGreaterThanOrEqual(((BURST - rate) / rate) * 1000);

@@ -248,7 +248,12 @@ describe(`Standard Webhooks signatures (${backendName})`, () => {
     let printed = '';
     python.stdout.on('data', (chunk) => (printed += chunk));
     try {
-      await waitFor('the Python receiver', () => fetch(`http://127.0.0.1:${port}/`, { method: 'POST', body: '{}' }).then((r) => r.status === 401, () => false));
+      await waitFor('the Python receiver', () =>
+        fetch(`http://127.0.0.1:${port}/`, { method: 'POST', body: '{}' }).then(
+          (r) => r.status === 401,
+          () => false,
+        ),
+      );
       const first = await t.request('POST', `/v1/webhooks/${created.body.id}/test`, { body: { type: 'message.sent' } });
       expect(first.body).toMatchObject({ success: true, statusCode: 204 });
       await waitFor('the printed event', () => printed.includes('message.sent'));
@@ -259,7 +264,9 @@ describe(`Standard Webhooks signatures (${backendName})`, () => {
         data: { messageId: 'test_message', patientId: 'test_patient', channel: 'sms', status: 'sent' },
       });
       // A real delivery signed with the same secret, replayed to the Python receiver as sent and with its body changed.
-      const twin = await t.request('POST', '/v1/webhooks', { body: { url: receiver.url('/python-twin'), events: ['message.sent'], secret: created.body.secret } });
+      const twin = await t.request('POST', '/v1/webhooks', {
+        body: { url: receiver.url('/python-twin'), events: ['message.sent'], secret: created.body.secret },
+      });
       const { body, headers } = await deliver(twin.body.id, '/python-twin');
       const replay = (payload: string) => fetch(`http://127.0.0.1:${port}/hooks/caregraph`, { method: 'POST', headers, body: payload });
       expect((await replay(tampered(body))).status).toBe(401);
