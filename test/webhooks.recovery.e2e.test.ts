@@ -219,7 +219,8 @@ describe(`webhook recovery, FIFO and throttle (${backendName})`, () => {
     expect(busiest(arrivals, 1000)).toBeLessThanOrEqual(rate * 2);
     expect((arrivals.length - rate) / ((arrivals.at(-1)! - arrivals[0]) / 1000)).toBeLessThanOrEqual(rate);
     expect(throttledDone).toBeGreaterThanOrEqual(((BURST - rate) / rate) * 1000);
-    expect(fullSpeedDone).toBeLessThan(throttledDone / 2);
+    // The parallel endpoint is not held to the throttle: it has all of the burst sooner than the throttle lets any endpoint.
+    expect(fullSpeedDone).toBeLessThan(((BURST - rate) / rate) * 1000);
     expect(new Set(receiver.received('/throttled').map((h) => h.body.id)).size).toBe(BURST);
   }, 180_000);
 
