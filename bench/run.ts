@@ -692,11 +692,15 @@ async function fanOut(ctx: RunContext, n: number, gateways: GatewayProcess[], se
  */
 async function webhookThroughput(platform: Platform, ctx: RunContext) {
   // A first drain warms the delivery path up (JIT, pools), as the other rows' warm-up does; its rate is reported apart.
-  const cold = await webhookDrain(platform, ctx, false);
-  const solo = await webhookDrain(platform, ctx, false);
-  const withSlow = await webhookDrain(platform, ctx, true);
-  return { ...solo, coldDeliveriesPerSecond: cold.deliveriesPerSecond, withSlowEndpoint: withSlow };
+  const cold = await webhookDrain(platform, ctx, {});
+  const solo = await webhookDrain(platform, ctx, {});
+  const withSlow = await webhookDrain(platform, ctx, { slow: true });
+  const withOrdered = await webhookDrain(platform, ctx, { fifo: true, throttle: THROTTLED_RATE });
+  return { ...solo, coldDeliveriesPerSecond: cold.deliveriesPerSecond, withSlowEndpoint: withSlow, withFifoAndThrottled: withOrdered };
 }
+
+/** The throttled endpoint's `rateLimit` in 4a: well under what the normal endpoints take, so the throttle shows. */
+const THROTTLED_RATE = 50;
 
 /** Deliveries stored for these subscriptions; 0 when the service asks to retry (a 503 while the message pipeline loads its database). */
 async function deliveriesStored(platform: Platform, ctx: RunContext, ids: string[]): Promise<number> {
@@ -710,23 +714,37 @@ async function deliveriesStored(platform: Platform, ctx: RunContext, ids: string
   return total;
 }
 
-async function webhookDrain(platform: Platform, ctx: RunContext, slowEndpoint: boolean) {
+/**
+ * One drain of 4a. Beside the normal endpoints (`/hook/…`), optionally one answering after 2 s (`slow`), one
+ * with `ordering: fifo` and one with a `rateLimit` of `throttle` a second; each of those gets the same events.
+ */
+async function webhookDrain(platform: Platform, ctx: RunContext, extra: { slow?: boolean; fifo?: boolean; throttle?: number }) {
   const { receiver, settings } = ctx;
-  const create = async (path: string) =>
+  const create = async (path: string, options: Record<string, unknown> = {}) =>
     (
       await api(platform, ctx.token, 'POST', '/v1/webhooks', {
         url: `${receiver.url}${path}`,
         events: ['message.sent', 'message.delivered'],
         secret: 'bench-secret-0123456789',
+        ...options,
       })
     ).id as string;
   const fast: string[] = [];
   for (let i = 0; i < settings.webhookSubscriptions; i++) fast.push(await create(`/hook/${i}`));
-  const slow = slowEndpoint ? [await create(`${SLOW_PREFIX}0`)] : [];
+  const others: string[] = [];
+  if (extra.slow) others.push(await create(`${SLOW_PREFIX}0`));
+  if (extra.fifo) others.push(await create('/fifo/0', { ordering: 'fifo' }));
+  if (extra.throttle) others.push(await create('/throttled/0', { rateLimit: extra.throttle }));
   receiver.arrivals.length = 0;
   receiver.hold();
-  const expected = settings.webhookSubscriptions * settings.webhookMessages * 2;
-  log(`4 webhooks${slowEndpoint ? ' (+ an endpoint answering after 2 s)' : ''}: ${settings.webhookMessages} messages → ${expected} deliveries`);
+  const perEndpoint = settings.webhookMessages * 2;
+  const expected = settings.webhookSubscriptions * perEndpoint;
+  const besides = [
+    extra.slow && 'an endpoint answering after 2 s',
+    extra.fifo && 'a fifo endpoint',
+    extra.throttle && `one throttled to ${extra.throttle}/s`,
+  ].filter(Boolean);
+  log(`4 webhooks${besides.length ? ` (+ ${besides.join(', ')})` : ''}: ${settings.webhookMessages} messages → ${expected} deliveries to the normal endpoints`);
   const start = Date.now();
   const messages = Array.from({ length: settings.webhookMessages }, (_, i) => ({
     patientId: ctx.seeded.patientIds[i % ctx.seeded.patientIds.length],
@@ -742,14 +760,30 @@ async function webhookDrain(platform: Platform, ctx: RunContext, slowEndpoint: b
   const monitor = new Monitor([platform.child.pid]);
   const released = Date.now();
   receiver.release();
-  const fastArrivals = () => receiver.arrivals.filter((a) => !a.path.startsWith(SLOW_PREFIX));
+  const fastArrivals = () => receiver.arrivals.filter((a) => a.path.startsWith('/hook/'));
   deadline = Date.now() + 120_000;
   while (fastArrivals().length < expected && Date.now() < deadline) await sleep(50);
   const usage = monitor.stop();
   const done = fastArrivals();
   const last = Math.max(...done.map((a) => a.at));
-  const slowDone = receiver.arrivals.length - done.length;
-  for (const id of [...fast, ...slow]) await api(platform, ctx.token, 'DELETE', `/v1/webhooks/${id}`).catch(() => {});
+  const slowDone = receiver.arrivals.filter((a) => a.path.startsWith(SLOW_PREFIX)).length;
+  /** An ordered or throttled endpoint's own drain: its deliveries a second from the release to its last one. */
+  const ownDrain = async (prefix: string) => {
+    const mine = () => receiver.arrivals.filter((a) => a.path.startsWith(prefix));
+    const until = Date.now() + 120_000;
+    while (mine().length < perEndpoint && Date.now() < until) await sleep(50);
+    const arrived = mine();
+    const seconds = (Math.max(...arrived.map((a) => a.at)) - released) / 1000;
+    return {
+      deliveries: arrived.length,
+      expected: perEndpoint,
+      seconds: round(seconds, 2),
+      deliveriesPerSecond: round(arrived.length / Math.max(0.001, seconds), 1),
+    };
+  };
+  const fifo = extra.fifo ? await ownDrain('/fifo/') : undefined;
+  const throttled = extra.throttle ? { rateLimit: extra.throttle, ...(await ownDrain('/throttled/')) } : undefined;
+  for (const id of [...fast, ...others]) await api(platform, ctx.token, 'DELETE', `/v1/webhooks/${id}`).catch(() => {});
   return {
     subscriptions: fast.length,
     messages: settings.webhookMessages,
@@ -759,7 +793,9 @@ async function webhookDrain(platform: Platform, ctx: RunContext, slowEndpoint: b
     backlogSeconds: round(backlogSeconds, 2),
     drainSeconds: round((last - released) / 1000, 2),
     newConnections: receiver.connections() - connectionsBefore,
-    slowDeliveries: slowEndpoint ? slowDone : undefined,
+    slowDeliveries: extra.slow ? slowDone : undefined,
+    fifo,
+    throttled,
     cpuSeconds: round(usage.cpuSeconds, 2),
     peakRssMiB: round(usage.peakRssBytes / 2 ** 20, 1),
   };
@@ -1496,6 +1532,12 @@ function printReport(results: Record<string, any>, rows: Measurement[]): void {
     const s = w.withSlowEndpoint;
     out.push(
       `${line(s, ', + 1 endpoint answering after 2 s')}; ${round(s.deliveriesPerSecond / Math.max(0.001, w.deliveriesPerSecond), 2)}× the solo rate; the slow endpoint got ${s.slowDeliveries} meanwhile`,
+    );
+    const o = w.withFifoAndThrottled;
+    out.push(
+      `${line(o, ', + 1 fifo endpoint + 1 throttled one')}; ${round(o.deliveriesPerSecond / Math.max(0.001, w.deliveriesPerSecond), 2)}× the solo rate; ` +
+        `fifo ${o.fifo.deliveries}/${o.fifo.expected} at ${o.fifo.deliveriesPerSecond}/s (${round(o.fifo.deliveriesPerSecond / Math.max(0.001, w.deliveriesPerSecond / w.subscriptions), 2)}× a normal endpoint's share); ` +
+        `throttled ${o.throttled.deliveries}/${o.throttled.expected} at ${o.throttled.deliveriesPerSecond}/s (${round(o.throttled.deliveriesPerSecond / o.throttled.rateLimit, 2)}× its rateLimit of ${o.throttled.rateLimit}/s)`,
     );
   }
   if (results.batch) {
