@@ -189,6 +189,39 @@ describe(`admin dashboard (${backendName})`, () => {
     expect(consoleErrors).toEqual([]);
   });
 
+  browserIt('schedules a message from the dashboard and cancels it from the log', async () => {
+    const page = await newPage();
+    await signIn(page);
+    await page.getByRole('link', { name: 'Messages' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Messages' }).waitFor();
+    const template = await page.locator('select[name="templateId"] option', { hasText: '(appointment-reminder, en)' }).getAttribute('value');
+    await page.getByLabel('Template', { exact: true }).selectOption(template);
+    await page.getByLabel('Patient id').fill('p-1001');
+    await page.getByLabel('date').fill('2026-12-01');
+    await page.getByLabel('time').fill('09:30');
+    // Two hours ahead, in the browser's local wall-clock time (what a datetime-local field holds).
+    const later = await page.evaluate(() => {
+      const at = new Date(Date.now() + 2 * 3_600_000);
+      return new Date(at.getTime() - at.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
+    });
+    await page.getByLabel('Send at (optional)').fill(later);
+    await page.getByRole('button', { name: 'Send message' }).click();
+    const text = await page
+      .getByRole('status')
+      .filter({ hasText: /Message \S+ scheduled/ })
+      .textContent();
+    const id = /Message (\S+) scheduled/.exec(text!)![1];
+    await page.locator(`tr[data-message-id="${id}"] .status-cell[data-status="scheduled"]`).waitFor();
+    await shot(page, '03b-message-scheduled');
+    await page.getByRole('button', { name: `Cancel message ${id}` }).click();
+    await page.locator(`tr[data-message-id="${id}"] .status-cell[data-status="cancelled"]`).waitFor();
+    expect(await page.getByRole('button', { name: `Cancel message ${id}` }).count()).toBe(0);
+    const stored = (await t.request('GET', `/v1/messages/${id}`, { token })).body;
+    expect(stored.status).toBe('cancelled');
+    expect(stored.statusHistory.map((s: { status: string }) => s.status)).toEqual(['scheduled', 'cancelled']);
+    expect(consoleErrors).toEqual([]);
+  });
+
   browserIt('shows a subscription disabled after failing, its alert, and re-enables it with the keyboard only', async () => {
     receiver.behave('/down', () => ({ status: 500, body: 'down for maintenance' }));
     const id = await createWebhook('/down');

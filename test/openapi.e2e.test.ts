@@ -77,6 +77,11 @@ describe(`OpenAPI contract (${backendName})`, () => {
     await call('GET', '/v1/messages/no-such-message', 404);
     await call('GET', '/v1/messages?patientId=p-1001&limit=5&offset=0', 200);
     await call('GET', '/v1/messages?limit=abc', 400);
+    const scheduled = await call('POST', '/v1/messages', 201, { body: { ...send, sendAt: new Date(Date.now() + 3_600_000).toISOString() } });
+    await call('POST', '/v1/messages', 400, { body: { ...send, sendAt: 'soon' } });
+    await call('GET', '/v1/messages?status=scheduled', 200);
+    await call('POST', `/v1/messages/${scheduled.body.id}/cancel`, 200);
+    await call('POST', '/v1/messages/no-such-message/cancel', 404);
 
     await call('GET', '/v1/patients/p-1001', 200);
     await call('GET', '/v1/patients/p-9999', 404);

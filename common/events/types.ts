@@ -8,6 +8,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'message.delivered',
   'message.failed',
   'message.response',
+  'message.cancelled',
   'appointment.booked',
   'appointment.rescheduled',
   'appointment.confirmed',

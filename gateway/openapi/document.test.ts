@@ -8,6 +8,8 @@ import { OPENAPI_FILE } from '../../scripts/openapi-export';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { WEBHOOK_EVENT_TYPES } from '../../common/events/types';
+import { MESSAGE_STATUSES } from '../../subgraphs/messaging/delivery/status';
+import { MESSAGE_STATUSES as DOCUMENTED_STATUSES } from './messaging';
 import { DEFAULT_SERVER_URL, openApiDocument, openApiJson } from './document';
 
 describe('the OpenAPI document', () => {
@@ -35,6 +37,10 @@ describe('the OpenAPI document', () => {
     const broken = openApiDocument() as any;
     delete broken.paths['/healthz'].get.responses['200'].description;
     expect(validate(broken).valid).toBe(false);
+  });
+
+  it('names the message statuses of the lifecycle', () => {
+    expect(DOCUMENTED_STATUSES).toEqual(MESSAGE_STATUSES);
   });
 
   it('catalogues every webhook event type with its own data schema', () => {

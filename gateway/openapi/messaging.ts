@@ -15,7 +15,9 @@ import { authenticated, dateTime, errors, json, jsonBody, pagination, pagingQuer
 /** `/v1/…` messaging paths (docs/api.md §5): request shapes are the adapter's own zod schemas. */
 
 const channel = z.enum(['sms', 'email']);
-const messageStatus = z.enum(['queued', 'sending', 'sent', 'delivered', 'failed']);
+// The lifecycle of subgraphs/messaging/delivery/status.ts (document.test.ts holds the two equal).
+export const MESSAGE_STATUSES = ['scheduled', 'queued', 'sending', 'sent', 'delivered', 'failed', 'cancelled'] as const;
+const messageStatus = z.enum(MESSAGE_STATUSES);
 const messageFields = {
   id: z.string(),
   patientId: z.string(),
@@ -29,7 +31,8 @@ const messageFields = {
   status: messageStatus,
   error: z.string().optional().meta({ description: 'Why delivery failed; only when `failed`.' }),
   appointmentId: z.string().nullable(),
-  dueAt: dateTime.meta({ description: 'Earliest send time: later than createdAt when quiet hours hold the message.' }),
+  dueAt: dateTime.meta({ description: 'Earliest send time: sendAt when scheduled, later than createdAt when quiet hours hold the message.' }),
+  sendAt: dateTime.optional().meta({ description: 'Only on a scheduled send: the time asked for.' }),
   createdAt: dateTime,
   updatedAt: dateTime,
 };
@@ -153,10 +156,11 @@ export function registerMessaging(registry: OpenAPIRegistry): void {
       path: path('/messages'),
       operationId: 'sendMessage',
       summary: 'Send a message from a template',
-      description: 'Queues one message. Rate-limit category `MESSAGES_SEND`.',
+      description:
+        'Queues one message, or with `sendAt` (1 minute to 35 days ahead) schedules it: `scheduled` until then, when consent, preferences and quiet hours are checked again. Rate-limit category `MESSAGES_SEND`.',
       tags,
       request: { headers: z.object({ 'Idempotency-Key': idempotencyKey }), body: jsonBody(sendRequest, EXAMPLE_SEND) },
-      responses: { 201: json('The queued message.', message, EXAMPLE_MESSAGE) },
+      responses: { 201: json('The queued (or scheduled) message.', message, EXAMPLE_MESSAGE) },
       extraErrors: [404, 409, 413, 415, 422],
     }),
   );
@@ -194,8 +198,28 @@ export function registerMessaging(registry: OpenAPIRegistry): void {
       operationId: 'listMessages',
       summary: 'List messages, newest first',
       tags,
-      request: { query: z.object({ patientId: z.string().optional().meta({ example: 'p-1001' }), ...pagingQuery }) },
+      request: {
+        query: z.object({
+          patientId: z.string().optional().meta({ example: 'p-1001' }),
+          status: messageStatus.optional().meta({ description: 'Only messages in this status.', example: 'scheduled' }),
+          ...pagingQuery,
+        }),
+      },
       responses: { 200: json('A page of messages.', messagePage, { data: [EXAMPLE_MESSAGE], pagination: { limit: 20, offset: 0, total: 1 } }) },
+    }),
+  );
+  registry.registerPath(
+    authenticated({
+      method: 'post',
+      path: path('/messages/{id}/cancel'),
+      operationId: 'cancelMessage',
+      summary: 'Take back a scheduled or queued message',
+      description:
+        'The message becomes `cancelled` (and `message.cancelled` is emitted); it never reaches a provider. Again on a cancelled message: the same answer. 409 once a worker has claimed it. Rate-limit category `MESSAGES_SEND`.',
+      tags,
+      request: { params: z.object({ id: pathId('id', EXAMPLE_MESSAGE.id) }) },
+      responses: { 200: json('The cancelled message.', message, { ...EXAMPLE_MESSAGE, status: 'cancelled' }) },
+      extraErrors: [404, 409],
     }),
   );
   registry.registerPath(

@@ -122,6 +122,11 @@ const EVENT_CATALOGUE: Record<WebhookEventType, { summary: string; data: z.ZodTy
     data: z.strictObject({ ...messageData, body: z.string().meta({ description: 'The reply as received.' }), receivedAt: dateTime }),
     example: { ...MESSAGE_EXAMPLE, body: 'JA', receivedAt: '2026-11-23T09:04:12.000Z' },
   },
+  'message.cancelled': {
+    summary: 'A scheduled or queued message was cancelled before it was sent; it never reaches a provider',
+    data: z.strictObject({ ...messageData, status: z.literal('cancelled') }),
+    example: { ...MESSAGE_EXAMPLE, status: 'cancelled' },
+  },
   'appointment.booked': {
     summary: 'An appointment was booked (its reminder is scheduled)',
     data: z.strictObject({ ...appointmentData, ...withEnd }),

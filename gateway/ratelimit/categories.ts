@@ -15,6 +15,7 @@ const ROOT_FIELD_CATEGORIES: Readonly<Record<string, RateLimitCategory | typeof 
   sendMessage: 'MESSAGES_SEND',
   sendMessages: 'MESSAGES_SEND',
   remindAppointment: 'MESSAGES_SEND',
+  cancelMessage: 'MESSAGES_SEND',
   simulateReply: 'MESSAGES_SEND',
   // The SMS provider's callbacks (signature-checked, one per message event): limiting them would lose replies and statuses.
   receiveSms: NOT_LIMITED,

@@ -10,7 +10,8 @@ import { parsedBodyGuard, verifyUtf8 } from '../security/text';
 import type { PublicBase } from '../public-url';
 import { hasBody, onlyQueryParams, pathId, queryParam, queryPaging } from './params';
 
-const MESSAGE_FIELDS = 'id patientId templateId templateVersion language channel variables subject body status error appointmentId dueAt createdAt updatedAt';
+const MESSAGE_FIELDS =
+  'id patientId templateId templateVersion language channel variables subject body status error appointmentId dueAt sendAt createdAt updatedAt';
 const TEMPLATE_FIELDS = 'id version name channel language subject body variables { name type required }';
 const PREFERENCE_FIELDS = 'channels { sms email } language quietHours { start end timezone }';
 const REPLY_FIELDS = 'id messageId patientId keyword action receivedAt';
@@ -22,6 +23,8 @@ export const sendSchema = z.strictObject({
   templateId: id,
   channel: z.enum(['sms', 'email']),
   variables: z.record(z.string().max(64), z.string().max(1000)).optional(),
+  // Judged by the service (ISO 8601 with an offset, 1 minute to 35 days ahead), which names `sendAt` when it refuses it.
+  sendAt: z.string().max(64).optional(),
 });
 export const batchSchema = z.strictObject({ messages: z.array(z.unknown()).min(1).max(1000) });
 export const preferencesSchema = z.strictObject({
@@ -77,10 +80,10 @@ function requireJson(req: Request, _res: Response, next: NextFunction) {
   next();
 }
 
-/** A flat REST message: `error` only when failed, as docs/api.md §5 shows it. */
+/** A flat REST message: `error` only when failed, `sendAt` only when scheduled for a time (docs/messaging.md). */
 function messageBody(message: Record<string, unknown>) {
-  const { error, ...rest } = message;
-  return error ? { ...rest, error } : rest;
+  const { error, sendAt, ...rest } = message;
+  return { ...rest, ...(sendAt ? { sendAt } : {}), ...(error ? { error } : {}) };
 }
 
 /** `/v1/…`: the messaging spec's REST paths, each a thin translation to one GraphQL operation. */
@@ -157,6 +160,12 @@ export function messagingRoutes(run: GraphQLRunner): Router {
     res.status(200).json({ results, accepted, rejected: results.length - accepted });
   });
 
+  router.post('/messages/:id/cancel', async (req, res) => {
+    onlyQueryParams(req, []);
+    const data = await run(req, `mutation($id: ID!) { cancelMessage(id: $id) { ${MESSAGE_FIELDS} } }`, { id: pathId(req, 'id') });
+    res.json(messageBody(data.cancelMessage));
+  });
+
   router.get('/messages/:id', async (req, res) => {
     onlyQueryParams(req, []);
     const data = await run(req, `query($id: ID!) { message(id: $id) { ${MESSAGE_FIELDS} statusHistory { status at error } } }`, { id: pathId(req, 'id') });
@@ -164,12 +173,12 @@ export function messagingRoutes(run: GraphQLRunner): Router {
   });
 
   router.get('/messages', async (req, res) => {
-    onlyQueryParams(req, ['patientId', 'limit', 'offset']);
+    onlyQueryParams(req, ['patientId', 'status', 'limit', 'offset']);
     const { limit, offset } = queryPaging(req);
     const data = await run(
       req,
-      `query($patientId: ID, $limit: Int, $offset: Int) { messages(patientId: $patientId, limit: $limit, offset: $offset) { data { ${MESSAGE_FIELDS} } pagination { limit offset total } } }`,
-      { patientId: queryParam(req, 'patientId'), limit, offset },
+      `query($patientId: ID, $status: String, $limit: Int, $offset: Int) { messages(patientId: $patientId, status: $status, limit: $limit, offset: $offset) { data { ${MESSAGE_FIELDS} } pagination { limit offset total } } }`,
+      { patientId: queryParam(req, 'patientId'), status: queryParam(req, 'status'), limit, offset },
     );
     res.json({ data: data.messages.data.map(messageBody), pagination: data.messages.pagination });
   });

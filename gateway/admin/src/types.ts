@@ -56,11 +56,12 @@ export interface Message {
   channel: string;
   status: string;
   error: string | null;
+  sendAt: string | null;
   createdAt: string;
   updatedAt: string;
 }
 
-export const MESSAGE_FIELDS = 'id patientId templateId channel status error createdAt updatedAt';
+export const MESSAGE_FIELDS = 'id patientId templateId channel status error sendAt createdAt updatedAt';
 
 export interface Template {
   id: string;

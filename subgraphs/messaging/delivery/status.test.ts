@@ -25,12 +25,22 @@ describe('message status state machine', () => {
     expect(planTransition('sending', 'queued')).toEqual([]);
   });
 
-  it('treats delivered and failed as final', () => {
+  it('releases a scheduled message into queued, and cancels only before a worker claimed it', () => {
+    expect(planTransition('scheduled', 'queued')).toEqual(['queued']);
+    expect(planTransition('scheduled', 'failed')).toEqual(['failed']);
+    expect(planTransition('scheduled', 'cancelled')).toEqual(['cancelled']);
+    expect(planTransition('queued', 'cancelled')).toEqual(['cancelled']);
+    for (const later of ['sending', 'sent', 'delivered', 'failed'] as const) expect(planTransition(later, 'cancelled')).toEqual([]);
+    expect(planTransition('queued', 'scheduled')).toEqual([]);
+  });
+
+  it('treats delivered, failed and cancelled as final', () => {
     for (const target of MESSAGE_STATUSES) {
       expect(planTransition('delivered', target)).toEqual([]);
       expect(planTransition('failed', target)).toEqual([]);
+      expect(planTransition('cancelled', target)).toEqual([]);
     }
-    expect(isFinal('delivered') && isFinal('failed')).toBe(true);
+    expect(isFinal('delivered') && isFinal('failed') && isFinal('cancelled')).toBe(true);
     expect(isFinal('sent')).toBe(false);
   });
 });

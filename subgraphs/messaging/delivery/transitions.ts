@@ -17,6 +17,7 @@ const WEBHOOK_TYPE: Partial<Record<MessageStatus, WebhookEventType>> = {
   sent: 'message.sent',
   delivered: 'message.delivered',
   failed: 'message.failed',
+  cancelled: 'message.cancelled',
 };
 
 /** The bus-only `message.status` event (every status, for GraphQL subscriptions). */

@@ -114,7 +114,15 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
     const jobOf = (message: MessageRow) => jobs.get(message.id)!;
     // Resuming: a retry after a transient error (lease cleared) or a send whose worker died (lease expired).
     const resumable = rows.filter((row) => row.status === 'sending' && !(row.leaseUntil && row.leaseUntil.getTime() > now.getTime()));
-    const queued = rows.filter((row) => row.status === 'queued');
+    // A scheduled message whose time has come goes to `queued` first, then is checked as every queued one is
+    // (consent, preferences, quiet hours as they are now). One whose time has not come on the clock is left to the sweep.
+    const due = rows.filter((row) => row.status === 'scheduled' && row.dueAt.getTime() <= now.getTime() + 1000);
+    const released = await advanceMany(
+      statusDeps,
+      tenantId,
+      due.map((message) => ({ message, target: 'queued', traceparent: jobOf(message).traceparent })),
+    );
+    const queued = [...rows.filter((row) => row.status === 'queued'), ...released.map((move) => ({ ...move.message, status: 'queued' }))];
     const failures: Move[] = [];
     const held: { message: MessageRow; release: Date }[] = [];
     const checked: MessageRow[] = [...resumable];
@@ -369,7 +377,7 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
           RETURNING "id"`;
         const due = await tx.$queryRaw<{ id: string }[]>`
           UPDATE messaging."Message" SET "updatedAt" = ${nowSql}::timestamp(3)
-          WHERE "id" = ANY(${ids.overdue}::text[]) AND "status" = 'queued' AND "dueAt" <= ${nowSql}::timestamp(3) AND "dueAt" > "updatedAt"
+          WHERE "id" = ANY(${ids.overdue}::text[]) AND "status" IN ('queued', 'scheduled') AND "dueAt" <= ${nowSql}::timestamp(3) AND "dueAt" > "updatedAt"
           RETURNING "id"`;
         await enqueueManyInTransaction(
           boss,

@@ -16,12 +16,13 @@ export class MessageResolver {
   @Query(() => MessagePage, { description: 'Messages newest first; limit 1..100 (default 20), offset ≥ 0.' })
   messages(
     @Arg('patientId', () => ID, { nullable: true }) patientId: string | null,
+    @Arg('status', () => String, { nullable: true, description: 'Only messages in this status (e.g. scheduled).' }) status: string | null,
     @Arg('limit', () => Int, { nullable: true }) limit: number | null,
     @Arg('offset', () => Int, { nullable: true }) offset: number | null,
     @Ctx() ctx: MessagingContext,
     @Info() info: GraphQLResolveInfo,
   ) {
-    return ctx.messages.list({ patientId, limit, offset }, selectsField(info, 'pagination'));
+    return ctx.messages.list({ patientId, status, limit, offset }, selectsField(info, 'pagination'));
   }
 
   // The roots are typed as the view, not the class: type-graphql copies a root typed as a class into a new
@@ -31,7 +32,9 @@ export class MessageResolver {
     return { id: message.patientId };
   }
 
-  @Mutation(() => Message, { description: 'Queues one message; a repeated idempotencyKey returns the first message (CONFLICT for another request).' })
+  @Mutation(() => Message, {
+    description: 'Queues one message (or schedules it, with sendAt); a repeated idempotencyKey returns the first message (CONFLICT for another request).',
+  })
   sendMessage(
     @Arg('input', () => SendMessageInput) input: SendMessageInput,
     @Arg('idempotencyKey', () => String, { nullable: true }) idempotencyKey: string | null,
@@ -52,6 +55,13 @@ export class MessageResolver {
     @Ctx() ctx: MessagingContext,
   ) {
     return ctx.messages.sendBatch(messages, idempotencyKey, itemKeys);
+  }
+
+  @Mutation(() => Message, {
+    description: 'Takes back a scheduled or queued message: it is cancelled and never reaches a provider; CONFLICT once a worker has claimed it.',
+  })
+  cancelMessage(@Arg('id', () => ID) id: string, @Ctx() ctx: MessagingContext) {
+    return ctx.messages.cancel(id);
   }
 
   @Mutation(() => Message, { description: 'Queues a reminder filled from the appointment (date, time, location); CONFLICT when it is cancelled.' })

@@ -12,7 +12,8 @@ import type { MessagingPrisma } from '../db/client';
 import type { Message as MessageRow, MessageStatusChange, Prisma, MessageTemplate as TemplateRow } from '../db/generated/client';
 import type { ClinicalPatient, ClinicalRecord } from '../clinical-record/client';
 import { DELIVER_QUEUE, enqueueInTransaction, enqueueManyInTransaction, type DeliverJob } from '../delivery/jobs';
-import { statusEvent } from '../delivery/transitions';
+import { advanceStatus, statusEvent } from '../delivery/transitions';
+import { isCancellable, isMessageStatus, MESSAGE_STATUSES } from '../delivery/status';
 import { publishCommitted } from '../events/outbox';
 import { toPreferencesView, type PreferencesView } from '../preferences/preference.service';
 import { releaseTime } from '../preferences/quiet-hours';
@@ -26,6 +27,7 @@ import type { MessagingMetrics } from '../metrics';
 
 export interface PageRequest {
   patientId?: string | null;
+  status?: string | null;
   limit?: number | null;
   offset?: number | null;
 }
@@ -50,6 +52,22 @@ export interface SendInput {
   templateId: string;
   channel: string;
   variables?: Record<string, unknown> | null;
+  /** ISO 8601 with an offset, SCHEDULE_MIN_MS to SCHEDULE_MAX_MS ahead: the message is `scheduled` until then. */
+  sendAt?: string | null;
+}
+
+/** How far ahead a send may be scheduled (as Twilio's Message Scheduling allows). */
+const SCHEDULE_MIN_MS = 60_000;
+const SCHEDULE_MAX_MS = 35 * 86_400_000;
+const ISO_WITH_OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
+
+/** The instant of a send's `sendAt`, or the reason it is refused. */
+function scheduledFor(sendAt: unknown, now: Date): Date | string {
+  if (typeof sendAt !== 'string' || !ISO_WITH_OFFSET.test(sendAt) || Number.isNaN(Date.parse(sendAt))) return 'must be ISO 8601 with an offset';
+  const at = new Date(sendAt);
+  if (at.getTime() < now.getTime() + SCHEDULE_MIN_MS) return 'must be at least one minute ahead';
+  if (at.getTime() > now.getTime() + SCHEDULE_MAX_MS) return 'must be at most 35 days ahead';
+  return at;
 }
 
 export type BatchItemResult = { index: number; id: string; status: string; createdAt: Date } | { index: number; error: { code: string; message: string } };
@@ -114,10 +132,11 @@ export type PreparedMessage = Pick<
   | 'idempotencyKey'
   | 'requestHash'
   | 'dueAt'
+  | 'sendAt'
   | 'createdAt'
 >;
 
-const STATUS_ORDER = ['queued', 'sending', 'sent', 'delivered', 'failed'];
+const STATUS_ORDER: readonly string[] = MESSAGE_STATUSES;
 
 export class MessageService {
   /** Status histories of every message in one response, in one query. */
@@ -191,7 +210,10 @@ export class MessageService {
       return { data: [], pagination: { limit, offset, total: 0 } };
     }
     const patientId = own ?? request.patientId ?? undefined;
-    const where = { tenantId: this.identity.tenantId, ...(patientId ? { patientId } : {}) };
+    if (request.status != null && !isMessageStatus(request.status)) {
+      throw validationError('Unknown message status', [{ path: 'status', message: `must be one of ${MESSAGE_STATUSES.join(', ')}` }]);
+    }
+    const where = { tenantId: this.identity.tenantId, ...(patientId ? { patientId } : {}), ...(request.status ? { status: request.status } : {}) };
     const [data, total] = await Promise.all([
       this.prisma.message.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: limit, skip: offset }),
       withPagination ? this.prisma.message.count({ where }) : undefined,
@@ -199,7 +221,26 @@ export class MessageService {
     return { data: data.map((row) => openMessage(this.deps.cipher, row)), pagination: total === undefined ? undefined : { limit, offset, total } };
   }
 
-  /** Send one message: validate, render, store `queued` with its delivery job. */
+  /**
+   * Takes back a message that no worker has claimed (`scheduled` or `queued`): it becomes `cancelled`, with its
+   * history row and `message.cancelled`, and its delivery job finds nothing to send. Again on a cancelled one
+   * answers it as it is; CONFLICT once it is being sent or later.
+   */
+  async cancel(id: string): Promise<MessageView> {
+    this.assertCanSend();
+    const before = await this.get(id);
+    if (!isCancellable(before.status) && before.status !== 'cancelled') {
+      throw new AppError('CONFLICT', `Message '${id}' is ${before.status}; only a scheduled or queued message can be cancelled`);
+    }
+    const { message } = await advanceStatus({ ...this.deps, clock: this.clock }, { id }, 'cancelled');
+    // A worker claimed it between the read and the change: it is on its way, not cancelled.
+    if (message && message.status !== 'cancelled') throw new AppError('CONFLICT', `Message '${id}' is ${message.status}; it can no longer be cancelled`);
+    this.messageLoader.clear(id);
+    this.historyLoader.clear(id);
+    return this.get(id);
+  }
+
+  /** Send one message: validate, render, store `queued` (or `scheduled`, with sendAt) with its delivery job. */
   async send(input: SendInput, idempotencyKey?: string | null): Promise<MessageView> {
     this.assertCanSend();
     const context = await this.loadContext([input]);
@@ -232,7 +273,9 @@ export class MessageService {
     const results: BatchItemResult[] = new Array(inputs.length);
     const refuse = (index: number, err: unknown) => {
       if (!(err instanceof AppError)) throw err;
-      results[index] = { index, error: { code: err.code, message: err.message } };
+      // A batch item's error has no details list: the fields it names go into its message.
+      const fields = err.details?.map((d) => `${d.path}: ${d.message}`).join('; ');
+      results[index] = { index, error: { code: err.code, message: fields ? `${err.message}: ${fields}` : err.message } };
     };
     const answer = (index: number, message: Pick<MessageRow, 'id' | 'status' | 'createdAt'>) => {
       results[index] = { index, id: message.id, status: message.status, createdAt: message.createdAt };
@@ -257,7 +300,7 @@ export class MessageService {
       const winners = await this.findIdempotentMany(raced.map((p) => p.row.idempotencyKey ?? undefined));
       for (const { index, row } of pending) {
         try {
-          if (stored.has(row.id)) answer(index, { id: row.id, status: 'queued', createdAt: row.createdAt });
+          if (stored.has(row.id)) answer(index, { id: row.id, status: row.status, createdAt: row.createdAt });
           else answer(index, sameRequest(winners.get(row.idempotencyKey!), row.requestHash!));
         } catch (err) {
           refuse(index, err);
@@ -338,6 +381,8 @@ export class MessageService {
       templateId: input.templateId,
       channel: input.channel,
       variables: input.variables ?? {},
+      // Only when given, so the key of a send now hashes as it always has.
+      ...(input.sendAt != null ? { sendAt: input.sendAt } : {}),
     });
   }
 
@@ -355,7 +400,10 @@ export class MessageService {
     if (!(CHANNELS as readonly string[]).includes(input.channel)) details.push({ path: 'channel', message: `must be one of ${CHANNELS.join(', ')}` });
     const given = input.variables ?? {};
     if (typeof given !== 'object' || Array.isArray(given)) details.push({ path: 'variables', message: 'must be an object of strings' });
+    const scheduled = input.sendAt == null ? null : scheduledFor(input.sendAt, now);
+    if (typeof scheduled === 'string') details.push({ path: 'sendAt', message: scheduled });
     if (details.length > 0) throw validationError('Invalid message', details);
+    const sendAt = scheduled as Date | null;
     const channel = input.channel as Channel;
 
     const patient = context.patients.get(input.patientId);
@@ -379,13 +427,15 @@ export class MessageService {
       variablesEnc: sealJson(cipher, values),
       subjectEnc: cipher.encryptOptional(template.subject ? renderTemplate(template.subject, values) : channel === 'email' ? template.name : null),
       bodyEnc: cipher.encrypt(renderTemplate(template.body, values)),
-      status: 'queued',
+      status: sendAt ? 'scheduled' : 'queued',
       recipientEnc: recipient ? cipher.encrypt(recipient) : null,
       recipientHash: recipient && channel === 'sms' ? phoneHash(this.deps.hashKey, recipient) : null,
       appointmentId: options.appointmentId ?? null,
       idempotencyKey: options.idempotencyKey ?? null,
       requestHash: options.hash,
-      dueAt: releaseTime(preferences.quietHours, now),
+      // A scheduled message's quiet hours are judged at its time, by the delivery worker.
+      dueAt: sendAt ?? releaseTime(preferences.quietHours, now),
+      sendAt,
       createdAt: now,
     };
   }
@@ -411,15 +461,16 @@ export class MessageService {
         WITH written AS (
           INSERT INTO messaging."Message" ("id", "tenantId", "patientId", "templateId", "templateVersion", "language", "channel",
             "variablesEnc", "subjectEnc", "bodyEnc", "status", "recipientEnc", "recipientHash", "appointmentId", "idempotencyKey",
-            "requestHash", "dueAt", "createdAt", "updatedAt")
+            "requestHash", "dueAt", "sendAt", "createdAt", "updatedAt")
           SELECT m.*, m."createdAt" FROM unnest(
             ${column('id')}::text[], ${column('tenantId')}::text[], ${column('patientId')}::text[], ${column('templateId')}::text[],
             ${column('templateVersion')}::int[], ${column('language')}::text[], ${column('channel')}::text[], ${column('variablesEnc')}::text[],
             ${column('subjectEnc')}::text[], ${column('bodyEnc')}::text[], ${column('status')}::text[], ${column('recipientEnc')}::text[],
             ${column('recipientHash')}::text[], ${column('appointmentId')}::text[], ${column('idempotencyKey')}::text[],
-            ${column('requestHash')}::text[], ${instants('dueAt')}::timestamp(3)[], ${instants('createdAt')}::timestamp(3)[]
+            ${column('requestHash')}::text[], ${instants('dueAt')}::timestamp(3)[], ${rows.map((row) => row.sendAt?.toISOString() ?? null)}::timestamp(3)[],
+            ${instants('createdAt')}::timestamp(3)[]
           ) AS m ("id", "tenantId", "patientId", "templateId", "templateVersion", "language", "channel", "variablesEnc", "subjectEnc",
-            "bodyEnc", "status", "recipientEnc", "recipientHash", "appointmentId", "idempotencyKey", "requestHash", "dueAt", "createdAt")
+            "bodyEnc", "status", "recipientEnc", "recipientHash", "appointmentId", "idempotencyKey", "requestHash", "dueAt", "sendAt", "createdAt")
           ON CONFLICT DO NOTHING
           RETURNING "id", "tenantId", "status", "createdAt"
         ), history AS (
@@ -440,7 +491,7 @@ export class MessageService {
     });
   }
 
-  private announceQueued(rows: Pick<MessageRow, 'id' | 'tenantId' | 'patientId' | 'channel'>[], at: Date): Promise<void> {
+  private announceQueued(rows: Pick<MessageRow, 'id' | 'tenantId' | 'patientId' | 'channel' | 'status'>[], at: Date): Promise<void> {
     return announceQueued(this.deps, rows, at);
   }
 
@@ -481,7 +532,7 @@ export class MessageService {
 export async function queueMessage(tx: Prisma.TransactionClient, boss: PgBoss, data: PreparedMessage, clock: Clock): Promise<MessageRow> {
   // Changed when created, on the clock: a message due later than that is held (the delivery sweep's test).
   const message = await tx.message.create({ data: { ...data, updatedAt: data.createdAt } });
-  await tx.messageStatusChange.create({ data: { tenantId: message.tenantId, messageId: message.id, status: 'queued', at: data.createdAt } });
+  await tx.messageStatusChange.create({ data: { tenantId: message.tenantId, messageId: message.id, status: data.status, at: data.createdAt } });
   await enqueueInTransaction(boss, tx, DELIVER_QUEUE, { tenantId: message.tenantId, messageId: message.id } satisfies DeliverJob, message.dueAt, clock);
   return message;
 }
@@ -489,12 +540,12 @@ export async function queueMessage(tx: Prisma.TransactionClient, boss: PgBoss, d
 /** After the commit: count the new `queued` messages and tell live subscribers. */
 export async function announceQueued(
   deps: Pick<MessageServiceDeps, 'metrics' | 'events'>,
-  rows: Pick<MessageRow, 'id' | 'tenantId' | 'patientId' | 'channel'>[],
+  rows: Pick<MessageRow, 'id' | 'tenantId' | 'patientId' | 'channel' | 'status'>[],
   at: Date,
 ): Promise<void> {
-  for (const row of rows) deps.metrics.statusChanged('none', 'queued', row.channel);
+  for (const row of rows) deps.metrics.statusChanged('none', row.status, row.channel);
   // Issued together, not one round trip each (1,000 in a batch): a publish never throws, and Redis keeps the order of one connection's commands.
-  await Promise.all(rows.map((row) => publishCommitted(deps.events, [statusEvent(row, 'queued', null, at)])));
+  await Promise.all(rows.map((row) => publishCommitted(deps.events, [statusEvent(row, row.status as 'queued' | 'scheduled', null, at)])));
 }
 
 /** The earlier message of an idempotency key, when it was stored for the same request; CONFLICT otherwise. */

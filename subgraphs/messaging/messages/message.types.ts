@@ -44,7 +44,7 @@ export class Message {
   @Field(() => String, { description: 'The rendered text.' })
   body!: string;
 
-  @Field(() => String, { description: 'queued | sending | sent | delivered | failed' })
+  @Field(() => String, { description: 'scheduled | queued | sending | sent | delivered | failed | cancelled' })
   status!: string;
 
   @Field(() => String, { nullable: true, description: 'Why delivery failed.' })
@@ -53,8 +53,11 @@ export class Message {
   @Field(() => ID, { nullable: true, description: 'The appointment a reminder is about.' })
   appointmentId!: string | null;
 
-  @Field(() => Date, { description: 'Earliest send time: later than createdAt when quiet hours hold the message.' })
+  @Field(() => Date, { description: 'Earliest send time: sendAt when scheduled, later than createdAt when quiet hours hold the message.' })
   dueAt!: Date;
+
+  @Field(() => Date, { nullable: true, description: 'The time the sender scheduled it for; null for a send now.' })
+  sendAt!: Date | null;
 
   @Field(() => Date)
   createdAt!: Date;
@@ -88,6 +91,12 @@ export class SendMessageInput {
 
   @Field(() => GraphQLJSONObject, { nullable: true, description: 'Variable name → string value.' })
   variables?: Record<string, unknown> | null;
+
+  @Field(() => String, {
+    nullable: true,
+    description: 'ISO 8601 with an offset, 1 minute to 35 days ahead: the message stays scheduled until then. Absent: send now.',
+  })
+  sendAt?: string | null;
 }
 
 @ObjectType()

@@ -154,6 +154,7 @@ export class ReplyService {
       idempotencyKey: `reply:${replyId}:help`,
       requestHash: null,
       dueAt: releaseTime(preferences.quietHours, now),
+      sendAt: null,
       createdAt: now,
     };
   }

@@ -95,6 +95,8 @@ function sampleData(type: WebhookEventType, now: Date): Record<string, unknown> 
       return { ...message, status: 'delivered' };
     case 'message.failed':
       return { ...message, status: 'failed', error: 'test failure' };
+    case 'message.cancelled':
+      return { ...message, status: 'cancelled' };
     case 'message.response':
       return { ...message, body: 'YES', receivedAt: now.toISOString() };
     case 'appointment.booked':

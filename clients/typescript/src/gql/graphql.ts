@@ -555,6 +555,7 @@ export type EventType =
   | 'APPOINTMENT_CANCELLED'
   | 'APPOINTMENT_CONFIRMED'
   | 'APPOINTMENT_RESCHEDULED'
+  | 'MESSAGE_CANCELLED'
   | 'MESSAGE_DELIVERED'
   | 'MESSAGE_FAILED'
   | 'MESSAGE_RESPONSE'
@@ -584,7 +585,7 @@ export type Message = {
   /** sms | email */
   channel: Scalars['String']['output'];
   createdAt: Scalars['DateTimeISO']['output'];
-  /** Earliest send time: later than createdAt when quiet hours hold the message. */
+  /** Earliest send time: sendAt when scheduled, later than createdAt when quiet hours hold the message. */
   dueAt: Scalars['DateTimeISO']['output'];
   /** Why delivery failed. */
   error?: Maybe<Scalars['String']['output']>;
@@ -593,7 +594,9 @@ export type Message = {
   /** The recipient; demographics come from the clinical record. */
   patient: Patient;
   patientId: Scalars['ID']['output'];
-  /** queued | sending | sent | delivered | failed */
+  /** The time the sender scheduled it for; null for a send now. */
+  sendAt?: Maybe<Scalars['DateTimeISO']['output']>;
+  /** scheduled | queued | sending | sent | delivered | failed | cancelled */
   status: Scalars['String']['output'];
   statusHistory: Array<StatusChange>;
   /** Email subject. */
@@ -664,6 +667,8 @@ export type Mutation = {
   bookAppointment: Appointment;
   /** Cancels an appointment; emits appointment.cancelled and cancels its reminder; a second cancel changes nothing. */
   cancelAppointment: Appointment;
+  /** Takes back a scheduled or queued message: it is cancelled and never reaches a provider; CONFLICT once a worker has claimed it. */
+  cancelMessage: Message;
   /** Commits a new composition (version 1) to an EHR. */
   createComposition: Composition;
   /** Platform admin: a new tenant, active at once; CONFLICT when the id exists. */
@@ -733,7 +738,7 @@ export type Mutation = {
   resumeOrganization: Organization;
   /** Records the withdrawal of the patient's consent for a purpose. */
   revokeConsent: Consent;
-  /** Queues one message; a repeated idempotencyKey returns the first message (CONFLICT for another request). */
+  /** Queues one message (or schedules it, with sendAt); a repeated idempotencyKey returns the first message (CONFLICT for another request). */
   sendMessage: Message;
   /** 1..1000 messages, each accepted or refused on its own. */
   sendMessages: BatchSendResult;
@@ -789,6 +794,11 @@ export type MutationBookAppointmentArgs = {
 export type MutationCancelAppointmentArgs = {
   id: Scalars['ID']['input'];
   reason?: InputMaybe<Scalars['String']['input']>;
+};
+
+
+export type MutationCancelMessageArgs = {
+  id: Scalars['ID']['input'];
 };
 
 
@@ -1791,6 +1801,7 @@ export type QueryMessagesArgs = {
   limit?: InputMaybe<Scalars['Int']['input']>;
   offset?: InputMaybe<Scalars['Int']['input']>;
   patientId?: InputMaybe<Scalars['ID']['input']>;
+  status?: InputMaybe<Scalars['String']['input']>;
 };
 
 
@@ -2154,6 +2165,8 @@ export type SendMessageInput = {
   /** sms | email */
   channel: Scalars['String']['input'];
   patientId: Scalars['ID']['input'];
+  /** ISO 8601 with an offset, 1 minute to 35 days ahead: the message stays scheduled until then. Absent: send now. */
+  sendAt?: InputMaybe<Scalars['String']['input']>;
   templateId: Scalars['String']['input'];
   /** Variable name → string value. */
   variables?: InputMaybe<Scalars['JSONObject']['input']>;

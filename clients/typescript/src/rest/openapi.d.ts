@@ -16,7 +16,7 @@ export interface paths {
         put?: never;
         /**
          * Send a message from a template
-         * @description Queues one message. Rate-limit category `MESSAGES_SEND`.
+         * @description Queues one message, or with `sendAt` (1 minute to 35 days ahead) schedules it: `scheduled` until then, when consent, preferences and quiet hours are checked again. Rate-limit category `MESSAGES_SEND`.
          */
         post: operations["sendMessage"];
         delete?: never;
@@ -39,6 +39,26 @@ export interface paths {
          * @description Each item is a single send and is accepted or refused on its own; the batch counts once against `MESSAGES_SEND`.
          */
         post: operations["sendMessageBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/messages/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Take back a scheduled or queued message
+         * @description The message becomes `cancelled` (and `message.cancelled` is emitted); it never reaches a provider. Again on a cancelled message: the same answer. 409 once a worker has claimed it. Rate-limit category `MESSAGES_SEND`.
+         */
+        post: operations["cancelMessage"];
         delete?: never;
         options?: never;
         head?: never;
@@ -826,6 +846,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "message.cancelled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A scheduled or queued message was cancelled before it was sent; it never reaches a provider
+         * @description POSTed to every active subscription to this type: at least once, durable, retried on the `WEBHOOK_RETRY_SCHEDULE`; only a 2xx within `WEBHOOK_TIMEOUT_MS` succeeds (docs/webhooks.md).
+         */
+        post: operations["webhook_message_cancelled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "appointment.booked": {
         parameters: {
             query?: never;
@@ -992,6 +1032,25 @@ export interface components {
                 receivedAt: string;
             };
         };
+        WebhookEvent_message_cancelled: {
+            /** @description The event id; also `webhook-id`. Receivers deduplicate by it. */
+            id: string;
+            /** @enum {string} */
+            type: "message.cancelled";
+            /**
+             * Format: date-time
+             * @example 2026-11-23T09:30:00.000Z
+             */
+            timestamp: string;
+            data: {
+                messageId: string;
+                patientId: string;
+                /** @enum {string} */
+                channel: "sms" | "email";
+                /** @enum {string} */
+                status: "cancelled";
+            };
+        };
         WebhookEvent_appointment_booked: {
             /** @description The event id; also `webhook-id`. Receivers deduplicate by it. */
             id: string;
@@ -1139,16 +1198,22 @@ export interface components {
             /** @description The rendered text. */
             body: string;
             /** @enum {string} */
-            status: "queued" | "sending" | "sent" | "delivered" | "failed";
+            status: "scheduled" | "queued" | "sending" | "sent" | "delivered" | "failed" | "cancelled";
             /** @description Why delivery failed; only when `failed`. */
             error?: string;
             appointmentId: string | null;
             /**
              * Format: date-time
-             * @description Earliest send time: later than createdAt when quiet hours hold the message.
+             * @description Earliest send time: sendAt when scheduled, later than createdAt when quiet hours hold the message.
              * @example 2026-11-23T09:30:00.000Z
              */
             dueAt: string;
+            /**
+             * Format: date-time
+             * @description Only on a scheduled send: the time asked for.
+             * @example 2026-11-23T09:30:00.000Z
+             */
+            sendAt?: string;
             /**
              * Format: date-time
              * @example 2026-11-23T09:30:00.000Z
@@ -1168,13 +1233,14 @@ export interface components {
             variables?: {
                 [key: string]: string;
             };
+            sendAt?: string;
         };
         BatchResult: {
             results: ({
                 index: number;
                 id: string;
                 /** @enum {string} */
-                status: "queued" | "sending" | "sent" | "delivered" | "failed";
+                status: "scheduled" | "queued" | "sending" | "sent" | "delivered" | "failed" | "cancelled";
                 /**
                  * Format: date-time
                  * @example 2026-11-23T09:30:00.000Z
@@ -1214,16 +1280,22 @@ export interface components {
             /** @description The rendered text. */
             body: string;
             /** @enum {string} */
-            status: "queued" | "sending" | "sent" | "delivered" | "failed";
+            status: "scheduled" | "queued" | "sending" | "sent" | "delivered" | "failed" | "cancelled";
             /** @description Why delivery failed; only when `failed`. */
             error?: string;
             appointmentId: string | null;
             /**
              * Format: date-time
-             * @description Earliest send time: later than createdAt when quiet hours hold the message.
+             * @description Earliest send time: sendAt when scheduled, later than createdAt when quiet hours hold the message.
              * @example 2026-11-23T09:30:00.000Z
              */
             dueAt: string;
+            /**
+             * Format: date-time
+             * @description Only on a scheduled send: the time asked for.
+             * @example 2026-11-23T09:30:00.000Z
+             */
+            sendAt?: string;
             /**
              * Format: date-time
              * @example 2026-11-23T09:30:00.000Z
@@ -1236,7 +1308,7 @@ export interface components {
             updatedAt: string;
             statusHistory: {
                 /** @enum {string} */
-                status: "queued" | "sending" | "sent" | "delivered" | "failed";
+                status: "scheduled" | "queued" | "sending" | "sent" | "delivered" | "failed" | "cancelled";
                 /**
                  * Format: date-time
                  * @example 2026-11-23T09:30:00.000Z
@@ -1321,7 +1393,7 @@ export interface components {
         WebhookCreated: {
             id: string;
             url: string;
-            events: ("message.sent" | "message.delivered" | "message.failed" | "message.response" | "appointment.booked" | "appointment.rescheduled" | "appointment.confirmed" | "appointment.cancelled")[];
+            events: ("message.sent" | "message.delivered" | "message.failed" | "message.response" | "message.cancelled" | "appointment.booked" | "appointment.rescheduled" | "appointment.confirmed" | "appointment.cancelled")[];
             /** @enum {string} */
             status: "active" | "disabled";
             /**
@@ -1343,7 +1415,7 @@ export interface components {
         Webhook: {
             id: string;
             url: string;
-            events: ("message.sent" | "message.delivered" | "message.failed" | "message.response" | "appointment.booked" | "appointment.rescheduled" | "appointment.confirmed" | "appointment.cancelled")[];
+            events: ("message.sent" | "message.delivered" | "message.failed" | "message.response" | "message.cancelled" | "appointment.booked" | "appointment.rescheduled" | "appointment.confirmed" | "appointment.cancelled")[];
             /** @enum {string} */
             status: "active" | "disabled";
             /**
@@ -1802,6 +1874,8 @@ export interface operations {
         parameters: {
             query?: {
                 patientId?: string;
+                /** @description Only messages in this status. */
+                status?: "scheduled" | "queued" | "sending" | "sent" | "delivered" | "failed" | "cancelled";
                 /** @description Page size (default 20). */
                 limit?: number;
                 /** @description Items to skip (default 0). */
@@ -1895,7 +1969,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The queued message. */
+            /** @description The queued (or scheduled) message. */
             201: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2024,6 +2098,63 @@ export interface operations {
             409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    cancelMessage: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The tenant of the call; one of the token's tenants. Optional when the token names one tenant (docs/api.md §3). */
+                "X-Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The cancelled message. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0b9d7a52-3c4e-4f0a-9a31-6d1f2c8e5b10",
+                     *       "patientId": "p-1001",
+                     *       "templateId": "appointment-reminder",
+                     *       "templateVersion": 1,
+                     *       "language": "en",
+                     *       "channel": "sms",
+                     *       "variables": {
+                     *         "date": "2026-11-24",
+                     *         "time": "09:30"
+                     *       },
+                     *       "subject": "Your appointment on 2026-11-24",
+                     *       "body": "Reminder: your appointment is on 2026-11-24 at 09:30. Reply C to confirm or X to cancel.",
+                     *       "status": "cancelled",
+                     *       "appointmentId": null,
+                     *       "dueAt": "2026-11-23T09:00:00.000Z",
+                     *       "createdAt": "2026-11-23T09:00:00.000Z",
+                     *       "updatedAt": "2026-11-23T09:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
             503: components["responses"]["Error503"];
@@ -4493,6 +4624,77 @@ export interface operations {
                  *     }
                  */
                 "application/json": components["schemas"]["WebhookEvent_message_response"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: disables the subscription at once. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description With Retry-After: the next attempt waits at least that long. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description With Retry-After: the next attempt waits at least that long. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_message_cancelled: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id. */
+                "X-Webhook-Id": string;
+                /** @description The event type. */
+                "X-Webhook-Event": string;
+                /** @description Unix seconds. */
+                "X-Webhook-Timestamp": string;
+                /** @description Lower-case hex HMAC-SHA256 of the exact body bytes, keyed with the current secret's UTF-8 bytes. */
+                "X-Webhook-Signature": string;
+                /** @description Standard Webhooks: the event id (the same as `X-Webhook-Id`). */
+                "webhook-id": string;
+                /** @description Standard Webhooks: unix seconds of this attempt (the same as `X-Webhook-Timestamp`). */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, one per secret in force, the current first. The key is the base64 decoding of what follows `whsec_`, else the secret's UTF-8 bytes. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_c1d2e3f4-0000-4000-8000-000000000001",
+                 *       "type": "message.cancelled",
+                 *       "timestamp": "2026-11-23T09:00:01.000Z",
+                 *       "data": {
+                 *         "messageId": "0b9d7a52-3c4e-4f0a-9a31-6d1f2c8e5b10",
+                 *         "patientId": "p-1001",
+                 *         "channel": "sms",
+                 *         "status": "cancelled"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookEvent_message_cancelled"];
             };
         };
         responses: {

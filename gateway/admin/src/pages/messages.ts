@@ -5,7 +5,9 @@ import { busy, errorLine, heading, section, showError, statusLine, type PageCont
 import { MESSAGE_FIELDS, type Message, type Template } from '../types';
 
 /** Status order: a late event never moves a row backwards (docs/api.md §5). */
-const RANK: Record<string, number> = { queued: 0, sending: 1, sent: 2, delivered: 3, failed: 3 };
+const RANK: Record<string, number> = { scheduled: 0, queued: 1, sending: 2, sent: 3, delivered: 4, failed: 4, cancelled: 4 };
+/** Until a worker claims it, a message can be taken back. */
+const CANCELLABLE = new Set(['scheduled', 'queued']);
 const FEED_LIMIT = 50;
 
 /**
@@ -24,6 +26,31 @@ export async function messagesPage(ctx: PageContext): Promise<void> {
   const tbody = h('tbody');
   const emptyRow = h('tr', null, h('td', { colspan: 6 }, 'No messages yet.'));
   const feed = h('ol', { class: 'feed', 'aria-live': 'polite', 'aria-relevant': 'additions' });
+  const logError = errorLine();
+
+  function cancelButton(m: Message): HTMLButtonElement {
+    const button = h(
+      'button',
+      {
+        type: 'button',
+        class: 'secondary small',
+        'aria-label': `Cancel message ${m.id}`,
+        onclick: async () => {
+          logError.textContent = '';
+          try {
+            const { cancelMessage } = await busy(button, () =>
+              gql<{ cancelMessage: Message }>(`mutation ($id: ID!) { cancelMessage(id: $id) { ${MESSAGE_FIELDS} } }`, { id: m.id }),
+            );
+            if (ctx.active()) upsert(cancelMessage);
+          } catch (err) {
+            showError(logError, err);
+          }
+        },
+      },
+      'Cancel',
+    );
+    return button;
+  }
 
   function renderRow(m: Message): HTMLTableRowElement {
     const status = h(
@@ -31,6 +58,8 @@ export async function messagesPage(ctx: PageContext): Promise<void> {
       { 'data-label': 'Status', class: 'status-cell', 'data-status': m.status },
       badge(m.status),
       m.error ? h('span', { class: 'muted' }, ` ${m.error}`) : null,
+      m.sendAt && m.status === 'scheduled' ? h('span', { class: 'muted' }, ' for ', timeElement(m.sendAt)) : null,
+      CANCELLABLE.has(m.status) ? [' ', cancelButton(m)] : null,
     );
     return h(
       'tr',
@@ -94,6 +123,7 @@ export async function messagesPage(ctx: PageContext): Promise<void> {
         templateId: cells[3].textContent?.split(' · ')[1] ?? '',
         status: data.status,
         error: typeof data.error === 'string' ? data.error : null,
+        sendAt: null,
         createdAt: known.querySelector('time')?.getAttribute('datetime') ?? event.timestamp,
         updatedAt: event.timestamp,
       });
@@ -142,6 +172,7 @@ export async function messagesPage(ctx: PageContext): Promise<void> {
         ),
         tbody,
       ),
+      logError,
     ),
     section(
       'Live events',
@@ -160,6 +191,7 @@ function sendForm(templates: Template[], onSent: (m: Message) => void): HTMLForm
     templates.map((t, i) => h('option', { value: String(i) }, `${t.name} (${t.id}, ${t.language})`)),
   );
   const channel = h('select', { name: 'channel' }, h('option', { value: 'sms' }, 'SMS'), h('option', { value: 'email' }, 'Email'));
+  const sendAt = h('input', { type: 'datetime-local', name: 'sendAt' });
   const variables = h('div', { class: 'variables' });
   const result = statusLine();
   const error = errorLine();
@@ -202,11 +234,18 @@ function sendForm(templates: Template[], onSent: (m: Message) => void): HTMLForm
         try {
           const { sendMessage } = await busy(submit, () =>
             gql<{ sendMessage: Message }>(`mutation ($input: SendMessageInput!) { sendMessage(input: $input) { ${MESSAGE_FIELDS} } }`, {
-              input: { patientId: patient.value.trim(), templateId: chosen.id, channel: channel.value, variables: values },
+              input: {
+                patientId: patient.value.trim(),
+                templateId: chosen.id,
+                channel: channel.value,
+                variables: values,
+                // The browser's local time, as the instant it names.
+                ...(sendAt.value ? { sendAt: new Date(sendAt.value).toISOString() } : {}),
+              },
             }),
           );
           onSent(sendMessage);
-          result.textContent = `Message ${sendMessage.id} queued; watch its status in the log below.`;
+          result.textContent = `Message ${sendMessage.id} ${sendMessage.status}; watch its status in the log below.`;
         } catch (err) {
           showError(error, err);
         }
@@ -218,6 +257,7 @@ function sendForm(templates: Template[], onSent: (m: Message) => void): HTMLForm
       field('Patient id', patient, 'Demo: p-1001 delivers, p-1002 fails, p-1003 has SMS off.'),
       field('Template', template),
       field('Channel', channel),
+      field('Send at (optional)', sendAt, 'Empty: now. Otherwise 1 minute to 35 days ahead; it can be cancelled until then.'),
     ),
     variables,
     submit,
