@@ -157,6 +157,8 @@ describe(`OpenAPI contract (${backendName})`, () => {
     await call('DELETE', `/api/ehr/compositions/${id}`, 204, { headers: { 'If-Match': v2 } });
     await call('PUT', `/api/ehr/compositions/${id}`, 409, { body: { content: VITALS }, headers: { 'If-Match': v2 } });
     await call('GET', `/api/ehr/audit?entityId=${id}&limit=10`, 200);
+    await call('GET', '/api/ehr/patients/p-1001/access-log?from=2026-01-01&limit=5', 200, { headers: demo });
+    await call('GET', '/api/ehr/patients/p-1001/access-log?from=soon', 400, { headers: demo });
 
     // A subject access export: refused, queued, polled until done, downloaded.
     await call('POST', '/api/ehr/patients/p-2001/export', 404);

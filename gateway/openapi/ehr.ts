@@ -378,6 +378,42 @@ export function registerEhr(registry: OpenAPIRegistry): void {
       extraErrors: [404, 409, 415],
     }),
   );
+  const accessEntry = z
+    .strictObject({
+      id: z.string(),
+      actor: z.string().meta({ description: 'Who read (the token subject).' }),
+      roles: z.array(z.string()),
+      action: z.string().meta({ description: 'read | list | query' }),
+      entityType: z.string(),
+      entityId: z.string(),
+      patientId: z.string(),
+      at: dateTime,
+      purpose: z.string().nullable().meta({ description: 'Declared purpose of use (HL7 v3 PurposeOfUse), e.g. TREAT.' }),
+      client: z.string().nullable().meta({ description: "AI agents: the token's OAuth client." }),
+      tool: z.string().nullable().meta({ description: 'AI agents: the MCP tool.' }),
+    })
+    .meta({ id: 'AccessLogEntry' });
+  registry.registerPath(
+    authenticated({
+      method: 'get',
+      path: '/api/ehr/patients/{id}/access-log',
+      operationId: 'listAccessLog',
+      summary: "Who read a patient's record, newest first",
+      description:
+        "Admins, and a `patient` token for its own record (another patient's answers 404, as their record does). `from`/`to`: YYYY-MM-DD (`to` includes its day) or ISO 8601 timestamps.",
+      tags,
+      request: {
+        params: z.object({ id: pathId('id', 'p-1001') }),
+        query: z.object({
+          from: z.string().optional().meta({ example: '2026-12-01' }),
+          to: z.string().optional().meta({ example: '2026-12-31' }),
+          ...pagingQuery,
+        }),
+      },
+      responses: { 200: json('A page of access-log entries.', z.strictObject({ data: z.array(accessEntry), pagination })) },
+      extraErrors: [404],
+    }),
+  );
   registry.registerPath(
     authenticated({
       method: 'get',

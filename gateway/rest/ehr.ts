@@ -26,6 +26,7 @@ const COMPOSITION_FIELDS = 'uid id ehrId patientId templateId area version chang
 const APPOINTMENT_FIELDS = 'id patientId start end status location practitionerId timeZone';
 const RESTRICTION_FIELDS = 'patientId restrictedAt deleteAfter legalHold';
 const ERASURE_FIELDS = 'messages replies preferenceChanges preferences events webhookDeliveries';
+const ACCESS_LOG_FIELDS = 'id actor roles action entityType entityId patientId at purpose client tool';
 const EXPORT_FIELDS = 'id patientId status progress error size chunks createdAt completedAt expiresAt';
 const PUBLICATION_FIELDS = 'patientId documentUniqueId submissionSetUniqueId hash size creationTime repository';
 /** CDA documents are XML (HL7 CDA R2); the clinical record's other answers are JSON. */
@@ -234,6 +235,17 @@ export function ehrRoutes(run: GraphQLRunner): Router {
       { id, input: body, reason },
     );
     res.json(data.rescheduleAppointment);
+  });
+
+  router.get('/patients/:id/access-log', async (req, res) => {
+    onlyQueryParams(req, ['from', 'to', 'limit', 'offset']);
+    const { limit, offset } = queryPaging(req);
+    const data = await run(
+      req,
+      `query($patientId: ID!, $from: String, $to: String, $limit: Int, $offset: Int) { accessLog(patientId: $patientId, from: $from, to: $to, limit: $limit, offset: $offset) { data { ${ACCESS_LOG_FIELDS} } pagination { limit offset total } } }`,
+      { patientId: pathId(req, 'id'), from: queryParam(req, 'from'), to: queryParam(req, 'to'), limit, offset },
+    );
+    res.json(data.accessLog);
   });
 
   router.get('/audit', async (req, res) => {

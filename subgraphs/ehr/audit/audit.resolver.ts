@@ -33,9 +33,12 @@ export class AuditResolver {
     @Arg('patientId', () => ID) patientId: string,
     @Arg('limit', () => Int, { nullable: true }) limit: number | null,
     @Arg('offset', () => Int, { nullable: true }) offset: number | null,
+    @Arg('from', () => String, { nullable: true, description: 'YYYY-MM-DD or an ISO 8601 timestamp: entries from then on.' }) from: string | null,
+    @Arg('to', () => String, { nullable: true, description: 'YYYY-MM-DD (that day included) or an ISO 8601 timestamp: entries until then.' })
+    to: string | null,
     @Ctx() ctx: EhrContext,
   ) {
-    return ctx.audit.accessLog(patientId, limit, offset);
+    return ctx.audit.accessLog(patientId, limit, offset, { from, to });
   }
 
   @Query(() => PopulationQueryPage, {

@@ -2,6 +2,7 @@ import { validationError } from '../../../common/errors';
 import type { PopulationQuery, TenantStore } from '../db/store';
 import { assertCan } from '../policy/rules';
 import { parsePaging, type Page } from '../common/paging';
+import { parseBound } from '../common/dates';
 import { accessLogHash, auditHash, findChainProblem, HMAC_SHA256, UNCHAINED, type ChainCheck, type ChainLink } from './chain';
 import type { Checkpoint, CheckpointLog } from './checkpoints';
 import type { AccessLog as AccessLogRow, AuditRecord as AuditRow } from '../db/generated/client';
@@ -240,14 +241,26 @@ export class AuditService {
     return { valid: true, checked, brokenAtSeq: null, brokenRecordId: null, problem: null };
   }
 
-  /** Who read a patient's record (NEN 7513): admins, and the patient for their own record. */
-  async accessLog(patientId: string, limit?: number | null, offset?: number | null): Promise<Page<AccessLogRow>> {
+  /**
+   * Who read a patient's record (NEN 7513): admins, and the patient for their own record; within [`from`, `to`]
+   * when given (YYYY-MM-DD, `to` including its day, or ISO 8601 timestamps).
+   */
+  async accessLog(
+    patientId: string,
+    limit?: number | null,
+    offset?: number | null,
+    period: { from?: string | null; to?: string | null } = {},
+  ): Promise<Page<AccessLogRow>> {
     assertCan(this.store.identity, 'readAccessLog', { patientId });
     const paging = parsePaging(limit, offset);
+    const from = parseBound('from', period.from);
+    const to = parseBound('to', period.to, true);
+    if (from && to && from > to) throw validationError("'from' is after 'to'", [{ path: 'from', message: 'must not be after to' }]);
+    const where = { patientId, ...(from || to ? { at: { ...(from ? { gte: from } : {}), ...(to ? { lte: to } : {}) } } : {}) };
     return this.store.read(async (tx) => {
       const [data, total] = await Promise.all([
-        tx.accessLog.findMany({ where: { patientId }, orderBy: [{ at: 'desc' }, { id: 'asc' }], take: paging.limit, skip: paging.offset }),
-        tx.accessLog.count({ where: { patientId } }),
+        tx.accessLog.findMany({ where, orderBy: [{ at: 'desc' }, { id: 'asc' }], take: paging.limit, skip: paging.offset }),
+        tx.accessLog.count({ where }),
       ]);
       return { data, pagination: { ...paging, total } };
     });

@@ -1674,9 +1674,11 @@ export type Query = {
 
 
 export type QueryAccessLogArgs = {
+  from?: InputMaybe<Scalars['String']['input']>;
   limit?: InputMaybe<Scalars['Int']['input']>;
   offset?: InputMaybe<Scalars['Int']['input']>;
   patientId: Scalars['ID']['input'];
+  to?: InputMaybe<Scalars['String']['input']>;
 };
 
 

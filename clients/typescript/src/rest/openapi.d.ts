@@ -585,6 +585,26 @@ export interface paths {
         patch: operations["changeAppointment"];
         trace?: never;
     };
+    "/api/ehr/patients/{id}/access-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who read a patient's record, newest first
+         * @description Admins, and a `patient` token for its own record (another patient's answers 404, as their record does). `from`/`to`: YYYY-MM-DD (`to` includes its day) or ISO 8601 timestamps.
+         */
+        get: operations["listAccessLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/ehr/audit": {
         parameters: {
             query?: never;
@@ -1653,6 +1673,28 @@ export interface components {
             practitionerId: string | null;
             /** @description IANA zone of the local times; null: UTC. */
             timeZone: string | null;
+        };
+        AccessLogEntry: {
+            id: string;
+            /** @description Who read (the token subject). */
+            actor: string;
+            roles: string[];
+            /** @description read | list | query */
+            action: string;
+            entityType: string;
+            entityId: string;
+            patientId: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-23T09:30:00.000Z
+             */
+            at: string;
+            /** @description Declared purpose of use (HL7 v3 PurposeOfUse), e.g. TREAT. */
+            purpose: string | null;
+            /** @description AI agents: the token's OAuth client. */
+            client: string | null;
+            /** @description AI agents: the MCP tool. */
+            tool: string | null;
         };
         AuditRecord: {
             id: string;
@@ -4045,6 +4087,51 @@ export interface operations {
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409"];
             415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    listAccessLog: {
+        parameters: {
+            query?: {
+                from?: string;
+                to?: string;
+                /** @description Page size (default 20). */
+                limit?: number;
+                /** @description Items to skip (default 0). */
+                offset?: number;
+            };
+            header?: {
+                /** @description The tenant of the call; one of the token's tenants. Optional when the token names one tenant (docs/api.md §3). */
+                "X-Tenant-Id"?: components["parameters"]["TenantId"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of access-log entries. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AccessLogEntry"][];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
             503: components["responses"]["Error503"];
