@@ -83,6 +83,20 @@ describe(`admin dashboard (${backendName})`, () => {
     return res.body.id;
   }
 
+  /** Fills the message form (the appointment reminder to p-1001) and sends it; the new message's id, from the status line. */
+  async function sendFromForm(page: Page, status: 'queued' | 'scheduled', sendAt?: string): Promise<string> {
+    const template = await page.locator('select[name="templateId"] option', { hasText: '(appointment-reminder, en)' }).getAttribute('value');
+    await page.getByLabel('Template', { exact: true }).selectOption(template);
+    await page.getByLabel('Patient id').fill('p-1001');
+    await page.getByLabel('date').fill('2026-12-01');
+    await page.getByLabel('time').fill('09:30');
+    if (sendAt) await page.getByLabel('Send at (optional)').fill(sendAt);
+    await page.getByRole('button', { name: 'Send message' }).click();
+    const line = new RegExp(`Message (\\S+) ${status}`);
+    const text = await page.getByRole('status').filter({ hasText: line }).textContent();
+    return line.exec(text!)![1];
+  }
+
   it('serves the dashboard without a token, with a strict Content-Security-Policy', async () => {
     const page = await fetch(`${t.url}/admin/`);
     expect(page.status).toBe(200);
@@ -164,17 +178,7 @@ describe(`admin dashboard (${backendName})`, () => {
       }).observe(document.getElementById('message-log'), { subtree: true, childList: true });
     });
 
-    const template = await page.locator('select[name="templateId"] option', { hasText: '(appointment-reminder, en)' }).getAttribute('value');
-    await page.getByLabel('Template', { exact: true }).selectOption(template);
-    await page.getByLabel('Patient id').fill('p-1001');
-    await page.getByLabel('date').fill('2026-12-01');
-    await page.getByLabel('time').fill('09:30');
-    await page.getByRole('button', { name: 'Send message' }).click();
-    const queued = await page
-      .getByRole('status')
-      .filter({ hasText: /Message \S+ queued/ })
-      .textContent();
-    const id = /Message (\S+) queued/.exec(queued!)![1];
+    const id = await sendFromForm(page, 'queued');
 
     await page.locator(`tr[data-message-id="${id}"] .status-cell[data-status="delivered"]`).waitFor();
     const seen: string[] = (await page.evaluate(() => window.statusesSeen)).filter((s: string) => s.startsWith(`${id}:`));
@@ -194,23 +198,12 @@ describe(`admin dashboard (${backendName})`, () => {
     await signIn(page);
     await page.getByRole('link', { name: 'Messages' }).click();
     await page.getByRole('heading', { level: 1, name: 'Messages' }).waitFor();
-    const template = await page.locator('select[name="templateId"] option', { hasText: '(appointment-reminder, en)' }).getAttribute('value');
-    await page.getByLabel('Template', { exact: true }).selectOption(template);
-    await page.getByLabel('Patient id').fill('p-1001');
-    await page.getByLabel('date').fill('2026-12-01');
-    await page.getByLabel('time').fill('09:30');
     // Two hours ahead, in the browser's local wall-clock time (what a datetime-local field holds).
     const later = await page.evaluate(() => {
       const at = new Date(Date.now() + 2 * 3_600_000);
       return new Date(at.getTime() - at.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
     });
-    await page.getByLabel('Send at (optional)').fill(later);
-    await page.getByRole('button', { name: 'Send message' }).click();
-    const text = await page
-      .getByRole('status')
-      .filter({ hasText: /Message \S+ scheduled/ })
-      .textContent();
-    const id = /Message (\S+) scheduled/.exec(text!)![1];
+    const id = await sendFromForm(page, 'scheduled', later);
     await page.locator(`tr[data-message-id="${id}"] .status-cell[data-status="scheduled"]`).waitFor();
     await shot(page, '03b-message-scheduled');
     await page.getByRole('button', { name: `Cancel message ${id}` }).click();
