@@ -65,8 +65,11 @@ describe(`FHIR R4 facade /fhir/R4 (${backendName})`, () => {
       'Appointment',
       'List',
       'Binary',
+      'AuditEvent',
     ]);
     const of = (type: string) => resources.find((r: any) => r.type === type);
+    expect(of('AuditEvent')).toMatchObject({ interaction: [{ code: 'read' }, { code: 'search-type' }], versioning: 'no-version', readHistory: false });
+    expect(of('AuditEvent').searchParam.map((p: any) => p.name)).toEqual(['patient', 'date']);
     expect(of('Patient').interaction.map((i: any) => i.code)).toEqual(['read', 'vread', 'history-instance', 'search-type', 'create', 'update']);
     expect(of('Encounter').interaction.map((i: any) => i.code)).toEqual(['read', 'vread', 'history-instance', 'search-type']);
     expect(of('Patient').searchParam.map((p: any) => p.name)).toEqual(['_id', 'identifier', 'name', 'birthdate', 'gender']);

@@ -1,8 +1,9 @@
+import { validateFhir } from './fhir-support';
 import { backendName, startTestPlatform, type TestPlatform } from './harness';
 
 /**
  * A patient's own access log (docs/security.md, "Access log"): who read the record, for the patient with a
- * `patient` token, over REST and GraphQL, filtered by period; another patient's looks absent, as their record does.
+ * `patient` token, over REST, GraphQL and FHIR (AuditEvent, checked against the R4 definitions), filtered by period; another patient's looks absent, as their record does.
  */
 describe(`a patient's own access log (${backendName})`, () => {
   let t: TestPlatform;
@@ -57,5 +58,36 @@ describe(`a patient's own access log (${backendName})`, () => {
       const res = await log('p-1001', query);
       expect({ query, status: res.status, code: res.body.error?.code }).toEqual({ query, status: 400, code: 'VALIDATION_ERROR' });
     }
+  });
+
+  it('serves the log as FHIR AuditEvents: searched by patient and date, read by id, valid R4', async () => {
+    const fhir = (path: string, token = patient) => t.request('GET', `/fhir/R4/${path}`, { token });
+    const all = (await log('p-1001')).body;
+    const bundle = await fhir('AuditEvent?patient=Patient/p-1001&_count=100');
+    expect(bundle.status).toBe(200);
+    expect(bundle.body).toMatchObject({ resourceType: 'Bundle', type: 'searchset', total: all.pagination.total });
+    expect(validateFhir(bundle.body)).toBe(1 + all.data.length);
+    const events = bundle.body.entry.map((e: { resource: any }) => e.resource);
+    expect(events.map((e: { id: string }) => e.id)).toEqual(all.data.map((e: { id: string }) => e.id));
+    const read = events.find((e: any) => e.agent[0].who.identifier.value === 'dr-jansen');
+    expect(read).toMatchObject({
+      action: 'R',
+      subtype: [{ code: 'read' }],
+      agent: [{ requestor: true, role: [{ text: 'clinician' }] }],
+      entity: [{ what: { reference: 'Patient/p-1001' } }, { what: { identifier: { value: 'Patient/p-1001' } } }],
+    });
+    const one = await fhir(`AuditEvent/${read.id}`);
+    expect(one.status).toBe(200);
+    expect(one.body).toEqual(read);
+
+    expect((await fhir(`AuditEvent?patient=p-1001&date=ge${day(1)}`)).body.total).toBe(0);
+    expect((await fhir(`AuditEvent?patient=p-1001&date=le${day(0)}`)).body.total).toBe(all.pagination.total);
+    expect((await fhir('AuditEvent?patient=p-1001&_summary=count')).body.total).toBe(all.pagination.total);
+    // Another patient's: absent, by search and by id; a search must name one patient; entries have no versions.
+    expect((await fhir('AuditEvent?patient=p-1002')).status).toBe(404);
+    const other = (await log('p-1002', '', await t.token({ tenants: ['demo'], roles: ['admin'] }))).body.data[0];
+    expect((await fhir(`AuditEvent/${other.id}`)).status).toBe(404);
+    expect((await fhir('AuditEvent')).status).toBe(400);
+    expect((await fhir(`AuditEvent/${read.id}/_history`)).status).toBe(501);
   });
 });

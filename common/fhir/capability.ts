@@ -65,6 +65,10 @@ export const SEARCH_PARAMETERS: Record<string, Record<string, ParamDefinition>> 
     date: { kind: 'date', documentation: 'start' },
     status: { kind: 'token', documentation: 'booked | cancelled | fulfilled | noshow' },
   },
+  AuditEvent: {
+    patient: { kind: 'reference', documentation: 'Patient/<id> (required): the patient whose record was read; a patient token, its own' },
+    date: { kind: 'date', documentation: 'recorded, prefixes eq, lt, le, gt, ge' },
+  },
 };
 
 /** Sort keys per type (`_sort=a,-b`); a key is a search parameter of the type. */
@@ -88,7 +92,19 @@ export const INCLUDE_PARAMETERS: Record<string, string[]> = {
   Appointment: ['patient'],
 };
 
-export const FHIR_RESOURCE_TYPES = ['Patient', 'Encounter', 'Observation', 'MedicationRequest', 'DocumentReference', 'Appointment', 'List', 'Binary'] as const;
+export const FHIR_RESOURCE_TYPES = [
+  'Patient',
+  'Encounter',
+  'Observation',
+  'MedicationRequest',
+  'DocumentReference',
+  'Appointment',
+  'List',
+  'Binary',
+  'AuditEvent',
+] as const;
+/** The access log (NEN 7513) as AuditEvents: entries are never changed, so read and search only, no versions. */
+const UNVERSIONED = (type: string) => type === 'AuditEvent';
 /** Binary is read by id only (MHD ITI-68: the document of an XDS DocumentReference). */
 const SEARCHABLE = (type: string) => type !== 'Binary';
 export const WRITABLE_TYPES: readonly string[] = ['Patient', 'Observation', 'Appointment'];
@@ -136,13 +152,12 @@ export function capabilityStatement(software: { version: string; date: string } 
           type,
           interaction: [
             { code: 'read' },
-            { code: 'vread' },
-            { code: 'history-instance' },
+            ...(UNVERSIONED(type) ? [] : [{ code: 'vread' }, { code: 'history-instance' }]),
             ...(SEARCHABLE(type) ? [{ code: 'search-type' }] : []),
             ...(WRITABLE_TYPES.includes(type) ? [{ code: 'create' }, { code: 'update' }] : []),
           ],
-          versioning: 'versioned',
-          readHistory: true,
+          versioning: UNVERSIONED(type) ? 'no-version' : 'versioned',
+          readHistory: !UNVERSIONED(type),
           updateCreate: false,
           conditionalCreate: WRITABLE_TYPES.includes(type),
           conditionalRead: 'not-supported',

@@ -130,7 +130,8 @@ export function createEhrContext(deps: EhrDeps) {
     const openehr = new OpenEhrService(ehrs, compositions, templates, directories, deps.systemId);
     const xds = new XdsService(store, deps.cipher, accessPolicy, consents, deps.xds, deps.metrics);
     const mhd = new MhdService(xds, deps.xds);
-    const fhir = new FhirService(patients, appointments, compositions, templates, mhd, accessPolicy, deps.systemId);
+    const audit = new AuditService(store, deps.auditSeal);
+    const fhir = new FhirService(patients, appointments, compositions, templates, mhd, accessPolicy, deps.systemId, audit);
     const cda = new CdaService(fhir, compositions, templates, base.identity.tenantId);
     return {
       ...base,
@@ -142,7 +143,7 @@ export function createEhrContext(deps: EhrDeps) {
       compositions,
       consents,
       accessPolicy,
-      audit: new AuditService(store, deps.auditSeal),
+      audit,
       fhir,
       cda,
       openehr,

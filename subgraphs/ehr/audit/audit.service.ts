@@ -1,6 +1,6 @@
-import { validationError } from '../../../common/errors';
+import { notFound, validationError } from '../../../common/errors';
 import type { PopulationQuery, TenantStore } from '../db/store';
-import { assertCan } from '../policy/rules';
+import { assertCan, can } from '../policy/rules';
 import { parsePaging, type Page } from '../common/paging';
 import { parseBound } from '../common/dates';
 import { accessLogHash, auditHash, findChainProblem, HMAC_SHA256, UNCHAINED, type ChainCheck, type ChainLink } from './chain';
@@ -264,6 +264,13 @@ export class AuditService {
       ]);
       return { data, pagination: { ...paging, total } };
     });
+  }
+
+  /** One access-log entry, for whoever may read its patient's log; NOT_FOUND otherwise (an entry of another patient looks absent). */
+  async accessLogEntry(id: string): Promise<AccessLogRow> {
+    const row = await this.store.read((tx) => tx.accessLog.findFirst({ where: { id } }));
+    if (!row?.patientId || !can(this.store.identity, 'readAccessLog', { patientId: row.patientId })) throw notFound('AuditEvent', id);
+    return row;
   }
 
   /** The population statistics computed over the tenant's records (their access-log entries, which name no patient): admins. */

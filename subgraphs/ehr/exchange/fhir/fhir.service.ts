@@ -44,6 +44,8 @@ import {
   type SearchCriterion,
 } from './search';
 import { ARCHETYPE } from './mapping';
+import { accessLogToAuditEvent } from './audit-event';
+import type { AuditService } from '../../audit/audit.service';
 import type { MhdService, RegistryCandidate, RegistryType } from '../mhd/mhd.service';
 import { entryUuid } from '../mhd/mhd.mapping';
 
@@ -105,6 +107,7 @@ export class FhirService {
     private readonly mhd: MhdService,
     private readonly policy: AccessPolicyService,
     private readonly systemId: string,
+    private readonly audit: AuditService,
   ) {}
 
   capabilities() {
@@ -144,6 +147,8 @@ export class FhirService {
     }
     if (inRegistry(resourceType, id)) return this.registryResource(resourceType, id);
     switch (resourceType) {
+      case 'AuditEvent':
+        return accessLogToAuditEvent(await this.audit.accessLogEntry(id));
       case 'Patient': {
         const patient = await this.patients.get(id);
         const versions = await this.patients.versionsOf([id]);
@@ -194,6 +199,7 @@ export class FhirService {
   async history(resourceType: string, id: string): Promise<HistoryVersion[]> {
     this.policy.assertReachesRecords();
     this.assertType(resourceType);
+    if (resourceType === 'AuditEvent') throw new AppError('NOT_IMPLEMENTED', 'An AuditEvent is never changed and has no versions: read or search it');
     // Registry entries are never updated in place (a replacement is a new entry): one version.
     if (inRegistry(resourceType, id)) {
       const resource = await this.registryResource(resourceType, id);
@@ -268,6 +274,7 @@ export class FhirService {
   private async matches(resourceType: string, search: ParsedSearch): Promise<{ resources: FhirResource[]; total: number }> {
     if (resourceType === 'Patient') return this.searchPatients(search);
     if (resourceType === 'Appointment') return this.searchAppointments(search);
+    if (resourceType === 'AuditEvent') return this.searchAuditEvents(search);
     if (resourceType === 'Binary') throw new AppError('NOT_IMPLEMENTED', 'Binary is read by id (ITI-68), not searched; find documents with DocumentReference');
     const indexed = await this.indexedSearch(resourceType, search);
     if (indexed) return indexed;
@@ -473,6 +480,31 @@ export class FhirService {
     }
     rows.sort(comparator(search.sort.length ? search.sort : [{ name: 'date', descending: false }]));
     return { resources: rows.slice(search.offset, search.offset + search.count), total: rows.length };
+  }
+
+  /** The access log of one patient (required: `patient`), newest first, within the `date` bounds; paged by the log itself. */
+  private async searchAuditEvents(search: ParsedSearch): Promise<{ resources: FhirResource[]; total: number }> {
+    const patients = search.criteria.filter((c) => c.name === 'patient');
+    if (patients.length !== 1 || patients[0].values.length !== 1 || patients[0].modifier) {
+      throw validationError('AuditEvent search needs exactly one patient, e.g. patient=Patient/p-1001', [{ path: 'patient', message: 'one value, required' }]);
+    }
+    const bounds = search.criteria
+      .filter((c) => c.name === 'date')
+      .map((c) => {
+        if (c.values.length !== 1 || c.modifier) throw validationError('date takes one value per parameter', [{ path: 'date', message: 'one value' }]);
+        const bound = parseDateParam('date', c.values[0]);
+        if (bound.prefix === 'ne') {
+          throw validationError(`date does not take the prefix ${bound.prefix}`, [{ path: 'date', message: 'eq, lt, le, gt or ge' }]);
+        }
+        return bound;
+      });
+    const from = bounds.filter((b) => ['eq', 'gt', 'ge'].includes(b.prefix)).map((b) => (b.prefix === 'gt' ? b.hi : b.lo));
+    const to = bounds.filter((b) => ['eq', 'lt', 'le'].includes(b.prefix)).map((b) => (b.prefix === 'lt' ? b.lo : b.hi) - 1);
+    const page = await this.audit.accessLog(referenceId(patients[0].values[0]), search.count || 1, search.offset, {
+      from: from.length ? new Date(Math.max(...from)).toISOString() : null,
+      to: to.length ? new Date(Math.min(...to)).toISOString() : null,
+    });
+    return { resources: search.count === 0 ? [] : page.data.map(accessLogToAuditEvent), total: page.pagination.total };
   }
 
   // ---- $everything ---------------------------------------------------------
