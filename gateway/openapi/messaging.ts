@@ -215,7 +215,7 @@ export function registerMessaging(registry: OpenAPIRegistry): void {
       operationId: 'cancelMessage',
       summary: 'Take back a scheduled or queued message',
       description:
-        'The message becomes `cancelled` (and `message.cancelled` is emitted); it never reaches a provider. Again on a cancelled message: the same answer. 409 once a worker has claimed it. Rate-limit category `MESSAGES_SEND`.',
+        'The message becomes `cancelled` (and `message.cancelled` is emitted); it never reaches a provider. 409 from any later status (`sending` on, `cancelled` included). Rate-limit category `MESSAGES_SEND`.',
       tags,
       request: { params: z.object({ id: pathId('id', EXAMPLE_MESSAGE.id) }) },
       responses: { 200: json('The cancelled message.', message, { ...EXAMPLE_MESSAGE, status: 'cancelled' }) },

@@ -58,7 +58,7 @@ export class MessageResolver {
   }
 
   @Mutation(() => Message, {
-    description: 'Takes back a scheduled or queued message: it is cancelled and never reaches a provider; CONFLICT once a worker has claimed it.',
+    description: 'Takes back a scheduled or queued message: it is cancelled and never reaches a provider; CONFLICT from any later status (cancelled included).',
   })
   cancelMessage(@Arg('id', () => ID) id: string, @Ctx() ctx: MessagingContext) {
     return ctx.messages.cancel(id);

@@ -223,18 +223,18 @@ export class MessageService {
 
   /**
    * Takes back a message that no worker has claimed (`scheduled` or `queued`): it becomes `cancelled`, with its
-   * history row and `message.cancelled`, and its delivery job finds nothing to send. Again on a cancelled one
-   * answers it as it is; CONFLICT once it is being sent or later.
+   * history row and `message.cancelled`, and its delivery job finds nothing to send. CONFLICT from any later
+   * status, `cancelled` included.
    */
   async cancel(id: string): Promise<MessageView> {
     this.assertCanSend();
     const before = await this.get(id);
-    if (!isCancellable(before.status) && before.status !== 'cancelled') {
+    if (!isCancellable(before.status)) {
       throw new AppError('CONFLICT', `Message '${id}' is ${before.status}; only a scheduled or queued message can be cancelled`);
     }
-    const { message } = await advanceStatus({ ...this.deps, clock: this.clock }, { id }, 'cancelled');
-    // A worker claimed it between the read and the change: it is on its way, not cancelled.
-    if (message && message.status !== 'cancelled') throw new AppError('CONFLICT', `Message '${id}' is ${message.status}; it can no longer be cancelled`);
+    const { message, recorded } = await advanceStatus({ ...this.deps, clock: this.clock }, { id }, 'cancelled');
+    // A worker claimed it (or another cancel won) between the read and the change.
+    if (recorded.length === 0) throw new AppError('CONFLICT', `Message '${id}' is ${message?.status ?? 'gone'}; it can no longer be cancelled`);
     this.messageLoader.clear(id);
     this.historyLoader.clear(id);
     return this.get(id);

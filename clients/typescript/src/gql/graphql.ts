@@ -667,7 +667,7 @@ export type Mutation = {
   bookAppointment: Appointment;
   /** Cancels an appointment; emits appointment.cancelled and cancels its reminder; a second cancel changes nothing. */
   cancelAppointment: Appointment;
-  /** Takes back a scheduled or queued message: it is cancelled and never reaches a provider; CONFLICT once a worker has claimed it. */
+  /** Takes back a scheduled or queued message: it is cancelled and never reaches a provider; CONFLICT from any later status (cancelled included). */
   cancelMessage: Message;
   /** Commits a new composition (version 1) to an EHR. */
   createComposition: Composition;

@@ -56,7 +56,7 @@ export interface paths {
         put?: never;
         /**
          * Take back a scheduled or queued message
-         * @description The message becomes `cancelled` (and `message.cancelled` is emitted); it never reaches a provider. Again on a cancelled message: the same answer. 409 once a worker has claimed it. Rate-limit category `MESSAGES_SEND`.
+         * @description The message becomes `cancelled` (and `message.cancelled` is emitted); it never reaches a provider. 409 from any later status (`sending` on, `cancelled` included). Rate-limit category `MESSAGES_SEND`.
          */
         post: operations["cancelMessage"];
         delete?: never;
