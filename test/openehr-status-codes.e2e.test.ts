@@ -67,6 +67,10 @@ describe(`openEHR REST API: every documented status code (${backendName})`, () =
     await expectStatus(201, 'POST', '/ehr', { body: subject, headers: json });
     await expectStatus(409, 'POST', '/ehr', { body: subject, headers: json });
     await expectStatus(400, 'POST', '/ehr', { rawBody: '{"_type":', headers: json });
+    // The RM makes both flags mandatory: a status without is_modifiable is not an EHR_STATUS.
+    const { is_modifiable: _modifiable, ...withoutModifiable } = status(true);
+    const incomplete = await expectStatus(400, 'POST', '/ehr', { body: withoutModifiable, headers: json });
+    expect(incomplete.body.error.details).toEqual([expect.objectContaining({ path: 'is_modifiable' })]);
     const id = 'b6f1c1d2-5d3c-4a51-9a0e-7d2b8c0e4f11';
     await expectStatus(201, 'PUT', `/ehr/${id}`);
     await expectStatus(409, 'PUT', `/ehr/${id}`);
@@ -131,6 +135,8 @@ describe(`openEHR REST API: every documented status code (${backendName})`, () =
     await expectStatus(404, 'GET', `/ehr/${ehrId}/versioned_composition/${id}/version/${id}::caregraph.local::9`);
     await expectStatus(409, 'DELETE', `/ehr/${ehrId}/composition/${v2}`);
     await expectStatus(404, 'DELETE', `/ehr/${ehrId}/composition/${UNKNOWN}::caregraph.local::1`);
+    await expectStatus(404, 'DELETE', `/ehr/${ehrId}/composition/${id}::another.system::1`);
+    await expectStatus(400, 'DELETE', `/ehr/${ehrId}/composition/not-a-version-uid`);
     await expectStatus(204, 'DELETE', `/ehr/${ehrId}/composition/${v3}`);
     const deleted = `${id}::caregraph.local::4`;
     await expectStatus(400, 'DELETE', `/ehr/${ehrId}/composition/${deleted}`);

@@ -56,6 +56,8 @@ export interface OpenEhrResult {
 /** Most compositions one AQL query evaluates after narrowing; beyond it the query must be narrowed. */
 const AQL_CAP = 10_000;
 const GENERATOR = 'CareGraph/0.1.0';
+/** `<uuid>::<system>::<version>` naming a system other than this one: no version of it can be stored here. */
+const FOREIGN_VERSION_UID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}::[^:]+::[1-9]\d{0,8}$/i;
 const isObject = (v: unknown): v is Record<string, any> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
@@ -128,9 +130,12 @@ export class OpenEhrService {
     return this.ehrResult(await this.ehrs.bySubject(subjectId, subjectNamespace));
   }
 
-  /** POST /ehr (ehrId null) or PUT /ehr/{ehrId}, with an optional EHR_STATUS, kept as written (a bare one when none is given). */
+  /**
+   * POST /ehr (ehrId null) or PUT /ehr/{ehrId}, with an optional EHR_STATUS, kept as written. A given one must
+   * carry both flags, which the RM makes mandatory; without a body the EHR gets a bare status, queryable and modifiable.
+   */
   async createEhr(ehrId: string | null, status: unknown, reason: string | null): Promise<OpenEhrResult> {
-    const written = this.writtenStatus(status ?? { _type: 'EHR_STATUS' }, false);
+    const written = status == null ? this.writtenStatus({ _type: 'EHR_STATUS' }, false) : this.writtenStatus(status, true);
     const isQueryable = typeof written.status.is_queryable === 'boolean' ? written.status.is_queryable : true;
     const isModifiable = typeof written.status.is_modifiable === 'boolean' ? written.status.is_modifiable : true;
     const input: NewEhr = {
@@ -446,9 +451,13 @@ export class OpenEhrService {
     return this.compositionResult(ehrId, updated, chosen);
   }
 
-  /** DELETE names the latest version: 400 when the composition is already deleted, 409 when another version is the latest. */
+  /**
+   * DELETE names the latest version: 404 when no such composition is here (a version uid of another system
+   * included), 400 when it is already deleted or the uid is malformed, 409 when another version is the latest.
+   */
   async deleteComposition(ehrId: string, precedingVersionUid: string, reason: string | null, commit?: CommitAudit): Promise<OpenEhrResult> {
     const ref = parseUid(precedingVersionUid, this.systemId);
+    if (!ref && FOREIGN_VERSION_UID.test(precedingVersionUid)) throw notFound('Versioned composition', precedingVersionUid);
     if (!ref || ref.version === undefined)
       throw validationError('DELETE takes the preceding version uid (<uuid>::<system>::<version>)', [
         { path: 'preceding_version_uid', message: 'not a version uid' },
