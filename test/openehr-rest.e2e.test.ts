@@ -112,7 +112,7 @@ describe(`openEHR REST resources (${backendName})`, () => {
     it('versions EHR_STATUS: versioned object, revision history with commit audits, version at time and by id', async () => {
       const created = await api('POST', '/ehr', {
         body: status({ id: '0b5a2c4e-0002-4a11-8a11-000000000002', namespace: 'insurance' }),
-        headers: representation,
+        headers: { ...representation, 'openehr-audit-details': 'committer.name="Registration desk", description.value="admitted"' },
       });
       const ehrId = created.body.ehr_id.value as string;
       const v1 = await api('GET', `/ehr/${ehrId}/ehr_status`);
@@ -120,7 +120,12 @@ describe(`openEHR REST resources (${backendName})`, () => {
       const between = new Date().toISOString();
       const put = await api('PUT', `/ehr/${ehrId}/ehr_status`, {
         body: { ...v1.body, is_queryable: false },
-        headers: { ...json, 'if-match': `"${v1Uid}"`, 'openehr-audit-details': 'committer.name="Dr. Who", description.value="hide from queries"' },
+        headers: {
+          ...json,
+          'if-match': `"${v1Uid}"`,
+          'openehr-audit-details': 'committer.name="Dr. Who", description.value="hide from queries"',
+          'openehr-version': 'lifecycle_state.code_string="553"',
+        },
       });
       expect(put.status).toBe(204);
       const statusId = v1Uid.split('::')[0];
@@ -148,13 +153,20 @@ describe(`openEHR REST resources (${backendName})`, () => {
         [v2Uid, 'modification'],
         [`${statusId}::caregraph.local::3`, 'modification'],
       ]);
-      expect(history.body.items[1].audits[0]).toMatchObject({ description: { value: 'hide from queries (committer: Dr. Who)' } });
+      // The committer and description the headers named land in each version's commit audit.
+      expect(history.body.items.map((i: any) => [i.audits[0].committer.name, i.audits[0].description?.value])).toEqual([
+        ['Registration desk', 'admitted'],
+        ['Dr. Who', 'hide from queries'],
+        ['test-user', undefined],
+      ]);
       const atTime = await api('GET', `/ehr/${ehrId}/versioned_ehr_status/version?version_at_time=${encodeURIComponent(between)}`);
       expect(atTime.status).toBe(200);
       expect(atTime.body).toMatchObject({ _type: 'ORIGINAL_VERSION', uid: { value: v1Uid }, data: { is_queryable: true } });
       expect(atTime.headers.get('etag')).toBe(`"${v1Uid}"`);
       const byId = await api('GET', `/ehr/${ehrId}/versioned_ehr_status/version/${encodeURIComponent(v2Uid)}`);
       expect(byId.body).toMatchObject({ uid: { value: v2Uid }, preceding_version_uid: { value: v1Uid }, data: { is_queryable: false } });
+      expect(byId.body.lifecycle_state.defining_code.code_string).toBe('553');
+      expect(byId.body.commit_audit.committer.name).toBe('Dr. Who');
       const statusAt = await api('GET', `/ehr/${ehrId}/ehr_status?version_at_time=${encodeURIComponent(between)}`);
       expect(statusAt.body.uid.value).toBe(v1Uid);
       expect((await api('GET', `/ehr/${ehrId}/versioned_ehr_status/version?version_at_time=2000-01-01T00:00:00Z`)).status).toBe(404);

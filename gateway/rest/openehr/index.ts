@@ -77,11 +77,12 @@ export function openEhrRoutes(run: GraphQLRunner, publicBase: PublicBase): Route
 
   // EHR: a body is an optional EHR_STATUS (subject, is_queryable, is_modifiable).
   router.post('/ehr', async (req, res) => {
-    const result = await call(req, 'openehrCreateEhr', { ehrStatus: jsonBody(req, true) ?? null, reason: auditReason(req) ?? null }, 'mutation');
+    const vars = { ehrStatus: jsonBody(req, true) ?? null, reason: auditReason(req) ?? null, audit: commitAudit(req) };
+    const result = await call(req, 'openehrCreateEhr', vars, 'mutation');
     written(req, res, 201, result, at.ehr(result));
   });
   router.put('/ehr/:ehrId', async (req, res) => {
-    const vars = { ehrId: pathId(req, 'ehrId'), ehrStatus: jsonBody(req, true) ?? null, reason: auditReason(req) ?? null };
+    const vars = { ehrId: pathId(req, 'ehrId'), ehrStatus: jsonBody(req, true) ?? null, reason: auditReason(req) ?? null, audit: commitAudit(req) };
     const result = await call(req, 'openehrCreateEhr', vars, 'mutation');
     written(req, res, 201, result, at.ehr(result));
   });
@@ -117,7 +118,13 @@ export function openEhrRoutes(run: GraphQLRunner, publicBase: PublicBase): Route
   router.get('/ehr/:ehrId/ehr_status', readEhrStatus);
   router.get('/ehr/:ehrId/ehr_status/:versionUid', readEhrStatus);
   router.put('/ehr/:ehrId/ehr_status', async (req, res) => {
-    const vars = { ehrId: pathId(req, 'ehrId'), ifMatch: requiredIfMatch(req), ehrStatus: jsonBody(req), reason: auditReason(req) ?? null };
+    const vars = {
+      ehrId: pathId(req, 'ehrId'),
+      ifMatch: requiredIfMatch(req),
+      ehrStatus: jsonBody(req),
+      reason: auditReason(req) ?? null,
+      audit: commitAudit(req),
+    };
     const result = await call(req, 'openehrUpdateEhrStatus', vars, 'mutation');
     written(req, res, 200, result, at.ehrStatus(vars.ehrId, result));
   });
@@ -255,12 +262,12 @@ const FIELDS: Record<string, Record<string, string>> = {
   openehrStoredQueries: { name: 'String' },
   openehrStoredQuery: { name: 'String!', version: 'String' },
   openehrEhr: { ehrId: 'ID', subjectId: 'String', subjectNamespace: 'String' },
-  openehrCreateEhr: { ehrId: 'ID', ehrStatus: 'JSON', reason: 'String' },
+  openehrCreateEhr: { ehrId: 'ID', ehrStatus: 'JSON', reason: 'String', audit: 'JSONObject' },
   openehrVersionedEhrStatus: { ehrId: 'ID!' },
   openehrEhrStatusRevisionHistory: { ehrId: 'ID!' },
   openehrEhrStatusVersion: { ehrId: 'ID!', versionUid: 'String', versionAtTime: 'String' },
   openehrEhrStatus: { ehrId: 'ID!', versionUid: 'String', versionAtTime: 'String' },
-  openehrUpdateEhrStatus: { ehrId: 'ID!', ifMatch: 'String!', ehrStatus: 'JSON', reason: 'String' },
+  openehrUpdateEhrStatus: { ehrId: 'ID!', ifMatch: 'String!', ehrStatus: 'JSON', reason: 'String', audit: 'JSONObject' },
   openehrCreateComposition: { ehrId: 'ID!', ...COMPOSITION_COMMIT },
   openehrComposition: { ehrId: 'ID!', uid: 'ID!', format: 'String' },
   openehrUpdateComposition: { ehrId: 'ID!', versionedObjectUid: 'ID!', ifMatch: 'String!', ...COMPOSITION_COMMIT },

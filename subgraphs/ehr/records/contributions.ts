@@ -83,7 +83,16 @@ export function statusVersionUid(systemId: string, ehrId: string, version: numbe
  */
 export async function writeStatusContribution(
   tx: TenantTx,
-  commit: { tenantId: string; id: string; committer: string; systemId: string; ehrId: string; version: number; reason?: string | null },
+  commit: {
+    tenantId: string;
+    id: string;
+    committer: string;
+    systemId: string;
+    ehrId: string;
+    version: number;
+    reason?: string | null;
+    audit?: CommitAudit;
+  },
 ) {
   return writeContribution(tx, {
     tenantId: commit.tenantId,
@@ -97,6 +106,7 @@ export async function writeStatusContribution(
         changeType: commit.version === 1 ? 'creation' : 'modification',
       },
     ],
-    audit: commit.reason ? { description: commit.reason.slice(0, 1000) } : {},
+    // What the committer said (openEHR-AUDIT_DETAILS, openEHR-VERSION), else the audit reason as the description.
+    audit: { ...(commit.reason ? { description: commit.reason.slice(0, 1000) } : {}), ...commit.audit },
   });
 }

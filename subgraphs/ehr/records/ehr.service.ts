@@ -10,6 +10,7 @@ import { assertCan, DATA_AREAS, recordScope } from '../policy/rules';
 import type { AccessPolicyService } from '../policy/access-policy.service';
 import { assertRowVersion, auditVersions, type AuditVersion } from '../audit/versions';
 import { statusVersionUid, writeStatusContribution, type PreparedVersion } from './contributions';
+import type { CommitAudit } from '../compositions/composition.service';
 
 /** The subject namespace of CareGraph patient ids. */
 const PATIENT_NAMESPACE = 'caregraph';
@@ -42,8 +43,18 @@ export interface LatestStatus {
   actor: string;
   reason: string | null;
   contributionId: string | null;
+  /** What the committer said of this version (openEHR-AUDIT_DETAILS, openEHR-VERSION). */
+  commitAudit?: CommitAudit;
   written?: Record<string, unknown>;
 }
+
+/**
+ * EHR_STATUS versions are their audit records, so a version's commit audit is kept in its record's `after`
+ * (the audit trail then holds what the committer claimed beside who they are).
+ */
+const commitAuditOut = (audit: CommitAudit | undefined) => (audit && Object.keys(audit).length ? { commitAudit: { ...audit } } : {});
+export const commitAuditIn = (after: Record<string, unknown>): { commitAudit?: CommitAudit } =>
+  typeof after.commitAudit === 'object' && after.commitAudit !== null ? { commitAudit: after.commitAudit } : {};
 
 /** EHR_STATUS versions: the EHR's creation, then each status change. */
 const STATUS_ENTITY = ['Ehr', 'EhrStatus'];
@@ -145,6 +156,7 @@ export class EhrService {
         actor: r.actor,
         reason: r.reason,
         contributionId: typeof after.contributionId === 'string' ? after.contributionId : null,
+        ...commitAuditIn(after),
       });
     }
     for (const w of written) {
@@ -187,7 +199,7 @@ export class EhrService {
    * the subject reference. New EHR ids are UUIDs unless the caller names one.
    * EHR_STATUS version 1 is committed in a CONTRIBUTION of its own.
    */
-  async create(input: NewEhr, reason?: string | null): Promise<EhrView> {
+  async create(input: NewEhr, reason?: string | null, commitAudit?: CommitAudit): Promise<EhrView> {
     assertCan(this.store.identity, 'registerPatients');
     await this.policy.assert('write', 'demographics');
     const ehrId = input.ehrId ?? randomUUID();
@@ -222,9 +234,16 @@ export class EhrService {
           action: 'create',
           entityType: 'Ehr',
           entityId: ehrId,
-          after: { patientId, subject: subject ?? null, isQueryable: ehr.isQueryable, isModifiable: ehr.isModifiable, contributionId },
+          after: {
+            patientId,
+            subject: subject ?? null,
+            isQueryable: ehr.isQueryable,
+            isModifiable: ehr.isModifiable,
+            contributionId,
+            ...commitAuditOut(commitAudit),
+          },
         });
-        await writeStatusContribution(tx, { ...this.commit(contributionId, ehrId, reason), version: 1 });
+        await writeStatusContribution(tx, { ...this.commit(contributionId, ehrId, reason), version: 1, audit: commitAudit });
         if (input.written) await this.writeStatus(tx, ehrId, 1, input.written);
         return ehr;
       })
@@ -279,12 +298,12 @@ export class EhrService {
    * EHR of one never changes subject, and no EHR takes one on; any other EHR may name a new subject (or none)
    * that no other EHR has.
    */
-  async updateStatus(ehrId: string, change: StatusChange, reason?: string | null, ifVersion?: number): Promise<EhrView> {
-    const prepared = await this.prepareStatusChange(ehrId, change, ifVersion);
+  async updateStatus(ehrId: string, change: StatusChange, reason?: string | null, ifVersion?: number, commitAudit?: CommitAudit): Promise<EhrView> {
+    const prepared = await this.prepareStatusChange(ehrId, change, ifVersion, commitAudit);
     const contributionId = randomUUID();
     const row = await this.store.change(reason, async (tx, audit) => {
       const { row, version } = await prepared.write(tx, audit, contributionId);
-      await writeStatusContribution(tx, { ...this.commit(contributionId, ehrId, reason), version });
+      await writeStatusContribution(tx, { ...this.commit(contributionId, ehrId, reason), version, audit: commitAudit });
       return row;
     });
     prepared.committed?.();
@@ -296,7 +315,12 @@ export class EhrService {
    * (a status change of its own, or one version of a CONTRIBUTION). With
    * `ifVersion`, the write fails (412) unless that is still the latest version.
    */
-  async prepareStatusChange(ehrId: string, change: StatusChange, ifVersion?: number): Promise<PreparedVersion<{ row: EhrRow; version: number }>> {
+  async prepareStatusChange(
+    ehrId: string,
+    change: StatusChange,
+    ifVersion?: number,
+    commitAudit?: CommitAudit,
+  ): Promise<PreparedVersion<{ row: EhrRow; version: number }>> {
     const current = await this.get(ehrId);
     assertCan(this.store.identity, 'changeEhrStatus');
     const subject = change.written ? await this.subjectChange(current, change.written.subject) : undefined;
@@ -326,7 +350,13 @@ export class EhrService {
             isModifiable: current.status.isModifiable,
             ...(subject ? { subject: current.subject ?? null } : {}),
           },
-          after: { isQueryable: row.isQueryable, isModifiable: row.isModifiable, ...(subject ? { subject: named(row) } : {}), contributionId },
+          after: {
+            isQueryable: row.isQueryable,
+            isModifiable: row.isModifiable,
+            ...(subject ? { subject: named(row) } : {}),
+            contributionId,
+            ...commitAuditOut(commitAudit),
+          },
         });
         // The version this change made: EHR_STATUS versions are the EHR's status audit records.
         const version = await tx.auditRecord.count({ where: { entityType: { in: STATUS_ENTITY }, entityId: ehrId } });

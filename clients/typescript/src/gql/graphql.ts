@@ -921,6 +921,7 @@ export type MutationOpenehrCreateDirectoryArgs = {
 
 
 export type MutationOpenehrCreateEhrArgs = {
+  audit?: InputMaybe<Scalars['JSONObject']['input']>;
   ehrId?: InputMaybe<Scalars['ID']['input']>;
   ehrStatus?: InputMaybe<Scalars['JSON']['input']>;
   reason?: InputMaybe<Scalars['String']['input']>;
@@ -993,6 +994,7 @@ export type MutationOpenehrUpdateDirectoryArgs = {
 
 
 export type MutationOpenehrUpdateEhrStatusArgs = {
+  audit?: InputMaybe<Scalars['JSONObject']['input']>;
   ehrId: Scalars['ID']['input'];
   ehrStatus?: InputMaybe<Scalars['JSON']['input']>;
   ifMatch: Scalars['String']['input'];

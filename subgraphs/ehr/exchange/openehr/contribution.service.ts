@@ -159,7 +159,7 @@ export class ContributionService {
           { path: 'commit_audit.change_type', message: 'modification (251) or amendment (250) expected' },
         ]);
       const change = await this.openehr.statusChange(ehrId, data);
-      return this.ehrs.prepareStatusChange(ehrId, change, await this.openehr.statusVersionNamed(ehrId, preceding!));
+      return this.ehrs.prepareStatusChange(ehrId, change, await this.openehr.statusVersionNamed(ehrId, preceding!), commit);
     }
     const composition = await this.compositionChange(ehrId, changeType, data, preceding, commit);
     if (composition.ehrId !== ehrId) throw notFound('Composition', String(preceding));

@@ -22,9 +22,11 @@ export class OpenEhrResolver {
     @Arg('ehrId', () => ID, { nullable: true }) ehrId: string | null,
     @Arg('ehrStatus', () => GraphQLJSON, { nullable: true }) ehrStatus: unknown,
     @Arg('reason', () => String, { nullable: true }) reason: string | null,
+    @Arg('audit', () => GraphQLJSONObject, { nullable: true, description: 'Commit audit: {committer, description, lifecycleState}.' })
+    audit: Record<string, unknown> | null,
     @Ctx() ctx: EhrContext,
   ) {
-    return ctx.openehr.createEhr(ehrId, ehrStatus, reason);
+    return ctx.openehr.createEhr(ehrId, ehrStatus, reason, commitAuditInput(audit));
   }
 
   @Query(() => OpenEhrResult)
@@ -63,9 +65,11 @@ export class OpenEhrResolver {
     @Arg('ifMatch', () => String) ifMatch: string,
     @Arg('ehrStatus', () => GraphQLJSON, { nullable: true }) ehrStatus: unknown,
     @Arg('reason', () => String, { nullable: true }) reason: string | null,
+    @Arg('audit', () => GraphQLJSONObject, { nullable: true, description: 'Commit audit: {committer, description, lifecycleState}.' })
+    audit: Record<string, unknown> | null,
     @Ctx() ctx: EhrContext,
   ) {
-    return ctx.openehr.updateEhrStatus(ehrId, ifMatch, ehrStatus, reason);
+    return ctx.openehr.updateEhrStatus(ehrId, ifMatch, ehrStatus, reason, commitAuditInput(audit));
   }
 
   @Mutation(() => OpenEhrResult)

@@ -2,6 +2,7 @@ import { AppError, notFound, validationError } from '../../../../common/errors';
 import type { ConstraintNode } from '../../clinical/constraints';
 import { parseUid, type CompositionService, type CompositionView, type ScanFilter } from '../../compositions/composition.service';
 import {
+  commitAuditIn,
   isRegisteredPatients,
   subjectOf,
   type EhrService,
@@ -134,7 +135,7 @@ export class OpenEhrService {
    * POST /ehr (ehrId null) or PUT /ehr/{ehrId}, with an optional EHR_STATUS, kept as written. A given one must
    * carry both flags, which the RM makes mandatory; without a body the EHR gets a bare status, queryable and modifiable.
    */
-  async createEhr(ehrId: string | null, status: unknown, reason: string | null): Promise<OpenEhrResult> {
+  async createEhr(ehrId: string | null, status: unknown, reason: string | null, commit?: CommitAudit): Promise<OpenEhrResult> {
     const written = status == null ? this.writtenStatus({ _type: 'EHR_STATUS' }, false) : this.writtenStatus(status, true);
     const isQueryable = typeof written.status.is_queryable === 'boolean' ? written.status.is_queryable : true;
     const isModifiable = typeof written.status.is_modifiable === 'boolean' ? written.status.is_modifiable : true;
@@ -145,7 +146,7 @@ export class OpenEhrService {
       isModifiable,
       written: { subject: { _type: 'PARTY_SELF' }, ...written.status, is_queryable: isQueryable, is_modifiable: isModifiable },
     };
-    return this.ehrResult(await this.ehrs.create(input, reason));
+    return this.ehrResult(await this.ehrs.create(input, reason, commit));
   }
 
   /**
@@ -244,7 +245,7 @@ export class OpenEhrService {
     const { states } = await this.statusHistory(ehrId);
     const items = states.map((s) => ({
       version_id: { value: this.statusUid(ehrId, s.version) },
-      audits: [auditDetails(this.systemId, { at: s.at, changeType: s.version === 1 ? 'creation' : 'modification', committer: s.actor, description: s.reason })],
+      audits: [this.statusAudit(s)],
     }));
     return { body: { _type: 'REVISION_HISTORY', items } };
   }
@@ -263,22 +264,28 @@ export class OpenEhrService {
       ...(chosen.version > 1 ? { preceding_version_uid: { _type: 'OBJECT_VERSION_ID', value: this.statusUid(ehr.id, chosen.version - 1) } } : {}),
       // Versions committed before EHR_STATUS changes were contributions name themselves.
       contribution: { id: { _type: 'HIER_OBJECT_ID', value: chosen.contributionId ?? uid }, namespace: 'local', type: 'CONTRIBUTION' },
-      commit_audit: auditDetails(this.systemId, {
-        at: chosen.at,
-        changeType: chosen.version === 1 ? 'creation' : 'modification',
-        committer: chosen.actor,
-        description: chosen.reason,
-      }),
-      lifecycle_state: LIFECYCLE.complete,
+      commit_audit: this.statusAudit(chosen),
+      lifecycle_state: LIFECYCLE[chosen.commitAudit?.lifecycleState ?? 'complete'],
       data: this.statusBody(ehr, chosen.version, chosen, chosen.written),
     };
   }
 
-  async updateEhrStatus(ehrId: string, ifMatch: string, status: unknown, reason: string | null): Promise<OpenEhrResult> {
+  /** An EHR_STATUS version's AUDIT_DETAILS: the committer and description the commit named, else its subject and reason. */
+  private statusAudit(s: Pick<LatestStatus, 'version' | 'at' | 'actor' | 'reason' | 'commitAudit'>) {
+    return auditDetails(this.systemId, {
+      at: s.at,
+      changeType: s.version === 1 ? 'creation' : 'modification',
+      committer: s.actor,
+      claimedCommitter: s.commitAudit?.committer,
+      description: s.commitAudit?.description ?? s.reason,
+    });
+  }
+
+  async updateEhrStatus(ehrId: string, ifMatch: string, status: unknown, reason: string | null, commit?: CommitAudit): Promise<OpenEhrResult> {
     const change = await this.statusChange(ehrId, status);
     const version = await this.statusVersionNamed(ehrId, ifMatch);
     try {
-      await this.ehrs.updateStatus(ehrId, change, reason, version);
+      await this.ehrs.updateStatus(ehrId, change, reason, version, commit);
     } catch (err) {
       if (err instanceof AppError && err.code === 'PRECONDITION_FAILED') {
         const current = await this.getEhrStatus(ehrId, null, null);
@@ -802,6 +809,7 @@ function statusStates(versions: Array<AuditVersion & { written?: Record<string, 
   actor: string;
   reason: string | null;
   contributionId: string | null;
+  commitAudit?: CommitAudit;
   written?: Record<string, unknown>;
 }> {
   let state = { isQueryable: true, isModifiable: true };
@@ -812,6 +820,6 @@ function statusStates(versions: Array<AuditVersion & { written?: Record<string, 
       isModifiable: typeof after.isModifiable === 'boolean' ? after.isModifiable : state.isModifiable,
     };
     const contributionId = typeof after.contributionId === 'string' ? after.contributionId : null;
-    return { version: v.version, at: v.at, actor: v.actor, reason: v.reason, contributionId, written: v.written, ...state };
+    return { version: v.version, at: v.at, actor: v.actor, reason: v.reason, contributionId, ...commitAuditIn(after), written: v.written, ...state };
   });
 }
