@@ -1,5 +1,6 @@
 import { startTestPlatform, backendName, type TestPlatform } from './harness';
 import { openEhrCalls } from './support/openehr-oas';
+import { envelope, VITALS } from './ehr-fixtures';
 
 const json = { 'content-type': 'application/json' };
 const representation = { ...json, prefer: 'return=representation' };
@@ -158,5 +159,68 @@ describe(`openEHR ITEM_TAG (${backendName})`, () => {
     const acme = await t.token({ tenants: ['acme'], sub: 'acme-admin' });
     expect((await api('GET', `/ehr/${ehr}/tags`, { token: acme })).status).toBe(404);
     expect((await api('GET', `/ehr/${ehr}/composition/${uid}/tags`, { token: acme })).status).toBe(404);
+  });
+  it('sets tags with a commit from the openehr-item-tag headers, in its transaction, and answers them as headers', async () => {
+    const ehr = await newEhr();
+    const tagged = {
+      ...json,
+      'openehr-item-tag': 'key="category",value="final"; key="flag",value="say \\"hi\\"",target_path="/context/start_time/value"',
+      'openehr-version-item-tag': 'key="reviewed"',
+    };
+    const created = await api('POST', `/ehr/${ehr}/composition`, { body: envelope(VITALS), headers: tagged });
+    expect(created.status).toBe(201);
+    const v1 = created.headers.get('etag')!.replace(/"/g, '');
+    const object = v1.split('::')[0];
+    expect(created.headers.get('openehr-item-tag')).toBe(
+      'key="category",value="final"; key="flag",value="say \\"hi\\"",target_path="/context/start_time/value"',
+    );
+    expect(created.headers.get('openehr-version-item-tag')).toBe('key="reviewed"');
+    expect((await api('GET', `/ehr/${ehr}/composition/${object}/tags`)).body.map((tag: any) => [tag.key, tag.value])).toEqual([
+      ['category', 'final'],
+      ['flag', 'say "hi"'],
+    ]);
+    expect((await api('GET', `/ehr/${ehr}/composition/${v1}/tags`)).body).toEqual([{ key: 'reviewed', target: ref(v1, 'COMPOSITION'), owner_id: owner(ehr) }]);
+
+    // A read answers the version's tags and its versioned object's.
+    const read = await api('GET', `/ehr/${ehr}/composition/${object}`);
+    expect(read.headers.get('openehr-version-item-tag')).toBe('key="reviewed"');
+    expect(read.headers.get('openehr-item-tag')).toContain('key="category"');
+
+    // An update replaces the versioned object's list and tags the new version; the old version keeps its own.
+    const updated = await api('PUT', `/ehr/${ehr}/composition/${object}`, {
+      body: envelope(VITALS),
+      headers: { ...json, 'if-match': `"${v1}"`, 'openehr-item-tag': 'key="category",value="amended"', 'openehr-version-item-tag': 'key="second"' },
+    });
+    expect(updated.status).toBe(204);
+    const v2 = updated.headers.get('etag')!.replace(/"/g, '');
+    expect(updated.headers.get('openehr-item-tag')).toBe('key="category",value="amended"');
+    expect((await api('GET', `/ehr/${ehr}/composition/${v1}/tags`)).body.map((tag: any) => tag.key)).toEqual(['reviewed']);
+    expect((await api('GET', `/ehr/${ehr}/composition/${v2}/tags`)).body.map((tag: any) => tag.key)).toEqual(['second']);
+
+    // EHR_STATUS takes them the same way.
+    const status = await api('GET', `/ehr/${ehr}/ehr_status`);
+    const statusUid = status.body.uid.value as string;
+    const put = await api('PUT', `/ehr/${ehr}/ehr_status`, {
+      body: status.body,
+      headers: { ...json, 'if-match': `"${statusUid}"`, 'openehr-version-item-tag': 'key="consent-checked",value="yes"' },
+    });
+    expect(put.status).toBe(204);
+    const status2 = put.headers.get('etag')!.replace(/"/g, '');
+    expect(put.headers.get('openehr-version-item-tag')).toBe('key="consent-checked",value="yes"');
+    expect((await api('GET', `/ehr/${ehr}/ehr_status/${status2}/tags`)).body.map((tag: any) => tag.value)).toEqual(['yes']);
+  });
+
+  it('refuses a commit whose tag headers are malformed or hold a bad tag, and commits nothing', async () => {
+    const ehr = await newEhr();
+    for (const header of ['key=category', 'key="a",colour="red"', 'key="a" key="b"', 'key="",value="empty key"', 'key="a"; key="a"']) {
+      const res = await raw('POST', `/ehr/${ehr}/composition`, { body: envelope(VITALS), headers: { ...json, 'openehr-item-tag': header } });
+      expect({ header, status: res.status }).toEqual({ header, status: 400 });
+    }
+    const query = await raw('POST', '/query/aql', {
+      body: { q: `SELECT c/uid/value FROM EHR e[ehr_id/value='${ehr}'] CONTAINS COMPOSITION c` },
+      headers: json,
+    });
+    expect(query.body.rows).toEqual([]);
+    expect((await api('GET', `/ehr/${ehr}/tags`)).body).toEqual([]);
   });
 });

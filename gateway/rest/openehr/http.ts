@@ -3,13 +3,21 @@ import { AppError, validationError } from '../../../common/errors';
 import { hasBody, ifMatch, pathId } from '../params';
 
 /** What the adapter's HTTP pieces share: the answer of one ehr-subgraph field, and the openEHR headers and bodies around it. */
-export const RESULT = 'body uid lastModified deleted';
+export const RESULT = 'body uid lastModified deleted itemTags';
 
 export interface OpenEhrResult {
   body?: unknown;
   uid?: string | null;
   lastModified?: string | null;
   deleted?: boolean | null;
+  itemTags?: { versionedObject: ItemTag[]; version: ItemTag[] } | null;
+}
+
+/** An ITEM_TAG as the openEHR tag headers carry it. */
+interface ItemTag {
+  key: string;
+  value?: string;
+  target_path?: string;
 }
 
 /** The adapter's one-operation call: `field(arg: $arg, …) { body uid lastModified deleted }`. */
@@ -41,6 +49,56 @@ export function auditReason(req: Request): string | undefined {
   const reason = [description, committer ? `(committer: ${committer})` : undefined].filter(Boolean).join(' ');
   return reason ? reason.slice(0, 1000) : undefined;
 }
+
+const TAG_HEADERS = { versionedObject: 'openehr-item-tag', version: 'openehr-version-item-tag' } as const;
+/** One `name="value"` pair of a tag; the value's quotes and backslashes escaped with a backslash. */
+const TAG_PAIR = /^\s*(key|value|target_path)\s*=\s*"((?:[^"\\]|\\.)*)"\s*/;
+
+/**
+ * The tags a commit sets (`openehr-item-tag` on the versioned object, `openehr-version-item-tag` on the new
+ * version): `key="category",value="final"; key="flag",value="follow-up",target_path="/content[…]"`.
+ * The ehr subgraph checks each tag as the tag resources do; a header that is not this syntax is a 400 here.
+ */
+export function commitItemTags(req: Request): Record<string, ItemTag[]> | null {
+  const tags: Record<string, ItemTag[]> = {};
+  for (const [target, name] of Object.entries(TAG_HEADERS)) {
+    const header = req.headers[name];
+    if (typeof header !== 'string') continue;
+    const list: ItemTag[] = [];
+    let rest = header.trim();
+    while (rest) {
+      const tag: Record<string, string> = {};
+      for (;;) {
+        const match = TAG_PAIR.exec(rest);
+        if (!match || match[1] in tag)
+          throw validationError(`${name}: expected key="…"[,value="…"][,target_path="…"] per tag, tags separated by ";"`, [
+            { path: name, message: 'malformed' },
+          ]);
+        tag[match[1]] = match[2].replace(/\\(.)/g, '$1');
+        rest = rest.slice(match[0].length);
+        if (!rest.startsWith(',')) break;
+        rest = rest.slice(1);
+      }
+      if (rest && !rest.startsWith(';')) throw validationError(`${name}: tags are separated by ";"`, [{ path: name, message: 'malformed' }]);
+      rest = rest.slice(1).trim();
+      list.push(tag as unknown as ItemTag);
+    }
+    tags[target] = list;
+  }
+  return Object.keys(tags).length ? tags : null;
+}
+
+const quoted = (value: string) => `"${value.replace(/["\\]/g, '\\$&')}"`;
+const tagHeader = (tags: ItemTag[]) =>
+  tags
+    .map((t) =>
+      [
+        `key=${quoted(t.key)}`,
+        ...(t.value !== undefined ? [`value=${quoted(t.value)}`] : []),
+        ...(t.target_path ? [`target_path=${quoted(t.target_path)}`] : []),
+      ].join(','),
+    )
+    .join('; ');
 
 export function requiredIfMatch(req: Request): string {
   const version = ifMatch(req);
@@ -87,6 +145,10 @@ export function headers(res: Response, result: OpenEhrResult, location?: string)
   if (result.uid) res.setHeader('ETag', `"${result.uid}"`);
   if (location) res.location(`${base}${location}`);
   if (result.lastModified) res.setHeader('Last-Modified', new Date(result.lastModified).toUTCString());
+  for (const [target, name] of Object.entries(TAG_HEADERS)) {
+    const tags = result.itemTags?.[target as keyof typeof TAG_HEADERS];
+    if (tags?.length) res.setHeader(name, tagHeader(tags));
+  }
 }
 
 /** JSON as `application/json` exactly (openEHR's documented content type; JSON needs no charset parameter). */

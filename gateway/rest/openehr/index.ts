@@ -11,6 +11,7 @@ import { DIRECTORY_FIELDS, directoryRoutes } from './directory';
 import {
   auditReason,
   commitAudit,
+  commitItemTags,
   headers,
   jsonBody,
   queryString,
@@ -124,6 +125,7 @@ export function openEhrRoutes(run: GraphQLRunner, publicBase: PublicBase): Route
       ehrStatus: jsonBody(req),
       reason: auditReason(req) ?? null,
       audit: commitAudit(req),
+      itemTags: commitItemTags(req),
     };
     const result = await call(req, 'openehrUpdateEhrStatus', vars, 'mutation');
     written(req, res, 200, result, at.ehrStatus(vars.ehrId, result));
@@ -245,7 +247,13 @@ function compositionInput(req: Request): { composition: Record<string, unknown> 
 
 /** What a POST/PUT of a composition commits beside the ids of its target: the variables of COMPOSITION_COMMIT. */
 function compositionCommit(req: Request) {
-  return { templateId: queryString(req, 'templateId'), ...compositionInput(req), reason: auditReason(req) ?? null, audit: commitAudit(req) };
+  return {
+    templateId: queryString(req, 'templateId'),
+    ...compositionInput(req),
+    reason: auditReason(req) ?? null,
+    audit: commitAudit(req),
+    itemTags: commitItemTags(req),
+  };
 }
 
 /** `?format=`, else canonical XML when the client accepts XML rather than JSON. */
@@ -254,7 +262,15 @@ function compositionOutputFormat(req: Request): string | null {
 }
 
 /** The arguments a composition commit (create or update) takes beside the ids of its target: CompositionCommitArgs. */
-const COMPOSITION_COMMIT = { templateId: 'String', composition: 'JSONObject', xml: 'String', reason: 'String', format: 'String', audit: 'JSONObject' };
+const COMPOSITION_COMMIT = {
+  templateId: 'String',
+  composition: 'JSONObject',
+  xml: 'String',
+  reason: 'String',
+  format: 'String',
+  audit: 'JSONObject',
+  itemTags: 'JSONObject',
+};
 
 /** The arguments of each ehr-subgraph field the routes call, with their GraphQL types. */
 const FIELDS: Record<string, Record<string, string>> = {
@@ -267,7 +283,7 @@ const FIELDS: Record<string, Record<string, string>> = {
   openehrEhrStatusRevisionHistory: { ehrId: 'ID!' },
   openehrEhrStatusVersion: { ehrId: 'ID!', versionUid: 'String', versionAtTime: 'String' },
   openehrEhrStatus: { ehrId: 'ID!', versionUid: 'String', versionAtTime: 'String' },
-  openehrUpdateEhrStatus: { ehrId: 'ID!', ifMatch: 'String!', ehrStatus: 'JSON', reason: 'String', audit: 'JSONObject' },
+  openehrUpdateEhrStatus: { ehrId: 'ID!', ifMatch: 'String!', ehrStatus: 'JSON', reason: 'String', audit: 'JSONObject', itemTags: 'JSONObject' },
   openehrCreateComposition: { ehrId: 'ID!', ...COMPOSITION_COMMIT },
   openehrComposition: { ehrId: 'ID!', uid: 'ID!', format: 'String' },
   openehrUpdateComposition: { ehrId: 'ID!', versionedObjectUid: 'ID!', ifMatch: 'String!', ...COMPOSITION_COMMIT },

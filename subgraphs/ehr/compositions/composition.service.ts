@@ -16,7 +16,7 @@ import type { ConsentService } from '../consents/consent.service';
 import type { ClinicalTemplateService } from '../templates/clinical-template.service';
 import { parsePaging, type Page } from '../common/paging';
 import { parseBound } from '../common/dates';
-import { commitAlone } from '../records/contributions';
+import { commitAlone, type AlsoWrite } from '../records/contributions';
 import {
   leafSql,
   leafWhere,
@@ -182,12 +182,24 @@ export class CompositionService {
     throw new AppError('FORBIDDEN', `Not allowed: ${decision.reason}`);
   }
 
-  async create(input: { templateId: string; ehrId: string; content: unknown }, reason?: string | null, commit?: CommitAudit): Promise<CompositionView> {
-    return this.commitInOwnContribution(await this.prepareCreate(input, commit), reason, commit);
+  async create(
+    input: { templateId: string; ehrId: string; content: unknown },
+    reason?: string | null,
+    commit?: CommitAudit,
+    also?: AlsoWrite<CompositionView>,
+  ): Promise<CompositionView> {
+    return this.commitInOwnContribution(await this.prepareCreate(input, commit), reason, commit, also);
   }
 
-  async update(idOrUid: string, ifMatch: string, content: unknown, reason?: string | null, commit?: CommitAudit): Promise<CompositionView> {
-    return this.commitInOwnContribution(await this.prepareUpdate(idOrUid, ifMatch, content, commit), reason, commit);
+  async update(
+    idOrUid: string,
+    ifMatch: string,
+    content: unknown,
+    reason?: string | null,
+    commit?: CommitAudit,
+    also?: AlsoWrite<CompositionView>,
+  ): Promise<CompositionView> {
+    return this.commitInOwnContribution(await this.prepareUpdate(idOrUid, ifMatch, content, commit), reason, commit, also);
   }
 
   async delete(idOrUid: string, ifMatch: string | null | undefined, reason?: string | null, commit?: CommitAudit): Promise<CompositionView> {
@@ -195,8 +207,13 @@ export class CompositionService {
   }
 
   /** A change committed in a CONTRIBUTION of its own, as openEHR commits every version. */
-  private commitInOwnContribution(change: PreparedChange, reason: string | null | undefined, commit: CommitAudit | undefined): Promise<CompositionView> {
-    return commitAlone(this.store, { ...change, type: 'COMPOSITION' }, reason, commit ?? (reason ? { description: reason.slice(0, 1000) } : {}));
+  private commitInOwnContribution(
+    change: PreparedChange,
+    reason: string | null | undefined,
+    commit: CommitAudit | undefined,
+    also?: AlsoWrite<CompositionView>,
+  ): Promise<CompositionView> {
+    return commitAlone(this.store, { ...change, type: 'COMPOSITION' }, reason, commit ?? (reason ? { description: reason.slice(0, 1000) } : {}), also);
   }
 
   /**

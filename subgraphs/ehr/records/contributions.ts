@@ -25,6 +25,9 @@ export interface PreparedVersion<Written = unknown> {
   committed?(): void;
 }
 
+/** More a commit writes in its transaction once its version is written (the item tags its headers carry). */
+export type AlsoWrite<Written> = (tx: TenantTx, audit: AuditWriter, written: Written) => Promise<void>;
+
 /**
  * One prepared version committed in a CONTRIBUTION of its own (a single-resource POST, PUT or DELETE), as
  * openEHR commits every version: the version and its contribution in one transaction.
@@ -34,10 +37,12 @@ export function commitAlone<Written>(
   version: PreparedVersion<Written> & { ehrId: string },
   reason: string | null | undefined,
   audit: CommitAudit,
+  also?: AlsoWrite<Written>,
 ): Promise<Written> {
   const contributionId = randomUUID();
   return store.change(reason, async (tx, auditWriter) => {
     const written = await version.write(tx, auditWriter, contributionId);
+    await also?.(tx, auditWriter, written);
     await writeContribution(tx, {
       tenantId: store.tenantId,
       id: contributionId,

@@ -9,7 +9,7 @@ import type { TenantTx } from '../db/tenant';
 import { assertCan, DATA_AREAS, recordScope } from '../policy/rules';
 import type { AccessPolicyService } from '../policy/access-policy.service';
 import { assertRowVersion, auditVersions, type AuditVersion } from '../audit/versions';
-import { statusVersionUid, writeStatusContribution, type PreparedVersion } from './contributions';
+import { statusVersionUid, writeStatusContribution, type AlsoWrite, type PreparedVersion } from './contributions';
 import type { CommitAudit } from '../compositions/composition.service';
 
 /** The subject namespace of CareGraph patient ids. */
@@ -298,12 +298,21 @@ export class EhrService {
    * EHR of one never changes subject, and no EHR takes one on; any other EHR may name a new subject (or none)
    * that no other EHR has.
    */
-  async updateStatus(ehrId: string, change: StatusChange, reason?: string | null, ifVersion?: number, commitAudit?: CommitAudit): Promise<EhrView> {
+  async updateStatus(
+    ehrId: string,
+    change: StatusChange,
+    reason?: string | null,
+    ifVersion?: number,
+    commitAudit?: CommitAudit,
+    also?: AlsoWrite<{ row: EhrRow; version: number }>,
+  ): Promise<EhrView> {
     const prepared = await this.prepareStatusChange(ehrId, change, ifVersion, commitAudit);
     const contributionId = randomUUID();
     const row = await this.store.change(reason, async (tx, audit) => {
-      const { row, version } = await prepared.write(tx, audit, contributionId);
+      const written = await prepared.write(tx, audit, contributionId);
+      const { row, version } = written;
       await writeStatusContribution(tx, { ...this.commit(contributionId, ehrId, reason), version, audit: commitAudit });
+      await also?.(tx, audit, written);
       return row;
     });
     prepared.committed?.();

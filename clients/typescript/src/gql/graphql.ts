@@ -906,6 +906,7 @@ export type MutationOpenehrCreateCompositionArgs = {
   composition?: InputMaybe<Scalars['JSONObject']['input']>;
   ehrId: Scalars['ID']['input'];
   format?: InputMaybe<Scalars['String']['input']>;
+  itemTags?: InputMaybe<Scalars['JSONObject']['input']>;
   reason?: InputMaybe<Scalars['String']['input']>;
   templateId?: InputMaybe<Scalars['String']['input']>;
   xml?: InputMaybe<Scalars['String']['input']>;
@@ -977,6 +978,7 @@ export type MutationOpenehrUpdateCompositionArgs = {
   ehrId: Scalars['ID']['input'];
   format?: InputMaybe<Scalars['String']['input']>;
   ifMatch: Scalars['String']['input'];
+  itemTags?: InputMaybe<Scalars['JSONObject']['input']>;
   reason?: InputMaybe<Scalars['String']['input']>;
   templateId?: InputMaybe<Scalars['String']['input']>;
   versionedObjectUid: Scalars['ID']['input'];
@@ -998,6 +1000,7 @@ export type MutationOpenehrUpdateEhrStatusArgs = {
   ehrId: Scalars['ID']['input'];
   ehrStatus?: InputMaybe<Scalars['JSON']['input']>;
   ifMatch: Scalars['String']['input'];
+  itemTags?: InputMaybe<Scalars['JSONObject']['input']>;
   reason?: InputMaybe<Scalars['String']['input']>;
 };
 
@@ -1237,6 +1240,8 @@ export type OpenEhrResult = {
   body?: Maybe<Scalars['JSON']['output']>;
   /** Logically deleted. */
   deleted?: Maybe<Scalars['Boolean']['output']>;
+  /** A composition's or EHR_STATUS's item tags: {versionedObject, version}, each a list of {key, value?, target_path?}. */
+  itemTags?: Maybe<Scalars['JSONObject']['output']>;
   lastModified?: Maybe<Scalars['DateTimeISO']['output']>;
   /** Version uid of the answered resource (the EHR id for an EHR). */
   uid?: Maybe<Scalars['String']['output']>;

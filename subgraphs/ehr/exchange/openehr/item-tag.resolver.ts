@@ -1,5 +1,5 @@
-import { Arg, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
-import { GraphQLJSON } from 'graphql-scalars';
+import { Arg, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
+import { GraphQLJSON, GraphQLJSONObject } from 'graphql-scalars';
 import { validationError } from '../../../../common/errors';
 import type { EhrContext } from '../../context';
 import { OpenEhrResult } from './openehr.types';
@@ -15,8 +15,17 @@ function targetType(value: string): TagTarget {
 
 /** openEHR ITEM_TAGs of compositions and EHR_STATUS, served on REST by the gateway's openEHR adapter. */
 // Nullable arguments a caller leaves out arrive as undefined: the services take null.
-@Resolver()
+@Resolver(() => OpenEhrResult)
 export class ItemTagResolver {
+  @FieldResolver(() => GraphQLJSONObject, {
+    nullable: true,
+    description: "A composition's or EHR_STATUS's item tags: {versionedObject, version}, each a list of {key, value?, target_path?}.",
+  })
+  itemTags(@Root() result: OpenEhrResult) {
+    // Answers of other resources, and deleted versions, have none; a version's are read only when selected.
+    return result.itemTags?.() ?? null;
+  }
+
   @Query(() => OpenEhrResult, { description: 'The tags of a composition or EHR_STATUS (body: ITEM_TAG list).' })
   openehrItemTags(
     @Arg('ehrId', () => ID) ehrId: string,

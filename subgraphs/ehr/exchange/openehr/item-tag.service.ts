@@ -1,10 +1,12 @@
 import type { FieldCipher } from '../../../../common/crypto';
 import { notFound, validationError, type ErrorDetail } from '../../../../common/errors';
 import type { ItemTag as ItemTagRow } from '../../db/generated/client';
-import type { TenantStore } from '../../db/store';
+import type { AuditWriter, TenantStore } from '../../db/store';
+import type { TenantTx } from '../../db/tenant';
 import type { CompositionService } from '../../compositions/composition.service';
 import type { AccessPolicyService } from '../../policy/access-policy.service';
 import type { OpenEhrResult, OpenEhrService } from './openehr.service';
+import type { TagWriter } from './versioning';
 
 export const TAG_TARGETS = ['COMPOSITION', 'EHR_STATUS'] as const;
 export type TagTarget = (typeof TAG_TARGETS)[number];
@@ -22,6 +24,13 @@ export interface TagFilter {
   targetPath: string | null;
 }
 
+/** A tag as the openEHR headers and UPDATE_ITEM_TAG carry it. */
+interface TagOut {
+  key: string;
+  value?: string;
+  target_path?: string;
+}
+
 interface NewTag {
   key: string;
   value?: string;
@@ -31,6 +40,12 @@ interface NewTag {
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 /** A key or path as openEHR's tag list headers can carry it: printable, without surrounding blanks. */
 const PRINTABLE = /^[^\s\p{Cc}](?:[^\p{Cc}]*[^\s\p{Cc}])?$/u;
+
+/** A commit's tags (`openehr-item-tag`, `openehr-version-item-tag`): the versioned object's, the new version's. */
+export interface CommitTags {
+  versionedObject?: NewTag[];
+  version?: NewTag[];
+}
 
 /** An UPDATE_ITEM_TAG list: `{key, value?, target_path?}` objects, no two with the same key and path. */
 function parseTags(input: unknown): NewTag[] {
@@ -134,28 +149,82 @@ export class ItemTagService {
   async replace(ehrId: string, targetType: TagTarget, uid: string, input: unknown, reason: string | null): Promise<OpenEhrResult> {
     const tags = parseTags(input);
     const { patientId, area } = await this.target(ehrId, targetType, uid, 'write');
-    const rows = await this.store.change(reason, async (tx, audit) => {
-      const before = await tx.itemTag.findMany({ where: { ehrId, targetType, target: uid } });
-      await tx.itemTag.deleteMany({ where: { ehrId, targetType, target: uid } });
-      await tx.itemTag.createMany({
-        data: tags.map((tag) => ({
-          tenantId: this.store.tenantId,
-          ehrId,
-          patientId,
-          targetType,
-          target: uid,
-          area,
-          key: tag.key,
-          valueEnc: tag.value !== undefined ? this.cipher.encrypt(tag.value) : null,
-          targetPath: tag.targetPath,
-          createdBy: this.store.identity.sub,
-        })),
-      });
-      const after = await tx.itemTag.findMany({ where: { ehrId, targetType, target: uid }, orderBy: [{ key: 'asc' }, { targetPath: 'asc' }] });
-      await audit.record({ action: 'update', entityType: 'ItemTag', entityId: uid, before: { tags: summary(before) }, after: { tags: summary(after) } });
-      return after;
-    });
+    const rows = await this.store.change(reason, (tx, audit) => this.write(tx, audit, { ehrId, patientId, targetType, uid, area }, tags));
     return { body: rows.map((row) => this.body(row, ehrId)) };
+  }
+
+  /** One target's tag list replaced inside the caller's transaction, with its audit record. */
+  private async write(
+    tx: TenantTx,
+    audit: AuditWriter,
+    target: { ehrId: string; patientId: string; targetType: TagTarget; uid: string; area: string | null },
+    tags: NewTag[],
+  ): Promise<ItemTagRow[]> {
+    const { ehrId, targetType, uid } = target;
+    const before = await tx.itemTag.findMany({ where: { ehrId, targetType, target: uid } });
+    await tx.itemTag.deleteMany({ where: { ehrId, targetType, target: uid } });
+    await tx.itemTag.createMany({
+      data: tags.map((tag) => ({
+        tenantId: this.store.tenantId,
+        ehrId,
+        patientId: target.patientId,
+        targetType,
+        target: uid,
+        area: target.area,
+        key: tag.key,
+        valueEnc: tag.value !== undefined ? this.cipher.encrypt(tag.value) : null,
+        targetPath: tag.targetPath,
+        createdBy: this.store.identity.sub,
+      })),
+    });
+    const after = await tx.itemTag.findMany({ where: { ehrId, targetType, target: uid }, orderBy: [{ key: 'asc' }, { targetPath: 'asc' }] });
+    await audit.record({ action: 'update', entityType: 'ItemTag', entityId: uid, before: { tags: summary(before) }, after: { tags: summary(after) } });
+    return after;
+  }
+
+  /**
+   * The tags a commit's headers carry, checked before anything is written, and the writer that sets them in the
+   * commit's own transaction (so a commit and its tags land together or not at all). Whoever may write the
+   * version may tag it: the commit has passed that check before the writer runs. Undefined without tags.
+   */
+  tagsForCommit(targetType: TagTarget, input: { versionedObject?: unknown; version?: unknown } | null | undefined): TagWriter | undefined {
+    if (!input) return undefined;
+    const unknown = Object.keys(input).filter((k) => k !== 'versionedObject' && k !== 'version');
+    if (unknown.length)
+      throw validationError(
+        'itemTags takes versionedObject and version',
+        unknown.map((k) => ({ path: `itemTags.${k}`, message: 'unknown field' })),
+      );
+    const tags: CommitTags = {
+      ...(input.versionedObject !== undefined ? { versionedObject: parseTags(input.versionedObject) } : {}),
+      ...(input.version !== undefined ? { version: parseTags(input.version) } : {}),
+    };
+    if (!tags.versionedObject && !tags.version) return undefined;
+    return async (tx, audit, v) => {
+      const target = { ehrId: v.ehrId, patientId: v.patientId, targetType, area: v.area };
+      if (tags.versionedObject) await this.write(tx, audit, { ...target, uid: v.versionedObjectUid }, tags.versionedObject);
+      if (tags.version) await this.write(tx, audit, { ...target, uid: v.versionUid }, tags.version);
+    };
+  }
+
+  /** The tags of a version and of its versioned object, for the response headers of a read or commit (the caller has read it). */
+  async ofVersion(ehrId: string, targetType: TagTarget, versionUid: string): Promise<{ versionedObject: TagOut[]; version: TagOut[] }> {
+    const versionedObjectUid = versionUid.split('::')[0];
+    const rows = await this.store.read((tx) =>
+      tx.itemTag.findMany({
+        where: { ehrId, targetType, target: { in: [versionedObjectUid, versionUid] } },
+        orderBy: [{ key: 'asc' }, { targetPath: 'asc' }],
+      }),
+    );
+    const tag = (row: ItemTagRow): TagOut => ({
+      key: row.key,
+      ...(row.valueEnc !== null ? { value: this.cipher.decrypt(row.valueEnc) } : {}),
+      ...(row.targetPath ? { target_path: row.targetPath } : {}),
+    });
+    return {
+      versionedObject: rows.filter((r) => r.target === versionedObjectUid).map(tag),
+      version: rows.filter((r) => r.target === versionUid).map(tag),
+    };
   }
 
   /** Deletes a target's tags with a key (whatever their path); 404 when it has none. */

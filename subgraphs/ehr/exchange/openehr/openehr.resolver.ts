@@ -3,6 +3,12 @@ import { GraphQLJSON, GraphQLJSONObject } from 'graphql-scalars';
 import type { EhrContext } from '../../context';
 import { CompositionCommitArgs, OpenEhrResult } from './openehr.types';
 import { commitAuditInput, compositionCommit } from './versioning';
+import type { TagTarget } from './item-tag.service';
+import type { OpenEhrResult as Result } from './openehr.service';
+
+/** A version's answer with its item tags, read only when the caller selects them (the REST adapter's headers). */
+const withTags = (ctx: EhrContext, ehrId: string, targetType: TagTarget, result: Result): Result =>
+  result.uid && !result.deleted ? { ...result, itemTags: () => ctx.itemTags.ofVersion(ehrId, targetType, result.uid!) } : result;
 
 /** openEHR REST interactions as GraphQL fields, served on REST by the gateway's openEHR adapter. */
 @Resolver()
@@ -50,53 +56,62 @@ export class OpenEhrResolver {
   }
 
   @Query(() => OpenEhrResult)
-  openehrEhrStatus(
+  async openehrEhrStatus(
     @Arg('ehrId', () => ID) ehrId: string,
     @Arg('versionUid', () => String, { nullable: true }) versionUid: string | null,
     @Arg('versionAtTime', () => String, { nullable: true }) versionAtTime: string | null,
     @Ctx() ctx: EhrContext,
   ) {
-    return ctx.openehr.getEhrStatus(ehrId, versionUid, versionAtTime);
+    return withTags(ctx, ehrId, 'EHR_STATUS', await ctx.openehr.getEhrStatus(ehrId, versionUid, versionAtTime));
   }
 
   @Mutation(() => OpenEhrResult)
-  openehrUpdateEhrStatus(
+  async openehrUpdateEhrStatus(
     @Arg('ehrId', () => ID) ehrId: string,
     @Arg('ifMatch', () => String) ifMatch: string,
     @Arg('ehrStatus', () => GraphQLJSON, { nullable: true }) ehrStatus: unknown,
     @Arg('reason', () => String, { nullable: true }) reason: string | null,
     @Arg('audit', () => GraphQLJSONObject, { nullable: true, description: 'Commit audit: {committer, description, lifecycleState}.' })
     audit: Record<string, unknown> | null,
+    @Arg('itemTags', () => GraphQLJSONObject, { nullable: true, description: 'Item tags set with the commit: {versionedObject, version}.' })
+    itemTags: Record<string, unknown> | null,
     @Ctx() ctx: EhrContext,
   ) {
-    return ctx.openehr.updateEhrStatus(ehrId, ifMatch, ehrStatus, reason, commitAuditInput(audit));
+    const tags = ctx.itemTags.tagsForCommit('EHR_STATUS', itemTags);
+    return withTags(ctx, ehrId, 'EHR_STATUS', await ctx.openehr.updateEhrStatus(ehrId, ifMatch, ehrStatus, reason, commitAuditInput(audit), tags));
   }
 
   @Mutation(() => OpenEhrResult)
-  openehrCreateComposition(@Arg('ehrId', () => ID) ehrId: string, @Args(() => CompositionCommitArgs) commit: CompositionCommitArgs, @Ctx() ctx: EhrContext) {
-    return ctx.openehr.createComposition(ehrId, compositionCommit(commit));
+  async openehrCreateComposition(
+    @Arg('ehrId', () => ID) ehrId: string,
+    @Args(() => CompositionCommitArgs) commit: CompositionCommitArgs,
+    @Ctx() ctx: EhrContext,
+  ) {
+    const result = await ctx.openehr.createComposition(ehrId, compositionCommit(commit), ctx.itemTags.tagsForCommit('COMPOSITION', commit.itemTags));
+    return withTags(ctx, ehrId, 'COMPOSITION', result);
   }
 
   @Query(() => OpenEhrResult, { description: 'A composition by versioned object uid (latest) or version uid.' })
-  openehrComposition(
+  async openehrComposition(
     @Arg('ehrId', () => ID) ehrId: string,
     @Arg('uid', () => ID) uid: string,
     @Arg('format', () => String, { nullable: true, description: 'JSON (canonical, default), FLAT, STRUCTURED or XML (canonical, a string)' })
     format: string | null,
     @Ctx() ctx: EhrContext,
   ) {
-    return ctx.openehr.getComposition(ehrId, uid, format);
+    return withTags(ctx, ehrId, 'COMPOSITION', await ctx.openehr.getComposition(ehrId, uid, format));
   }
 
   @Mutation(() => OpenEhrResult)
-  openehrUpdateComposition(
+  async openehrUpdateComposition(
     @Arg('ehrId', () => ID) ehrId: string,
     @Arg('versionedObjectUid', () => ID) versionedObjectUid: string,
     @Arg('ifMatch', () => String) ifMatch: string,
     @Args(() => CompositionCommitArgs) commit: CompositionCommitArgs,
     @Ctx() ctx: EhrContext,
   ) {
-    return ctx.openehr.updateComposition(ehrId, versionedObjectUid, ifMatch, compositionCommit(commit));
+    const tags = ctx.itemTags.tagsForCommit('COMPOSITION', commit.itemTags);
+    return withTags(ctx, ehrId, 'COMPOSITION', await ctx.openehr.updateComposition(ehrId, versionedObjectUid, ifMatch, compositionCommit(commit), tags));
   }
 
   @Mutation(() => OpenEhrResult)

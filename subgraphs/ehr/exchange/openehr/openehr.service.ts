@@ -41,7 +41,9 @@ import { compositionFromXml, compositionToXml } from '../../clinical/opt/rm-xml'
 import { compositionFormat, fromCanonical, toCanonical, withoutStaticTypes, type CompositionFormat } from '../../clinical/opt/formats';
 import { exampleFlat } from '../../clinical/opt/example';
 import { flatToCanonical, flatToStructured } from '../../clinical/opt/flat';
-import { auditDetails, LIFECYCLE, objectId, parseTime, nameUuid, type CommitAudit, type CompositionCommit } from './versioning';
+import { auditDetails, LIFECYCLE, objectId, parseTime, nameUuid, type CommitAudit, type CompositionCommit, type TagWriter } from './versioning';
+import type { AuditWriter } from '../../db/store';
+import type { TenantTx } from '../../db/tenant';
 import { statusVersionUid } from '../../records/contributions';
 
 /** What one openEHR interaction answers: the body, its version uid and time (the REST adapter's ETag, Last-Modified and Location). */
@@ -52,6 +54,8 @@ export interface OpenEhrResult {
   lastModified?: Date;
   /** The resource exists but is logically deleted (openEHR answers 204). */
   deleted?: boolean;
+  /** A version's item tags, read when asked for. */
+  itemTags?: () => Promise<{ versionedObject: unknown[]; version: unknown[] }>;
 }
 
 /** Most compositions one AQL query evaluates after narrowing; beyond it the query must be narrowed. */
@@ -281,11 +285,33 @@ export class OpenEhrService {
     });
   }
 
-  async updateEhrStatus(ehrId: string, ifMatch: string, status: unknown, reason: string | null, commit?: CommitAudit): Promise<OpenEhrResult> {
+  async updateEhrStatus(
+    ehrId: string,
+    ifMatch: string,
+    status: unknown,
+    reason: string | null,
+    commit?: CommitAudit,
+    tags?: TagWriter,
+  ): Promise<OpenEhrResult> {
     const change = await this.statusChange(ehrId, status);
     const version = await this.statusVersionNamed(ehrId, ifMatch);
     try {
-      await this.ehrs.updateStatus(ehrId, change, reason, version, commit);
+      await this.ehrs.updateStatus(
+        ehrId,
+        change,
+        reason,
+        version,
+        commit,
+        tags &&
+          ((tx, audit, { row, version: written }) =>
+            tags(tx, audit, {
+              ehrId,
+              patientId: row.patientId,
+              area: null,
+              versionedObjectUid: this.statusObjectId(ehrId),
+              versionUid: this.statusUid(ehrId, written),
+            })),
+      );
     } catch (err) {
       if (err instanceof AppError && err.code === 'PRECONDITION_FAILED') {
         const current = await this.getEhrStatus(ehrId, null, null);
@@ -427,11 +453,16 @@ export class OpenEhrService {
     return composition;
   }
 
-  async createComposition(ehrId: string, commit: CompositionCommit): Promise<OpenEhrResult> {
+  async createComposition(ehrId: string, commit: CompositionCommit, tags?: TagWriter): Promise<OpenEhrResult> {
     const chosen = compositionFormat(commit.format);
     const input = await this.inbound(commit.body, commit.templateId, chosen);
     await this.template(input.templateId);
-    const created = await this.compositions.create({ templateId: input.templateId, ehrId, content: input.content }, commit.reason, commit.audit);
+    const created = await this.compositions.create(
+      { templateId: input.templateId, ehrId, content: input.content },
+      commit.reason,
+      commit.audit,
+      compositionTags(tags),
+    );
     return this.compositionResult(ehrId, created, chosen);
   }
 
@@ -447,14 +478,14 @@ export class OpenEhrService {
     return this.compositionResult(ehrId, await this.inEhr(ehrId, uid), chosen);
   }
 
-  async updateComposition(ehrId: string, versionedObjectUid: string, ifMatch: string, commit: CompositionCommit): Promise<OpenEhrResult> {
+  async updateComposition(ehrId: string, versionedObjectUid: string, ifMatch: string, commit: CompositionCommit, tags?: TagWriter): Promise<OpenEhrResult> {
     const chosen = compositionFormat(commit.format);
     const history = await this.history(ehrId, versionedObjectUid);
     const latest = history[history.length - 1];
     const input = await this.inbound(commit.body, commit.templateId ?? latest.templateId, chosen);
     if (input.templateId !== latest.templateId)
       throw validationError(`A composition keeps its template (${latest.templateId})`, [{ path: 'archetype_details.template_id.value', message: 'differs' }]);
-    const updated = await this.compositions.update(latest.id, ifMatch, input.content, commit.reason, commit.audit);
+    const updated = await this.compositions.update(latest.id, ifMatch, input.content, commit.reason, commit.audit, compositionTags(tags));
     return this.compositionResult(ehrId, updated, chosen);
   }
 
@@ -799,6 +830,12 @@ export class OpenEhrService {
     return found;
   }
 }
+
+/** A composition commit's tag writer, given the version the commit wrote. */
+const compositionTags = (tags: TagWriter | undefined) =>
+  tags &&
+  ((tx: TenantTx, audit: AuditWriter, c: CompositionView) =>
+    tags(tx, audit, { ehrId: c.ehrId, patientId: c.patientId, area: c.area, versionedObjectUid: c.id, versionUid: c.uid }));
 
 /** EHR_STATUS states per version from its audit trail (creation, then each change). */
 function statusStates(versions: Array<AuditVersion & { written?: Record<string, unknown> }>): Array<{

@@ -14,6 +14,9 @@ export class OpenEhrResult {
 
   @Field(() => Boolean, { nullable: true, description: 'Logically deleted.' })
   deleted?: boolean;
+
+  /** Read by ItemTagResolver's `itemTags` field only when a caller selects it. */
+  itemTags?: () => Promise<{ versionedObject: unknown[]; version: unknown[] }>;
 }
 
 /** What a composition commit (create or update) carries beside the ids that name its target. */
@@ -36,4 +39,10 @@ export class CompositionCommitArgs {
 
   @Field(() => GraphQLJSONObject, { nullable: true, description: 'Commit audit: {committer, description, lifecycleState}.' })
   audit!: Record<string, unknown> | null;
+
+  @Field(() => GraphQLJSONObject, {
+    nullable: true,
+    description: 'Item tags set with the commit: {versionedObject, version}, each a list of {key, value?, target_path?}.',
+  })
+  itemTags!: Record<string, unknown> | null;
 }

@@ -2,6 +2,8 @@ import { createHash } from 'node:crypto';
 import { validationError } from '../../../../common/errors';
 import type { CommitAudit } from '../../compositions/composition.service';
 import type { CompositionCommitArgs } from './openehr.types';
+import type { AuditWriter } from '../../db/store';
+import type { TenantTx } from '../../db/tenant';
 
 /** openEHR terminology codes of the change types a version records. */
 const CHANGE_CODES: Record<string, string> = { creation: '249', amendment: '250', modification: '251', deleted: '523', unknown: '253' };
@@ -14,6 +16,19 @@ export const LIFECYCLE = {
 } as const;
 
 export type { CommitAudit } from '../../compositions/composition.service';
+
+/** The version a commit wrote, as its tags name it. */
+interface TaggedVersion {
+  ehrId: string;
+  patientId: string;
+  /** The composition's data area; null for an EHR_STATUS. */
+  area: string | null;
+  versionedObjectUid: string;
+  versionUid: string;
+}
+
+/** The item tags' writer: writes the tags of a commit inside its transaction (after the version, before the commit). */
+export type TagWriter = (tx: TenantTx, audit: AuditWriter, version: TaggedVersion) => Promise<void>;
 
 /** AUDIT_DETAILS of one version. */
 export function auditDetails(
