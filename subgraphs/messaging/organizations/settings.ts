@@ -10,7 +10,7 @@ const CATEGORIES = Object.keys(RATE_LIMIT_CATEGORIES) as RateLimitCategory[];
 const limit = z.number().int('must be a whole number').min(1, 'must be at least 1').max(1_000_000, 'must be at most 1000000');
 
 /** How long before an appointment its reminder goes out when the tenant has set nothing: a day. */
-export const DEFAULT_REMINDER_LEAD_MINUTES = 24 * 60;
+const DEFAULT_REMINDER_LEAD_MINUTES = 24 * 60;
 /** Longest lead time a tenant may set: two weeks. */
 const MAX_REMINDER_LEAD_MINUTES = 14 * 24 * 60;
 /** Most reminders a cadence may send per appointment. */
