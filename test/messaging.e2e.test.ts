@@ -70,7 +70,14 @@ describe(`messaging service (${backendName})`, () => {
     expect(res.body).toMatchObject({ status: 'queued', patientId: 'p-1001', appointmentId: 'appt-1001', channel: 'sms' });
     const appts = await t.request('GET', '/v1/appointments');
     const appt = appts.body.data.find((a: any) => a.id === 'appt-1001');
-    expect(res.body.variables).toEqual({ date: appt.start.slice(0, 10), time: appt.start.slice(11, 16), location: appt.location });
+    // appt-1001 is tomorrow at 09:30 UTC: "tomorrow", or in hours when that is under 12 hours away.
+    expect(res.body.variables).toEqual({
+      date: appt.start.slice(0, 10),
+      time: appt.start.slice(11, 16),
+      location: appt.location,
+      when: expect.stringMatching(/^(tomorrow|in \d+ hours?)$/),
+    });
+    expect(res.body.body).toContain(`your appointment is ${res.body.variables.when}, on ${appt.start.slice(0, 10)}`);
     expect((await finalMessage(t, res.body.id)).status).toBe('delivered');
 
     const reply = await t.request('POST', '/v1/simulator/replies', { body: { messageId: res.body.id, body: ' c ' } });
@@ -389,6 +396,7 @@ describe(`messaging service (${backendName})`, () => {
           { name: 'date', type: 'date', required: true },
           { name: 'time', type: 'time', required: true },
           { name: 'location', type: 'string', required: false },
+          { name: 'when', type: 'string', required: false },
         ],
       }),
     );

@@ -62,6 +62,7 @@ const ROOT_FIELD_CATEGORIES: Readonly<Record<string, RateLimitCategory | typeof 
   // the tenant's messaging settings: reminder lead time, reply keywords and retention periods
   reminderSettings: 'WEBHOOKS',
   setReminderLeadTime: 'WEBHOOKS',
+  setReminderLeadTimes: 'WEBHOOKS',
   replyKeywords: 'WEBHOOKS',
   setReplyKeywords: 'WEBHOOKS',
   messagingRetention: 'WEBHOOKS',

@@ -6,7 +6,12 @@ const REMINDER_VARIABLES = [
   { name: 'date', type: 'date', required: true },
   { name: 'time', type: 'time', required: true },
   { name: 'location', type: 'string', required: false },
+  { name: 'when', type: 'string', required: false },
 ];
+
+/** The seeded reminder's text: `when` (reminders/when.ts) says how far ahead the appointment is, left out when not given. */
+export const REMINDER_BODY =
+  'Reminder: your appointment is {{#when}}{{when}}, {{/when}}on {{date}} at {{time}}{{#location}} at {{location}}{{/location}}. Reply C to confirm or X to cancel.';
 
 /**
  * docs/api.md §10 demo data of messaging: the appointment reminder template (in
@@ -30,7 +35,7 @@ export async function seedMessaging(prisma: MessagingPrisma): Promise<boolean> {
         language: 'en',
         version: 1,
         subject: 'Your appointment on {{date}}',
-        body: 'Reminder: your appointment is on {{date}} at {{time}}{{#location}} at {{location}}{{/location}}. Reply C to confirm or X to cancel.',
+        body: REMINDER_BODY,
         variables: REMINDER_VARIABLES,
       };
       await tx.messageTemplate.create({ data: { ...template, id: 'appointment-reminder' } });

@@ -20,6 +20,8 @@ export interface ReminderJob {
   appointmentId: string;
   /** The appointment start the reminder was scheduled for (ISO 8601): a job for an older start is stale. */
   start: string;
+  /** The reminder's lead time (its row); absent on jobs queued before cadences, whose appointment had one row. */
+  leadMinutes?: number;
 }
 
 export interface DeliverJob {

@@ -7,6 +7,7 @@ import type { Deadline } from '../../../common/deadline';
 import type { FieldCipher } from '../../../common/crypto';
 import { AppError, notFound, validationError } from '../../../common/errors';
 import { wallClockMs } from '../../../common/dates';
+import { howFarAhead } from '../reminders/when';
 import type { EventBus } from '../../../common/events/bus';
 import type { MessagingPrisma } from '../db/client';
 import type { Message as MessageRow, MessageStatusChange, Prisma, MessageTemplate as TemplateRow } from '../db/generated/client';
@@ -336,8 +337,10 @@ export class MessageService {
     const preferences = context.preferences.get(appointment.patientId)!;
     const chosen = channel ?? (preferences.channels.sms ? 'sms' : preferences.channels.email ? 'email' : 'sms');
     // The appointment's own zone (where it takes place), else the patient's, else UTC.
-    const { date, time } = wallClock(appointment.start, appointment.timeZone ?? preferences.quietHours?.timezone ?? 'UTC');
-    const filled: Record<string, string> = { date, time, ...(appointment.location ? { location: appointment.location } : {}) };
+    const zone = appointment.timeZone ?? preferences.quietHours?.timezone ?? 'UTC';
+    const { date, time } = wallClock(appointment.start, zone);
+    const when = howFarAhead(new Date(appointment.start), this.clock.now(), zone, preferences.language);
+    const filled: Record<string, string> = { date, time, when, ...(appointment.location ? { location: appointment.location } : {}) };
     const defs = (pickTemplate(context.templates.get(template), preferences.language)?.variables ?? []) as unknown as TemplateVariableDef[];
     const variables = Object.fromEntries(Object.entries(filled).filter(([name]) => defs.some((d) => d.name === name)));
     return this.sendOne({ patientId: appointment.patientId, templateId: template, channel: chosen, variables }, context, {

@@ -23,6 +23,7 @@ function settingsOf(input: OrganizationSettingsInput | null | undefined): unknow
     rateLimits: Object.fromEntries((input.rateLimits ?? []).map((r) => [r.category, r.limit])),
     ...(input.supportEmail != null ? { supportEmail: input.supportEmail } : {}),
     ...(input.reminderLeadMinutes != null ? { reminderLeadMinutes: input.reminderLeadMinutes } : {}),
+    ...(input.reminderLeadTimes != null ? { reminderLeadTimes: input.reminderLeadTimes } : {}),
     retention: Object.fromEntries((input.retention ?? []).map((r) => [r.category, r.days])),
     ...(input.replyKeywords ? { replyKeywords: replyKeywordsOf(input.replyKeywords) } : {}),
   };
@@ -88,11 +89,12 @@ export class OrganizationResolver {
 
   @FieldResolver(() => OrganizationSettingsView)
   settings(@Root() organization: OrganizationView) {
-    const { rateLimits, supportEmail, reminderLeadMinutes } = organization.settings;
+    const { rateLimits, supportEmail, reminderLeadMinutes, reminderLeadTimes } = organization.settings;
     return {
       rateLimits: Object.entries(rateLimits).map(([category, limit]) => ({ category, limit })),
       supportEmail: supportEmail ?? null,
       reminderLeadMinutes: reminderLeadMinutes ?? null,
+      reminderLeadTimes: reminderLeadTimes ?? null,
       retention: retentionOverrides(organization.settings),
       // By language: the stored JSON keeps no order.
       replyKeywords: Object.entries(organization.settings.replyKeywords ?? {})

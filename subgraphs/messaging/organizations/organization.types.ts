@@ -77,6 +77,12 @@ export class OrganizationSettingsView {
   @Field(() => Int, { nullable: true, description: 'Minutes before an appointment its automatic reminder goes out; null: the default (1440).' })
   reminderLeadMinutes!: number | null;
 
+  @Field(() => [Int], {
+    nullable: true,
+    description: 'The reminder cadence, minutes before an appointment of each reminder; null: the single reminderLeadMinutes.',
+  })
+  reminderLeadTimes!: number[] | null;
+
   @Field(() => [RetentionSettingView], { description: "This tenant's own retention periods of messaging data; other categories use the default." })
   retention!: RetentionSettingView[];
 
@@ -94,6 +100,9 @@ export class OrganizationSettingsInput {
 
   @Field(() => Int, { nullable: true, description: 'Minutes, 0..20160.' })
   reminderLeadMinutes?: number | null;
+
+  @Field(() => [Int], { nullable: true, description: '1..10 distinct lead times in minutes, 0..20160 each; wins over reminderLeadMinutes.' })
+  reminderLeadTimes?: number[] | null;
 
   @Field(() => [RetentionSettingInput], { nullable: true })
   retention?: RetentionSettingInput[] | null;

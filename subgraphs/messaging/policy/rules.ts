@@ -62,7 +62,7 @@ const CAPABILITIES = {
   reEnableWebhook: { roles: ['admin'], what: 're-enable a disabled webhook' },
   alertEvents: { roles: ['admin'], what: 'subscribe to webhook.disabled alerts' },
   sendAutomaticReminders: { roles: [], reserved: [SYSTEM_SUBJECTS.reminderScheduler], what: "send an appointment's automatic reminder when it is due" },
-  manageReminderSettings: { roles: ['admin'], what: "set the tenant's reminder lead time" },
+  manageReminderSettings: { roles: ['admin'], what: "set the tenant's reminder lead times (cadence)" },
   manageReplyKeywords: { roles: ['admin'], what: "read and set the tenant's own reply keywords" },
   erasePatientData: { roles: ['admin'], what: "erase a patient's messaging data (GDPR art. 17)" },
   exportPatientData: { roles: ['admin'], what: "export a patient's data (GDPR art. 15/20; a patient may export their own)" },

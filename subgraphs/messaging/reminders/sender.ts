@@ -12,30 +12,36 @@ const FINAL = new Set(['NOT_FOUND', 'CONFLICT', 'PATIENT_OPTED_OUT', 'VALIDATION
 
 /**
  * Sends one due reminder, unless its row has moved on (rescheduled to
- * another start, cancelled, already sent). The send is the same as
+ * another start, cancelled, skipped, already sent). The send is the same as
  * `remindAppointment` (template, channel choice, consent,
  * quiet hours held by the delivery worker), made as the reminder scheduler of
- * the job's tenant, with an idempotency key per appointment and start, so a
- * job run twice sends one message. Returns the reminder's status.
+ * the job's tenant, with an idempotency key per appointment, start and lead
+ * time, so a job run twice sends one message. Returns the reminder's status.
  */
-async function sendDueReminder(deps: MessageServiceDeps, job: ReminderJob, logger?: Logger): Promise<string> {
+export async function sendDueReminder(deps: MessageServiceDeps, job: ReminderJob, logger?: Logger): Promise<string> {
   const prisma = tenantClient(deps.prisma, job.tenantId);
-  const key = { tenantId_appointmentId: { tenantId: job.tenantId, appointmentId: job.appointmentId } };
-  const reminder = await prisma.appointmentReminder.findUnique({ where: key });
-  if (!reminder || reminder.status !== 'scheduled' || reminder.start.toISOString() !== job.start) return reminder?.status ?? 'gone';
+  // A job of before cadences names no lead time: its appointment's row for that start.
+  const reminder = await prisma.appointmentReminder.findFirst({
+    where: {
+      tenantId: job.tenantId,
+      appointmentId: job.appointmentId,
+      start: new Date(job.start),
+      ...(job.leadMinutes === undefined ? {} : { leadMinutes: job.leadMinutes }),
+    },
+  });
+  if (!reminder || reminder.status !== 'scheduled') return reminder?.status ?? 'gone';
+  const row = { tenantId: job.tenantId, appointmentId: job.appointmentId, leadMinutes: reminder.leadMinutes, start: reminder.start };
+  const key = `reminder:${job.appointmentId}:${job.start}${job.leadMinutes === undefined ? '' : `:${job.leadMinutes}`}`;
   const messages = new MessageService({ ...deps, prisma }, { sub: SYSTEM_SUBJECTS.reminderScheduler, tenantId: job.tenantId, roles: [] });
   try {
-    const message = await messages.remind(job.appointmentId, null, null, `reminder:${job.appointmentId}:${job.start}`);
-    await prisma.appointmentReminder.updateMany({
-      where: { ...key.tenantId_appointmentId, start: reminder.start },
-      data: { status: 'sent', messageId: message.id },
-    });
+    const message = await messages.remind(job.appointmentId, null, null, key);
+    await prisma.appointmentReminder.updateMany({ where: row, data: { status: 'sent', messageId: message.id } });
     return 'sent';
   } catch (err) {
     if (!(err instanceof AppError && FINAL.has(err.code))) throw err;
     logger?.info({ appointmentId: job.appointmentId, code: err.code }, 'appointment reminder skipped');
     await prisma.appointmentReminder.updateMany({
-      where: { ...key.tenantId_appointmentId, start: reminder.start, status: 'scheduled' },
+      where: { ...row, status: 'scheduled' },
       data: { status: 'skipped', note: err.message.slice(0, 500) },
     });
     return 'skipped';

@@ -752,8 +752,10 @@ export type Mutation = {
   setMessagingRetention: Array<MessagingRetentionPeriod>;
   /** Admin: sets one retention period (days) of clinical data for the tenant. */
   setRecordRetention: Array<RecordRetentionPeriod>;
-  /** Sets the reminder lead time, 0..20160 minutes (admin); applies to appointments booked or moved from now on. Stored in the organisation's settings (reminderLeadMinutes) and logged as an organisation change. */
+  /** Sets a single reminder lead time, 0..20160 minutes (admin), replacing any cadence; applies to appointments booked or moved from now on. Stored in the organisation's settings (reminderLeadMinutes) and logged as an organisation change. */
   setReminderLeadTime: ReminderSettings;
+  /** Sets the reminder cadence (admin): 1..10 distinct lead times of 0..20160 minutes, one reminder per lead time, replacing a single lead time; applies to appointments booked or moved from now on. Stored in the organisation's settings (reminderLeadTimes) and logged as an organisation change. */
+  setReminderLeadTimes: ReminderSettings;
   /** Replaces the tenant's own reply keywords of one language (admin); empty lists remove them, the built-in words stay. A word that already does something else for that language (or English) is refused. Stored in the organisation's settings (replyKeywords) and logged as an organisation change. */
   setReplyKeywords: Array<ReplyKeywordSet>;
   /** Admin: injects a simulated patient reply to a message. */
@@ -1131,6 +1133,12 @@ export type MutationSetReminderLeadTimeArgs = {
 };
 
 
+export type MutationSetReminderLeadTimesArgs = {
+  leadTimes: Array<Scalars['Int']['input']>;
+  reason?: InputMaybe<Scalars['String']['input']>;
+};
+
+
 export type MutationSetReplyKeywordsArgs = {
   help?: InputMaybe<Array<Scalars['String']['input']>>;
   language: Scalars['String']['input'];
@@ -1312,6 +1320,8 @@ export type OrganizationSettingsInput = {
   rateLimits?: InputMaybe<Array<RateLimitSettingInput>>;
   /** Minutes, 0..20160. */
   reminderLeadMinutes?: InputMaybe<Scalars['Int']['input']>;
+  /** 1..10 distinct lead times in minutes, 0..20160 each; wins over reminderLeadMinutes. */
+  reminderLeadTimes?: InputMaybe<Array<Scalars['Int']['input']>>;
   /** Words a word of the same language (or English) already has for another action are refused. */
   replyKeywords?: InputMaybe<Array<ReplyKeywordsInput>>;
   retention?: InputMaybe<Array<RetentionSettingInput>>;
@@ -1325,6 +1335,8 @@ export type OrganizationSettingsView = {
   rateLimits: Array<RateLimitSetting>;
   /** Minutes before an appointment its automatic reminder goes out; null: the default (1440). */
   reminderLeadMinutes?: Maybe<Scalars['Int']['output']>;
+  /** The reminder cadence, minutes before an appointment of each reminder; null: the single reminderLeadMinutes. */
+  reminderLeadTimes?: Maybe<Array<Scalars['Int']['output']>>;
   /** This tenant's own reply keywords per language, beside the built-in ones. */
   replyKeywords: Array<ReplyKeywordsView>;
   /** This tenant's own retention periods of messaging data; other categories use the default. */
@@ -2092,8 +2104,10 @@ export type RecoverWebhookInput = {
 /** The tenant's automatic appointment reminders. */
 export type ReminderSettings = {
   __typename?: 'ReminderSettings';
-  /** Minutes before an appointment its reminder goes out (default 1440, a day); quiet hours move it. */
+  /** Minutes before an appointment its first reminder goes out: the longest of leadTimes (default 1440, a day); quiet hours move it. */
   leadMinutes: Scalars['Int']['output'];
+  /** The cadence: minutes before an appointment of each of its reminders, longest first (default [1440]). */
+  leadTimes: Array<Scalars['Int']['output']>;
 };
 
 /** The reply keywords in force for patients of one language (beside English): built-in and the tenant's own, upper case without accents. */
