@@ -81,7 +81,7 @@ async function loadParts() {
     GraphQLClinicalRecord: clinicalRecord.GraphQLClinicalRecord,
     httpTransport: clinicalRecord.httpTransport,
     inProcessTransport: clinicalRecord.inProcessTransport,
-    twilioStatusCallbackUrl: messagingRest.twilioStatusCallbackUrl,
+    providerCallbackUrls: messagingRest.providerCallbackUrls,
     registerProcessMetrics: processMetrics.registerProcessMetrics,
     startMetricsListener: metricsHttp.startMetricsListener,
   };
@@ -209,7 +209,7 @@ export async function startPlatform(role: ProcessRole, env: NodeJS.ProcessEnv = 
         db: db!,
         boss: boss!,
         clinical: clinical!,
-        twilioStatusUrl: parts.twilioStatusCallbackUrl(config),
+        callbackUrls: parts.providerCallbackUrls(config),
       });
       started.push({ name: 'delivery worker', close: () => worker.close() });
     }

@@ -82,7 +82,12 @@ export const CONFIG_REFERENCE: readonly ConfigRow[] = [
     meaning: 'finished webhook deliveries (with their attempts) and dispatched events older than this are deleted hourly ([details](webhooks.md#retention))',
   },
   { names: ['WEBHOOK_CA_FILE'], default: 'unset', meaning: 'PEM file of extra CA certificates trusted for webhook TLS (receivers behind a private CA)' },
-  { names: ['SMS_PROVIDER'], default: '`simulator`', meaning: '`simulator` or `twilio`' },
+  {
+    names: ['SMS_PROVIDER'],
+    default: '`simulator`',
+    meaning:
+      'ordered, comma-separated list of `simulator`, `twilio`, `vonage` (`twilio,vonage`): a send the provider fails on its side goes to the next one ([failover](messaging.md#provider-failover))',
+  },
   {
     names: ['TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN', 'TWILIO_FROM'],
     default: 'unset',
@@ -90,6 +95,24 @@ export const CONFIG_REFERENCE: readonly ConfigRow[] = [
       "the Twilio account, its auth token (also the key of the callbacks' signatures) and the sending number; required with `SMS_PROVIDER=twilio` (`PUBLIC_URL` for Twilio's callbacks)",
   },
   { names: ['TWILIO_API_URL'], default: "unset (Twilio's own, `https://api.twilio.com`)", meaning: "Twilio's API base URL (a test double's, in tests)" },
+  {
+    names: ['VONAGE_API_KEY', 'VONAGE_API_SECRET', 'VONAGE_FROM', 'VONAGE_SIGNATURE_SECRET'],
+    default: 'unset',
+    meaning:
+      "the Vonage account's API key and secret, the sender, and the signature secret that signs its delivery receipts; required when `SMS_PROVIDER` names `vonage` (`PUBLIC_URL` for the receipts)",
+  },
+  {
+    names: ['VONAGE_SIGNATURE_METHOD'],
+    default: '`sha256`',
+    meaning: "the signing method set on the Vonage account: `md5hash`, `md5`, `sha1`, `sha256` or `sha512` (the HMACs' hash, or Vonage's MD5 hash)",
+  },
+  { names: ['VONAGE_API_URL'], default: "unset (Vonage's own, `https://rest.nexmo.com`)", meaning: "Vonage's SMS API base URL (a test double's, in tests)" },
+  {
+    names: ['PROVIDER_TIMEOUT_MS', 'PROVIDER_FAILURE_THRESHOLD', 'PROVIDER_COOLDOWN_MS'],
+    default: '`10000`, `5`, `30000`',
+    meaning:
+      "a provider call's time limit; consecutive provider-side failures that open its circuit; how long it stays open before a probe ([failover](messaging.md#provider-failover))",
+  },
   {
     names: ['TENANTS'],
     default: '`demo,acme` (required with `NODE_ENV=production`)',
@@ -108,7 +131,11 @@ export const CONFIG_REFERENCE: readonly ConfigRow[] = [
     meaning: 'behind a reverse proxy: with `PUBLIC_URL` unset, absolute URLs use `X-Forwarded-Host` / `X-Forwarded-Proto`',
   },
   { names: ['SIM_SEND_DELAY_MS', 'SIM_DELIVER_DELAY_MS'], default: '`200`, `800`', meaning: 'simulator timings' },
-  { names: ['EMAIL_PROVIDER', 'SMTP_URL', 'EMAIL_FROM'], default: 'see [messaging](messaging.md)', meaning: 'email over SMTP (nodemailer)' },
+  {
+    names: ['EMAIL_PROVIDER', 'SMTP_URL', 'EMAIL_FROM'],
+    default: 'see [messaging](messaging.md)',
+    meaning: 'email over SMTP (nodemailer); `SMTP_URL` takes one relay or an ordered, comma-separated list tried in turn',
+  },
   {
     names: ['DELIVERY_LEASE_MS'],
     default: 'see [messaging](messaging.md)',

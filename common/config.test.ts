@@ -9,7 +9,7 @@ describe('loadConfig', () => {
     expect(config.WEBHOOK_TIMEOUT_MS).toBe(10_000);
     expect(config.WEBHOOK_RETENTION_DAYS).toBe(30);
     expect(config.WEBHOOK_ALLOW_INSECURE).toBe(false);
-    expect(config.SMS_PROVIDER).toBe('simulator');
+    expect(config.SMS_PROVIDER).toEqual(['simulator']);
     expect(config.SIM_SEND_DELAY_MS).toBe(200);
     expect(config.SIM_DELIVER_DELAY_MS).toBe(800);
     expect(config.rateLimits).toEqual({ MESSAGES_SEND: 100, MESSAGES_READ: 1000, PATIENTS: 500, TEMPLATES: 200, WEBHOOKS: 50, EHR: 1000 });
@@ -112,6 +112,18 @@ describe('loadConfig', () => {
     expect(loadConfig({ AI_AGENT_CLIENTS: ' claude-desktop , ward-copilot ' }).AI_AGENT_CLIENTS).toEqual(['claude-desktop', 'ward-copilot']);
     expect(loadConfig({ AI_AGENT_CLIENTS: '' }).AI_AGENT_CLIENTS).toEqual([]);
     expect(() => loadConfig({ AI_AGENT_CLIENTS: 'claude-desktop,*' })).toThrow(/AI_AGENT_CLIENTS.*stands alone/);
+  });
+
+  it('reads SMS_PROVIDER as an ordered list of known providers, and SMTP_URL as one relay or several', () => {
+    const twilio = { TWILIO_ACCOUNT_SID: 'AC1', TWILIO_AUTH_TOKEN: 't', TWILIO_FROM: '+15550001111' };
+    expect(loadConfig({ ...twilio, SMS_PROVIDER: 'twilio' }).SMS_PROVIDER).toEqual(['twilio']);
+    expect(loadConfig({ ...twilio, SMS_PROVIDER: ' twilio , simulator ' }).SMS_PROVIDER).toEqual(['twilio', 'simulator']);
+    expect(() => loadConfig({ SMS_PROVIDER: 'twilio,twilio' })).toThrow(/SMS_PROVIDER.*each at most once/);
+    expect(() => loadConfig({ SMS_PROVIDER: 'simulator,nexmo' })).toThrow(/SMS_PROVIDER/);
+    expect(() => loadConfig({ SMS_PROVIDER: 'simulator,vonage' })).toThrow(/VONAGE_SIGNATURE_SECRET: required/);
+    expect(loadConfig({ EMAIL_PROVIDER: 'smtp', SMTP_URL: 'smtp://a:25, smtps://b' }).SMTP_URL).toEqual(['smtp://a:25', 'smtps://b']);
+    expect(() => loadConfig({ EMAIL_PROVIDER: 'smtp', SMTP_URL: 'smtp://a:25,http://b' })).toThrow(/SMTP_URL.*smtp:\/\//);
+    expect(() => loadConfig({ EMAIL_PROVIDER: 'smtp' })).toThrow(/SMTP_URL: required/);
   });
 
   it('needs Twilio settings for the twilio provider', () => {

@@ -104,6 +104,50 @@ const optionalUrl = (protocols: string[]) =>
       return value;
     });
 
+/** SMS_PROVIDER: an ordered, comma-separated list of SMS providers, each named once (the first is tried first). */
+const SMS_PROVIDERS = ['simulator', 'twilio', 'vonage'] as const;
+const smsProviderList = z
+  .string()
+  .optional()
+  .transform((value, ctx): (typeof SMS_PROVIDERS)[number][] => {
+    const names = (value ?? '')
+      .split(',')
+      .map((name) => name.trim())
+      .filter(Boolean);
+    if (names.length === 0) return ['simulator'];
+    const unknown = names.filter((name) => !(SMS_PROVIDERS as readonly string[]).includes(name));
+    if (unknown.length > 0 || new Set(names).size !== names.length) {
+      ctx.addIssue({ code: 'custom', message: `must list ${SMS_PROVIDERS.join(', ')}, each at most once (got '${value}')` });
+      return z.NEVER;
+    }
+    return names as (typeof SMS_PROVIDERS)[number][];
+  });
+
+/** SMTP_URL: one relay, or an ordered, comma-separated list of relays tried in turn. */
+const smtpUrlList = z
+  .string()
+  .optional()
+  .transform((value, ctx): string[] => {
+    const urls = (value ?? '')
+      .split(',')
+      .map((url) => url.trim())
+      .filter(Boolean);
+    for (const url of urls) {
+      let protocol: string;
+      try {
+        protocol = new URL(url).protocol;
+      } catch {
+        ctx.addIssue({ code: 'custom', message: `is not a URL (got '${url}')` });
+        return z.NEVER;
+      }
+      if (protocol !== 'smtp:' && protocol !== 'smtps:') {
+        ctx.addIssue({ code: 'custom', message: `must start with smtp:// or smtps:// (got '${url}')` });
+        return z.NEVER;
+      }
+    }
+    return urls;
+  });
+
 const readableFile = z
   .string()
   .optional()
@@ -339,11 +383,23 @@ const envSchema = z.object({
   WEBHOOK_ALLOW_INSECURE: bool('WEBHOOK_ALLOW_INSECURE'),
   // PEM file of extra CA certificates trusted for webhook TLS (receivers behind a private CA), on top of the system's.
   WEBHOOK_CA_FILE: z.string().optional(),
-  SMS_PROVIDER: z.enum(['simulator', 'twilio']).optional().default('simulator'),
+  SMS_PROVIDER: smsProviderList,
   TWILIO_ACCOUNT_SID: z.string().optional(),
   TWILIO_AUTH_TOKEN: z.string().optional(),
   TWILIO_FROM: z.string().optional(),
   TWILIO_API_URL: optionalUrl(['http:', 'https:']),
+  VONAGE_API_KEY: z.string().optional(),
+  VONAGE_API_SECRET: z.string().optional(),
+  VONAGE_FROM: z.string().optional(),
+  VONAGE_SIGNATURE_SECRET: z.string().optional(),
+  VONAGE_SIGNATURE_METHOD: z.enum(['md5hash', 'md5', 'sha1', 'sha256', 'sha512']).optional().default('sha256'),
+  VONAGE_API_URL: optionalUrl(['http:', 'https:']),
+  /** A provider call that has not answered in this time counts as the provider's failure (the next provider is tried). */
+  PROVIDER_TIMEOUT_MS: int(100, 120_000, 10_000),
+  /** Consecutive provider-side failures that open a provider's circuit. */
+  PROVIDER_FAILURE_THRESHOLD: int(1, 1000, 5),
+  /** How long an open circuit skips its provider before one probe send is let through. */
+  PROVIDER_COOLDOWN_MS: int(100, 3_600_000, 30_000),
   /** Base of absolute URLs in responses (FHIR links, Location) and of the Twilio callbacks; never taken from a request's Host. */
   PUBLIC_URL: publicUrl,
   /** Behind a reverse proxy: take absolute URLs from X-Forwarded-Proto/-Host when PUBLIC_URL is unset. */
@@ -354,7 +410,7 @@ const envSchema = z.object({
   SIM_SEND_DELAY_MS: int(0, 600_000, 200),
   SIM_DELIVER_DELAY_MS: int(0, 600_000, 800),
   EMAIL_PROVIDER: z.enum(['simulator', 'smtp']).optional().default('simulator'),
-  SMTP_URL: optionalUrl(['smtp:', 'smtps:']),
+  SMTP_URL: smtpUrlList,
   EMAIL_FROM: z.string().optional().default('CareGraph <no-reply@caregraph.local>'),
   DELIVERY_LEASE_MS: int(1000, 3_600_000, 60_000),
   /** How long a fetched send job may stay active before it is handed out again (its worker died). */
@@ -443,12 +499,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       problems.push(`${name}: unknown rate-limit category (known: ${Object.keys(RATE_LIMIT_CATEGORIES).join(', ')})`);
     }
   }
-  if (parsed.success && parsed.data.SMS_PROVIDER === 'twilio') {
+  if (parsed.success && parsed.data.SMS_PROVIDER.includes('twilio')) {
     for (const name of ['TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN', 'TWILIO_FROM'] as const) {
-      if (!parsed.data[name]) problems.push(`${name}: required when SMS_PROVIDER=twilio`);
+      if (!parsed.data[name]) problems.push(`${name}: required when SMS_PROVIDER names twilio`);
     }
   }
-  if (parsed.success && parsed.data.EMAIL_PROVIDER === 'smtp' && !parsed.data.SMTP_URL) problems.push('SMTP_URL: required when EMAIL_PROVIDER=smtp');
+  if (parsed.success && parsed.data.SMS_PROVIDER.includes('vonage')) {
+    for (const name of ['VONAGE_API_KEY', 'VONAGE_API_SECRET', 'VONAGE_FROM', 'VONAGE_SIGNATURE_SECRET'] as const) {
+      if (!parsed.data[name]) problems.push(`${name}: required when SMS_PROVIDER names vonage`);
+    }
+  }
+  if (parsed.success && parsed.data.EMAIL_PROVIDER === 'smtp' && parsed.data.SMTP_URL.length === 0)
+    problems.push('SMTP_URL: required when EMAIL_PROVIDER=smtp');
   if (problems.length > 0 || !parsed.success) {
     throw new ConfigError(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
   }

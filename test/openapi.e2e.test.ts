@@ -14,8 +14,8 @@ const inBrowser = browserIt('API reference page');
 const ARTIFACTS = join(projectRoot(), 'test-artifacts', 'openapi');
 
 const PUBLIC_URL = 'https://care.example.org/caregraph';
-/** Served only with SMS_PROVIDER=twilio and Twilio's signature: test/messaging-providers.test.ts checks it against the document. */
-const NOT_EXERCISED = ['POST /v1/providers/twilio/status'];
+/** Served only when SMS_PROVIDER names the provider, with its signature: test/messaging-providers.test.ts and test/messaging-failover.test.ts check them against the document. */
+const NOT_EXERCISED = ['POST /v1/providers/twilio/status', 'POST /v1/providers/vonage/status'];
 
 /**
  * Real answers of every REST path in the document, 2xx and errors, checked

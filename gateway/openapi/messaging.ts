@@ -9,6 +9,8 @@ import {
   sendSchema,
   TWILIO_STATUS_ROUTE,
   twilioStatusSchema,
+  VONAGE_STATUS_ROUTE,
+  vonageReceiptSchema,
 } from '../rest/messaging';
 import { authenticated, dateTime, errors, json, jsonBody, pagination, pagingQuery, pathId } from './common';
 
@@ -29,7 +31,14 @@ const messageFields = {
   subject: z.string().nullable(),
   body: z.string().meta({ description: 'The rendered text.' }),
   status: messageStatus,
-  error: z.string().optional().meta({ description: 'Why delivery failed; only when `failed`.' }),
+  error: z
+    .string()
+    .optional()
+    .meta({ description: 'Why delivery failed; only when `failed`: a CareGraph error code (`RECIPIENT_INVALID`, …), a colon, what the provider said.' }),
+  provider: z
+    .string()
+    .optional()
+    .meta({ description: 'The provider that took the message (`twilio`, `vonage`, `simulator`, `smtp`, `smtp2`, …); absent until one has.' }),
   appointmentId: z.string().nullable(),
   dueAt: dateTime.meta({ description: 'Earliest send time: sendAt when scheduled, later than createdAt when quiet hours hold the message.' }),
   sendAt: dateTime.optional().meta({ description: 'Only on a scheduled send: the time asked for.' }),
@@ -420,6 +429,35 @@ export function registerMessaging(registry: OpenAPIRegistry): void {
     tags: providerTags,
     security: [{ twilioSignature: [] }],
     request: { body: { required: true, content: form(twilioStatusSchema, { MessageSid: 'SM0123456789abcdef0123456789abcdef', MessageStatus: 'delivered' }) } },
+    responses: { 204: { description: 'Recorded.' }, ...errors(404, 413, 415) },
+  });
+  const receipt = {
+    messageId: '0B00000123456789',
+    status: 'delivered',
+    'err-code': '0',
+    msisdn: '31612345671',
+    timestamp: '1767225600',
+    nonce: 'c0a1b2c3-d4e5-4f60-8a9b-0c1d2e3f4a5b',
+    sig: '3f1c…',
+  };
+  registry.registerPath({
+    method: 'post',
+    path: path(VONAGE_STATUS_ROUTE),
+    operationId: 'vonageDeliveryReceipt',
+    summary: "Vonage's delivery receipt",
+    description:
+      'Only when `SMS_PROVIDER` names `vonage`; the URL is given to Vonage with each message (built from `PUBLIC_URL`). JSON or a form, as the account sends it. Authenticated by its signed fields: `sig` over every other field, keyed with `VONAGE_SIGNATURE_SECRET` by `VONAGE_SIGNATURE_METHOD`, and a `timestamp` within five minutes; otherwise 403. Fields besides the ones shown are signed and otherwise ignored.',
+    tags: providerTags,
+    security: [],
+    request: {
+      body: {
+        required: true,
+        content: {
+          'application/json': { schema: vonageReceiptSchema.loose(), example: receipt },
+          ...form(vonageReceiptSchema.loose(), receipt),
+        },
+      },
+    },
     responses: { 204: { description: 'Recorded.' }, ...errors(404, 413, 415) },
   });
 }

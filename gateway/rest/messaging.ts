@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { Config } from '../../common/config';
 import { AppError, notFound, validationError, zodDetails } from '../../common/errors';
 import { verifyTwilioSignature } from '../../common/http/twilio-signature';
+import { verifyVonageSignature } from '../../common/http/vonage-signature';
 import { ALL_TENANTS, SYSTEM_SUBJECTS } from '../../common/auth/system-identities';
 import type { GraphQLRunner } from './execute';
 import { parsedBodyGuard, verifyUtf8 } from '../security/text';
@@ -11,7 +12,7 @@ import type { PublicBase } from '../public-url';
 import { hasBody, onlyQueryParams, pathId, queryParam, queryPaging } from './params';
 
 const MESSAGE_FIELDS =
-  'id patientId templateId templateVersion language channel variables subject body status error appointmentId dueAt sendAt createdAt updatedAt';
+  'id patientId templateId templateVersion language channel variables subject body status error provider appointmentId dueAt sendAt createdAt updatedAt';
 const TEMPLATE_FIELDS = 'id version name channel language subject body variables { name type required }';
 const PREFERENCE_FIELDS = 'channels { sms email } language quietHours { start end timezone }';
 const REPLY_FIELDS = 'id messageId patientId keyword action receivedAt';
@@ -43,6 +44,12 @@ export const twilioStatusSchema = z.object({
   MessageSid: z.string().min(1).max(64),
   MessageStatus: z.string().min(1).max(32),
   ErrorCode: z.string().max(16).optional(),
+});
+// A Vonage delivery receipt: these fields matter, the signature covers all of them.
+export const vonageReceiptSchema = z.object({
+  messageId: z.string().min(1).max(64),
+  status: z.string().min(1).max(32),
+  'err-code': z.string().max(16).optional(),
 });
 
 function parse<T>(schema: z.ZodType<T>, body: unknown): T {
@@ -80,10 +87,10 @@ function requireJson(req: Request, _res: Response, next: NextFunction) {
   next();
 }
 
-/** A flat REST message: `error` only when failed, `sendAt` only when scheduled for a time (docs/messaging.md). */
+/** A flat REST message: `error` only when failed, `sendAt` only when scheduled for a time, `provider` once one took it (docs/messaging.md). */
 function messageBody(message: Record<string, unknown>) {
-  const { error, sendAt, ...rest } = message;
-  return { ...rest, ...(sendAt ? { sendAt } : {}), ...(error ? { error } : {}) };
+  const { error, sendAt, provider, ...rest } = message;
+  return { ...rest, ...(sendAt ? { sendAt } : {}), ...(error ? { error } : {}), ...(provider ? { provider } : {}) };
 }
 
 /** `/v1/…`: the messaging spec's REST paths, each a thin translation to one GraphQL operation. */
@@ -258,26 +265,55 @@ export function messagingRoutes(run: GraphQLRunner): Router {
 
 const TWIML_EMPTY = '<?xml version="1.0" encoding="UTF-8"?><Response></Response>';
 
-/** Twilio's delivery-status callback, below the gateway's /v1 mount. */
+/** Twilio's delivery-status callback and Vonage's delivery receipts, below the gateway's /v1 mount. */
 export const TWILIO_STATUS_ROUTE = '/providers/twilio/status';
-/** Gateway paths that take the provider's form posts. */
-export const SMS_PROVIDER_PATHS = ['/v1/inbound/sms', `/v1${TWILIO_STATUS_ROUTE}`];
+export const VONAGE_STATUS_ROUTE = '/providers/vonage/status';
+/** Gateway paths that take the providers' form posts. */
+export const SMS_PROVIDER_PATHS = ['/v1/inbound/sms', `/v1${TWILIO_STATUS_ROUTE}`, `/v1${VONAGE_STATUS_ROUTE}`];
 
-/** The status callback URL given to Twilio with each message: this gateway's public route (none without PUBLIC_URL). */
-export function twilioStatusCallbackUrl(config: Pick<Config, 'PUBLIC_URL'>): string | undefined {
-  return config.PUBLIC_URL ? `${config.PUBLIC_URL.replace(/\/$/, '')}/v1${TWILIO_STATUS_ROUTE}` : undefined;
+/** The delivery-report URLs given to the providers with each message: this gateway's public routes (none without PUBLIC_URL). */
+export function providerCallbackUrls(config: Pick<Config, 'PUBLIC_URL'>): { twilioStatusUrl?: string; vonageStatusUrl?: string } {
+  if (!config.PUBLIC_URL) return {};
+  const base = `${config.PUBLIC_URL.replace(/\/$/, '')}/v1`;
+  return { twilioStatusUrl: `${base}${TWILIO_STATUS_ROUTE}`, vonageStatusUrl: `${base}${VONAGE_STATUS_ROUTE}` };
 }
 
+/** The provider's reserved identity: no role, it reaches only what it is granted (messaging finds the tenant from the message). */
+const asSmsProvider = (req: Request) => {
+  req.principal = { sub: SYSTEM_SUBJECTS.smsProvider, tenants: [ALL_TENANTS], roles: [] };
+};
+
 /**
- * Twilio's webhooks (inbound SMS, status callbacks) when SMS_PROVIDER=twilio:
- * authenticated by Twilio's request signature instead of a bearer token, and
- * run as the provider identity (messaging finds the tenant from the message).
- * Mounted before the bearer-token routes; with another provider it passes through.
+ * The SMS providers' webhooks, authenticated by each provider's request signature instead of a bearer token:
+ * Twilio's (inbound SMS, status callbacks) when SMS_PROVIDER names twilio, Vonage's delivery receipts when it
+ * names vonage. Mounted before the bearer-token routes; without those providers they pass through.
  */
 export function smsProviderRoutes(run: GraphQLRunner, config: Config, publicBase: PublicBase): Router {
   const router = Router();
-  if (config.SMS_PROVIDER !== 'twilio') return router;
   const form = [express.urlencoded({ extended: false, limit: '1mb', verify: verifyUtf8 }), parsedBodyGuard];
+  const recordStatus = (req: Request, provider: string, sid: string, status: string, code: string | undefined) =>
+    run(
+      req,
+      `mutation($provider: String, $sid: String!, $status: String!, $code: String) { recordDeliveryStatus(provider: $provider, providerMessageId: $sid, status: $status, errorCode: $code) }`,
+      { provider, sid, status, code: code ?? null },
+    );
+  if (config.SMS_PROVIDER.includes('vonage')) {
+    const body = [express.json({ limit: '1mb', verify: verifyUtf8 }), ...form];
+    router.post(VONAGE_STATUS_ROUTE, ...body, async (req, res) => {
+      if (!req.is(['application/json', 'application/x-www-form-urlencoded'])) {
+        throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Vonage delivery receipts are JSON or application/x-www-form-urlencoded');
+      }
+      const params = Object.fromEntries(Object.entries((req.body ?? {}) as Record<string, unknown>).map(([k, v]) => [k, String(v)]));
+      if (!verifyVonageSignature(config.VONAGE_SIGNATURE_SECRET!, params, config.VONAGE_SIGNATURE_METHOD, new Date())) {
+        throw new AppError('FORBIDDEN', 'Invalid or expired Vonage signature (sig, timestamp)');
+      }
+      asSmsProvider(req);
+      const input = parse(vonageReceiptSchema, params);
+      await recordStatus(req, 'vonage', input.messageId, input.status, input['err-code']);
+      res.status(204).end();
+    });
+  }
+  if (!config.SMS_PROVIDER.includes('twilio')) return router;
 
   const verify = (req: Request, _res: Response, next: NextFunction) => {
     if (!req.is('application/x-www-form-urlencoded')) {
@@ -291,8 +327,7 @@ export function smsProviderRoutes(run: GraphQLRunner, config: Config, publicBase
       next(new AppError('FORBIDDEN', 'Invalid X-Twilio-Signature'));
       return;
     }
-    // No role: the provider reaches only what its reserved identity is granted.
-    req.principal = { sub: SYSTEM_SUBJECTS.smsProvider, tenants: [ALL_TENANTS], roles: [] };
+    asSmsProvider(req);
     next();
   };
 
@@ -313,15 +348,7 @@ export function smsProviderRoutes(run: GraphQLRunner, config: Config, publicBase
 
   router.post(TWILIO_STATUS_ROUTE, ...form, verify, async (req, res) => {
     const input = parse(twilioStatusSchema, req.body);
-    await run(
-      req,
-      `mutation($sid: String!, $status: String!, $code: String) { recordDeliveryStatus(providerMessageId: $sid, status: $status, errorCode: $code) }`,
-      {
-        sid: input.MessageSid,
-        status: input.MessageStatus,
-        code: input.ErrorCode ?? null,
-      },
-    );
+    await recordStatus(req, 'twilio', input.MessageSid, input.MessageStatus, input.ErrorCode);
     res.status(204).end();
   });
 

@@ -21,5 +21,5 @@ export interface MessagingContext extends BaseContext {
   privacy: MessagingPrivacyService;
   patientExports: PatientExportService;
   organizations: OrganizationService;
-  recordProviderStatus(providerMessageId: string, status: string, errorCode: string | null): Promise<boolean>;
+  recordProviderStatus(provider: string, providerMessageId: string, status: string, errorCode: string | null): Promise<boolean>;
 }

@@ -109,7 +109,8 @@ export function createMessagingContext(deps: MessagingDeps) {
         cipher: deps.cipher,
       }),
       organizations,
-      recordProviderStatus: (providerMessageId, status, errorCode) => recordProviderStatus(deps, base.identity, providerMessageId, status, errorCode),
+      recordProviderStatus: (provider, providerMessageId, status, errorCode) =>
+        recordProviderStatus(deps, base.identity, provider, providerMessageId, status, errorCode),
     };
   };
 }

@@ -19,6 +19,7 @@ import { relayClinicalEvents } from './events/clinical-relay';
 import { startAppointmentReplyWorker } from './replies/appointment-reply';
 import { startReminderWorker } from './reminders/sender';
 import { startDeliveryWorker } from './delivery/worker';
+import type { CallbackUrls } from './delivery/providers';
 import { sealMessagingContent } from './keys/seal';
 import { buildMessagingSchema, createMessagingContext, MESSAGING_SUBGRAPH } from './index';
 import { messagingMetrics } from './metrics';
@@ -108,10 +109,10 @@ export async function startMessagingSubgraph(options: MessagingStartOptions): Pr
 
 /**
  * The delivery worker role: sends queued messages (migrates first, so it may start before the subgraph);
- * asks the clinical record for consent. `twilioStatusUrl`: where Twilio posts delivery statuses (the gateway's public route).
+ * asks the clinical record for consent. `callbackUrls`: where providers post delivery reports (the gateway's public routes).
  */
 export async function startMessagingWorker(
-  options: Runtime & { db: Database; boss: PgBoss; clinical: ClinicalRecord; twilioStatusUrl?: string },
+  options: Runtime & { db: Database; boss: PgBoss; clinical: ClinicalRecord; callbackUrls?: CallbackUrls },
 ): Promise<{ close(): Promise<void> }> {
   const logger = options.logger.child({ role: 'worker' });
   await ensureMigrated(options.db, 'messaging', (msg) => logger.info(msg));
@@ -123,7 +124,7 @@ export async function startMessagingWorker(
     config: options.config,
     cipher: new FieldCipher(options.secrets.encryptionKey, options.config.PREVIOUS_ENCRYPTION_KEYS),
     clinical: options.clinical,
-    twilioStatusUrl: options.twilioStatusUrl,
+    callbackUrls: options.callbackUrls,
     logger,
     metrics: messagingMetrics(options.metrics),
     clock: options.clock,

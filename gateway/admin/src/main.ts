@@ -5,6 +5,7 @@ import { Live, type LiveEvent, type LiveState } from './live';
 import type { Page, PageContext } from './page';
 import { alertsPage } from './pages/alerts';
 import { messagesPage } from './pages/messages';
+import { providersPage } from './pages/providers';
 import { templatesPage } from './pages/templates';
 import { webhookPage } from './pages/webhook';
 import { webhooksPage } from './pages/webhooks';
@@ -17,6 +18,7 @@ const NAV: Array<{ hash: string; label: string }> = [
   { hash: '#/alerts', label: 'Alerts' },
   { hash: '#/messages', label: 'Messages' },
   { hash: '#/templates', label: 'Templates' },
+  { hash: '#/providers', label: 'Providers' },
 ];
 
 /** `#/webhooks/<id>` → the page and its parameters. */
@@ -31,6 +33,8 @@ function route(hash: string): { page: Page; params: string[]; nav: string } {
       return { page: messagesPage, params: [], nav: '#/messages' };
     case 'templates':
       return { page: templatesPage, params: [], nav: '#/templates' };
+    case 'providers':
+      return { page: providersPage, params: [], nav: '#/providers' };
     default:
       return { page: webhooksPage, params: [], nav: '#/webhooks' };
   }

@@ -16,7 +16,8 @@ import { toPreferencesView } from '../preferences/preference.service';
 import { escapeValue } from '../templates/render';
 import { DELIVER_QUEUE, SIMULATOR_REPORT_QUEUE, ensureQueues, enqueueManyInTransaction, type DeliverJob, type SimulatorReportJob } from './jobs';
 import { ProviderError, type ChannelProvider, type SendResult } from './providers/provider';
-import { createProviders, type Providers } from './providers';
+import type { CircuitState, ProviderObserver } from './providers/failover';
+import { createProviders, type CallbackUrls, type Providers } from './providers';
 import { advanceMany, type Move, type Tx } from './transitions';
 import { openMessage } from '../sealed';
 import { AppError } from '../../../common/errors';
@@ -34,16 +35,29 @@ export interface DeliveryWorkerOptions {
   clinical: ClinicalRecord;
   logger: Logger;
   providers?: Providers;
-  /** Where Twilio posts status callbacks (omitted: Twilio sends none). */
-  twilioStatusUrl?: string;
+  /** Where Twilio and Vonage post delivery reports (omitted: they send none). */
+  callbackUrls?: CallbackUrls;
   metrics: MessagingMetrics;
   /** The time of leases, retries, quiet hours and the sweep (default: the system clock). */
   clock?: Clock;
 }
 
 export interface DeliveryWorker {
+  /** Each channel provider's circuit breaker in this process, in failover order. */
+  circuits(): ProviderCircuit[];
   close(): Promise<void>;
 }
+
+interface ProviderCircuit {
+  provider: string;
+  channel: 'sms' | 'email';
+  state: CircuitState;
+}
+
+const providerObserver = (metrics: MessagingMetrics): ProviderObserver => ({
+  sendOutcome: (provider, channel, outcome) => metrics.providerSend(provider, channel, outcome),
+  circuitState: (provider, channel, state) => metrics.circuitState(provider, channel, state),
+});
 
 const MAX_ATTEMPTS = 5;
 /** Delay before asking an unavailable clinical record again about a due message. */
@@ -92,9 +106,9 @@ const nextJob = (message: Pick<MessageRow, 'id' | 'tenantId'>, job: RunningJob<u
 export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promise<DeliveryWorker> {
   const { prisma, boss, events, config, cipher, clinical } = options;
   const logger = options.logger.child({ component: 'delivery-worker' });
-  const providers = options.providers ?? (await createProviders(config, { twilioStatusUrl: options.twilioStatusUrl }));
   const leaseMs = config.DELIVERY_LEASE_MS;
   const clock = options.clock ?? systemClock;
+  const providers = options.providers ?? (await createProviders(config, providerObserver(options.metrics), clock, options.callbackUrls));
   const statusDeps = { prisma, events, cipher, metrics: options.metrics, clock };
   await ensureQueues(boss, config.DELIVERY_JOB_EXPIRY_SECONDS);
 
@@ -264,7 +278,7 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
                 ...(message.channel === 'email' ? { html: `<p>${escapeValue(message.body, 'html')}</p>` } : {}),
               }),
           );
-          return { row, job, provider: provider.name, result };
+          return { row, job, provider: result.provider ?? provider.name, result };
         } catch (error) {
           return { row, job, provider: provider.name, error };
         }
@@ -429,13 +443,13 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
   logger.info({ sms: providers.sms.name, email: providers.email.name }, 'delivery worker started');
 
   return {
+    circuits: () => [...providers.sms.circuits(), ...providers.email.circuits()],
     async close() {
       stopped = true;
       clock.clearTimeout(timer);
       await Promise.all(workers.map((worker) => worker.close()));
       await sweeping;
-      await providers.sms.close?.();
-      if (providers.email !== providers.sms) await providers.email.close?.();
+      await Promise.all([providers.sms.close(), providers.email.close()]);
     },
   };
 }

@@ -75,14 +75,15 @@ export class MessageResolver {
     return ctx.messages.remind(appointmentId, templateId, channel, idempotencyKey);
   }
 
-  @Mutation(() => Boolean, { description: 'SMS provider status callback (provider identity only); true when it moved the message.' })
+  @Mutation(() => Boolean, { description: 'SMS provider delivery report (provider identity only); true when it moved the message.' })
   recordDeliveryStatus(
+    @Arg('provider', () => String, { nullable: true, description: 'twilio (the default) or vonage' }) provider: string | null,
     @Arg('providerMessageId', () => String) providerMessageId: string,
     @Arg('status', () => String) status: string,
     @Arg('errorCode', () => String, { nullable: true }) errorCode: string | null,
     @Ctx() ctx: MessagingContext,
   ) {
-    return ctx.recordProviderStatus(providerMessageId, status, errorCode);
+    return ctx.recordProviderStatus(provider ?? 'twilio', providerMessageId, status, errorCode);
   }
 
   @FieldResolver(() => [StatusChange])

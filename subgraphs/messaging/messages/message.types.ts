@@ -47,8 +47,11 @@ export class Message {
   @Field(() => String, { description: 'scheduled | queued | sending | sent | delivered | failed | cancelled' })
   status!: string;
 
-  @Field(() => String, { nullable: true, description: 'Why delivery failed.' })
+  @Field(() => String, { nullable: true, description: 'Why delivery failed: a CareGraph error code (RECIPIENT_INVALID, …), a colon, what the provider said.' })
   error!: string | null;
+
+  @Field(() => String, { nullable: true, description: 'The provider that took the message (twilio, vonage, simulator, smtp, …); null until one has.' })
+  provider!: string | null;
 
   @Field(() => ID, { nullable: true, description: 'The appointment a reminder is about.' })
   appointmentId!: string | null;

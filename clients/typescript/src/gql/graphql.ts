@@ -587,13 +587,15 @@ export type Message = {
   createdAt: Scalars['DateTimeISO']['output'];
   /** Earliest send time: sendAt when scheduled, later than createdAt when quiet hours hold the message. */
   dueAt: Scalars['DateTimeISO']['output'];
-  /** Why delivery failed. */
+  /** Why delivery failed: a CareGraph error code (RECIPIENT_INVALID, …), a colon, what the provider said. */
   error?: Maybe<Scalars['String']['output']>;
   id: Scalars['ID']['output'];
   language: Scalars['String']['output'];
   /** The recipient; demographics come from the clinical record. */
   patient: Patient;
   patientId: Scalars['ID']['output'];
+  /** The provider that took the message (twilio, vonage, simulator, smtp, …); null until one has. */
+  provider?: Maybe<Scalars['String']['output']>;
   /** The time the sender scheduled it for; null for a send now. */
   sendAt?: Maybe<Scalars['DateTimeISO']['output']>;
   /** scheduled | queued | sending | sent | delivered | failed | cancelled */
@@ -722,7 +724,7 @@ export type Mutation = {
   publishPatientCcd: XdsPublication;
   /** An inbound SMS (provider webhook, or an integration posting one). */
   receiveSms: ReplyResult;
-  /** SMS provider status callback (provider identity only); true when it moved the message. */
+  /** SMS provider delivery report (provider identity only); true when it moved the message. */
   recordDeliveryStatus: Scalars['Boolean']['output'];
   /** Re-sends, with their original event ids, the events of the window the subscription never received (all: every one), as a job; CONFLICT when disabled. */
   recoverWebhook: WebhookRecovery;
@@ -1027,6 +1029,7 @@ export type MutationReceiveSmsArgs = {
 
 export type MutationRecordDeliveryStatusArgs = {
   errorCode?: InputMaybe<Scalars['String']['input']>;
+  provider?: InputMaybe<Scalars['String']['input']>;
   providerMessageId: Scalars['String']['input'];
   status: Scalars['String']['input'];
 };

@@ -244,6 +244,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/providers/vonage/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Vonage's delivery receipt
+         * @description Only when `SMS_PROVIDER` names `vonage`; the URL is given to Vonage with each message (built from `PUBLIC_URL`). JSON or a form, as the account sends it. Authenticated by its signed fields: `sig` over every other field, keyed with `VONAGE_SIGNATURE_SECRET` by `VONAGE_SIGNATURE_METHOD`, and a `timestamp` within five minutes; otherwise 403. Fields besides the ones shown are signed and otherwise ignored.
+         */
+        post: operations["vonageDeliveryReceipt"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/webhooks": {
         parameters: {
             query?: never;
@@ -1219,8 +1239,10 @@ export interface components {
             body: string;
             /** @enum {string} */
             status: "scheduled" | "queued" | "sending" | "sent" | "delivered" | "failed" | "cancelled";
-            /** @description Why delivery failed; only when `failed`. */
+            /** @description Why delivery failed; only when `failed`: a CareGraph error code (`RECIPIENT_INVALID`, …), a colon, what the provider said. */
             error?: string;
+            /** @description The provider that took the message (`twilio`, `vonage`, `simulator`, `smtp`, `smtp2`, …); absent until one has. */
+            provider?: string;
             appointmentId: string | null;
             /**
              * Format: date-time
@@ -1301,8 +1323,10 @@ export interface components {
             body: string;
             /** @enum {string} */
             status: "scheduled" | "queued" | "sending" | "sent" | "delivered" | "failed" | "cancelled";
-            /** @description Why delivery failed; only when `failed`. */
+            /** @description Why delivery failed; only when `failed`: a CareGraph error code (`RECIPIENT_INVALID`, …), a colon, what the provider said. */
             error?: string;
+            /** @description The provider that took the message (`twilio`, `vonage`, `simulator`, `smtp`, `smtp2`, …); absent until one has. */
+            provider?: string;
             appointmentId: string | null;
             /**
              * Format: date-time
@@ -2783,6 +2807,72 @@ export interface operations {
                     MessageSid: string;
                     MessageStatus: string;
                     ErrorCode?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Recorded. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    vonageDeliveryReceipt: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "messageId": "0B00000123456789",
+                 *       "status": "delivered",
+                 *       "err-code": "0",
+                 *       "msisdn": "31612345671",
+                 *       "timestamp": "1767225600",
+                 *       "nonce": "c0a1b2c3-d4e5-4f60-8a9b-0c1d2e3f4a5b",
+                 *       "sig": "3f1c…"
+                 *     }
+                 */
+                "application/json": {
+                    messageId: string;
+                    status: string;
+                    "err-code"?: string;
+                } & {
+                    [key: string]: unknown;
+                };
+                /**
+                 * @example {
+                 *       "messageId": "0B00000123456789",
+                 *       "status": "delivered",
+                 *       "err-code": "0",
+                 *       "msisdn": "31612345671",
+                 *       "timestamp": "1767225600",
+                 *       "nonce": "c0a1b2c3-d4e5-4f60-8a9b-0c1d2e3f4a5b",
+                 *       "sig": "3f1c…"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": {
+                    messageId: string;
+                    status: string;
+                    "err-code"?: string;
+                } & {
+                    [key: string]: unknown;
                 };
             };
         };

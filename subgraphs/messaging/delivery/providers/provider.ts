@@ -14,13 +14,16 @@ export interface SendResult {
   providerMessageId: string;
   /** What the provider's answer already proves. */
   status: 'sent' | 'delivered';
+  /** Which provider took it, when the one asked was a failover chain. */
+  provider?: string;
   /** The simulator's delivery report, due `afterMs` from now (a durable job). */
   report?: { status: 'delivered' | 'failed'; error?: string; afterMs: number };
 }
 
 /**
- * A provider refused or could not take the message. `permanent` errors fail
- * the message at once; others are retried with backoff until attempts run out.
+ * A provider refused or could not take the message. `permanent` errors (about the recipient or the message)
+ * fail it at once; others are the provider's own failures: the next provider is tried, and when none took it
+ * the send is retried with backoff until attempts run out.
  */
 export class ProviderError extends Error {
   constructor(

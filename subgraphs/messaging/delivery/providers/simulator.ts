@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { failureText } from '../reports';
 import type { ChannelProvider, OutboundMessage, SendResult } from './provider';
 
 /**
@@ -22,7 +23,11 @@ export class SimulatorProvider implements ChannelProvider {
       providerMessageId: `sim_${randomUUID()}`,
       status: 'sent',
       report: fails
-        ? { status: 'failed', error: 'Simulated carrier rejection: the number is unreachable', afterMs: this.deliverDelayMs }
+        ? {
+            status: 'failed',
+            error: failureText('RECIPIENT_UNREACHABLE', 'Simulated carrier rejection: the number is unreachable'),
+            afterMs: this.deliverDelayMs,
+          }
         : { status: 'delivered', afterMs: this.deliverDelayMs },
     };
   }

@@ -1,3 +1,4 @@
+import { failureText, sendRefusal } from '../reports';
 import { ProviderError, type ChannelProvider, type OutboundMessage, type SendResult } from './provider';
 
 export interface TwilioSettings {
@@ -8,9 +9,9 @@ export interface TwilioSettings {
   apiUrl: string;
   /** Where Twilio posts status callbacks; omitted when no public URL is configured. */
   statusCallbackUrl?: string;
+  /** A call not answered in this time is Twilio's failure. */
+  timeoutMs: number;
 }
-
-const TIMEOUT_MS = 15_000;
 
 /** SMS through Twilio's Messages REST API; statuses arrive on the status callback. */
 export class TwilioProvider implements ChannelProvider {
@@ -19,7 +20,7 @@ export class TwilioProvider implements ChannelProvider {
   constructor(private readonly settings: TwilioSettings) {}
 
   async send(message: OutboundMessage): Promise<SendResult> {
-    const { accountSid, authToken, from, apiUrl, statusCallbackUrl } = this.settings;
+    const { accountSid, authToken, from, apiUrl, statusCallbackUrl, timeoutMs } = this.settings;
     const form = new URLSearchParams({ To: message.to, From: from, Body: message.body });
     if (statusCallbackUrl) form.set('StatusCallback', statusCallbackUrl);
     let response: Response;
@@ -31,35 +32,23 @@ export class TwilioProvider implements ChannelProvider {
           'content-type': 'application/x-www-form-urlencoded',
         },
         body: form.toString(),
-        signal: AbortSignal.timeout(TIMEOUT_MS),
+        signal: AbortSignal.timeout(timeoutMs),
       });
     } catch (err) {
       throw new ProviderError(`Twilio not reachable: ${(err as Error).message}`, false);
     }
-    const body = (await response.json().catch(() => ({}))) as { sid?: string; status?: string; message?: string; code?: number };
-    if (response.status === 429 || response.status >= 500) throw new ProviderError(`Twilio answered ${response.status}`, false);
-    if (!response.ok || !body.sid) {
-      throw new ProviderError(
-        `Twilio refused the message (${response.status}${body.code ? ` code ${body.code}` : ''}): ${body.message ?? 'no reason given'}`,
-        true,
-      );
+    let body: { sid?: string; status?: string; message?: string; code?: number } = {};
+    try {
+      body = (await response.json()) as typeof body;
+    } catch (err) {
+      // A body cut off by the time limit is as much Twilio's failure as no answer; a non-JSON one is judged by its status.
+      if ((err as Error).name === 'TimeoutError') throw new ProviderError(`Twilio did not answer in time: ${(err as Error).message}`, false);
     }
-    return { providerMessageId: body.sid, status: 'sent' };
-  }
-}
-
-/** Twilio's MessageStatus values mapped onto ours (accepted/queued/sending say nothing new). */
-export function twilioStatus(value: string): 'sent' | 'delivered' | 'failed' | undefined {
-  switch (value) {
-    case 'sent':
-      return 'sent';
-    case 'delivered':
-    case 'read':
-      return 'delivered';
-    case 'undelivered':
-    case 'failed':
-      return 'failed';
-    default:
-      return undefined;
+    const detail = `Twilio ${response.status}${body.code ? ` code ${body.code}` : ''}: ${body.message ?? 'no reason given'}`;
+    if (response.ok && body.sid) return { providerMessageId: body.sid, status: 'sent' };
+    // Only a refusal about the recipient or the message is final; any other (429, 5xx, our account's 401) is Twilio's side.
+    const refusal =
+      response.status >= 400 && response.status < 500 ? sendRefusal('twilio', body.code === undefined ? undefined : String(body.code)) : undefined;
+    throw refusal ? new ProviderError(failureText(refusal, detail), true) : new ProviderError(detail, false);
   }
 }
