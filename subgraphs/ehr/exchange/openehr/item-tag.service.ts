@@ -42,7 +42,7 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 const PRINTABLE = /^[^\s\p{Cc}](?:[^\p{Cc}]*[^\s\p{Cc}])?$/u;
 
 /** A commit's tags (`openehr-item-tag`, `openehr-version-item-tag`): the versioned object's, the new version's. */
-export interface CommitTags {
+interface CommitTags {
   versionedObject?: NewTag[];
   version?: NewTag[];
 }
