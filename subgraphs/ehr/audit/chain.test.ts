@@ -45,7 +45,7 @@ describe('audit hash chain', () => {
     expect(findChainProblem(records.slice(2), sealedNone, records[1])).toBeUndefined();
   });
 
-  it('detects an edited, removed or re-linked record', () => {
+  it('[AUD-003] detects an edited, removed or re-linked record', () => {
     const edited = chain(4);
     edited[2] = { ...edited[2], after: { n: 999, family: 'B' } };
     expect(findChainProblem(edited, sealedNone)).toMatchObject({ seq: 3, problem: expect.stringMatching(/altered/) });
