@@ -100,6 +100,8 @@ export class EhrService {
     const decision = await this.policy.decide('read', 'demographics', { patientId: row.patientId });
     if (!decision.allowed && decision.hide) throw notFound('EHR', ehrId);
     await this.policy.assert('read', 'demographics', { patientId: row.patientId });
+    // An EHR names its subject and status: a read of the patient's record like any other (NEN 7513).
+    await this.store.read((tx) => this.store.logAccess(tx, [{ entityType: 'EHR', entityId: row.id, patientId: row.patientId }]));
     return view(row);
   }
 
