@@ -61,6 +61,7 @@ describe(`every clinical read path writes a complete access-log entry (${backend
     },
     { name: 'patient-compositions-rest', ...staff, read: (token) => ok(t.request('GET', '/api/ehr/patients/p-1001/compositions', { token, headers: tenant })) },
     { name: 'history-graphql', ...staff, read: (token) => gql(token, `{ compositionHistory(id: "${uid}") { version } }`) },
+    { name: 'ehr-status-openehr', ...staff, read: (token) => ok(t.request('GET', '/openehr/v1/ehr/ehr-p-1001/ehr_status', { token })) },
     { name: 'ehr-openehr', ...staff, read: (token) => ok(t.request('GET', '/openehr/v1/ehr/ehr-p-1001', { token })) },
     { name: 'composition-openehr', ...staff, read: (token) => ok(t.request('GET', `/openehr/v1/ehr/ehr-p-1001/composition/${uid}`, { token })) },
     {

@@ -20,7 +20,7 @@ export interface TaggedTest {
   file: string;
   line: number;
   ids: string[];
-  /** The title without its id tag; `${…}` where the source interpolates. */
+  /** The title without its id tag; `${…}` (or it.each's `%s`, `$name`) where the source interpolates. */
   title: string;
 }
 
@@ -118,7 +118,7 @@ export function resultOf(test: TaggedTest, results: Map<string, { title: string;
   const tag = `[${test.ids.join(', ')}] `;
   const pattern = new RegExp(
     `^${(tag + test.title)
-      .split(/\$\{[^}]*\}/)
+      .split(/\$\{[^}]*\}|%[sdifjop#]|\$[A-Za-z_][\w.]*/)
       .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
       .join('.*')}$`,
   );
