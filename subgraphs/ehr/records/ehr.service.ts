@@ -100,9 +100,19 @@ export class EhrService {
     const decision = await this.policy.decide('read', 'demographics', { patientId: row.patientId });
     if (!decision.allowed && decision.hide) throw notFound('EHR', ehrId);
     await this.policy.assert('read', 'demographics', { patientId: row.patientId });
-    // An EHR names its subject and status: a read of the patient's record like any other (NEN 7513).
-    await this.store.read((tx) => this.store.logAccess(tx, [{ entityType: 'EHR', entityId: row.id, patientId: row.patientId }]));
     return view(row);
+  }
+
+  /** The EHR as a caller's answer: `get`, logged as read (`get` alone serves the checks of other paths, which log what they disclose). */
+  async read(ehrId: string): Promise<EhrView> {
+    const ehr = await this.get(ehrId);
+    await this.logRead(ehr);
+    return ehr;
+  }
+
+  /** Logs an EHR (its subject and status) as read by the caller (NEN 7513). */
+  async logRead(ehr: EhrView): Promise<void> {
+    await this.store.read((tx) => this.store.logAccess(tx, [{ entityType: 'EHR', entityId: ehr.id, patientId: ehr.patientId }]));
   }
 
   /**
