@@ -49,7 +49,7 @@ describe('loadConfig', () => {
     }
   });
 
-  it('refuses to run in production on development secrets', () => {
+  it('[SEC-017] refuses to run in production on development secrets', () => {
     expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/AUTH_JWT_SECRET or AUTH_JWKS_URL/);
     expect(() => loadConfig({ NODE_ENV: 'production', AUTH_JWT_SECRET: 'x'.repeat(32) })).toThrow(/ENCRYPTION_KEY/);
     expect(() => loadConfig({ NODE_ENV: 'production', AUTH_JWT_SECRET: 'x'.repeat(32), ENCRYPTION_KEY: Buffer.alloc(32, 1).toString('base64') })).toThrow(

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { FieldCipher } from './crypto';
 
 describe('FieldCipher', () => {
-  it('round-trips and never stores plaintext', () => {
+  it('[SEC-009] round-trips and never stores plaintext', () => {
     const cipher = new FieldCipher(randomBytes(32));
     const stored = cipher.encrypt('+15551234567');
     expect(stored).not.toContain('5551234567');

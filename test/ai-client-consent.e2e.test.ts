@@ -43,7 +43,7 @@ describe(`AI clients need the patient's AI_ASSISTANCE consent on every surface (
   });
   afterAll(() => t?.stop());
 
-  it('refuses an AI client without the consent, as /mcp does, and lets it read once the patient consents', async () => {
+  it('[SEC-015] refuses an AI client without the consent, as /mcp does, and lets it read once the patient consents', async () => {
     expect(await reads(agent)).toEqual(['FORBIDDEN', 403, 403, 403, 403, 403]);
     const refused = await t.request('GET', '/fhir/R4/Observation?patient=p-1001', { token: agent });
     expect(JSON.stringify(refused.body)).toMatch(/AI_ASSISTANCE consent/);
@@ -61,7 +61,7 @@ describe(`AI clients need the patient's AI_ASSISTANCE consent on every surface (
     expect(await reads(webApp)).toEqual(['ok', 200, 200, 200, 200, 200]);
   });
 
-  it('records the AI client in the access log of a read outside /mcp', async () => {
+  it('[LOG-002] records the AI client in the access log of a read outside /mcp', async () => {
     await t.graphql('mutation { grantConsent(patientId: "p-1001", purpose: AI_ASSISTANCE) { granted } }');
     try {
       expect((await t.request('GET', `/api/ehr/compositions/${compositionUid}`, { token: agent, headers: { 'x-tenant-id': 'demo' } })).status).toBe(200);

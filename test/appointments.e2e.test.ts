@@ -111,7 +111,7 @@ describe(`appointments (${backendName})`, () => {
     expect(audit.body.data.map((r: { action: string }) => r.action).sort()).toEqual(['create', 'update']);
   });
 
-  it('refuses an overlapping slot of the same practitioner or location (409) and bad times (400), changing nothing', async () => {
+  it('[EHR-014] refuses an overlapping slot of the same practitioner or location (409) and bad times (400), changing nothing', async () => {
     const base = 5 * 24 * 60 * MINUTE;
     const first = await t.request('POST', '/api/ehr/appointments', {
       body: { patientId: 'p-1001', start: at(base), end: at(base + 30 * MINUTE), practitionerId: 'dr-slot', location: 'Room 7' },
@@ -153,7 +153,7 @@ describe(`appointments (${backendName})`, () => {
     expect(zoned.body).toMatchObject({ start: '2030-01-10T08:00:00.000Z', end: '2030-01-10T08:30:00.000Z', timeZone: 'Europe/Amsterdam' });
   });
 
-  it('books a slot once under concurrent requests, per location, practitioner and patient; a move into a taken slot is 409; cancelled ones free it', async () => {
+  it('[EHR-014] books a slot once under concurrent requests, per location, practitioner and patient; a move into a taken slot is 409; cancelled ones free it', async () => {
     const base = 9 * 24 * 60 * MINUTE;
     const book = (body: Record<string, unknown>) => t.request('POST', '/api/ehr/appointments', { body });
     /** Bookings sent at once: exactly one is 201, every other 409 CONFLICT; the winner's id. */

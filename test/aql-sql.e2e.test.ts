@@ -242,7 +242,7 @@ describe(`AQL in SQL answers as the in-memory evaluator, decrypting nothing (${b
       return { rows: res.body.rows as number[][], decrypted: (await compositionDecrypts(t)) - before };
     };
 
-    it('logs a population statistic once, for its query, naming no patient (in SQL and in memory)', async () => {
+    it('[LOG-005] logs a population statistic once, for its query, naming no patient (in SQL and in memory)', async () => {
       for (const [sub, q] of [
         ['population-sql', POPULATION],
         ['population-memory', `${POPULATION} AND ${IN_MEMORY_ONLY}`],
@@ -263,7 +263,7 @@ describe(`AQL in SQL answers as the in-memory evaluator, decrypting nothing (${b
       }
     });
 
-    it('logs each composition of an aggregate over fewer than 10 patients, however WHERE picks them', async () => {
+    it('[LOG-005] logs each composition of an aggregate over fewer than 10 patients, however WHERE picks them', async () => {
       // Naming the EHRs in a MATCHES, not as the query's EHR: the answer still tells about two patients.
       const q = `SELECT COUNT(*) ${VITALS} WHERE e/ehr_id/value MATCHES {$a, $b} AND ${SYS} > 100`;
       for (const [sub, text] of [

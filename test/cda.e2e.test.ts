@@ -92,7 +92,7 @@ describe(`CDA export /api/ehr/…/cda (${backendName})`, () => {
     expect(entries(section(doc, '11488-4'))[0].act.text).toBe('Feeling better; BP < 130 & stable');
   });
 
-  it('exports a valid CCD for every demo patient, in their own tenant', async () => {
+  it('[XCH-009] exports a valid CCD for every demo patient, in their own tenant', async () => {
     for (const id of ['p-1001', 'p-1002', 'p-1003']) {
       const { doc } = await cda(`/api/ehr/patients/${id}/cda`, tokens.clinician);
       expect(doc.recordTarget.patientRole.id.extension).toBe(id);
@@ -115,7 +115,7 @@ describe(`CDA export /api/ehr/…/cda (${backendName})`, () => {
     expect(entries(section(note.doc, '11488-4'))).toHaveLength(1);
   });
 
-  it('logs the export in the patient access log', async () => {
+  it('[LOG-001] logs the export in the patient access log', async () => {
     await cda('/api/ehr/patients/p-1002/cda', tokens.clinician);
     const log = await t.graphql('{ accessLog(patientId: "p-1002", limit: 100) { data { actor entityType } } }');
     expect(log.body.data.accessLog.data).toContainEqual({ actor: 'dr-jones', entityType: 'Patient' });
@@ -150,7 +150,7 @@ describe(`CDA export /api/ehr/…/cda (${backendName})`, () => {
   });
 
   // Last: every document the tests above were answered.
-  it('answered only documents that pass the C-CDA 2.1 Schematron (errors phase)', async () => {
+  it('[XCH-009] answered only documents that pass the C-CDA 2.1 Schematron (errors phase)', async () => {
     expect(answered.size).toBeGreaterThanOrEqual(6);
     for (const { path, errors } of answered.values()) expect({ path, errors: await errors }).toEqual({ path, errors: [] });
   });

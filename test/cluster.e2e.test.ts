@@ -88,7 +88,7 @@ scaleOut('the scale-out cluster behind HAProxy (PostgreSQL + Redis)', () => {
     for (const base of bases) expect((await call(base, auth, 'GET', '/v1/patients/p-1001')).status).toBe(429);
   }
 
-  it('keeps every accepted message, event and rate limit exact through a gateway and a worker SIGKILL', async () => {
+  it('[MSG-015] keeps every accepted message, event and rate limit exact through a gateway and a worker SIGKILL', async () => {
     const c = cluster!;
     const began = Date.now();
     const phases: string[] = [];

@@ -113,7 +113,7 @@ describe.each(testBackends())('database roles on $name', (backend) => {
     await database?.drop();
   });
 
-  it('runs as a role that is neither superuser nor BYPASSRLS and owns nothing', async () => {
+  it('[SEC-005] runs as a role that is neither superuser nor BYPASSRLS and owns nothing', async () => {
     const [me] = await runtime.query(`SELECT current_user AS name, r.rolsuper AS sup, r.rolbypassrls AS bypass FROM pg_roles r WHERE r.rolname = current_user`);
     expect(me).toEqual({ name: db.runtimeRole, sup: false, bypass: false });
     const owned = await runtime.query(
@@ -124,7 +124,7 @@ describe.each(testBackends())('database roles on $name', (backend) => {
     expect(owned).toEqual([]);
   });
 
-  it('every tenant table has FORCEd row-level security and the tenant policy', async () => {
+  it('[SEC-005] every tenant table has FORCEd row-level security and the tenant policy', async () => {
     expect(tenantTables).toEqual(
       expect.arrayContaining([
         'ehr."Patient"',
@@ -170,7 +170,7 @@ describe.each(testBackends())('database roles on $name', (backend) => {
     }
   });
 
-  it("reads and writes only the set tenant's rows", async () => {
+  it("[SEC-005] reads and writes only the set tenant's rows", async () => {
     await runtime.inTransaction(async (q) => {
       await q(`SELECT set_config('app.tenant_id', 'demo', true)`);
       expect((await q<{ n: number }>(`SELECT count(*)::int AS n FROM ehr."Patient"`))[0].n).toBe(3);
@@ -234,7 +234,7 @@ describe.each(testBackends())('database roles on $name', (backend) => {
   });
 
   // Issue 45: the purges took their cut-off from the caller, so one a day ahead deleted a tenant's whole audit trail and access log.
-  it("cannot purge the audit trail or the access log with a cut-off of its own, nor anything younger than the tenant's periods", async () => {
+  it("[AUD-005] cannot purge the audit trail or the access log with a cut-off of its own, nor anything younger than the tenant's periods", async () => {
     const ehr = createEhrPrisma(db);
     const admin = { sub: 'roles-admin', tenantId: 'demo', roles: ['admin' as const] };
     const store = new TenantStore(ehr, admin, { transactionalReads: db.kind === 'postgres', chainKey: chainKey(Buffer.alloc(32, 9)) });
@@ -290,7 +290,7 @@ describe.each(testBackends())('database roles on $name', (backend) => {
     expect(await counts()).toEqual(before);
   });
 
-  it('holds INSERT and SELECT only on the audit trail, and cannot grant itself more', async () => {
+  it('[AUD-002] holds INSERT and SELECT only on the audit trail, and cannot grant itself more', async () => {
     const privileges = `SELECT p AS privilege, has_table_privilege(current_user, 'ehr."AuditRecord"', p) AS held
       FROM unnest(ARRAY['SELECT', 'INSERT', 'UPDATE', 'DELETE', 'TRUNCATE', 'TRIGGER', 'REFERENCES']) AS p ORDER BY 1`;
     const expected = [

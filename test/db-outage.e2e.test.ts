@@ -89,7 +89,7 @@ class TcpProxy {
     graphqlEhr: () => t.graphql('{ patient(id: "p-1001") { id ehrId } }'),
   };
 
-  it('answers 503 with Retry-After while the database is unreachable, and 200 again after', async () => {
+  it('[OPS-002] answers 503 with Retry-After while the database is unreachable, and 200 again after', async () => {
     expect((await calls.rest()).status).toBe(200);
 
     await proxy.close();

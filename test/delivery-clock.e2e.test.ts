@@ -70,7 +70,7 @@ describe(`delivery on the injected clock (${backendName})`, () => {
     expect(rows[0].attempts).toBe(2);
   });
 
-  it('sends a message held by quiet hours once the clock passes their end', async () => {
+  it('[MSG-008] sends a message held by quiet hours once the clock passes their end', async () => {
     const message = await held('p-1003', 'email');
     // Just before the release on the clock it is still held.
     clock.advance(new Date(message.dueAt).getTime() - clock.now().getTime() - MINUTE);

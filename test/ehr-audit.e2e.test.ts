@@ -246,14 +246,14 @@ describe(`clinical record audit, encryption and isolation at the database (${bac
     restrictPatientRecord: () => gql('mutation { restrictPatientRecord(patientId: "p-1002", reason: "erasure request") { restrictedAt } }'),
   };
 
-  it('has an audit exercise for every mutation of the ehr subgraph', async () => {
+  it('[AUD-001] has an audit exercise for every mutation of the ehr subgraph', async () => {
     const { schema } = await buildEhrSchema();
     const mutations = Object.keys(schema.getMutationType()!.getFields());
     expect(mutations.filter((m) => !(m in EXERCISES))).toEqual([]);
     expect(Object.keys(EXERCISES).filter((m) => !mutations.includes(m))).toEqual([]);
   });
 
-  it('writes at least one audit record for every mutation', async () => {
+  it('[AUD-001] writes at least one audit record for every mutation', async () => {
     for (const [mutation, exercise] of Object.entries(EXERCISES)) {
       const before = await auditCount();
       await exercise();
@@ -265,7 +265,7 @@ describe(`clinical record audit, encryption and isolation at the database (${bac
     }
   });
 
-  it('keeps contact details and composition content out of the raw rows (ciphertext only)', async () => {
+  it('[SEC-009] keeps contact details and composition content out of the raw rows (ciphertext only)', async () => {
     const markers = ['+31699990001', 'secret.marker@example.org', 'other.marker@example.org', 'MARKER-headache', '+31612345671', 'anna.devries@example.org'];
     const tables = (
       await db().query<{ table_name: string }>("SELECT table_name FROM information_schema.tables WHERE table_schema = 'ehr' AND table_type = 'BASE TABLE'")
@@ -283,7 +283,7 @@ describe(`clinical record audit, encryption and isolation at the database (${bac
     expect(read.patient.contact).toEqual({ phone: '+31699990001', email: 'other.marker@example.org' });
   });
 
-  it('refuses UPDATE, DELETE and TRUNCATE of audit and access-log rows at the database', async () => {
+  it('[AUD-002] refuses UPDATE, DELETE and TRUNCATE of audit and access-log rows at the database', async () => {
     for (const table of ['AuditRecord', 'AccessLog']) {
       await expect(db().query(`UPDATE ehr."${table}" SET "actor" = 'mallory'`)).rejects.toThrow(/append-only/);
       await expect(db().query(`DELETE FROM ehr."${table}"`)).rejects.toThrow(/append-only/);
@@ -296,7 +296,7 @@ describe(`clinical record audit, encryption and isolation at the database (${bac
     expect(Number(privileges.rows[0].n)).toBe(0);
   });
 
-  it('keeps the hash chain intact under concurrent writers', async () => {
+  it('[AUD-003] keeps the hash chain intact under concurrent writers', async () => {
     await Promise.all(
       Array.from({ length: 8 }, () =>
         gql('mutation($c: JSONObject!) { createComposition(input: { templateId: "vital_signs.v1", ehrId: "ehr-p-1001", content: $c }) { uid } }', {
@@ -336,7 +336,7 @@ describe(`clinical record audit, encryption and isolation at the database (${bac
   });
 
   // Last: it breaks the demo tenant's chain on purpose.
-  it('detects an edited audit row through the hash chain', async () => {
+  it('[AUD-003] detects an edited audit row through the hash chain', async () => {
     await db().exec('ALTER TABLE ehr."AuditRecord" DISABLE TRIGGER "AuditRecord_append_only"');
     try {
       await db().query(`UPDATE ehr."AuditRecord" SET "reason" = 'nothing to see' WHERE "tenantId" = 'demo' AND seq = 3`);
@@ -452,13 +452,13 @@ describe(`audit chain against an attacker with database write access (${backendN
     return Math.max(0, ...lines.filter((c) => c.tenantId === tenant && !c.log).map((c) => c.seq));
   };
 
-  it('verifies an untouched chain', async () => {
+  it('[AUD-003] verifies an untouched chain', async () => {
     await gql('mutation { updatePatient(id: "p-1001", input: { email: "anna.new@example.org" }, reason: "moved") { id } }');
     await gql('mutation { updateAppointmentStatus(id: "appt-1001", status: "confirmed") { status } }');
     expect(await verify('demo')).toMatchObject({ valid: true, brokenAtSeq: null, problem: null });
   });
 
-  it('detects a rewritten record even when every following hash is recomputed', async () => {
+  it('[AUD-003] detects a rewritten record even when every following hash is recomputed', async () => {
     const chain = await chainOf('demo');
     expect(chain.length).toBeGreaterThan(3);
     // Rewrite record 2's `after`, then re-link and re-hash it and every record after it.
@@ -485,7 +485,7 @@ describe(`audit chain against an attacker with database write access (${backendN
     expect(result).toMatchObject({ valid: false, brokenAtSeq: 2 });
   });
 
-  it('detects a deleted tail against the last signed checkpoint', async () => {
+  it('[AUD-004] detects a deleted tail against the last signed checkpoint', async () => {
     const acme = await t.token({ tenants: ['acme'] });
     for (const purpose of ['RESEARCH', 'MESSAGING'])
       await gql(`mutation { grantConsent(patientId: "p-2001", purpose: ${purpose}) { granted } }`, undefined, acme);

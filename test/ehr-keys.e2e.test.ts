@@ -52,7 +52,7 @@ describe(`encryption key rotation (${backendName})`, () => {
     expect(() => loadConfig({ PREVIOUS_ENCRYPTION_KEYS: 'c2hvcnQ=' })).toThrow(/PREVIOUS_ENCRYPTION_KEYS: key 1 must be base64 of exactly 32 bytes/);
   });
 
-  it('re-encrypts contact details, compositions, EHR_STATUS versions, directories, item tags and XDS documents with the new key, audited and re-runnable', async () => {
+  it('[SEC-009] re-encrypts contact details, compositions, EHR_STATUS versions, directories, item tags and XDS documents with the new key, audited and re-runnable', async () => {
     const created = await t.request('POST', '/api/ehr/compositions', { body: { templateId: 'vital_signs.v1', ehrId: 'ehr-p-1001', content: VITALS } });
     expect(created.status).toBe(201);
     const folder = { _type: 'FOLDER', archetype_node_id: 'openEHR-EHR-FOLDER.generic.v1', name: { value: 'Oncology episode' } };

@@ -28,7 +28,7 @@ describe(`clinical record REST and GraphQL (${backendName})`, () => {
   afterAll(() => t?.stop());
 
   describe('GET /api/ehr/patients/{id}', () => {
-    it('answers the demographics with decrypted contact details', async () => {
+    it('[EHR-001] answers the demographics with decrypted contact details', async () => {
       const res = await t.request('GET', '/api/ehr/patients/p-1001', { headers: demo });
       expect(res.status).toBe(200);
       // The OpenAPI document's example is this seeded patient's answer.
@@ -45,7 +45,7 @@ describe(`clinical record REST and GraphQL (${backendName})`, () => {
       expect(res.body.error.code).toBe(code);
     });
 
-    it('answers 404 for unknown and other-tenant patients alike', async () => {
+    it('[SEC-004, EHR-001] answers 404 for unknown and other-tenant patients alike', async () => {
       for (const id of ['p-9999', 'p-2001']) {
         const res = await t.request('GET', `/api/ehr/patients/${id}`, { headers: demo });
         expect(res.status).toBe(404);
@@ -55,7 +55,7 @@ describe(`clinical record REST and GraphQL (${backendName})`, () => {
   });
 
   describe('POST /api/ehr/compositions', () => {
-    it('commits version 1 and answers 201 with uid, Location and the content', async () => {
+    it('[EHR-002] commits version 1 and answers 201 with uid, Location and the content', async () => {
       const res = await post({ templateId: 'vital_signs.v1', ehrId: 'ehr-p-1001', content: VITALS }, { token: tokens.nurse });
       expect(res.status).toBe(201);
       expect(res.body).toMatchObject({ ehrId: 'ehr-p-1001', templateId: 'vital_signs.v1', version: 1, committer: 'nurse-ann', content: VITALS });
@@ -67,13 +67,13 @@ describe(`clinical record REST and GraphQL (${backendName})`, () => {
       expect(read.body.content).toEqual(VITALS);
     });
 
-    it('answers 422 UNKNOWN_TEMPLATE for a template the tenant does not have', async () => {
+    it('[EHR-003] answers 422 UNKNOWN_TEMPLATE for a template the tenant does not have', async () => {
       const res = await post({ templateId: 'vital_signs.v9', ehrId: 'ehr-p-1001', content: VITALS });
       expect(res.status).toBe(422);
       expect(res.body.error.code).toBe('UNKNOWN_TEMPLATE');
     });
 
-    it('answers 404 for unknown and other-tenant EHRs', async () => {
+    it('[SEC-004] answers 404 for unknown and other-tenant EHRs', async () => {
       for (const ehrId of ['ehr-nope', 'ehr-p-2001']) {
         const res = await post({ templateId: 'vital_signs.v1', ehrId, content: VITALS });
         expect(res.status).toBe(404);
@@ -141,7 +141,7 @@ describe(`clinical record REST and GraphQL (${backendName})`, () => {
   });
 
   describe('versioning', () => {
-    it('updates with If-Match, keeps old versions readable, deletes logically and keeps the history', async () => {
+    it('[EHR-004] updates with If-Match, keeps old versions readable, deletes logically and keeps the history', async () => {
       const created = await post({ templateId: 'vital_signs.v1', ehrId: 'ehr-p-1001', content: VITALS });
       const v1 = created.body.uid as string;
       const id = v1.split('::')[0];
@@ -239,7 +239,7 @@ describe(`clinical record REST and GraphQL (${backendName})`, () => {
   });
 
   describe('access control', () => {
-    it('lets a patient token read only its own record', async () => {
+    it('[SEC-007] lets a patient token read only its own record', async () => {
       const own = await t.request('GET', '/api/ehr/patients/p-1001', { token: tokens.patient, headers: demo });
       expect(own.status).toBe(200);
       const other = await t.request('GET', '/api/ehr/patients/p-1002', { token: tokens.patient, headers: demo });
@@ -258,7 +258,7 @@ describe(`clinical record REST and GraphQL (${backendName})`, () => {
       expect(foreignWrite.status).toBe(404);
     });
 
-    it('does not let a nurse change access policies; an admin can, and it takes effect', async () => {
+    it('[SEC-006] does not let a nurse change access policies; an admin can, and it takes effect', async () => {
       const mutation =
         'mutation($read: Boolean!) { setAccessPolicy(role: RECEPTIONIST, area: DOCUMENT, canRead: $read, canWrite: false, reason: "front desk sends letters") { role area canRead source } }';
       const nurse = await gql(tokens.nurse, mutation, { read: true });
@@ -281,12 +281,12 @@ describe(`clinical record REST and GraphQL (${backendName})`, () => {
       await gql(tokens.admin, mutation, { read: false });
     });
 
-    it('keeps nurses from writing orders but lets them record observations', async () => {
+    it('[SEC-006] keeps nurses from writing orders but lets them record observations', async () => {
       expect((await post({ templateId: 'medication_order.v1', ehrId: 'ehr-p-1001', content: ORDER }, { token: tokens.nurse })).status).toBe(403);
       expect((await post({ templateId: 'lab_result.v1', ehrId: 'ehr-p-1001', content: LAB }, { token: tokens.nurse })).status).toBe(201);
     });
 
-    it('lets integrations read clinical data only while the patient consents to data sharing', async () => {
+    it('[SEC-015] lets integrations read clinical data only while the patient consents to data sharing', async () => {
       const read = () => t.request('GET', '/api/ehr/patients/p-1003/compositions?area=observation', { token: tokens.integration });
       expect((await read()).status).toBe(403);
       const granted = await gql(tokens.patient, 'mutation { grantConsent(patientId: "p-1001", purpose: DATA_SHARING, reason: "app") { granted recorded } }');
@@ -313,7 +313,7 @@ describe(`clinical record REST and GraphQL (${backendName})`, () => {
   });
 
   describe('templates and EHRs', () => {
-    it('adds template versions without changing old ones', async () => {
+    it('[EHR-005] adds template versions without changing old ones', async () => {
       const v1 = await gql(tokens.admin, '{ clinicalTemplate(id: "vital_signs.v1") { definition } }');
       const definition = {
         type: 'object',
@@ -384,7 +384,7 @@ describe(`clinical record REST and GraphQL (${backendName})`, () => {
       expect(receptionist.errors[0].extensions.code).toBe('FORBIDDEN');
     });
 
-    it('serves the data areas per patient with filters and paging', async () => {
+    it('[EHR-013] serves the data areas per patient with filters and paging', async () => {
       for (const [templateId, content] of [
         ['encounter.v1', ENCOUNTER],
         ['medication_order.v1', ORDER],
@@ -421,7 +421,7 @@ describe(`clinical record REST and GraphQL (${backendName})`, () => {
       expect(rejected.errors[0].extensions.code).toBe('VALIDATION_ERROR');
     });
 
-    it('logs reads of patient records (NEN 7513) for admins and the patient', async () => {
+    it('[LOG-001] logs reads of patient records (NEN 7513) for admins and the patient', async () => {
       await t.request('GET', '/api/ehr/patients/p-1001', { token: tokens.clinician, headers: demo });
       const log = await gql(tokens.patient, '{ accessLog(patientId: "p-1001", limit: 100) { data { actor action entityType } pagination { total } } }');
       expect(log.data.accessLog.data).toContainEqual({ actor: 'dr-jones', action: 'read', entityType: 'Patient' });

@@ -26,7 +26,7 @@ describe(`events mirror webhooks for a real send (${backendName})`, () => {
     await receiver?.close();
   });
 
-  it('delivers the same events to the webhook and to the subscription', async () => {
+  it('[WHK-012] delivers the same events to the webhook and to the subscription', async () => {
     const created = await t.request('POST', '/v1/webhooks', {
       body: { url: receiver.url('/mirror'), events: ['message.sent', 'message.delivered'], secret: SECRET },
     });

@@ -102,7 +102,7 @@ describe(`FHIR R4 search, conditional interactions and HTTP semantics (${backend
   });
 
   describe('search parameters', () => {
-    it('finds by subject as by patient, by _id and by _lastUpdated with prefixes', async () => {
+    it('[XCH-004] finds by subject as by patient, by _id and by _lastUpdated with prefixes', async () => {
       const byPatient = await search('Observation?patient=Patient/p-1003&code=8867-4');
       const bySubject = await search(`Observation?subject=Patient/p-1003&code=${encodeURIComponent(`${LOINC}|8867-4`)}`);
       expect(ids(bySubject)).toEqual(ids(byPatient));
@@ -113,7 +113,7 @@ describe(`FHIR R4 search, conditional interactions and HTTP semantics (${backend
       expect((await search(`Observation?patient=p-1003&_lastUpdated=gt2100-01-01`)).total).toBe(0);
     });
 
-    it('applies quantity prefixes and token/date modifiers', async () => {
+    it('[XCH-004] applies quantity prefixes and token/date modifiers', async () => {
       const rates = async (q: string) => ids(await search(`Observation?patient=p-1003&${q}`)).sort();
       expect(await rates('value-quantity=gt70')).toEqual([observations[75], observations[90]].sort());
       expect(await rates('value-quantity=le75||/min')).toEqual([observations[60], observations[75]].sort());
@@ -136,7 +136,7 @@ describe(`FHIR R4 search, conditional interactions and HTTP semantics (${backend
       expect(await patients('name:exact=Bakker')).toEqual(['p-1003']);
     });
 
-    it('sorts by _sort (date, -date, _lastUpdated, patient name and birthdate)', async () => {
+    it('[XCH-004] sorts by _sort (date, -date, _lastUpdated, patient name and birthdate)', async () => {
       const order = [observations[60], observations[75], observations[90]];
       expect(ids(await search('Observation?patient=p-1003&code=8867-4&_sort=date'))).toEqual(order);
       expect(ids(await search('Observation?patient=p-1003&code=8867-4&_sort=-date'))).toEqual([...order].reverse());
@@ -151,7 +151,7 @@ describe(`FHIR R4 search, conditional interactions and HTTP semantics (${backend
       expect((await http('GET', '/Observation?_sort=value-quantity')).status).toBe(400);
     });
 
-    it('pages with _count and next/previous links that repeat the applied parameters', async () => {
+    it('[XCH-004] pages with _count and next/previous links that repeat the applied parameters', async () => {
       const first = await search('Observation?patient=p-1003&_sort=date&_count=3');
       expect(first.total).toBe(7);
       expect(first.entry).toHaveLength(3);
@@ -188,7 +188,7 @@ describe(`FHIR R4 search, conditional interactions and HTTP semantics (${backend
       expect((await http('GET', '/Observation?_summary=text')).status).toBe(400);
     });
 
-    it('includes the referenced Patients (_include) and the resources referencing Patients (_revinclude)', async () => {
+    it('[XCH-004] includes the referenced Patients (_include) and the resources referencing Patients (_revinclude)', async () => {
       const withPatient = await search('Observation?patient=p-1003&code=8867-4&_include=Observation:patient');
       expect(ids(withPatient)).toHaveLength(3);
       expect(ids(withPatient, 'include')).toEqual(['p-1003']);
@@ -227,7 +227,7 @@ describe(`FHIR R4 search, conditional interactions and HTTP semantics (${backend
     const patient = (family: string, gender = 'other') => ({ resourceType: 'Patient', name: [{ family, given: ['Test'] }], gender, birthDate: '2000-01-01' });
     const fhirJson = { 'content-type': 'application/fhir+json' };
 
-    it('creates with If-None-Exist on no match (201), returns the one match (200), refuses several (412)', async () => {
+    it('[XCH-005] creates with If-None-Exist on no match (201), returns the one match (200), refuses several (412)', async () => {
       const created = await http('POST', '/Patient', { body: patient('Conditional'), headers: { ...fhirJson, 'if-none-exist': 'name:exact=Conditional' } });
       expect(created.status).toBe(201);
       const again = await http('POST', '/Patient', { body: patient('Conditional'), headers: { ...fhirJson, 'if-none-exist': 'name:exact=Conditional' } });
@@ -241,7 +241,7 @@ describe(`FHIR R4 search, conditional interactions and HTTP semantics (${backend
       expect((await http('POST', '/Patient', { body: patient('Other'), headers: { ...fhirJson, 'if-none-exist': '_count=1' } })).status).toBe(400);
     });
 
-    it('updates the one match of PUT [type]?[search], creates on no match, refuses several (412)', async () => {
+    it('[XCH-005] updates the one match of PUT [type]?[search], creates on no match, refuses several (412)', async () => {
       const created = await http('PUT', '/Patient?name:exact=Upserted', { body: patient('Upserted'), headers: fhirJson });
       expect(created.status).toBe(201);
       const id = created.body.id;
@@ -255,7 +255,7 @@ describe(`FHIR R4 search, conditional interactions and HTTP semantics (${backend
     });
   });
 
-  it('validated every resource it received against the FHIR R4 definitions', () => {
+  it('[XCH-002] validated every resource it received against the FHIR R4 definitions', () => {
     expect(validated).toBeGreaterThan(50);
   });
 });

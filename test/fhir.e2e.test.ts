@@ -52,7 +52,7 @@ describe(`FHIR R4 facade /fhir/R4 (${backendName})`, () => {
     await t?.stop();
   });
 
-  it('publishes a CapabilityStatement listing exactly the supported interactions and search parameters', async () => {
+  it('[XCH-001] publishes a CapabilityStatement listing exactly the supported interactions and search parameters', async () => {
     const cap = await fhir(client.capabilityStatement());
     expect(cap).toMatchObject({ resourceType: 'CapabilityStatement', fhirVersion: '4.0.1', format: expect.arrayContaining(['application/fhir+json']) });
     const resources = cap.rest[0].resource;
@@ -113,7 +113,7 @@ describe(`FHIR R4 facade /fhir/R4 (${backendName})`, () => {
       hrId = `${compositionId}.pulse`;
     });
 
-    it('reads back as FHIR Observations with LOINC codes and UCUM units', async () => {
+    it('[XCH-003] reads back as FHIR Observations with LOINC codes and UCUM units', async () => {
       const bp = await fhir(client.read({ resourceType: 'Observation', id: bpId }));
       expect(bp).toMatchObject({
         resourceType: 'Observation',
@@ -376,7 +376,7 @@ describe(`FHIR R4 facade /fhir/R4 (${backendName})`, () => {
       }
     });
 
-    it('maps lab results, encounters, medication orders, notes and appointments, searchable by their parameters', async () => {
+    it('[XCH-003] maps lab results, encounters, medication orders, notes and appointments, searchable by their parameters', async () => {
       const search = (resourceType: string, searchParams: Record<string, string>) => fhir(client.search({ resourceType, searchParams }));
       const lab = await search('Observation', { patient: 'p-1002', category: 'laboratory' });
       expect(lab.entry[0].resource).toMatchObject({
@@ -419,7 +419,7 @@ describe(`FHIR R4 facade /fhir/R4 (${backendName})`, () => {
   });
 
   describe('errors', () => {
-    it('answers unsupported interactions with an OperationOutcome 501 or 400, never 500', async () => {
+    it('[XCH-006] answers unsupported interactions with an OperationOutcome 501 or 400, never 500', async () => {
       const cases: Array<[string, string, Parameters<TestPlatform['request']>[2], number]> = [
         ['DELETE', '/Patient/p-1001', {}, 501],
         ['PATCH', '/Patient/p-1001', { body: [], headers: { 'content-type': 'application/json-patch+json' } }, 501],
@@ -475,7 +475,7 @@ describe(`FHIR R4 facade /fhir/R4 (${backendName})`, () => {
       expect(anonymous.body.issue[0].code).toBe('login');
     });
 
-    it("keeps tenants apart: another tenant's records answer 404 and are never found", async () => {
+    it("[SEC-004] keeps tenants apart: another tenant's records answer 404 and are never found", async () => {
       expect((await failing(acmeClient.read({ resourceType: 'Patient', id: 'p-1001' }))).status).toBe(404);
       const observations = await fhir(client.search({ resourceType: 'Observation', searchParams: { patient: 'p-1002' } }));
       const id = observations.entry[0].resource.id;
@@ -487,7 +487,7 @@ describe(`FHIR R4 facade /fhir/R4 (${backendName})`, () => {
     });
   });
 
-  it('validated every resource it received against the FHIR R4 definitions', () => {
+  it('[XCH-002] validated every resource it received against the FHIR R4 definitions', () => {
     expect(validated).toBeGreaterThan(100);
   });
 });

@@ -499,7 +499,7 @@ describe(`fuzz: ${COUNT} generated bad requests, seed ${SEED} (${backendName})`,
   });
   afterAll(() => t?.stop());
 
-  it('answers every one with a 4xx in the contract vocabulary and stays healthy', async () => {
+  it('[SEC-016] answers every one with a 4xx in the contract vocabulary and stays healthy', async () => {
     const rng = prng(SEED);
     const token = await t.token({ sub: 'fuzzer', roles: ['clinician'] });
     const requests = Array.from({ length: COUNT }, () => generate(rng, token));

@@ -84,7 +84,7 @@ describe(`API hardening (${backendName})`, () => {
       }
     });
 
-    it('refuses bodies over 1 MiB with 413, declared or streamed', async () => {
+    it('[SEC-011] refuses bodies over 1 MiB with 413, declared or streamed', async () => {
       const big = JSON.stringify({ query: '{ __typename }', variables: { pad: 'x'.repeat(1024 * 1024) } });
       for (const path of ['/graphql', '/v1/messages', '/api/ehr/compositions']) {
         const res = await t.request('POST', path, { rawBody: big, headers: { 'content-type': 'application/json' } });
@@ -104,7 +104,7 @@ describe(`API hardening (${backendName})`, () => {
       expect(JSON.parse(streamed.body).error.code).toBe('PAYLOAD_TOO_LARGE');
     });
 
-    it('refuses bodies that are not JSON with 415 and accepts empty POSTs', async () => {
+    it('[SEC-011] refuses bodies that are not JSON with 415 and accepts empty POSTs', async () => {
       for (const [path, type] of [
         ['/graphql', 'text/plain'],
         ['/v1/messages', 'application/x-www-form-urlencoded'],
@@ -160,14 +160,14 @@ describe(`API hardening (${backendName})`, () => {
   });
 
   describe('GraphQL', () => {
-    it('refuses queries deeper than the limit', async () => {
+    it('[SEC-013] refuses queries deeper than the limit', async () => {
       const res = await t.graphql('{ appointments { data { patient { messages { data { id } } } } } }');
       expect(res.status).toBe(400);
       expect(res.body.errors[0]).toMatchObject({ message: expect.stringMatching(/deeper than 5/), extensions: { code: 'VALIDATION_ERROR' } });
       expect((await t.graphql('{ appointments { data { patient { name { family } } } } }')).status).toBe(200);
     });
 
-    it('refuses too many aliases and too costly operations', async () => {
+    it('[SEC-013] refuses too many aliases and too costly operations', async () => {
       const aliases = `{ ${Array.from({ length: 31 }, (_, i) => `a${i}: templates { data { id } }`).join(' ')} }`;
       const many = await t.graphql(aliases);
       expect(many.status).toBe(400);
@@ -180,7 +180,7 @@ describe(`API hardening (${backendName})`, () => {
       expect((await t.request('GET', '/v1/messages?limit=100')).status).toBe(200);
     });
 
-    it('refuses batched (array) requests', async () => {
+    it('[SEC-013] refuses batched (array) requests', async () => {
       const res = await t.request('POST', '/graphql', { body: [{ query: '{ __typename }' }, { query: '{ __typename }' }] });
       expect(res.status).toBe(400);
       expect(res.body.errors[0].extensions.code).toBe('VALIDATION_ERROR');
@@ -247,7 +247,7 @@ describe(`API hardening (${backendName})`, () => {
       }
     });
 
-    it('refuses tokens without exp with 401 UNAUTHENTICATED', async () => {
+    it('[SEC-002] refuses tokens without exp with 401 UNAUTHENTICATED', async () => {
       const endless = await new SignJWT({ tenants: ['demo'], roles: ['admin'] })
         .setProtectedHeader({ alg: 'HS256' })
         .setSubject('no-exp')
@@ -388,7 +388,7 @@ describe(`API hardening (${backendName})`, () => {
     // No PUBLIC_URL here: links use the gateway's own address, never the Host header.
     const own = () => t.platform.gateway!.url;
 
-    it('builds FHIR links, fullUrl and Location from the server, not from a forged Host', async () => {
+    it('[SEC-012] builds FHIR links, fullUrl and Location from the server, not from a forged Host', async () => {
       const token = await t.token({ roles: ['clinician'] });
       const headers = { host: 'evil.example', authorization: `Bearer ${token}` };
       const bundle = await withHost(t.url, 'GET', '/fhir/R4/Patient?_count=1', headers);
@@ -415,7 +415,7 @@ describe(`API hardening (${backendName})`, () => {
       expect(JSON.stringify(metadata.body)).not.toContain('evil.example');
     });
 
-    it('builds openEHR and /api/ehr Location headers without the Host header', async () => {
+    it('[SEC-012] builds openEHR and /api/ehr Location headers without the Host header', async () => {
       const token = await t.token({ roles: ['clinician'] });
       const headers = { host: 'evil.example', authorization: `Bearer ${token}`, 'x-tenant-id': 'demo' };
       const openehr = await withHost(t.url, 'POST', '/openehr/v1/ehr/ehr-p-1001/composition', headers, {
@@ -468,7 +468,7 @@ describe('production settings: TLS 1.3, HSTS, no introspection, request deadline
       req.end(options.body);
     });
 
-  it('listens with TLS 1.3 only and sends HSTS', async () => {
+  it('[SEC-010] listens with TLS 1.3 only and sends HSTS', async () => {
     expect(t.url).toMatch(/^https:\/\//);
     const health = await tls('/healthz');
     expect(health.status).toBe(200);
@@ -491,7 +491,7 @@ describe('production settings: TLS 1.3, HSTS, no introspection, request deadline
   const gql = async (query: string, token: string) =>
     tls('/graphql', { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ query }) });
 
-  it('seeds no demo data into an empty database', async () => {
+  it('[OPS-004] seeds no demo data into an empty database', async () => {
     const token = await t.token();
     const res = await gql('{ patients { data { id } } templates { data { id } } }', token);
     expect(res.body.data).toEqual({ patients: { data: [] }, templates: { data: [] } });

@@ -53,7 +53,7 @@ describe(`MCP server /mcp (${backendName})`, () => {
     await t?.stop();
   });
 
-  it('lists its tools with input and output schemas, its resources and prompts', async () => {
+  it('[XCH-013] lists its tools with input and output schemas, its resources and prompts', async () => {
     const { tools } = await clinician.listTools();
     // Every caller sees every tool (the support desk's too); the policy points refuse what a role may not read.
     expect(tools.map((tool) => tool.name).sort()).toEqual([...TOOLS, 'organization_health', 'whoami'].sort());
@@ -70,7 +70,7 @@ describe(`MCP server /mcp (${backendName})`, () => {
     expect(prompts.map((p) => p.name).sort()).toEqual(['explain_lab_trend', 'prepare_visit_summary']);
   });
 
-  it('answers every tool for a clinician agent with the patient’s AI_ASSISTANCE consent, FHIR-coded with units and dates', async () => {
+  it('[XCH-013] answers every tool for a clinician agent with the patient’s AI_ASSISTANCE consent, FHIR-coded with units and dates', async () => {
     const found = structured(await callTool(clinician, 'find_patients', { query: 'p-1001', purpose: 'treatment' }));
     expect(found.patients).toEqual([expect.objectContaining({ id: 'p-1001', initials: expect.stringMatching(/^([A-Z]\.)+$/) })]);
     expect(JSON.stringify(found)).not.toMatch(/@|\+31/);
@@ -121,7 +121,7 @@ describe(`MCP server /mcp (${backendName})`, () => {
     expect(messages.communication.recentMessages.every((m: any) => !('body' in m))).toBe(true);
   });
 
-  it('writes every call to the access log with the agent’s subject and client, the tool and the purpose', async () => {
+  it('[LOG-002] writes every call to the access log with the agent’s subject and client, the tool and the purpose', async () => {
     const agent = await connect(await agentToken(['nurse'], { sub: 'nurse-audited' }));
     for (const [tool, purpose] of [
       ['patient_summary', 'treatment'],
@@ -203,7 +203,7 @@ describe(`MCP server /mcp (${backendName})`, () => {
     }
   });
 
-  it('refuses clinical data without the patient’s AI_ASSISTANCE consent, naming the consent', async () => {
+  it('[SEC-015] refuses clinical data without the patient’s AI_ASSISTANCE consent, naming the consent', async () => {
     for (const tool of ['patient_summary', 'observations', 'documents', 'appointments', 'message_history']) {
       const text = refusal(await callTool(clinician, tool, { patientId: 'p-1003', purpose: 'treatment' }));
       expect(text).toMatch(/^FORBIDDEN: .*AI_ASSISTANCE consent/);
@@ -241,7 +241,7 @@ describe(`MCP server /mcp (${backendName})`, () => {
     expect(observations.vitals.find((o: any) => o.code.code === '85354-9').components[0].value.value).toBe(120);
   });
 
-  it('bounds every answer by its size budget, newest entries kept', async () => {
+  it('[XCH-013] bounds every answer by its size budget, newest entries kept', async () => {
     const full = structured(await callTool(clinician, 'patient_summary', { patientId: 'p-1001', purpose: 'treatment', maxBytes: 200_000 }));
     expect(full.budget.truncated).toBe(false);
     const small = await callTool(clinician, 'patient_summary', { patientId: 'p-1001', purpose: 'treatment', maxBytes: 2_500 });

@@ -47,7 +47,7 @@ describe(`scheduled sends and cancel (${backendName})`, () => {
   const messageCount = async () => Number((await t.platform.db!.query<{ n: string }>(`SELECT count(*) AS n FROM messaging."Message"`)).rows[0].n);
   const settle = () => new Promise((resolve) => setTimeout(resolve, 1500));
 
-  it('refuses a sendAt that is malformed, less than a minute or more than 35 days ahead with 400 naming sendAt, and stores nothing', async () => {
+  it('[MSG-012] refuses a sendAt that is malformed, less than a minute or more than 35 days ahead with 400 naming sendAt, and stores nothing', async () => {
     const before = await messageCount();
     for (const sendAt of ['tomorrow', '2026-12-24T09:00:00', at(30_000), at(35 * DAY + MINUTE), 42]) {
       const res = await send({ sendAt });
@@ -61,7 +61,7 @@ describe(`scheduled sends and cancel (${backendName})`, () => {
     expect(await messageCount()).toBe(before);
   });
 
-  it('holds a scheduled message until sendAt, lists it by status, then sends it on the same path as any other', async () => {
+  it('[MSG-012] holds a scheduled message until sendAt, lists it by status, then sends it on the same path as any other', async () => {
     const sendAt = at(10 * MINUTE);
     const res = await send({ sendAt });
     expect(res.status).toBe(201);
@@ -81,7 +81,7 @@ describe(`scheduled sends and cancel (${backendName})`, () => {
     expect(new Date(sending.at).getTime()).toBeGreaterThanOrEqual(new Date(sendAt).getTime());
   });
 
-  it('checks preferences again at sendAt: a patient who opted out meanwhile gets nothing', async () => {
+  it('[MSG-012] checks preferences again at sendAt: a patient who opted out meanwhile gets nothing', async () => {
     const res = await send({ patientId: 'p-1002', sendAt: at(5 * MINUTE) });
     expect(res.status).toBe(201);
     expect((await t.request('PATCH', '/v1/patients/p-1002/preferences', { body: { channels: { sms: false } } })).status).toBe(200);
@@ -95,7 +95,7 @@ describe(`scheduled sends and cancel (${backendName})`, () => {
     }
   });
 
-  it('cancels a scheduled message: 200 cancelled, message.cancelled to webhooks, and it never reaches a provider', async () => {
+  it('[MSG-013] cancels a scheduled message: 200 cancelled, message.cancelled to webhooks, and it never reaches a provider', async () => {
     const res = await send({ sendAt: at(3 * MINUTE) });
     const cancelled = await t.request('POST', `/v1/messages/${res.body.id}/cancel`);
     expect(cancelled.status).toBe(200);
@@ -126,7 +126,7 @@ describe(`scheduled sends and cancel (${backendName})`, () => {
     ).toEqual(['message.cancelled']);
   });
 
-  it('cancels a queued message held by quiet hours; refuses a sent one with 409 and an unknown one with 404; GraphQL cancels too', async () => {
+  it('[MSG-013] cancels a queued message held by quiet hours; refuses a sent one with 409 and an unknown one with 404; GraphQL cancels too', async () => {
     const hhmm = (minutes: number) => at(minutes * MINUTE).slice(11, 16);
     await t.request('PATCH', '/v1/patients/p-1002/preferences', { body: { quietHours: { start: hhmm(-60), end: hhmm(120), timezone: 'UTC' } } });
     try {
@@ -146,7 +146,7 @@ describe(`scheduled sends and cancel (${backendName})`, () => {
     expect((await t.request('POST', '/v1/messages/00000000-0000-4000-8000-000000000000/cancel')).status).toBe(404);
   });
 
-  it('keeps a scheduled message across a restart and sends it at its time', async () => {
+  it('[MSG-012] keeps a scheduled message across a restart and sends it at its time', async () => {
     const sendAt = at(20 * MINUTE);
     const res = await send({ sendAt });
     expect(res.body.status).toBe('scheduled');

@@ -49,7 +49,7 @@ describe(`messaging content encrypted at rest (${backendName})`, () => {
     await receiver?.close();
   });
 
-  it('stores no plaintext of bodies, variables or replies, and every reader still sees plaintext', async () => {
+  it('[SEC-009] stores no plaintext of bodies, variables or replies, and every reader still sees plaintext', async () => {
     const hook = await t.request('POST', '/v1/webhooks', {
       body: { url: receiver.url('/at-rest'), events: ['message.response', 'message.delivered'], secret: SECRET },
     });

@@ -19,7 +19,7 @@ describe(`messaging consent from the clinical record (${backendName})`, () => {
     expect(error.message).toMatch(/withdrawn.*consent to messaging/i);
   };
 
-  it('refuses single sends, batch items, reminders and GraphQL sends after revokeConsent(MESSAGING), storing nothing', async () => {
+  it('[MSG-014] refuses single sends, batch items, reminders and GraphQL sends after revokeConsent(MESSAGING), storing nothing', async () => {
     // No consent record: messaging is allowed (opt-out).
     expect(
       (await t.request('POST', '/v1/messages', { body: { patientId: 'p-1001', templateId: 'appointment-reminder', channel: 'sms', variables: VARS } })).status,
@@ -74,7 +74,7 @@ describe(`messaging consent from the clinical record (${backendName})`, () => {
     expect((await t.request('POST', '/v1/appointments/appt-1001/remind')).status).toBe(201);
   });
 
-  it('fails a message queued before the consent was withdrawn, at delivery time', async () => {
+  it('[MSG-014] fails a message queued before the consent was withdrawn, at delivery time', async () => {
     const from = new Date(Date.now() - 60 * 60_000).toISOString().slice(11, 16);
     const to = new Date(Date.now() + 3 * 60 * 60_000).toISOString().slice(11, 16);
     await t.request('PATCH', '/v1/patients/p-1003/preferences', { body: { quietHours: { start: from, end: to, timezone: 'UTC' } } });

@@ -22,7 +22,7 @@ describe(`messaging crash recovery (${backendName})`, () => {
 
   const allMessages = async () => (await api('GET', '/v1/messages?limit=100')).body.data as { id: string; status: string; patientId: string }[];
 
-  it('brings every accepted message to exactly one final status after a SIGKILL', async () => {
+  it('[MSG-015] brings every accepted message to exactly one final status after a SIGKILL', async () => {
     await start();
     const items = [
       ...Array.from({ length: 6 }, () => ({ patientId: 'p-1001', templateId: 'appointment-reminder', channel: 'sms', variables: VARS })),
@@ -69,7 +69,7 @@ describe(`messaging crash recovery (${backendName})`, () => {
     }
   }, 240_000);
 
-  it('stores a batch whole or not at all when the process is killed during its intake', async () => {
+  it('[MSG-006, MSG-015] stores a batch whole or not at all when the process is killed during its intake', async () => {
     // The batch's messages (p-1003, email, from now on) are held by quiet hours: nothing sends them while the rounds run.
     const since = new Date().toISOString();
     const hhmm = (offsetMin: number) => new Date(Date.now() + offsetMin * 60_000).toISOString().slice(11, 16);

@@ -111,7 +111,7 @@ describe(`messaging providers: Twilio and SMTP (${backendName})`, () => {
     return res;
   };
 
-  it('sends SMS through the Twilio REST API and follows its signed status callbacks', async () => {
+  it('[MSG-016, MSG-002] sends SMS through the Twilio REST API and follows its signed status callbacks', async () => {
     const res = await t.request('POST', '/v1/messages', { body: { patientId: 'p-1001', templateId: 'appointment-reminder', channel: 'sms', variables: VARS } });
     expect(res.status).toBe(201);
     const call = await eventually(async () => calls.find((c) => c.form.get('To') === '+31612345671'), 'the Twilio API call');
@@ -146,7 +146,7 @@ describe(`messaging providers: Twilio and SMTP (${backendName})`, () => {
     expect(done.statusHistory.map((s: any) => s.status)).toEqual(['queued', 'sending', 'failed']);
   });
 
-  it('takes signed inbound SMS from Twilio and refuses unsigned ones', async () => {
+  it('[MSG-016] takes signed inbound SMS from Twilio and refuses unsigned ones', async () => {
     const inbound = { From: '+31612345671', To: '+15550001111', Body: 'STOP', MessageSid: 'SMin1', AccountSid: SID };
     const unsigned = await twilioPost('/v1/inbound/sms', inbound, 'bm9wZQ==');
     expect(unsigned.status).toBe(403);
@@ -161,7 +161,7 @@ describe(`messaging providers: Twilio and SMTP (${backendName})`, () => {
     contract.check('POST', '/v1/inbound/sms', json);
   });
 
-  it('sends email over SMTP to a real SMTP server, and fails a refused recipient', async () => {
+  it('[MSG-016] sends email over SMTP to a real SMTP server, and fails a refused recipient', async () => {
     const res = await t.request('POST', '/v1/messages', {
       body: { patientId: 'p-1003', templateId: 'appointment-reminder', channel: 'email', variables: { ...VARS, location: '<Room & 2>' } },
     });

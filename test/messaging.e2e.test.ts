@@ -24,7 +24,7 @@ describe(`messaging service (${backendName})`, () => {
     return rows.map((r) => JSON.parse(cipher.decrypt(r.dataEnc)));
   };
 
-  it('sends an SMS to p-1001 through queued → sending → sent → delivered', async () => {
+  it('[MSG-001, MSG-002] sends an SMS to p-1001 through queued → sending → sent → delivered', async () => {
     const res = await send(t, { patientId: 'p-1001', templateId: 'appointment-reminder', channel: 'sms', variables: VARS });
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({ id: expect.any(String), status: 'queued', createdAt: expect.any(String) });
@@ -41,7 +41,7 @@ describe(`messaging service (${backendName})`, () => {
     expect(statuses).toEqual(['queued', 'sending', 'sent', 'delivered']);
   });
 
-  it('fails SMS to p-1002 (number ends in 0000) with message.failed', async () => {
+  it('[MSG-002, MSG-016] fails SMS to p-1002 (number ends in 0000) with message.failed', async () => {
     const res = await send(t, { patientId: 'p-1002', templateId: 'appointment-reminder', channel: 'sms', variables: VARS });
     expect(res.status).toBe(201);
     const done = await finalMessage(t, res.body.id);
@@ -52,7 +52,7 @@ describe(`messaging service (${backendName})`, () => {
     expect(failed).toEqual({ messageId: res.body.id, patientId: 'p-1002', channel: 'sms', status: 'failed', error: done.error });
   });
 
-  it('refuses SMS to p-1003 (opted out) with 422 and delivers email', async () => {
+  it('[MSG-003] refuses SMS to p-1003 (opted out) with 422 and delivers email', async () => {
     const before = await countRows(t, 'Message');
     const sms = await send(t, { patientId: 'p-1003', templateId: 'appointment-reminder', channel: 'sms', variables: VARS });
     expect(sms.status).toBe(422);
@@ -64,7 +64,7 @@ describe(`messaging service (${backendName})`, () => {
     expect((await finalMessage(t, email.body.id)).status).toBe('delivered');
   });
 
-  it('reminds appt-1001 from the appointment, and a C reply confirms it', async () => {
+  it('[MSG-010, MSG-011] reminds appt-1001 from the appointment, and a C reply confirms it', async () => {
     const res = await t.request('POST', '/v1/appointments/appt-1001/remind');
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({ status: 'queued', patientId: 'p-1001', appointmentId: 'appt-1001', channel: 'sms' });
@@ -99,7 +99,7 @@ describe(`messaging service (${backendName})`, () => {
     expect(await outbox('appointment.confirmed')).toHaveLength(1);
   });
 
-  it('answers 409 for reminding a cancelled appointment and 404 for an unknown one', async () => {
+  it('[MSG-010] answers 409 for reminding a cancelled appointment and 404 for an unknown one', async () => {
     await t.platform.db!.query(
       `INSERT INTO ehr."Appointment" ("tenantId", id, "patientId", start, "end", status, "updatedAt") VALUES ('demo', 'appt-x', 'p-1001', now() + interval '2 days', now() + interval '2 days 30 minutes', 'cancelled', now())`,
     );
@@ -111,7 +111,7 @@ describe(`messaging service (${backendName})`, () => {
     expect(badBody.status).toBe(400);
   });
 
-  it('makes a repeated Idempotency-Key return the first message, and 409 for another body', async () => {
+  it('[MSG-005] makes a repeated Idempotency-Key return the first message, and 409 for another body', async () => {
     const body = { patientId: 'p-1001', templateId: 'appointment-reminder', channel: 'sms', variables: VARS };
     const first = await send(t, body, { 'Idempotency-Key': 'key-1' });
     const count = await countRows(t, 'Message');
@@ -126,7 +126,7 @@ describe(`messaging service (${backendName})`, () => {
     expect(gql.body.data.sendMessage.id).toBe(first.body.id);
   });
 
-  it('accepts the valid items of a batch and refuses the others one by one', async () => {
+  it('[MSG-006] accepts the valid items of a batch and refuses the others one by one', async () => {
     const res = await t.request('POST', '/v1/messages/batch', {
       body: {
         messages: [
@@ -185,7 +185,7 @@ describe(`messaging service (${backendName})`, () => {
     for (const result of retry.body.results) await finalMessage(t, result.id);
   });
 
-  it('queues exactly the accepted items of a mixed batch, each with its job and queued event', async () => {
+  it('[MSG-006] queues exactly the accepted items of a mixed batch, each with its job and queued event', async () => {
     // p-1003 (email on, sms off) is held by quiet hours, so the jobs are still waiting when they are counted.
     const hhmm = (offsetMin: number) => new Date(Date.now() + offsetMin * 60_000).toISOString().slice(11, 16);
     await t.request('PATCH', '/v1/patients/p-1003/preferences', { body: { quietHours: { start: hhmm(-60), end: hhmm(180), timezone: 'UTC' } } });
@@ -263,7 +263,7 @@ describe(`messaging service (${backendName})`, () => {
     await t.request('PATCH', '/v1/patients/p-1003/preferences', { body: { quietHours: null } });
   });
 
-  it('refuses bad input of every kind with 4xx and stores nothing', async () => {
+  it('[MSG-004] refuses bad input of every kind with 4xx and stores nothing', async () => {
     const before = await countRows(t, 'Message');
     const ok = { patientId: 'p-1001', templateId: 'appointment-reminder', channel: 'sms', variables: VARS };
     const cases: [unknown, number, string][] = [
@@ -304,7 +304,7 @@ describe(`messaging service (${backendName})`, () => {
     expect(await countRows(t, 'MessageStatusChange')).toBeGreaterThan(0);
   });
 
-  it('pages the message list and refuses bad paging', async () => {
+  it('[MSG-007] pages the message list and refuses bad paging', async () => {
     const page = await t.request('GET', '/v1/messages?patientId=p-1002');
     expect(page.status).toBe(200);
     expect(page.body.pagination).toEqual({ limit: 20, offset: 0, total: 1 });
@@ -322,7 +322,7 @@ describe(`messaging service (${backendName})`, () => {
     expect(other.status).toBe(404);
   });
 
-  it('changes preferences with PATCH, logs each change, and refuses unknown fields', async () => {
+  it('[MSG-008] changes preferences with PATCH, logs each change, and refuses unknown fields', async () => {
     const res = await t.request('PATCH', '/v1/patients/p-1002/preferences', {
       body: { language: 'nl', quietHours: { start: '22:00', end: '07:00', timezone: 'Europe/Amsterdam' } },
     });
@@ -426,7 +426,7 @@ describe(`messaging service (${backendName})`, () => {
     expect(dutch.body).toMatchObject({ body: 'Uitslag 2026-11-20.', language: 'nl', templateVersion: 2 });
   });
 
-  it('lists appointments by date range and refuses bad ranges', async () => {
+  it('[MSG-009] lists appointments by date range and refuses bad ranges', async () => {
     expect((await t.request('GET', '/v1/appointments')).body.data.map((a: any) => a.id)).toContain('appt-1001');
     for (const q of ['from=2026-02-30', 'from=2026-12-02&to=2026-12-01', 'from=2026-01-01&to=2027-01-03', 'to=soon', 'day=1']) {
       const res = await t.request('GET', `/v1/appointments?${q}`);
@@ -451,7 +451,7 @@ describe(`messaging service (${backendName})`, () => {
     expect((await t.request('POST', '/v1/messages', { token: null, body: {} })).status).toBe(401);
   });
 
-  it('records inbound SMS replies and obeys STOP and START', async () => {
+  it('[MSG-011] records inbound SMS replies and obeys STOP and START', async () => {
     const first = await send(t, { patientId: 'p-1001', templateId: 'appointment-reminder', channel: 'sms', variables: VARS });
     await finalMessage(t, first.body.id);
     const inbound = await t.request('POST', '/v1/inbound/sms', {

@@ -89,7 +89,7 @@ describe(`IHE MHD /fhir/R4 (${backendName})`, () => {
   });
   afterAll(() => t?.stop());
 
-  it('ITI-65 stores a Provide Document Bundle; ITI-67 finds it, ITI-68 returns its bytes, ITI-66 finds its submission set', async () => {
+  it('[XCH-012] ITI-65 stores a Provide Document Bundle; ITI-67 finds it, ITI-68 returns its bytes, ITI-66 finds its submission set', async () => {
     const document = Buffer.from('Discharge summary: Anna Jansen, résumé ✓\n', 'utf8');
     const docUniqueId = uid();
     const setUniqueId = uid();
@@ -189,7 +189,7 @@ describe(`IHE MHD /fhir/R4 (${backendName})`, () => {
     expect(raw.bytes.equals(bytes)).toBe(true);
   });
 
-  it('ITI-66 pages Lists before disclosing them: the audit and access log name only the page', async () => {
+  it('[LOG-001] ITI-66 pages Lists before disclosing them: the audit and access log name only the page', async () => {
     const sets = [uid(), uid(), uid()];
     for (const setUniqueId of sets)
       expect((await provide({ patient: 'p-1002', docUniqueId: uid(), setUniqueId, document: Buffer.from('x') })).status).toBe(200);
@@ -211,7 +211,7 @@ describe(`IHE MHD /fhir/R4 (${backendName})`, () => {
     expect(disclosed.map((e) => `xds-${e.entityId.replace(/^urn:uuid:/, '')}`)).toEqual([list.id]);
   });
 
-  it('ITI-67 pages DocumentReferences before disclosing them: the audit and access log name only the page', async () => {
+  it('[LOG-001] ITI-67 pages DocumentReferences before disclosing them: the audit and access log name only the page', async () => {
     const docs = [uid(), uid(), uid()];
     for (const docUniqueId of docs) expect((await provide({ patient: 'p-1003', docUniqueId, document: Buffer.from('y') })).status).toBe(200);
     const search = await fhir('GET', '/DocumentReference?patient=p-1003&category=http://loinc.org|34133-9&_sort=-_lastUpdated&_count=1&_offset=1');

@@ -266,7 +266,7 @@ describe(`AQL FROM FOLDER, EHRbase's FOLDER suites (${backendName})`, () => {
     expect(rows[0][0]).toEqual(created.body);
   });
 
-  it('logs the directories and compositions an answer was computed from, and sees only what the caller may read', async () => {
+  it('[LOG-001] logs the directories and compositions an answer was computed from, and sees only what the caller may read', async () => {
     const ehrId = await newEhr();
     const filed = await newComposition(ehrId);
     await newComposition(ehrId);

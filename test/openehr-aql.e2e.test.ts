@@ -66,7 +66,7 @@ describe(`AQL 1.1 over RM compositions (${backendName})`, () => {
   afterAll(() => t?.stop());
 
   describe('META', () => {
-    it('answers a RESULTSET with meta, q, columns (#n when unaliased) and rows', async () => {
+    it('[EHR-011] answers a RESULTSET with meta, q, columns (#n when unaliased) and rows', async () => {
       const q = `SELECT c/uid/value, ${SYS} AS systolic ${VITALS_FROM} WHERE ${SYS} > 150`;
       const res = await t.request('GET', `/openehr/v1/query/aql?q=${encodeURIComponent(q)}`);
       expect(res.status).toBe(200);
@@ -91,7 +91,7 @@ describe(`AQL 1.1 over RM compositions (${backendName})`, () => {
       expect(Date.now() - Date.parse(res.body.meta._created)).toBeLessThan(60_000);
     });
 
-    it('logs access for the compositions the answer used, not every candidate', async () => {
+    it('[LOG-001] logs access for the compositions the answer used, not every candidate', async () => {
       const reader = await t.token({ roles: ['clinician'], sub: 'aql-reader' });
       const res = await t.request('POST', '/openehr/v1/query/aql', { body: { q: `SELECT c/uid/value ${VITALS_FROM} WHERE ${SYS} > 150` }, token: reader });
       expect(res.body.rows).toEqual([[uids.a]]);
@@ -289,7 +289,7 @@ describe(`AQL 1.1 over RM compositions (${backendName})`, () => {
   });
 
   describe('errors', () => {
-    it('answers 400 with line and column for a syntax error, 400 naming what is not supported', async () => {
+    it('[EHR-011] answers 400 with line and column for a syntax error, 400 naming what is not supported', async () => {
       const syntax = await t.request('POST', '/openehr/v1/query/aql', { body: { q: 'SELECT c\nFROM COMPOSITION c\nWHERE c/x =' } });
       expect(syntax.status).toBe(400);
       expect(syntax.body).toMatchObject({ message: expect.stringContaining('line 3, column 12'), error: { code: 'VALIDATION_ERROR' } });

@@ -27,7 +27,7 @@ describe(`openEHR DIRECTORY (${backendName})`, () => {
   });
   afterAll(() => t?.stop());
 
-  it('creates, reads, updates and deletes a directory with versions, ETag, Location and Last-Modified', async () => {
+  it('[EHR-010] creates, reads, updates and deletes a directory with versions, ETag, Location and Last-Modified', async () => {
     const ehrId = await newEhr();
     const composition = await newComposition(ehrId);
     const tree = folder('root', {
@@ -125,7 +125,7 @@ describe(`openEHR DIRECTORY (${backendName})`, () => {
     });
   });
 
-  it('commits FOLDER and EHR_STATUS versions with compositions in one CONTRIBUTION, all or none', async () => {
+  it('[EHR-009] commits FOLDER and EHR_STATUS versions with compositions in one CONTRIBUTION, all or none', async () => {
     const ehrId = await newEhr();
     const composition = await newComposition(ehrId);
     const audit = { _type: 'AUDIT_DETAILS', committer: { _type: 'PARTY_IDENTIFIED', name: 'Dr. Batch' }, description: { _type: 'DV_TEXT', value: 'filing' } };
@@ -234,7 +234,7 @@ describe(`openEHR DIRECTORY (${backendName})`, () => {
     expect((await api('GET', '/ehr/4f5e6d7c-0000-4000-8000-000000000000/directory')).status).toBe(404);
   });
 
-  it('lets exactly one of two concurrent changes from the same version win (the other 412)', async () => {
+  it('[EHR-010] lets exactly one of two concurrent changes from the same version win (the other 412)', async () => {
     const ehrId = await newEhr();
     const v1 = (await api('POST', `/ehr/${ehrId}/directory`, { body: folder('root'), headers: json })).headers.get('etag')!;
     const answers = await Promise.all(

@@ -43,7 +43,7 @@ describe(`openEHR stored queries (${backendName})`, () => {
   afterAll(() => t?.stop());
 
   describe('DEFINITION', () => {
-    it('stores a query at a version: 200 with its Location, the definition readable and audited', async () => {
+    it('[EHR-012] stores a query at a version: 200 with its Location, the definition readable and audited', async () => {
       const res = await put('org.example::bp/1.0.0', BP);
       expect(res.status).toBe(200);
       expect(res.text).toBe('');
@@ -145,7 +145,7 @@ describe(`openEHR stored queries (${backendName})`, () => {
   });
 
   describe('QUERY', () => {
-    it('runs the latest version by GET with URL parameters, answering what the same AQL answers ad hoc (plus its name)', async () => {
+    it('[EHR-012] runs the latest version by GET with URL parameters, answering what the same AQL answers ad hoc (plus its name)', async () => {
       const res = await api('GET', '/query/org.example::bp?min=140');
       expect(res.status).toBe(200);
       const expected = await adhoc(`${BP} LIMIT 2`, { min: 140 });
@@ -190,7 +190,7 @@ describe(`openEHR stored queries (${backendName})`, () => {
       expect(elsewhere.body.rows).toEqual([]);
     });
 
-    it('logs the composition reads of a run like an ad-hoc query', async () => {
+    it('[LOG-001] logs the composition reads of a run like an ad-hoc query', async () => {
       const reader = await t.token({ roles: ['clinician'], sub: 'sq-reader' });
       const run = await api('GET', '/query/org.example::bp/1.0.0?min=160', { token: reader });
       expect(rowsOf(run.body)).toHaveLength(1);

@@ -33,7 +33,7 @@ describe(`openEHR REST resources (${backendName})`, () => {
   afterAll(() => t?.stop());
 
   describe('EHR', () => {
-    it('creates an EHR without a body: 201, a UUID id, Location and ETag, empty body by default', async () => {
+    it('[XCH-007] creates an EHR without a body: 201, a UUID id, Location and ETag, empty body by default', async () => {
       const res = await api('POST', '/ehr');
       expect(res.status).toBe(201);
       expect(res.text).toBe('');
@@ -109,7 +109,7 @@ describe(`openEHR REST resources (${backendName})`, () => {
   });
 
   describe('EHR_STATUS and VERSIONED_EHR_STATUS', () => {
-    it('versions EHR_STATUS: versioned object, revision history with commit audits, version at time and by id', async () => {
+    it('[EHR-008] versions EHR_STATUS: versioned object, revision history with commit audits, version at time and by id', async () => {
       const created = await api('POST', '/ehr', {
         body: status({ id: '0b5a2c4e-0002-4a11-8a11-000000000002', namespace: 'insurance' }),
         headers: { ...representation, 'openehr-audit-details': 'committer.name="Registration desk", description.value="admitted"' },
@@ -417,7 +417,7 @@ describe(`openEHR REST resources (${backendName})`, () => {
       expect(auditTrail.body.data[0]).toMatchObject({ action: 'create', reason: 'import' });
     });
 
-    it('commits nothing when one version is bad (400 invalid content or malformed version, 404 unknown preceding version)', async () => {
+    it('[EHR-009] commits nothing when one version is bad (400 invalid content or malformed version, 404 unknown preceding version)', async () => {
       const before = await count();
       const broken = { ...VITALS, blood_pressure: { systolic: { magnitude: 1200, unit: 'mm[Hg]' } } };
       const invalid = await api('POST', `/ehr/${ehrId}/contribution`, {

@@ -238,7 +238,7 @@ describe(`openEHR REST API: every documented status code (${backendName})`, () =
     await expectStatus(404, 'GET', '/definition/query/org.example::all/9.0.0');
   });
 
-  it('has provoked every status code the documents name for these endpoints (ADL2 templates aside)', () => {
+  it('[XCH-007] has provoked every status code the documents name for these endpoints (ADL2 templates aside)', () => {
     const documented: string[] = [];
     for (const name of ['ehr', 'definition']) {
       const document = parse(readFileSync(path.join(FIXTURES, 'openehr-its-rest', `${name}-validation.openapi.yaml`), 'utf8'));

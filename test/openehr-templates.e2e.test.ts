@@ -49,7 +49,7 @@ describe(`openEHR operational templates and composition formats (${backendName})
   afterAll(() => t?.stop());
 
   describe('DEFINITION', () => {
-    it('uploads an OPT (201 and Location), refuses the same template_id again (409), lists it and returns the XML', async () => {
+    it('[EHR-006] uploads an OPT (201 and Location), refuses the same template_id again (409), lists it and returns the XML', async () => {
       const renamed = MULTI.opt.replace('<value>ehrbase_multi_occurrence.de.v1</value>', '<value>multi occurrence.v2</value>');
       const created = await api('POST', '/definition/template/adl1.4', { rawBody: renamed, headers: { ...xml, prefer: 'return=representation' } });
       expect(created.status).toBe(201);
@@ -72,7 +72,7 @@ describe(`openEHR operational templates and composition formats (${backendName})
       expect(got.text).toBe(MULTI.opt.replace(/^\uFEFF/, ''));
     });
 
-    it('answers the web template EHRbase publishes for the OPT', async () => {
+    it('[EHR-006] answers the web template EHRbase publishes for the OPT', async () => {
       const web = await api('GET', template(MULTI.id), { headers: { accept: 'application/openehr.wt+json' } });
       expect(web.status).toBe(200);
       expect(web.headers.get('content-type')).toMatch(/^application\/openehr\.wt\+json/);
@@ -144,7 +144,7 @@ describe(`openEHR operational templates and composition formats (${backendName})
       expect(Array.isArray(canonical.body.content)).toBe(true);
     });
 
-    it('takes STRUCTURED input and updates a composition in FLAT', async () => {
+    it('[EHR-007] takes STRUCTURED input and updates a composition in FLAT', async () => {
       const structured = await api('GET', `${template(MULTI.id)}/example?format=STRUCTURED`);
       const created = await api('POST', `/ehr/ehr-p-1001/composition?templateId=${MULTI.id}&format=STRUCTURED`, { body: structured.body, headers: json });
       expect(created.status).toBe(201);
@@ -159,7 +159,7 @@ describe(`openEHR operational templates and composition formats (${backendName})
       expect(updated.body['encounter/_uid']).toBe(uid.replace(/::1$/, '::2'));
     });
 
-    it('answers 422 with an error per path (archetype path and web-template path) and stores nothing', async () => {
+    it('[EHR-003] answers 422 with an error per path (archetype path and web-template path) and stores nothing', async () => {
       const flat = {
         ...MULTI.flat,
         'encounter/body_temperature:0/any_event:1/temperature|magnitude': 250,
@@ -497,7 +497,7 @@ describe(`openEHR operational templates and composition formats (${backendName})
   });
 
   describe('beside the other APIs', () => {
-    it('POST /api/ehr/compositions takes a canonical or STRUCTURED composition of an OPT, and the demo vital-signs body still', async () => {
+    it('[EHR-007] POST /api/ehr/compositions takes a canonical or STRUCTURED composition of an OPT, and the demo vital-signs body still', async () => {
       const post = (templateId: string, content: unknown) =>
         t.request('POST', '/api/ehr/compositions', { body: { templateId, ehrId: 'ehr-p-1001', content }, headers: { 'x-tenant-id': 'demo' } });
       const canonical = await post(MULTI.id, MULTI.canonical);

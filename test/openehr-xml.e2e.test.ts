@@ -53,7 +53,7 @@ describe(`openEHR canonical XML compositions (${backendName})`, () => {
       fromJson = { uid, json, xml: asXml.text };
     });
 
-    it('answers Accept: application/xml with canonical XML the published RM schema validates', async () => {
+    it('[XCH-008] answers Accept: application/xml with canonical XML the published RM schema validates', async () => {
       const res = await api('GET', `/ehr/ehr-p-1001/composition/${fromJson.uid.split('::')[0]}`, { headers: acceptXml });
       expect(res.status).toBe(200);
       expect(res.headers.get('content-type')).toMatch(/^application\/xml/);
@@ -66,7 +66,7 @@ describe(`openEHR canonical XML compositions (${backendName})`, () => {
       expect(plain.headers.get('content-type')).toBe('application/json');
     });
 
-    it('stores a composition posted as XML and reads it back as the same canonical JSON', async () => {
+    it('[XCH-008] stores a composition posted as XML and reads it back as the same canonical JSON', async () => {
       const posted = await api('POST', '/ehr/ehr-p-1001/composition', { rawBody: fromJson.xml, headers: xml });
       expect(posted.status).toBe(201);
       const uid = uidOf(posted);

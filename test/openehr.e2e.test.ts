@@ -57,7 +57,7 @@ describe(`openEHR REST API /openehr/v1 (${backendName})`, () => {
       expect((await api('POST', '/ehr', { body: status('p-2001') })).status).toBe(400);
     });
 
-    it('versions EHR_STATUS, requires If-Match, answers 412 on a stale one and audits the change with openehr-audit-details', async () => {
+    it('[EHR-008] versions EHR_STATUS, requires If-Match, answers 412 on a stale one and audits the change with openehr-audit-details', async () => {
       const current = await api('GET', '/ehr/ehr-p-1003/ehr_status');
       expect(current.status).toBe(200);
       expect(current.body).toMatchObject({
@@ -94,7 +94,7 @@ describe(`openEHR REST API /openehr/v1 (${backendName})`, () => {
     let uid: string;
     let id: string;
 
-    it('creates a composition (envelope, Prefer: return=representation) with 201, Location, ETag and Last-Modified', async () => {
+    it('[XCH-007] creates a composition (envelope, Prefer: return=representation) with 201, Location, ETag and Last-Modified', async () => {
       const res = await checked('POST', '/ehr/ehr-p-1001/composition', {
         body: envelope(VITALS),
         headers: { ...representation, 'openehr-audit-details': 'committer.name="Nurse Ann", description.value="morning round"' },
@@ -143,7 +143,7 @@ describe(`openEHR REST API /openehr/v1 (${backendName})`, () => {
       expect((await checked('GET', `/ehr/ehr-p-1002/composition/${uid}`)).status).toBe(404);
     });
 
-    it('updates with If-Match: 400 without, 412 (with the latest in ETag and Location) when stale, a new version when current', async () => {
+    it('[EHR-004] updates with If-Match: 400 without, 412 (with the latest in ETag and Location) when stale, a new version when current', async () => {
       const changed = { ...VITALS, blood_pressure: { ...VITALS.blood_pressure, systolic: { magnitude: 135, unit: 'mm[Hg]' } } };
       expect((await checked('PUT', `/ehr/ehr-p-1001/composition/${id}`, { body: envelope(changed) })).status).toBe(400);
       const ok = await checked('PUT', `/ehr/ehr-p-1001/composition/${id}`, { body: envelope(changed), headers: { ...representation, 'if-match': `"${uid}"` } });
@@ -186,7 +186,7 @@ describe(`openEHR REST API /openehr/v1 (${backendName})`, () => {
       expect(atTime.body.uid.value).toBe(`${id}::caregraph.local::3`);
     });
 
-    it('deletes logically: 409 for a stale version, 204, then GET answers 204, deleting again 400, and the history keeps every version', async () => {
+    it('[EHR-004] deletes logically: 409 for a stale version, 204, then GET answers 204, deleting again 400, and the history keeps every version', async () => {
       const stale = await checked('DELETE', `/ehr/ehr-p-1001/composition/${uid}`);
       expect(stale.status).toBe(409);
       const latest = `${id}::caregraph.local::3`;
@@ -202,7 +202,7 @@ describe(`openEHR REST API /openehr/v1 (${backendName})`, () => {
       expect(audit.body.data[0]).toMatchObject({ action: 'delete', reason: 'entered in error' });
     });
 
-    it('answers 422 with validationErrors for content that breaks the template and for unknown templates, 400 for a missing template id', async () => {
+    it('[EHR-003] answers 422 with validationErrors for content that breaks the template and for unknown templates, 400 for a missing template id', async () => {
       const broken = await checked('POST', '/ehr/ehr-p-1001/composition', {
         body: envelope({ ...VITALS, blood_pressure: { systolic: { magnitude: 1200, unit: 'mm[Hg]' } } }),
       });
@@ -221,7 +221,7 @@ describe(`openEHR REST API /openehr/v1 (${backendName})`, () => {
       expect((await api('POST', '/ehr/ehr-p-1001/composition', { rawBody: 'composition', headers: { 'content-type': 'text/plain' } })).status).toBe(415);
     });
 
-    it('keeps tenants apart: other-tenant EHRs and compositions answer 404', async () => {
+    it('[SEC-004] keeps tenants apart: other-tenant EHRs and compositions answer 404', async () => {
       expect((await checked('GET', '/ehr/ehr-p-2001')).status).toBe(404);
       expect((await checked('POST', '/ehr/ehr-p-2001/composition', { body: envelope(VITALS) })).status).toBe(404);
       const mine = await checked('POST', '/ehr/ehr-p-1001/composition', { body: envelope(VITALS), headers: representation });
@@ -291,7 +291,7 @@ describe(`openEHR REST API /openehr/v1 (${backendName})`, () => {
     const aql = (q: string, query_parameters?: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
       api('POST', '/query/aql', { body: { q, query_parameters, ...extra } });
 
-    it('selects paths FROM EHR CONTAINS COMPOSITION CONTAINS OBSERVATION with parameters, WHERE, ORDER BY and LIMIT', async () => {
+    it('[EHR-011] selects paths FROM EHR CONTAINS COMPOSITION CONTAINS OBSERVATION with parameters, WHERE, ORDER BY and LIMIT', async () => {
       const q = `SELECT e/ehr_id/value, c/uid/value AS uid, c/context/start_time/value AS time, o/systolic/magnitude AS systolic, o/systolic/unit
         FROM EHR e[ehr_id/value=$ehrId] CONTAINS COMPOSITION c[vital_signs.v1] CONTAINS OBSERVATION o[openEHR-EHR-OBSERVATION.blood_pressure.v2]
         WHERE o/systolic/magnitude >= $min AND (c/context/start_time/value > '2026-11-01T00:00:00Z' OR c/name/value = 'x')

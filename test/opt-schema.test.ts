@@ -22,7 +22,7 @@ describe('demo operational templates against the OPT 1.4 schema', () => {
     expect(output).toBe('');
   });
 
-  it('refuses an OPT that breaks the schema (the check can fail)', () => {
+  it('[EHR-006] refuses an OPT that breaks the schema (the check can fail)', () => {
     expect(() =>
       execFileSync('xmllint', ['--noout', '--schema', SCHEMA, '-'], {
         input: '<template xmlns="http://schemas.openehr.org/v1"><bogus/></template>',

@@ -23,7 +23,7 @@ describe(`a patient's own access log (${backendName})`, () => {
 
   const log = (patientId: string, query = '', token = patient) => t.request('GET', `/api/ehr/patients/${patientId}/access-log${query}`, { token });
 
-  it('shows the patient who read their record, newest first, and only their own entries', async () => {
+  it('[LOG-003] shows the patient who read their record, newest first, and only their own entries', async () => {
     const res = await log('p-1001');
     expect(res.status).toBe(200);
     expect(res.body.pagination.total).toBeGreaterThan(0);
@@ -37,7 +37,7 @@ describe(`a patient's own access log (${backendName})`, () => {
     expect(viaGraphQL.body.data.accessLog.pagination.total).toBe(res.body.pagination.total);
   });
 
-  it("answers another patient's log as absent (404), over REST and GraphQL", async () => {
+  it("[LOG-003] answers another patient's log as absent (404), over REST and GraphQL", async () => {
     const res = await log('p-1002');
     expect(res.status).toBe(404);
     expect(res.body.error.code).toBe('NOT_FOUND');
@@ -47,7 +47,7 @@ describe(`a patient's own access log (${backendName})`, () => {
     expect((await log('p-1002', '', await t.token({ tenants: ['demo'], roles: ['admin'] }))).body.pagination.total).toBeGreaterThan(0);
   });
 
-  it('filters by period and refuses a malformed or inverted one with 400', async () => {
+  it('[LOG-003] filters by period and refuses a malformed or inverted one with 400', async () => {
     const all = (await log('p-1001')).body.pagination.total;
     expect((await log('p-1001', `?from=${day(0)}&to=${day(0)}`)).body.pagination.total).toBe(all);
     expect((await log('p-1001', `?from=${day(1)}`)).body.pagination.total).toBe(0);
@@ -60,7 +60,7 @@ describe(`a patient's own access log (${backendName})`, () => {
     }
   });
 
-  it('serves the log as FHIR AuditEvents: searched by patient and date, read by id, valid R4', async () => {
+  it('[LOG-004, XCH-002] serves the log as FHIR AuditEvents: searched by patient and date, read by id, valid R4', async () => {
     const fhir = (path: string, token = patient) => t.request('GET', `/fhir/R4/${path}`, { token });
     const all = (await log('p-1001')).body;
     const bundle = await fhir('AuditEvent?patient=Patient/p-1001&_count=100');

@@ -7,7 +7,7 @@ describe(`platform foundation (${backendName})`, () => {
   });
   afterAll(() => t?.stop());
 
-  it('is alive, ready and exposes metrics without a token', async () => {
+  it('[OPS-001] is alive, ready and exposes metrics without a token', async () => {
     expect((await t.request('GET', '/healthz', { token: null })).status).toBe(200);
     const ready = await t.request('GET', '/readyz', { token: null });
     expect(ready.status).toBe(200);
@@ -33,7 +33,7 @@ describe(`platform foundation (${backendName})`, () => {
     expect(res.body.data.appointments.data).toContainEqual({ id: 'appt-1001', patient: { id: 'p-1001', preferences: { channels: { sms: true } } } });
   });
 
-  it('refuses calls without a valid token with the contract body', async () => {
+  it('[SEC-001] refuses calls without a valid token with the contract body', async () => {
     const missing = await t.request('GET', '/v1/templates', { token: null });
     expect(missing.status).toBe(401);
     expect(missing.body).toEqual({ error: { code: 'UNAUTHENTICATED', message: expect.any(String) } });
@@ -47,13 +47,13 @@ describe(`platform foundation (${backendName})`, () => {
     expect(graphql.body.error.code).toBe('UNAUTHENTICATED');
   });
 
-  it('answers unknown routes with 404 and the contract body', async () => {
+  it('[SEC-016] answers unknown routes with 404 and the contract body', async () => {
     const res = await t.request('GET', '/no/such/path');
     expect(res.status).toBe(404);
     expect(res.body).toEqual({ error: { code: 'NOT_FOUND', message: expect.any(String) } });
   });
 
-  it('applies the tenant rule of docs/api.md §3', async () => {
+  it('[SEC-003] applies the tenant rule of docs/api.md §3', async () => {
     const both = await t.token({ tenants: ['demo', 'acme'] });
     const ambiguous = await t.request('GET', '/v1/templates', { token: both });
     expect(ambiguous.status).toBe(400);
@@ -65,7 +65,7 @@ describe(`platform foundation (${backendName})`, () => {
     expect(foreign.body.error.code).toBe('FORBIDDEN');
   });
 
-  it("hides other tenants' records behind 404", async () => {
+  it("[SEC-004] hides other tenants' records behind 404", async () => {
     const res = await t.request('GET', '/api/ehr/patients/p-2001', { headers: { 'X-Tenant-Id': 'demo' } });
     expect(res.status).toBe(404);
     const missingHeader = await t.request('GET', '/api/ehr/patients/p-1001');

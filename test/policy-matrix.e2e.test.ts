@@ -383,7 +383,7 @@ describe(`authorization matrix on every surface (${backendName})`, () => {
     expect([admin.status, admin.body.error.code]).toEqual([400, 'TENANT_REQUIRED']);
   });
 
-  it('follows the tenant overrides of the configurable roles', async () => {
+  it('[SEC-006] follows the tenant overrides of the configurable roles', async () => {
     const overrides: ehr.PolicyOverride[] = [
       { role: 'receptionist', area: 'appointment', canRead: true, canWrite: false },
       { role: 'nurse', area: 'order', canRead: true, canWrite: true },

@@ -212,7 +212,7 @@ describe(`subject access export (${backendName})`, () => {
     expect((await t.request('GET', `/api/ehr/patients/p-1001/export/${job.id}`, { headers: DEMO })).body.status).toBe('expired');
   });
 
-  test('a patient exports their own record, not another; after erasure the restricted record is still exported, and nothing else processes it', async () => {
+  test('[EHR-016] a patient exports their own record, not another; after erasure the restricted record is still exported, and nothing else processes it', async () => {
     const self = await t.token({ roles: ['patient'], patientId: 'p-1002', sub: 'p-1002@example.com' });
     expect((await t.request('POST', '/api/ehr/patients/p-1001/export', { headers: DEMO, token: self })).status).toBe(403);
     const recorded = await t.request('POST', '/api/ehr/compositions', { body: { templateId: 'vital_signs.v1', ehrId: 'ehr-p-1002', content: VITALS } });

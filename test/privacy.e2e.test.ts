@@ -89,7 +89,7 @@ describe(`patient rights and retention (${backendName})`, () => {
   const restriction = async (patientId: string) =>
     (await t.graphql('query($id: ID!) { recordRestriction(patientId: $id) { restrictedAt deleteAfter legalHold } }', { id: patientId })).body;
 
-  test('erasure removes the messaging data of one patient, restricts the record, keeps the chain; the purge honours retention and legal hold', async () => {
+  test('[EHR-015] erasure removes the messaging data of one patient, restricts the record, keeps the chain; the purge honours retention and legal hold', async () => {
     const hook = await t.request('POST', '/v1/webhooks', {
       body: { url: receiver.url('/hooks'), events: ['message.sent', 'message.delivered', 'message.response'], secret: 'privacy-test-secret-1234' },
     });
@@ -275,7 +275,7 @@ describe(`patient rights and retention (${backendName})`, () => {
     expect((await tableText('WebhookDelivery')).filter((r) => JSON.parse(r).status !== 'pending')).toEqual([]);
   });
 
-  test('the messaging purge keeps the messages of a patient under legal hold past retention, and purges them once it is lifted', async () => {
+  test('[EHR-015] the messaging purge keeps the messages of a patient under legal hold past retention, and purges them once it is lifted', async () => {
     const created = await t.graphql('mutation { createPatient(input: { id: "p-4001", givenNames: ["Hanna"], family: "Hold", phone: "+31699994001" }) { id } }');
     expect(created.body.errors).toBeUndefined();
     const held = await send('p-4001', '2031-03-04');

@@ -29,7 +29,7 @@ describe(`rate limits (${backendName})`, () => {
   });
   afterAll(() => t?.stop());
 
-  it('counts REST calls per minute, reports them on every answer, and refuses the call after the limit with 429', async () => {
+  it('[RTL-001] counts REST calls per minute, reports them on every answer, and refuses the call after the limit with 429', async () => {
     const token = await t.token({ sub: 'reader-1' });
     const seen = [];
     for (let i = 0; i < 3; i++) {
@@ -54,7 +54,7 @@ describe(`rate limits (${backendName})`, () => {
     expect(budget(acme).remaining).toBe('2');
   });
 
-  it('spends the same budget through GraphQL and REST; a limited GraphQL operation answers RATE_LIMIT_EXCEEDED with the headers', async () => {
+  it('[RTL-002] spends the same budget through GraphQL and REST; a limited GraphQL operation answers RATE_LIMIT_EXCEEDED with the headers', async () => {
     const token = await t.token({ sub: 'mixed-1' });
     expect((await t.request('GET', MESSAGES, { token })).status).toBe(200);
     const viaGraphQL = await t.graphql(MESSAGES_QUERY, undefined, { token });
@@ -81,7 +81,7 @@ describe(`rate limits (${backendName})`, () => {
     expect(budget(await t.request('GET', MESSAGES, { token }))).toMatchObject({ limit: '3', remaining: '1' });
   });
 
-  it('counts /api/ehr/* as EHR although it reads the same root field as /v1/patients/{id}', async () => {
+  it('[RTL-003] counts /api/ehr/* as EHR although it reads the same root field as /v1/patients/{id}', async () => {
     const token = await t.token({ sub: 'ehr-1' });
     const messaging = await t.request('GET', '/v1/patients/p-1001', { token });
     expect(messaging.status).toBe(200);
@@ -92,7 +92,7 @@ describe(`rate limits (${backendName})`, () => {
     expect(budget(await t.request('GET', '/v1/patients/p-1001', { token }))).toMatchObject({ limit: '4', remaining: '2' });
   });
 
-  it('counts the standards APIs (FHIR, openEHR) as EHR, with refusals in their own shape still reporting the budget', async () => {
+  it('[RTL-003] counts the standards APIs (FHIR, openEHR) as EHR, with refusals in their own shape still reporting the budget', async () => {
     const token = await t.token({ sub: 'standards-1' });
     const headers = { 'X-Tenant-Id': 'demo' };
     const fhir = await t.request('GET', '/fhir/R4/Patient/p-1001', { token, headers });
@@ -123,7 +123,7 @@ describe(`rate limits (${backendName})`, () => {
     expect(budget(await t.request('GET', MESSAGES, { token }))).toMatchObject({ remaining: '1' });
   });
 
-  it('counts a batch as one send, and GraphQL sends spend the same budget as REST sends', async () => {
+  it('[RTL-002] counts a batch as one send, and GraphQL sends spend the same budget as REST sends', async () => {
     const token = await t.token({ sub: 'sender-batch' });
     const item = { patientId: 'p-1001', templateId: 'appointment-reminder', channel: 'sms', variables: { date: '2026-12-01', time: '09:30' } };
     const batch = await t.request('POST', '/v1/messages/batch', { token, body: { messages: [item, item, item, item, item] } });
@@ -140,7 +140,7 @@ describe(`rate limits (${backendName})`, () => {
     expect(refusedBatch.body.errors[0].extensions.code).toBe('RATE_LIMIT_EXCEEDED');
   });
 
-  it('refuses the 101st send in a minute with 429, all headers and the wait in the message', async () => {
+  it('[RTL-001] refuses the 101st send in a minute with 429, all headers and the wait in the message', async () => {
     const send = await startTestPlatform();
     try {
       const token = await send.token({ sub: 'sender-1' });
@@ -182,7 +182,7 @@ const redisUrl = process.env.TEST_REDIS_URL;
   });
   afterAll(() => Promise.all([a?.stop(), b?.stop()]));
 
-  it('gives two gateway processes one budget: the 101st send across both is refused on either', async () => {
+  it('[RTL-004] gives two gateway processes one budget: the 101st send across both is refused on either', async () => {
     const tokens = [await a.token({ sub: 'shared-sender' }), await b.token({ sub: 'shared-sender' })];
     const body = { patientId: 'p-1001', templateId: 'appointment-reminder', channel: 'sms', variables: { date: '2026-12-01', time: '09:30' } };
     // Five at a time, alternating gateways, one of them a GraphQL send: each send spends one unit of the shared budget.

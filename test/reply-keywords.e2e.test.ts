@@ -113,7 +113,7 @@ describe(`reply keywords in the patient's language (${backendName})`, () => {
     expect(await sms()).toBe(true);
   });
 
-  it("reads another language's word as a plain reply: AFMELDEN from an English patient, STOPP from a Dutch one", async () => {
+  it("[MSG-011] reads another language's word as a plain reply: AFMELDEN from an English patient, STOPP from a Dutch one", async () => {
     await speaks('en');
     expect(await reply('AFMELDEN')).toMatchObject({ action: 'none', keyword: null });
     await speaks('nl');
@@ -173,7 +173,7 @@ describe(`reply keywords in the patient's language (${backendName})`, () => {
     });
   });
 
-  it("cancels the appointment on CANCEL to a reminder and never opts out, through the provider's inbound path, also after a help reply", async () => {
+  it("[MSG-011] cancels the appointment on CANCEL to a reminder and never opts out, through the provider's inbound path, also after a help reply", async () => {
     await speaks('en');
     const reminder = await t.request('POST', '/v1/appointments/appt-1001/remind');
     expect(reminder.status).toBe(201);

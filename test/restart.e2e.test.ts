@@ -10,7 +10,7 @@ embedded('embedded database across restarts', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'caregraph-restart-'));
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
-  it('keeps its data in DATA_DIR and seeds only once', async () => {
+  it('[OPS-004] keeps its data in DATA_DIR and seeds only once', async () => {
     const env = { DATABASE_URL: '', DATA_DIR: dataDir };
     const first = await startTestPlatform(env);
     try {

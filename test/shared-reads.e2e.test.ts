@@ -42,7 +42,7 @@ async function burst(count: number, tokens: string[]) {
   return { requestIds, responses };
 }
 
-test('concurrent identical queries share executions, and each request is logged as having read what it got', async () => {
+test('[LOG-001] concurrent identical queries share executions, and each request is logged as having read what it got', async () => {
   const token = await t.token({ sub: 'dr-shared', roles: ['admin'] });
   const before = await shared();
   // Sharing needs the fetches to overlap in time; a few bursts make that certain on any machine.
@@ -73,7 +73,7 @@ test('concurrent identical queries share executions, and each request is logged 
   }
 });
 
-test('callers with different identities never share: each request is logged under its own actor', async () => {
+test('[LOG-001] callers with different identities never share: each request is logged under its own actor', async () => {
   const tokens = [await t.token({ sub: 'dr-a', roles: ['admin'] }), await t.token({ sub: 'dr-b', roles: ['admin'] })];
   const { requestIds, responses } = await burst(10, tokens);
   const lines = await accessLines(requestIds);

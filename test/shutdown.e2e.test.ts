@@ -81,7 +81,7 @@ describe(`shutdown on SIGTERM/SIGINT (${backendName}${process.env.TEST_REDIS_URL
     120_000,
   );
 
-  it('answers the requests in flight when SIGTERM lands under load, then exits 0 as soon as they are answered', async () => {
+  it('[OPS-003] answers the requests in flight when SIGTERM lands under load, then exits 0 as soon as they are answered', async () => {
     const { server: running, database } = await starting.get('under load')!;
     const token = await database.token();
     const body = JSON.stringify({ patientId: 'p-1001', templateId: 'appointment-reminder', channel: 'sms', variables: { date: '2026-12-01', time: '09:30' } });

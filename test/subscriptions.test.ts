@@ -108,7 +108,7 @@ describe(`GraphQL subscriptions over WebSocket (${backendName})`, () => {
     }
   });
 
-  it('streams queued → sending → sent → delivered in order, with the patient from the clinical record', async () => {
+  it('[MSG-002] streams queued → sending → sent → delivered in order, with the patient from the clinical record', async () => {
     const id = await insertMessage(prisma, 'demo', 'p-1001');
     const admin = await as();
     const status = new Subscription(admin.client, MESSAGE_STATUS, { id });
@@ -128,7 +128,7 @@ describe(`GraphQL subscriptions over WebSocket (${backendName})`, () => {
     });
   });
 
-  it('filters status changes by patient, and a patient token sees only its own messages', async () => {
+  it('[SEC-007] filters status changes by patient, and a patient token sees only its own messages', async () => {
     const own = await insertMessage(prisma, 'demo', 'p-1001');
     const other = await insertMessage(prisma, 'demo', 'p-1003');
     const patient = await as({ roles: ['patient'], patientId: 'p-1001', sub: 'patient-1001' });
@@ -156,7 +156,7 @@ describe(`GraphQL subscriptions over WebSocket (${backendName})`, () => {
     expect(events.real()).toHaveLength(1);
   });
 
-  it('never shows demo events to an acme token', async () => {
+  it('[WHK-012, SEC-004] never shows demo events to an acme token', async () => {
     const demoMessage = await insertMessage(prisma, 'demo', 'p-1001');
     const acme = await as({ tenants: ['acme'] });
     const events = new Subscription(acme.client, 'subscription { events { id } }');
@@ -274,7 +274,7 @@ describe(`GraphQL subscriptions over WebSocket (${backendName})`, () => {
   });
 
   // Moves the platform's clock a minute on: before the test that stops the gateway, after every other.
-  it('closes the connection when the token expires, and refuses the token over HTTP from then on', async () => {
+  it('[SEC-002] closes the connection when the token expires, and refuses the token over HTTP from then on', async () => {
     const token = await t.token({ ttlSeconds: 60 });
     const connection = await connectAs(t, token);
     open.push(connection);

@@ -89,7 +89,7 @@ describe(`support desk (${backendName})`, () => {
     expect((await t.graphql(HEALTH, { id: 'acme' }, { token: support })).body.errors[0].extensions.code).toBe('NOT_FOUND');
   });
 
-  it('never gives support a clinical field on GraphQL, REST, FHIR or openEHR', async () => {
+  it('[SEC-008] never gives support a clinical field on GraphQL, REST, FHIR or openEHR', async () => {
     for (const query of [
       '{ patient(id: "p-1001") { id name { family } } }',
       '{ patients { data { id } } }',
@@ -253,7 +253,7 @@ describe(`support desk (${backendName})`, () => {
       expect(Buffer.byteLength((small.content[0] as { text: string }).text)).toBeLessThanOrEqual(1_000);
     });
 
-    it('refuses a support agent every clinical tool and the patient resource, with no clinical field', async () => {
+    it('[SEC-008] refuses a support agent every clinical tool and the patient resource, with no clinical field', async () => {
       await t.graphql('mutation { grantConsent(patientId: "p-1001", purpose: AI_ASSISTANCE) { granted } }', undefined, { token: admin });
       // The same calls answer a clinician agent: the data and the consent are there, the role is what refuses support.
       const clinician = await mcp(await t.token({ roles: ['clinician'], clientId: 'support-desk-agent' }));

@@ -24,7 +24,7 @@ describe(`tenants as records (${backendName})`, () => {
   });
   afterAll(() => t?.stop());
 
-  it('refuses a token for a tenant that has no record on every surface (the hole: such a token could create patients)', async () => {
+  it('[SEC-014] refuses a token for a tenant that has no record on every surface (the hole: such a token could create patients)', async () => {
     const ghost = await t.token({ tenants: ['ghost'] });
     const created = await t.graphql(CREATE_PATIENT('p-ghost'), undefined, { token: ghost });
     expect([created.status, created.body.errors[0].extensions.code, created.body.errors[0].message]).toEqual([
@@ -97,7 +97,7 @@ describe(`tenants as records (${backendName})`, () => {
     expect(organizations.body.data.organizations.data.map((o: { id: string }) => o.id)).not.toContain('bad');
   });
 
-  it('creates, suspends and resumes a tenant: a suspension refuses every surface and ends live subscriptions, all audited', async () => {
+  it('[SEC-014] creates, suspends and resumes a tenant: a suspension refuses every surface and ends live subscriptions, all audited', async () => {
     const created = await t.graphql(CREATE, { id: 'newco', name: 'Newco Clinics' }, { token: platformAdmin });
     expect(created.body.data.createOrganization).toMatchObject({ id: 'newco', status: 'active', settings: { rateLimits: [], supportEmail: null } });
     const newco = await t.token({ tenants: ['newco'], sub: 'newco-admin' });
@@ -270,7 +270,7 @@ scaleOut('per-tenant limits and suspensions across two gateways (PostgreSQL + Re
     return { status: res.status, limit: res.headers.get('x-ratelimit-limit'), body: (await res.json()) as any };
   }
 
-  it('raises the 101st send to 200 for that tenant only, counted across both gateways; a suspension on one is refused by the other at once', async () => {
+  it('[RTL-005] raises the 101st send to 200 for that tenant only, counted across both gateways; a suspension on one is refused by the other at once', async () => {
     const ops = await token([], ['platform_admin'], 'ops');
     const raised = await call(gateways[0], ops, 'POST', '/graphql', {
       query: 'mutation { updateOrganization(id: "demo", settings: { rateLimits: [{ category: "MESSAGES_SEND", limit: 200 }] }) { id } }',

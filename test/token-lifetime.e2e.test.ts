@@ -28,7 +28,7 @@ describe(`token lifetime bound (${backendName})`, () => {
   });
   afterAll(() => t?.stop());
 
-  it('refuses a token with exp in the year 33658 on REST, GraphQL, WebSocket and MCP with 401 UNAUTHENTICATED', async () => {
+  it('[SEC-002] refuses a token with exp in the year 33658 on REST, GraphQL, WebSocket and MCP with 401 UNAUTHENTICATED', async () => {
     const token = await mint({ iat: now(), exp: YEAR_33658 });
     const rest = await t.request('GET', '/v1/templates', { token });
     expect([rest.status, rest.body]).toEqual([401, refusal]);

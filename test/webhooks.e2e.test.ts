@@ -78,7 +78,7 @@ describe(`webhooks (${backendName})`, () => {
   const deliveriesOf = async (id: string) => (await t.request('GET', `/v1/webhooks/${id}/deliveries?limit=100`)).body.data as any[];
 
   describe('subscriptions', () => {
-    it('creates with 201 and the contract fields, never returns the secret, stores it encrypted', async () => {
+    it('[WHK-001] creates with 201 and the contract fields, never returns the secret, stores it encrypted', async () => {
       const res = await t.request('POST', '/v1/webhooks', {
         body: { url: receiver.url('/crud'), events: ['message.delivered', 'message.failed'], secret: SECRET },
       });
@@ -121,7 +121,7 @@ describe(`webhooks (${backendName})`, () => {
       expect(gone.body.error.code).toBe('NOT_FOUND');
     });
 
-    it('refuses invalid subscriptions with 400 VALIDATION_ERROR and stores nothing', async () => {
+    it('[WHK-001] refuses invalid subscriptions with 400 VALIDATION_ERROR and stores nothing', async () => {
       const before = (await t.request('GET', '/v1/webhooks')).body.data.length;
       const cases: unknown[] = [
         { url: receiver.url('/x'), events: [], secret: SECRET },
@@ -145,7 +145,7 @@ describe(`webhooks (${backendName})`, () => {
       expect((await t.request('GET', '/v1/webhooks')).body.data.length).toBe(before);
     });
 
-    it('is for admins and integrations only; GraphQL serves the same', async () => {
+    it('[WHK-011] is for admins and integrations only; GraphQL serves the same', async () => {
       const clinician = await t.token({ roles: ['clinician'] });
       const denied = await t.request('POST', '/v1/webhooks', { token: clinician, body: { url: receiver.url('/x'), events: ['message.sent'], secret: SECRET } });
       expect(denied.status).toBe(403);
@@ -167,7 +167,7 @@ describe(`webhooks (${backendName})`, () => {
   });
 
   describe('deliveries', () => {
-    it('delivers each of the six event types signed, with the contract headers and data', async () => {
+    it('[WHK-003] delivers each of the six event types signed, with the contract headers and data', async () => {
       const id = await subscribe('/six');
       const narrow = await subscribe('/only-sent', ['message.sent']);
       const acmeToken = await t.token({ tenants: ['acme'] });
@@ -216,7 +216,7 @@ describe(`webhooks (${backendName})`, () => {
       ).toEqual(['message.sent']);
     });
 
-    it('retries a failing endpoint on the schedule: exactly 6 attempts, then disabled with an alert; re-enabling resumes', async () => {
+    it('[WHK-006] retries a failing endpoint on the schedule: exactly 6 attempts, then disabled with an alert; re-enabling resumes', async () => {
       receiver.behave('/failing', () => ({ status: 500, body: 'boom' }));
       const id = await subscribe('/failing', ['message.delivered']);
       const first = await emit('demo', 'message.delivered', SAMPLES[1].data);
@@ -323,7 +323,7 @@ describe(`webhooks (${backendName})`, () => {
       expect(alerts).toContainEqual(expect.objectContaining({ webhookId: id, reason: sub.disabledReason }));
     });
 
-    it('treats a redirect as a failure and does not follow it', async () => {
+    it('[WHK-007] treats a redirect as a failure and does not follow it', async () => {
       receiver.behave('/moved', () => ({ status: 302, headers: { location: receiver.url('/moved-target') } }));
       const id = await subscribe('/moved', ['message.sent']);
       await emit('demo', 'message.sent', SAMPLES[0].data);
@@ -337,7 +337,7 @@ describe(`webhooks (${backendName})`, () => {
       await t.request('DELETE', `/v1/webhooks/${id}`);
     });
 
-    it('counts no answer within WEBHOOK_TIMEOUT_MS as a failure', async () => {
+    it('[WHK-007] counts no answer within WEBHOOK_TIMEOUT_MS as a failure', async () => {
       receiver.behave('/slow', () => ({ status: 200, hang: true }));
       const id = await subscribe('/slow', ['message.sent']);
       await emit('demo', 'message.sent', SAMPLES[0].data);

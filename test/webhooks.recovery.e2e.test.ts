@@ -64,7 +64,7 @@ describe(`webhook recovery, FIFO and throttle (${backendName})`, () => {
   const indexOf = (hook: { body: { data: { messageId: string } } }) => Number(hook.body.data.messageId.slice(2));
 
   describe('recover', () => {
-    it('re-sends every event the endpoint missed, those raised while it was disabled included, once each with its original id', async () => {
+    it('[WHK-009] re-sends every event the endpoint missed, those raised while it was disabled included, once each with its original id', async () => {
       const path = '/recover';
       let down = false;
       const failedIds: string[] = [];
@@ -137,7 +137,7 @@ describe(`webhook recovery, FIFO and throttle (${backendName})`, () => {
       ).toEqual([received.id, ...expected].sort());
     }, 90_000);
 
-    it('refuses a window out of order, beyond the retention or malformed, and an unknown recovery, with 4xx', async () => {
+    it('[WHK-009] refuses a window out of order, beyond the retention or malformed, and an unknown recovery, with 4xx', async () => {
       const id = await subscribe('/recover-invalid', 'message.failed');
       const now = Date.now();
       const cases: Array<[unknown, string]> = [
@@ -157,7 +157,7 @@ describe(`webhook recovery, FIFO and throttle (${backendName})`, () => {
     });
   });
 
-  it(`fifo: ${BURST} events arrive one at a time in event order, a retried event holding back the later ones`, async () => {
+  it(`[WHK-010] fifo: ${BURST} events arrive one at a time in event order, a retried event holding back the later ones`, async () => {
     const path = '/fifo';
     const failOn = 5;
     let inFlight = 0;
@@ -184,7 +184,7 @@ describe(`webhook recovery, FIFO and throttle (${backendName})`, () => {
     expect(maxInFlight).toBe(1);
   }, 150_000);
 
-  it(`throttle: a rateLimit endpoint gets at most that many a second over a burst of ${BURST}, while a parallel one takes it at full speed`, async () => {
+  it(`[WHK-010] throttle: a rateLimit endpoint gets at most that many a second over a burst of ${BURST}, while a parallel one takes it at full speed`, async () => {
     const rate = 20;
     const throttledId = await subscribe('/throttled', 'message.sent', { rateLimit: rate });
     await subscribe('/full-speed', 'message.sent');
@@ -224,7 +224,7 @@ describe(`webhook recovery, FIFO and throttle (${backendName})`, () => {
     expect(new Set(receiver.received('/throttled').map((h) => h.body.id)).size).toBe(BURST);
   }, 180_000);
 
-  it('takes ordering and rateLimit on create and PATCH, and refuses bad values with 400', async () => {
+  it('[WHK-010] takes ordering and rateLimit on create and PATCH, and refuses bad values with 400', async () => {
     const id = await subscribe('/settings', 'message.sent');
     expect((await t.request('GET', `/v1/webhooks/${id}`)).body).toMatchObject({ ordering: 'parallel', rateLimit: null });
     const patched = await t.request('PATCH', `/v1/webhooks/${id}`, { body: { ordering: 'fifo', rateLimit: 5 } });

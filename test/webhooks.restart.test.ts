@@ -67,7 +67,7 @@ describe(`webhook retries across a crash (${backendName})`, () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it('makes a pending retry at its due time after the process was killed, with no extra deliveries', async () => {
+  it('[WHK-008] makes a pending retry at its due time after the process was killed, with no extra deliveries', async () => {
     const env = {
       NODE_ENV: 'test',
       PORT: '0',

@@ -48,7 +48,7 @@ describe(`webhook SSRF guard, WEBHOOK_ALLOW_INSECURE unset (${backendName})`, ()
     expect(res.body.error.details).toEqual([{ path: 'url', message: expect.stringMatching(message) }]);
   });
 
-  it('accepts a public https address, and refuses a change to an internal one', async () => {
+  it('[WHK-002] accepts a public https address, and refuses a change to an internal one', async () => {
     const created = await t.request('POST', '/v1/webhooks', { body: { url: 'https://93.184.216.34/hook', events: ['message.sent'], secret: SECRET } });
     expect(created.status).toBe(201);
     const patched = await t.request('PATCH', `/v1/webhooks/${created.body.id}`, { body: { url: 'https://192.168.10.10/hook' } });
@@ -109,7 +109,7 @@ describe(`webhook SSRF guard, WEBHOOK_ALLOW_INSECURE unset (${backendName})`, ()
     });
   });
 
-  it('checks the address again at each delivery (a name that now resolves inside, an address stored earlier)', async () => {
+  it('[WHK-002] checks the address again at each delivery (a name that now resolves inside, an address stored earlier)', async () => {
     // As if these had resolved to public addresses when created, and no longer do.
     const cipher = new FieldCipher(t.platform.runtime.secrets.encryptionKey);
     const port = new URL(receiver.origin).port;

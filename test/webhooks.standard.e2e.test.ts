@@ -101,7 +101,7 @@ describe(`Standard Webhooks signatures (${backendName})`, () => {
   /** The body with one character of its data changed: still JSON, no longer what was signed. */
   const tampered = (body: string) => body.replace('"test_patient"', '"test_patienT"');
 
-  it('signs with a plain secret: the Standard Webhooks headers beside the X-Webhook-* ones, verified by both libraries', async () => {
+  it('[WHK-004] signs with a plain secret: the Standard Webhooks headers beside the X-Webhook-* ones, verified by both libraries', async () => {
     const secret = 'a-plain-shared-secret-0123';
     const created = await t.request('POST', '/v1/webhooks', { body: { url: receiver.url('/plain'), events: ['message.sent'], secret } });
     expect(created.status).toBe(201);
@@ -123,7 +123,7 @@ describe(`Standard Webhooks signatures (${backendName})`, () => {
     expectRefused(secret, body, { ...headers, 'webhook-timestamp': String(Number(headers['webhook-timestamp']) - 1) });
   });
 
-  it('generates a whsec_ secret when none is given, returns it once, and signs with it', async () => {
+  it('[WHK-004] generates a whsec_ secret when none is given, returns it once, and signs with it', async () => {
     const created = await t.request('POST', '/v1/webhooks', { body: { url: receiver.url('/generated'), events: ['message.sent'] } });
     expect(created.status).toBe(201);
     expect(created.body).toEqual({
@@ -175,7 +175,7 @@ describe(`Standard Webhooks signatures (${backendName})`, () => {
     expect((await t.request('POST', '/v1/webhooks', { body: { url: receiver.url('/bad'), events: ['message.sent'], secret: null } })).status).toBe(400);
   });
 
-  it('signs with both secrets during a rotation, the new one first, and with the new one only after WEBHOOK_SECRET_OVERLAP', async () => {
+  it('[WHK-005] signs with both secrets during a rotation, the new one first, and with the new one only after WEBHOOK_SECRET_OVERLAP', async () => {
     const created = await t.request('POST', '/v1/webhooks', { body: { url: receiver.url('/rotate'), events: ['message.sent'] } });
     const { id, secret: previous } = created.body;
     const next = 'whsec_' + randomBytes(32).toString('base64');

@@ -90,7 +90,7 @@ describe(`XDS.b Document Source: publishing CCDs to another CareGraph (${backend
     return (res.body.data as Array<{ action: string; actor: string; entityId: string; after: any }>).filter((r) => r.action === 'export');
   };
 
-  it('publishes p-1001 from A to B: B finds it (ITI-18), returns the same bytes (ITI-43) and shows it over FHIR (MHD)', async () => {
+  it('[XCH-011] publishes p-1001 from A to B: B finds it (ITI-18), returns the same bytes (ITI-43) and shows it over FHIR (MHD)', async () => {
     const res = await rest(a, 'POST', '/api/ehr/patients/p-1001/cda/publish', { token: clinician });
     expect(res.status).toBe(201);
     const sent = res.body;
@@ -182,7 +182,7 @@ describe(`XDS.b Document Source: publishing CCDs to another CareGraph (${backend
     expect(second.body.data.publishPatientCcd.documentUniqueId).not.toBe(first.body.data.publishPatientCcd.documentUniqueId);
   });
 
-  it('a patient B does not know: 502 UPSTREAM_ERROR with B’s XDS error code, audited as a failure', async () => {
+  it('[XCH-011] a patient B does not know: 502 UPSTREAM_ERROR with B’s XDS error code, audited as a failure', async () => {
     const created = await a.graphql('mutation { createPatient(input: { id: "p-7001", givenNames: ["Noor"], family: "Visser" }) { id } }');
     expect(created.body.errors).toBeUndefined();
     const res = await rest(a, 'POST', '/api/ehr/patients/p-7001/cda/publish', { token: clinician });

@@ -152,7 +152,7 @@ describe(`IHE XDS.b /xds (${backendName})`, () => {
   });
   afterAll(() => t?.stop());
 
-  it('stores an ITI-41 MTOM submission, finds it with ITI-18 FindDocuments and returns it byte-identical with ITI-43 over MTOM', async () => {
+  it('[XCH-010] stores an ITI-41 MTOM submission, finds it with ITI-18 FindDocuments and returns it byte-identical with ITI-43 over MTOM', async () => {
     const docUniqueId = uid();
     const stored = await provideMtom(CCD, { docUniqueId });
     expect(stored.status).toBe(200);
@@ -242,7 +242,7 @@ describe(`IHE XDS.b /xds (${backendName})`, () => {
     expect(rows[0].metadataEnc).not.toContain('Jansen');
   });
 
-  it('refuses an unknown patient id (XDSUnknownPatientId) and bad metadata, storing nothing', async () => {
+  it('[XCH-010] refuses an unknown patient id (XDSUnknownPatientId) and bad metadata, storing nothing', async () => {
     for (const patient of [pid('p-9999'), pid('p-1001', '1.2.3.4'), 'p-1001']) {
       const docUniqueId = uid();
       const answer = await provideInline(CCD, { docUniqueId, patient });
@@ -323,7 +323,7 @@ describe(`IHE XDS.b /xds (${backendName})`, () => {
     expect(deprecated.map(uniqueIdOf)).toEqual([docUniqueId]);
   });
 
-  it("keeps tenants apart on every transaction: another tenant's token finds and retrieves nothing", async () => {
+  it("[SEC-004] keeps tenants apart on every transaction: another tenant's token finds and retrieves nothing", async () => {
     const docUniqueId = uid();
     const setUniqueId = uid();
     expect(registryResponse(await provideMtom(CCD, { docUniqueId, setUniqueId }))['@status']).toBe(SUCCESS);
@@ -712,7 +712,7 @@ describe(`IHE XDS.b /xds (${backendName})`, () => {
     });
   });
 
-  it('audits every transaction: who, which transaction, which patient, which documents', async () => {
+  it('[LOG-001] audits every transaction: who, which transaction, which patient, which documents', async () => {
     const docUniqueId = uid();
     await provideMtom(CCD, { docUniqueId });
     await findDocuments(pid('p-1001'));

@@ -391,6 +391,15 @@ export function registerEhr(registry: OpenAPIRegistry): void {
       purpose: z.string().nullable().meta({ description: 'Declared purpose of use (HL7 v3 PurposeOfUse), e.g. TREAT.' }),
       client: z.string().nullable().meta({ description: "AI agents: the token's OAuth client." }),
       tool: z.string().nullable().meta({ description: 'AI agents: the MCP tool.' }),
+      responsibleUser: z
+        .string()
+        .nullable()
+        .meta({ description: 'NEN 7513: who answers for the read (the actor, or whom an agent or integration acts for); null in older entries.' }),
+      dataCategory: z.string().nullable().meta({ description: 'NEN 7513: the kind of data read (demographics, a data area, clinical, ehr, directory…).' }),
+      grounds: z
+        .string()
+        .nullable()
+        .meta({ description: 'NEN 7513: the grounds of the access: treatment, consent:<purpose>, own-record, subject-access or service.' }),
     })
     .meta({ id: 'AccessLogEntry' });
   registry.registerPath(

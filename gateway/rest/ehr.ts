@@ -26,7 +26,7 @@ const COMPOSITION_FIELDS = 'uid id ehrId patientId templateId area version chang
 const APPOINTMENT_FIELDS = 'id patientId start end status location practitionerId timeZone';
 const RESTRICTION_FIELDS = 'patientId restrictedAt deleteAfter legalHold';
 const ERASURE_FIELDS = 'messages replies preferenceChanges preferences events webhookDeliveries';
-const ACCESS_LOG_FIELDS = 'id actor roles action entityType entityId patientId at purpose client tool';
+const ACCESS_LOG_FIELDS = 'id actor roles action entityType entityId patientId at purpose client tool responsibleUser dataCategory grounds';
 const EXPORT_FIELDS = 'id patientId status progress error size chunks createdAt completedAt expiresAt';
 const PUBLICATION_FIELDS = 'patientId documentUniqueId submissionSetUniqueId hash size creationTime repository';
 /** CDA documents are XML (HL7 CDA R2); the clinical record's other answers are JSON. */

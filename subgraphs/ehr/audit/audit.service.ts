@@ -3,9 +3,12 @@ import type { PopulationQuery, TenantStore } from '../db/store';
 import { assertCan, can } from '../policy/rules';
 import { parsePaging, type Page } from '../common/paging';
 import { parseBound } from '../common/dates';
-import { accessLogHash, auditHash, findChainProblem, HMAC_SHA256, UNCHAINED, type ChainCheck, type ChainLink } from './chain';
+import { ACCESS_NEN7513, accessLogHash, auditHash, findChainProblem, HMAC_SHA256, UNCHAINED, type ChainCheck, type ChainLink } from './chain';
 import type { Checkpoint, CheckpointLog } from './checkpoints';
 import type { AccessLog as AccessLogRow, AuditRecord as AuditRow } from '../db/generated/client';
+
+/** The access log's keyed hash versions, oldest first (chain.ts). */
+const ACCESS_KEYED_VERSIONS = [HMAC_SHA256, ACCESS_NEN7513];
 
 export interface ChainVerification {
   valid: boolean;
@@ -122,7 +125,13 @@ export class AuditService {
     const forgery = this.forgedCheckpoints(forged);
     if (forgery) return forgery;
     const head = await this.head('access');
-    const check: ChainCheck<AccessLogRow> = { key: this.seal.chainKey, sealedUpTo: head?.unchainedUpTo ?? 0, legacyVersion: UNCHAINED, hashOf: accessLogHash };
+    const check: ChainCheck<AccessLogRow> = {
+      key: this.seal.chainKey,
+      sealedUpTo: head?.unchainedUpTo ?? 0,
+      legacyVersion: UNCHAINED,
+      hashOf: accessLogHash,
+      keyedVersions: ACCESS_KEYED_VERSIONS,
+    };
     const purge = await this.lastPurge('AccessLog');
     const broken = (seq: number | null, id: string | null, problem: string): ChainVerification => ({
       valid: false,
@@ -143,7 +152,7 @@ export class AuditService {
       if (missing !== undefined) return broken(missing, null, `entry ${missing}, kept by the purge of audit record ${purge.record.seq}, is missing`);
       for (const row of kept) {
         const legacy = row.hashVersion === UNCHAINED && row.seq <= check.sealedUpTo;
-        if (!legacy && (row.hashVersion !== HMAC_SHA256 || accessLogHash(row, check.key) !== row.hash)) {
+        if (!legacy && (!ACCESS_KEYED_VERSIONS.includes(row.hashVersion) || accessLogHash(row, check.key) !== row.hash)) {
           return broken(row.seq, row.id, "hash does not match the entry's content (the entry was altered)");
         }
       }

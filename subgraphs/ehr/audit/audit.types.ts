@@ -108,6 +108,25 @@ export class AccessLogEntry {
 
   @Field(() => String, { nullable: true, description: 'AI agents: the MCP tool that read the data.' })
   tool!: string | null;
+
+  @Field(() => String, {
+    nullable: true,
+    description:
+      'NEN 7513: the person answerable for the read (the actor, or whom an agent or integration acts for); null in entries written before it was kept.',
+  })
+  responsibleUser!: string | null;
+
+  @Field(() => String, {
+    nullable: true,
+    description: 'NEN 7513: the kind of data read (demographics, encounter, observation, order, document, clinical, ehr, directory); null in older entries.',
+  })
+  dataCategory!: string | null;
+
+  @Field(() => String, {
+    nullable: true,
+    description: 'NEN 7513: the grounds the access was granted on (treatment, consent:<purpose>, own-record, subject-access, service); null in older entries.',
+  })
+  grounds!: string | null;
 }
 
 @ObjectType()

@@ -1,5 +1,18 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { auditHash, canonicalJson, chainedJson, chainKey, findChainProblem, GENESIS_HASH, HMAC_SHA256, LEGACY_SHA256, type ChainedFields } from './chain';
+import {
+  ACCESS_NEN7513,
+  accessLogHash,
+  auditHash,
+  canonicalJson,
+  chainedJson,
+  chainKey,
+  findChainProblem,
+  GENESIS_HASH,
+  HMAC_SHA256,
+  LEGACY_SHA256,
+  UNCHAINED,
+  type ChainedFields,
+} from './chain';
 
 const key = chainKey(randomBytes(32));
 
@@ -45,7 +58,7 @@ describe('audit hash chain', () => {
     expect(findChainProblem(records.slice(2), sealedNone, records[1])).toBeUndefined();
   });
 
-  it('detects an edited, removed or re-linked record', () => {
+  it('[AUD-003] detects an edited, removed or re-linked record', () => {
     const edited = chain(4);
     edited[2] = { ...edited[2], after: { n: 999, family: 'B' } };
     expect(findChainProblem(edited, sealedNone)).toMatchObject({ seq: 3, problem: expect.stringMatching(/altered/) });
@@ -95,5 +108,63 @@ describe('audit hash chain', () => {
     expect(findChainProblem(records, { key, sealedUpTo: 2 })).toMatchObject({ seq: 3, problem: expect.stringMatching(/unkeyed/) });
     // A keyed hash made with another key does not verify.
     expect(findChainProblem(records, { key: chainKey(randomBytes(32)), sealedUpTo: 3 })).toMatchObject({ seq: 4, problem: expect.stringMatching(/altered/) });
+  });
+});
+
+describe('access log hash chain', () => {
+  type Entry = Parameters<typeof accessLogHash>[0] & { hash: string };
+  const check = { key, sealedUpTo: 0, legacyVersion: UNCHAINED, hashOf: accessLogHash, keyedVersions: [HMAC_SHA256, ACCESS_NEN7513] };
+
+  function accessChain(versions: number[]): Entry[] {
+    const out: Entry[] = [];
+    let prev = GENESIS_HASH;
+    versions.forEach((hashVersion, i) => {
+      const nen7513 = hashVersion === ACCESS_NEN7513;
+      const fields = {
+        tenantId: 'demo',
+        seq: i + 1,
+        id: `l-${i + 1}`,
+        actor: 'dr-jansen',
+        roles: ['clinician'],
+        action: 'read',
+        entityType: 'Patient',
+        entityId: 'p-1',
+        patientId: 'p-1',
+        detail: null,
+        at: new Date(Date.UTC(2026, 10, 22, 9, 0, i)),
+        requestId: null,
+        purpose: nen7513 ? 'TREAT' : null,
+        client: null,
+        tool: null,
+        responsibleUser: nen7513 ? 'dr-jansen' : null,
+        dataCategory: nen7513 ? 'demographics' : null,
+        grounds: nen7513 ? 'treatment' : null,
+        prevHash: prev,
+        hashVersion,
+      };
+      const hash = accessLogHash(fields, key);
+      out.push({ ...fields, hash });
+      prev = hash;
+    });
+    return out;
+  }
+
+  it('[LOG-007] accepts entries of hash version 2 followed by version 3 ones, which also cover responsible user, data category and grounds', () => {
+    const entries = accessChain([HMAC_SHA256, HMAC_SHA256, ACCESS_NEN7513, ACCESS_NEN7513]);
+    expect(findChainProblem(entries, check)).toBeUndefined();
+    for (const field of ['responsibleUser', 'dataCategory', 'grounds'] as const) {
+      const edited = entries.map((e) => ({ ...e }));
+      edited[2][field] = 'someone else';
+      expect(findChainProblem(edited, check)).toMatchObject({ seq: 3, problem: expect.stringContaining('altered') });
+    }
+    // A version 2 entry's hash never covered them: it stays what it was.
+    expect(accessLogHash({ ...entries[0], grounds: 'treatment' }, key)).toBe(entries[0].hash);
+  });
+
+  it('[LOG-007] refuses a version 2 entry after a version 3 one (an entry rewritten in the older form)', () => {
+    expect(findChainProblem(accessChain([HMAC_SHA256, ACCESS_NEN7513, HMAC_SHA256]), check)).toMatchObject({
+      seq: 3,
+      problem: expect.stringContaining('after a newer one'),
+    });
   });
 });

@@ -81,6 +81,8 @@ export function auditHash(record: ChainedFields, key: Buffer): string {
 
 /** Access log entries written before the access log was chained: unkeyed, accepted only as its start (LogHead.unchainedUpTo). */
 export const UNCHAINED = 0;
+/** Access log entries with the NEN 7513 fields (responsible user, data category, grounds): keyed as version 2, over those too. */
+export const ACCESS_NEN7513 = 3;
 
 interface AccessChainedFields {
   tenantId: string;
@@ -98,6 +100,10 @@ interface AccessChainedFields {
   purpose: string | null;
   client: string | null;
   tool: string | null;
+  /** Version 3 on: null in older entries, whose hash does not cover them. */
+  responsibleUser?: string | null;
+  dataCategory?: string | null;
+  grounds?: string | null;
   prevHash: string;
   hashVersion: number;
 }
@@ -109,8 +115,14 @@ interface AccessChainedFields {
  */
 export function accessLogHash(entry: AccessChainedFields, key: Buffer): string {
   if (entry.hashVersion === UNCHAINED) return GENESIS_HASH;
-  if (entry.hashVersion !== HMAC_SHA256) throw new Error(`unknown access log hash version ${entry.hashVersion}`);
+  if (entry.hashVersion !== HMAC_SHA256 && entry.hashVersion !== ACCESS_NEN7513) throw new Error(`unknown access log hash version ${entry.hashVersion}`);
+  // Version 2 entries keep the material they were hashed with, so they stay verifiable beside version 3 ones.
+  const nen7513 =
+    entry.hashVersion === ACCESS_NEN7513
+      ? { responsibleUser: entry.responsibleUser ?? null, dataCategory: entry.dataCategory ?? null, grounds: entry.grounds ?? null }
+      : {};
   const material = canonicalJson({
+    ...nen7513,
     log: 'access',
     tenantId: entry.tenantId,
     seq: entry.seq,
@@ -146,6 +158,8 @@ export interface ChainCheck<R extends ChainLink = ChainedFields & { hash: string
   /** The chain's unkeyed version and how a record's hash is computed: the audit trail's by default. */
   legacyVersion?: number;
   hashOf?: (record: R, key: Buffer) => string;
+  /** The chain's keyed versions (HMAC_SHA256 by default), oldest first: a record never carries an older one than the record before it. */
+  keyedVersions?: readonly number[];
 }
 
 /** What the walk reads of any chained row. */
@@ -171,7 +185,9 @@ export function findChainProblem<R extends ChainLink = ChainedFields & { hash: s
   const hashOf = check.hashOf ?? ((record: R, key: Buffer) => auditHash(record as unknown as ChainedFields, key));
   let expectedSeq = previous ? previous.seq + 1 : 1;
   let expectedPrev = previous ? previous.hash : GENESIS_HASH;
+  const keyedVersions = check.keyedVersions ?? [HMAC_SHA256];
   let keyed = previous ? previous.hashVersion !== legacy : false;
+  let lastKeyed = previous && previous.hashVersion !== legacy ? keyedVersions.indexOf(previous.hashVersion) : -1;
   for (const record of records) {
     if (record.seq !== expectedSeq) {
       return { seq: record.seq, id: record.id, problem: `sequence gap: expected record ${expectedSeq}, found ${record.seq} (a record was removed)` };
@@ -179,8 +195,11 @@ export function findChainProblem<R extends ChainLink = ChainedFields & { hash: s
     if (record.prevHash !== expectedPrev) {
       return { seq: record.seq, id: record.id, problem: 'previous-hash link does not match the record before it' };
     }
-    if (record.hashVersion !== legacy && record.hashVersion !== HMAC_SHA256) {
+    if (record.hashVersion !== legacy && !keyedVersions.includes(record.hashVersion)) {
       return { seq: record.seq, id: record.id, problem: `unknown hash version ${record.hashVersion}` };
+    }
+    if (record.hashVersion !== legacy && keyedVersions.indexOf(record.hashVersion) < lastKeyed) {
+      return { seq: record.seq, id: record.id, problem: `hash version ${record.hashVersion} after a newer one: the record was rewritten in an older form` };
     }
     if (record.hashVersion === legacy && (keyed || record.seq > check.sealedUpTo)) {
       return {
@@ -193,6 +212,7 @@ export function findChainProblem<R extends ChainLink = ChainedFields & { hash: s
       return { seq: record.seq, id: record.id, problem: "hash does not match the record's content (the record was altered)" };
     }
     keyed ||= record.hashVersion !== legacy;
+    if (record.hashVersion !== legacy) lastKeyed = keyedVersions.indexOf(record.hashVersion);
     expectedSeq = record.seq + 1;
     expectedPrev = record.hash;
   }

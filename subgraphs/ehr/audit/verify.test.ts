@@ -100,7 +100,7 @@ describe.each(testBackends())('audit trail and access log verification on $name'
     expect(other.valid).toBe(true);
   });
 
-  it('reports an access-log entry removed from the middle', async () => {
+  it('[AUD-003] reports an access-log entry removed from the middle', async () => {
     await fill('t-access-gap', 3);
     await remove('AccessLog', 't-access-gap', 'AND seq = 2');
     expect(await service('t-access-gap').verifyAccessLog()).toMatchObject({ valid: false, brokenAtSeq: 3, problem: expect.stringMatching(/sequence gap/) });
@@ -127,7 +127,7 @@ describe.each(testBackends())('audit trail and access log verification on $name'
     ).rejects.toThrow(/does not continue the chain/);
   });
 
-  it("purges what the tenant's periods make due, and leaves keyed purge records both verifications accept", async () => {
+  it("[AUD-005] purges what the tenant's periods make due, and leaves keyed purge records both verifications accept", async () => {
     const tenantId = 't-purge';
     await fill(tenantId, 3);
     await db.withOwner(async (owner) => {

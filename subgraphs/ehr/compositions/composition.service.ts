@@ -395,7 +395,9 @@ export class CompositionService {
     if (!found) throw notFound('Composition', uid);
     await this.assertRead(found.composition.area, found.composition.patientId, 'Composition', uid);
     await this.store.read((tx) =>
-      this.store.logAccess(tx, [{ entityType: 'Composition', entityId: found.version.uid, patientId: found.composition.patientId }]),
+      this.store.logAccess(tx, [
+        { entityType: 'Composition', entityId: found.version.uid, patientId: found.composition.patientId, category: found.composition.area },
+      ]),
     );
     return this.view(found.composition, found.version);
   }
@@ -431,7 +433,7 @@ export class CompositionService {
     await this.assertRead(composition.area, composition.patientId, 'Composition', idOrUid);
     const versions = await this.store.read(async (tx) => {
       const rows = await tx.compositionVersion.findMany({ where: { compositionId: ref.id }, orderBy: { version: 'asc' } });
-      await this.store.logAccess(tx, [{ entityType: 'VersionedComposition', entityId: ref.id, patientId: composition.patientId }]);
+      await this.store.logAccess(tx, [{ entityType: 'VersionedComposition', entityId: ref.id, patientId: composition.patientId, category: composition.area }]);
       return rows;
     });
     return versions.map((v) => this.view(composition, v));
@@ -661,7 +663,7 @@ export class CompositionService {
     if (action === null) return data;
     await this.store.logAccess(
       tx,
-      data.map((c) => ({ entityType: 'Composition', entityId: c.uid, patientId: c.patientId, action })),
+      data.map((c) => ({ entityType: 'Composition', entityId: c.uid, patientId: c.patientId, action, category: c.area })),
     );
     return data;
   }

@@ -3,7 +3,8 @@ import type { Identity } from '../../../common/auth/principal';
 import { tenantBound } from '../../../common/db/tenant-session';
 import type { EhrPrisma } from './client';
 import { inTenantTransaction, tenantScopedClient, type TenantClient, type TenantTx } from './tenant';
-import { accessLogHash, auditHash, GENESIS_HASH, HMAC_SHA256 } from '../audit/chain';
+import { ACCESS_NEN7513, accessLogHash, auditHash, GENESIS_HASH, HMAC_SHA256 } from '../audit/chain';
+import { ACCESS_AREAS, impliedPurpose, readGrounds, type AccessArea } from '../policy/rules';
 import type { ReadAccount } from '../../../common/graphql/shared-reads';
 
 /** The part of a Prisma transaction client the writer needs (scoped or not). */
@@ -29,6 +30,30 @@ export interface AccessEntry {
   purpose?: string;
   /** A population statistic's query, patients and compositions. */
   detail?: PopulationQuery;
+  /** The data category read (dataCategory): a composition's data area where the caller knows it; else from entityType. */
+  category?: string;
+}
+
+/** The data category of an entry that names none, by what was read. */
+const CATEGORY_OF: Record<string, string> = {
+  Patient: 'demographics',
+  EHR: 'ehr',
+  Ehr: 'ehr',
+  EhrStatus: 'ehr',
+  Directory: 'directory',
+  XdsDocument: 'document',
+  XdsSubmissionSet: 'document',
+  AqlQuery: 'population statistic',
+};
+
+/**
+ * The policy area whose decision gives an entry's grounds: its category when that is one; `clinical` (clinical
+ * data of no one area) as any data area, which the consent rules treat alike; record-level data (EHR, directory,
+ * a population statistic) as demographics.
+ */
+function groundsArea(category: string): AccessArea {
+  if ((ACCESS_AREAS as readonly string[]).includes(category)) return category as AccessArea;
+  return category === 'clinical' ? 'observation' : 'demographics';
 }
 
 /** A population statistic (aggregates only, over many patients) as the access log keeps it. */
@@ -193,6 +218,8 @@ export class TenantStore implements ReadAccount {
     const at = new Date();
     let previous = { seq: head?.seq ?? 0, hash: head?.hash ?? GENESIS_HASH };
     const chained = rows.map((entry) => {
+      const dataCategory = entry.category ?? CATEGORY_OF[entry.entityType] ?? 'clinical';
+      const grounds = readGrounds(this.identity, groundsArea(dataCategory), entry.patientId);
       const fields = {
         tenantId: this.tenantId,
         seq: previous.seq + 1,
@@ -206,11 +233,15 @@ export class TenantStore implements ReadAccount {
         detail: toJson(entry.detail),
         at,
         requestId: entry.requestId,
-        purpose: entry.purpose ?? agent?.purpose ?? null,
+        purpose: entry.purpose ?? agent?.purpose ?? impliedPurpose(grounds),
         client: agent?.client ?? null,
         tool: agent?.tool ?? null,
+        // No token names a person an agent or integration acts for yet: the actor answers for its own reads.
+        responsibleUser: this.identity.sub,
+        dataCategory,
+        grounds,
         prevHash: previous.hash,
-        hashVersion: HMAC_SHA256,
+        hashVersion: ACCESS_NEN7513,
       };
       const hash = accessLogHash(fields, this.options.chainKey);
       previous = { seq: fields.seq, hash };
@@ -218,14 +249,17 @@ export class TenantStore implements ReadAccount {
     });
     const column = <K extends keyof (typeof chained)[number]>(key: K) => chained.map((row) => row[key]);
     await tx.$executeRaw`
-      INSERT INTO "ehr"."AccessLog" ("tenantId", "seq", "id", "actor", "roles", "action", "entityType", "entityId", "patientId", "requestId", "purpose", "client", "tool", "detail", "at", "prevHash", "hash", "hashVersion")
+      INSERT INTO "ehr"."AccessLog" ("tenantId", "seq", "id", "actor", "roles", "action", "entityType", "entityId", "patientId", "requestId", "purpose", "client", "tool",
+                                     "responsibleUser", "dataCategory", "grounds", "detail", "at", "prevHash", "hash", "hashVersion")
       SELECT ${this.tenantId}, e.seq, e.id, ${this.identity.sub}, ${this.identity.roles}::text[], e.action, e."entityType", e."entityId", e."patientId", e."requestId",
-             e.purpose, ${agent?.client ?? null}, ${agent?.tool ?? null}, e.detail::jsonb, ${at.toISOString()}::timestamp, e."prevHash", e.hash, ${HMAC_SHA256}
+             e.purpose, ${agent?.client ?? null}, ${agent?.tool ?? null}, e."responsibleUser", e."dataCategory", e.grounds,
+             e.detail::jsonb, ${at.toISOString()}::timestamp, e."prevHash", e.hash, ${ACCESS_NEN7513}
       FROM unnest(${column('seq')}::int[], ${column('id')}::text[], ${column('action')}::text[], ${column('entityType')}::text[],
                   ${column('entityId')}::text[], ${column('patientId')}::text[], ${column('requestId')}::text[],
-                  ${column('purpose')}::text[], ${chained.map((e) => (e.detail === null ? null : JSON.stringify(e.detail)))}::text[],
+                  ${column('purpose')}::text[], ${column('responsibleUser')}::text[], ${column('dataCategory')}::text[], ${column('grounds')}::text[],
+                  ${chained.map((e) => (e.detail === null ? null : JSON.stringify(e.detail)))}::text[],
                   ${column('prevHash')}::text[], ${column('hash')}::text[])
-           AS e(seq, id, action, "entityType", "entityId", "patientId", "requestId", purpose, detail, "prevHash", hash)
+           AS e(seq, id, action, "entityType", "entityId", "patientId", "requestId", purpose, "responsibleUser", "dataCategory", grounds, detail, "prevHash", hash)
       ORDER BY e.seq`;
   }
 }

@@ -113,7 +113,7 @@ describe('clinical access policy', () => {
     expect(decide(who(['receptionist']), 'write', 'demographics', { patientId: 'p-1' }).allowed).toBe(true);
   });
 
-  it('shows a patient only their own record, hiding others as not found', () => {
+  it('[SEC-007] shows a patient only their own record, hiding others as not found', () => {
     const patient = who(['patient'], 'p-1');
     expect(decide(patient, 'read', 'observation', { patientId: 'p-1' }).allowed).toBe(true);
     expect(decide(patient, 'write', 'observation', { patientId: 'p-1' })).toMatchObject({ allowed: false, hide: false });
@@ -142,7 +142,7 @@ describe('clinical access policy', () => {
     expect(decide(integration, 'read', 'demographics', { patientId: 'p-1' }).allowed).toBe(true);
   });
 
-  it('applies tenant overrides to staff roles only', () => {
+  it('[SEC-006] applies tenant overrides to staff roles only', () => {
     const overrides = [{ role: 'receptionist' as const, area: 'document' as const, canRead: true, canWrite: false }];
     expect(decide(who(['receptionist']), 'read', 'document', { patientId: 'p-1' }, overrides).allowed).toBe(true);
     expect(effectiveGrant('nurse', 'observation', [{ role: 'nurse', area: 'observation', canRead: true, canWrite: false }])).toEqual({
@@ -160,7 +160,7 @@ describe('clinical access policy', () => {
     expect(() => assertCan(who(['nurse']), 'manageAccessPolicy')).toThrow(AppError);
   });
 
-  it('gives support and platform_admin no patient data at all, and no tenant-wide lists', () => {
+  it('[SEC-008] gives support and platform_admin no patient data at all, and no tenant-wide lists', () => {
     for (const role of ['support', 'platform_admin'] as Role[]) {
       for (const area of ACCESS_AREAS) {
         for (const action of ['read', 'write'] as const) {

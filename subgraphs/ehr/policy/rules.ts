@@ -2,6 +2,7 @@ import { ROLES, type Identity, type Role } from '../../../common/auth/principal'
 import { grantOf, grants, markdownTable, type Action, type Grant } from '../../../common/auth/policy-table';
 import { SYSTEM_SUBJECTS } from '../../../common/auth/system-identities';
 import { AppError } from '../../../common/errors';
+import { PURPOSES_OF_USE } from '../../../common/auth/purpose-of-use';
 
 /**
  * THE CLINICAL RECORD'S POLICY POINT. Every authorization decision of the EHR
@@ -151,9 +152,19 @@ export interface Decision {
   /** Deny as NOT_FOUND rather than FORBIDDEN: the caller must not learn the record exists. */
   hide: boolean;
   reason: string;
+  /** Of an allowed decision: the grounds the access log records (AccessGrounds). */
+  grounds?: AccessGrounds;
 }
 
-const allow = (reason: string): Decision => ({ allowed: true, hide: false, reason });
+/**
+ * On what grounds an allowed access is made (NEN 7513): the role's grant within the organisation that treats the
+ * patient (`treatment`: the tenant is the care provider; CareGraph keeps no per-patient care team), the patient's
+ * consent a rule asked for (`consent:<purpose>`), the caller's own record (`own-record`), the patient's right of
+ * access (`subject-access`), or a platform component's fixed grants (`service`).
+ */
+export type AccessGrounds = 'treatment' | `consent:${ConsentPurpose}` | 'own-record' | 'subject-access' | 'service';
+
+const allow = (reason: string, grounds: AccessGrounds): Decision => ({ allowed: true, hide: false, reason, grounds });
 
 function consentGiven(consents: Target['consents'], purpose: ConsentPurpose): boolean {
   return consents?.[purpose] ?? CONSENT_DEFAULTS[purpose];
@@ -193,7 +204,7 @@ export function decide(identity: Identity, action: Action, area: AccessArea, tar
   const reserved = reservedIdentity(identity.sub);
   if (reserved) {
     return grants(reserved.grants[area], action)
-      ? allow(identity.sub)
+      ? allow(identity.sub, 'service')
       : { allowed: false, hide: false, reason: `${identity.sub} may not ${action} ${area} data` };
   }
   const reasons: string[] = [];
@@ -211,7 +222,8 @@ export function decide(identity: Identity, action: Action, area: AccessArea, tar
       reasons.push(`role ${role} may not ${action} ${area} data`);
       continue;
     }
-    if (identity.agent && action === 'read' && (AGENT_CONSENT.areas as readonly AccessArea[]).includes(area)) {
+    const agentRead = !!identity.agent && action === 'read' && (AGENT_CONSENT.areas as readonly AccessArea[]).includes(area);
+    if (agentRead) {
       const problem = agentConsentProblem(identity, target);
       if (problem) {
         reasons.push(problem);
@@ -229,9 +241,28 @@ export function decide(identity: Identity, action: Action, area: AccessArea, tar
         continue;
       }
     }
-    return allow(`role ${role}`);
+    const purpose = consent?.purpose ?? (agentRead ? AGENT_CONSENT.purpose : undefined);
+    const grounds: AccessGrounds = subjectAccess ? 'subject-access' : purpose ? `consent:${purpose}` : reach === 'own record' ? 'own-record' : 'treatment';
+    return allow(`role ${role}`, grounds);
   }
   return { allowed: false, hide: !reaches(identity, target.patientId), reason: reasons.join('; ') || 'no role grants this' };
+}
+
+/**
+ * The grounds of a read the policy point allowed, for the access log: its decision for the entry's patient and
+ * data category, with the consent its rules asked for taken as given (the read was allowed, so it was) and without
+ * the tenant's overrides, which only staff roles take: a read one granted counts as `treatment`.
+ */
+export function readGrounds(identity: Identity, area: AccessArea, patientId: string | null): AccessGrounds {
+  const consents = Object.fromEntries(CONSENT_PURPOSES.map((purpose) => [purpose, true]));
+  return decide(identity, 'read', area, { ...(patientId ? { patientId } : {}), consents }).grounds ?? 'treatment';
+}
+
+/** The purpose of use (HL7 v3 PurposeOfUse) a read is logged with when its caller declared none: what its grounds imply. */
+export function impliedPurpose(grounds: AccessGrounds): string {
+  if (grounds === 'own-record' || grounds === 'subject-access') return PURPOSES_OF_USE.patient_requested;
+  if (grounds === 'service') return PURPOSES_OF_USE.operations;
+  return PURPOSES_OF_USE.treatment;
 }
 
 /** The OAuth clients that are AI agents: `*` every client a token names, else those listed (AI_AGENT_CLIENTS). */

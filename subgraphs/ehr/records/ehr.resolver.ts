@@ -7,7 +7,7 @@ import { Ehr } from './ehr.types';
 export class EhrResolver {
   @Query(() => Ehr, { description: 'An EHR by id; NOT_FOUND when unknown or not visible.' })
   ehr(@Arg('id', () => ID) id: string, @Ctx() ctx: EhrContext) {
-    return ctx.ehrs.get(id);
+    return ctx.ehrs.read(id);
   }
 
   @Mutation(() => Ehr, { description: 'Changes EHR_STATUS (admin, clinician).' })

@@ -114,6 +114,18 @@ export class EhrService {
     return view(row);
   }
 
+  /** The EHR as a caller's answer: `get`, logged as read (`get` alone serves the checks of other paths, which log what they disclose). */
+  async read(ehrId: string): Promise<EhrView> {
+    const ehr = await this.get(ehrId);
+    await this.logRead(ehr);
+    return ehr;
+  }
+
+  /** Logs an EHR (its subject and status) as read by the caller (NEN 7513). */
+  async logRead(ehr: EhrView): Promise<void> {
+    await this.store.read((tx) => this.store.logAccess(tx, [{ entityType: 'EHR', entityId: ehr.id, patientId: ehr.patientId }]));
+  }
+
   /**
    * EHR_STATUS versions of a readable EHR, oldest first (from the audit trail), each with the EHR_STATUS as
    * last written at or before it (a flag change through GraphQL writes none; EHRs from before written

@@ -18,14 +18,14 @@ describe('message status state machine', () => {
     expect(planTransition('queued', 'sent')).toEqual(['sent']);
   });
 
-  it('never moves backwards or repeats a status (duplicate and late callbacks)', () => {
+  it('[MSG-002] never moves backwards or repeats a status (duplicate and late callbacks)', () => {
     expect(planTransition('sent', 'sent')).toEqual([]);
     expect(planTransition('sent', 'sending')).toEqual([]);
     expect(planTransition('sent', 'queued')).toEqual([]);
     expect(planTransition('sending', 'queued')).toEqual([]);
   });
 
-  it('releases a scheduled message into queued, and cancels only before a worker claimed it', () => {
+  it('[MSG-002] releases a scheduled message into queued, and cancels only before a worker claimed it', () => {
     expect(planTransition('scheduled', 'queued')).toEqual(['queued']);
     expect(planTransition('scheduled', 'failed')).toEqual(['failed']);
     expect(planTransition('scheduled', 'cancelled')).toEqual(['cancelled']);

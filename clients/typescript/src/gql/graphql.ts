@@ -41,13 +41,19 @@ export type AccessLogEntry = {
   at: Scalars['DateTimeISO']['output'];
   /** AI agents: the token's OAuth client. */
   client?: Maybe<Scalars['String']['output']>;
+  /** NEN 7513: the kind of data read (demographics, encounter, observation, order, document, clinical, ehr, directory); null in older entries. */
+  dataCategory?: Maybe<Scalars['String']['output']>;
   entityId: Scalars['String']['output'];
   entityType: Scalars['String']['output'];
+  /** NEN 7513: the grounds the access was granted on (treatment, consent:<purpose>, own-record, subject-access, service); null in older entries. */
+  grounds?: Maybe<Scalars['String']['output']>;
   id: Scalars['ID']['output'];
   patientId: Scalars['ID']['output'];
   /** The purpose of use declared for the read (HL7 v3 PurposeOfUse code, e.g. TREAT). */
   purpose?: Maybe<Scalars['String']['output']>;
   requestId?: Maybe<Scalars['String']['output']>;
+  /** NEN 7513: the person answerable for the read (the actor, or whom an agent or integration acts for); null in entries written before it was kept. */
+  responsibleUser?: Maybe<Scalars['String']['output']>;
   roles: Array<Scalars['String']['output']>;
   /** AI agents: the MCP tool that read the data. */
   tool?: Maybe<Scalars['String']['output']>;

@@ -1719,6 +1719,12 @@ export interface components {
             client: string | null;
             /** @description AI agents: the MCP tool. */
             tool: string | null;
+            /** @description NEN 7513: who answers for the read (the actor, or whom an agent or integration acts for); null in older entries. */
+            responsibleUser: string | null;
+            /** @description NEN 7513: the kind of data read (demographics, a data area, clinical, ehr, directory…). */
+            dataCategory: string | null;
+            /** @description NEN 7513: the grounds of the access: treatment, consent:<purpose>, own-record, subject-access or service. */
+            grounds: string | null;
         };
         AuditRecord: {
             id: string;

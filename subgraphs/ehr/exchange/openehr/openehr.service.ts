@@ -125,6 +125,7 @@ export class OpenEhrService {
   }
 
   private async ehrResult(ehr: EhrView): Promise<OpenEhrResult> {
+    await this.ehrs.logRead(ehr);
     const versions = await this.ehrs.statusVersions(ehr.id);
     return { body: this.ehrBody(ehr, Math.max(1, versions.length)), uid: ehr.id, lastModified: ehr.createdAt };
   }
@@ -187,7 +188,7 @@ export class OpenEhrService {
 
   /** Every EHR_STATUS version of a readable EHR, oldest first (the creation counts as version 1). */
   private async statusHistory(ehrId: string) {
-    const ehr = await this.ehrs.get(ehrId);
+    const ehr = await this.ehrs.read(ehrId);
     const versions = await this.ehrs.statusVersions(ehrId);
     const states = statusStates(versions);
     if (!states.length)
