@@ -101,7 +101,7 @@ describe(`messaging provider failover: Twilio, then Vonage; two SMTP relays (${b
     return res;
   };
 
-  it('fails a message Twilio rejects for its number, without passing it to Vonage', async () => {
+  it('[MSG-017] fails a message Twilio rejects for its number, without passing it to Vonage', async () => {
     const before = vonage.calls.length;
     const done = await finalMessage(t, await send('p-1002'));
     expect(done.status).toBe('failed');
@@ -110,12 +110,12 @@ describe(`messaging provider failover: Twilio, then Vonage; two SMTP relays (${b
     expect(vonage.calls.length).toBe(before);
   });
 
-  it('sends through Twilio while it works and records it as the provider', async () => {
+  it('[MSG-017] sends through Twilio while it works and records it as the provider', async () => {
     const sent = await reached(await send('p-1001'), 'sent');
     expect(sent.provider).toBe('twilio');
   });
 
-  it('with Twilio down (503, then no answer) sends through Vonage, opens the circuit, and shows it in /metrics', async () => {
+  it('[MSG-017, MSG-018] with Twilio down (503, then no answer) sends through Vonage, opens the circuit, and shows it in /metrics', async () => {
     twilio.mode = 'unavailable';
     const first = await reached(await send('p-1001'), 'sent');
     expect(first.provider).toBe('vonage');
@@ -142,7 +142,7 @@ describe(`messaging provider failover: Twilio, then Vonage; two SMTP relays (${b
     expect((await scrape(`${t.url}/metrics`)).total('caregraph_provider_sends_total', { provider: 'twilio', channel: 'sms', outcome: 'skipped' })).toBe(1);
   });
 
-  it("follows Vonage's signed delivery receipts and refuses forged or old ones", async () => {
+  it("[MSG-016, MSG-020] follows Vonage's signed delivery receipts and refuses forged or old ones", async () => {
     const delivered = await reached(await send('p-1001'), 'sent');
     expect(delivered.provider).toBe('vonage');
     const vonageId = vonageIdOf(delivered.id);
@@ -168,7 +168,7 @@ describe(`messaging provider failover: Twilio, then Vonage; two SMTP relays (${b
     expect(graphql.body.data.message).toEqual({ provider: 'vonage', status: 'failed', error: 'RECIPIENT_INVALID: vonage reported failed (error 9)' });
   });
 
-  it('sends email through the second SMTP relay when the first refuses connections', async () => {
+  it('[MSG-017] sends email through the second SMTP relay when the first refuses connections', async () => {
     const done = await finalMessage(t, await send('p-1003', 'email'));
     expect(done.status).toBe('delivered');
     expect(done.provider).toBe('smtp2');

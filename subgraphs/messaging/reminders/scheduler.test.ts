@@ -82,7 +82,7 @@ describe(`reminder cadences (${process.env.TEST_DATABASE_URL ? 'postgres' : 'pgl
   // Only the early answers of the sender are reached here (the row has moved on), which read nothing but the database.
   const send = (job: ReminderJob) => sendDueReminder({ prisma: base } as MessageServiceDeps, job);
 
-  it('schedules one reminder and one job per lead time, longest first', async () => {
+  it('[MSG-019] schedules one reminder and one job per lead time, longest first', async () => {
     await relay(booked('a-1', '2026-12-10T10:00:00.000Z'));
     expect(await rows('a-1')).toEqual([
       { leadMinutes: 7 * DAY, start: '2026-12-10T10:00:00.000Z', dueAt: '2026-12-03T10:00:00.000Z', status: 'scheduled', note: null },
@@ -98,7 +98,7 @@ describe(`reminder cadences (${process.env.TEST_DATABASE_URL ? 'postgres' : 'pgl
     expect(await rows('a-3')).toEqual([{ leadMinutes: 120, start: '2026-12-01T09:00:00.000Z', dueAt: now.toISOString(), status: 'scheduled', note: null }]);
   });
 
-  it('keeps every reminder out of quiet hours, at the last moment before them', async () => {
+  it('[MSG-019] keeps every reminder out of quiet hours, at the last moment before them', async () => {
     // 07:30 Amsterdam: the 2-hour reminder (05:30) is quiet and goes at 21:55 the evening before.
     await relay(booked('a-4', '2026-12-10T06:30:00.000Z', 'p-2'));
     expect((await rows('a-4')).map((r) => [r.leadMinutes, r.dueAt])).toEqual([
@@ -108,7 +108,7 @@ describe(`reminder cadences (${process.env.TEST_DATABASE_URL ? 'postgres' : 'pgl
     ]);
   });
 
-  it('skips the later reminders once the patient confirmed, and their jobs send nothing', async () => {
+  it('[MSG-019] skips the later reminders once the patient confirmed, and their jobs send nothing', async () => {
     await relay(booked('a-5', '2026-12-10T10:00:00.000Z'));
     await prisma.appointmentReminder.update({
       where: { tenantId_appointmentId_leadMinutes: { tenantId: TENANT, appointmentId: 'a-5', leadMinutes: 7 * DAY } },
@@ -123,14 +123,14 @@ describe(`reminder cadences (${process.env.TEST_DATABASE_URL ? 'postgres' : 'pgl
     for (const job of (await jobs('a-5')).filter((j) => j.leadMinutes !== 7 * DAY)) expect(await send(job)).toBe('skipped');
   });
 
-  it('cancels the reminders still to come when the appointment is cancelled', async () => {
+  it('[MSG-019] cancels the reminders still to come when the appointment is cancelled', async () => {
     await relay(booked('a-6', '2026-12-10T10:00:00.000Z'));
     await relay({ type: 'appointment.cancelled', data: { appointmentId: 'a-6', patientId: 'p-1', start: '2026-12-10T10:00:00.000Z' } });
     expect((await rows('a-6')).map((r) => r.status)).toEqual(['cancelled', 'cancelled', 'cancelled']);
     for (const job of await jobs('a-6')) expect(await send(job)).toBe('cancelled');
   });
 
-  it('moves the reminders on a reschedule, cancelling the ones the new start leaves no room for; old jobs send nothing', async () => {
+  it('[MSG-019] moves the reminders on a reschedule, cancelling the ones the new start leaves no room for; old jobs send nothing', async () => {
     await relay(booked('a-7', '2026-12-10T10:00:00.000Z'));
     const old = await jobs('a-7');
     await relay({ type: 'appointment.rescheduled', data: { appointmentId: 'a-7', patientId: 'p-1', start: '2026-12-05T10:00:00.000Z' } });

@@ -69,12 +69,12 @@ describe('SMS provider failover and circuit breakers', () => {
     expect(outcomes).toEqual(['twilio failed', 'vonage sent']);
   });
 
-  it('moves a send to the next provider when the first refuses connections', async () => {
+  it('[MSG-017] moves a send to the next provider when the first refuses connections', async () => {
     const sms = chain(`http://127.0.0.1:${await closedPort()}`);
     expect((await sms.send(message('+31612345673'))).provider).toBe('vonage');
   });
 
-  it('fails a message the provider rejects for its number, without passing it on', async () => {
+  it('[MSG-017] fails a message the provider rejects for its number, without passing it on', async () => {
     const sms = chain();
     const before = vonage.calls.length;
     const err = await sms.send(message('+31600000000')).catch((e: unknown) => e);
@@ -92,7 +92,7 @@ describe('SMS provider failover and circuit breakers', () => {
     expect(vonageErr.message).toMatch(/^RECIPIENT_INVALID: Vonage status 6/);
   });
 
-  it('opens the circuit after the threshold, skips the provider for the cool-down, then probes it', async () => {
+  it('[MSG-018] opens the circuit after the threshold, skips the provider for the cool-down, then probes it', async () => {
     const sms = chain();
     twilio.mode = 'unavailable';
     await sms.send(message('+31612345674'));
@@ -125,7 +125,7 @@ describe('SMS provider failover and circuit breakers', () => {
     ]);
   });
 
-  it('lets one probe through at a time while half-open', async () => {
+  it('[MSG-018] lets one probe through at a time while half-open', async () => {
     const sms = chain(twilio.url, 500);
     twilio.mode = 'unavailable';
     await sms.send(message('+31612345679'));
