@@ -1,40 +1,19 @@
-import { cpSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { openDatabase, type Database } from '../common/db/database';
-import { migrate, migrationsDir } from '../common/db/migrate';
-import { testBackends, type TestDatabase } from '../common/db/test-backends';
-
-const MIGRATIONS = migrationsDir('messaging');
-const CADENCES = readdirSync(MIGRATIONS).find((name) => name.endsWith('_reminder_cadences'))!;
+import { testBackends } from '../common/db/test-backends';
+import { databaseBefore } from './support/migrations-before';
 
 /** The migration to one reminder row per lead time, run on a database holding reminders of before it. */
 describe.each(testBackends())('reminder cadence migration on $name', (backend) => {
-  let testDb: TestDatabase;
-  let db: Database;
-  const before = mkdtempSync(join(tmpdir(), 'caregraph-migrations-'));
-
-  beforeAll(async () => {
-    testDb = await backend.create();
-    db = await openDatabase({ databaseUrl: testDb.databaseUrl, dataDir: 'unused' });
-    for (const name of readdirSync(MIGRATIONS))
-      if (name < CADENCES || name === 'migration_lock.toml') cpSync(join(MIGRATIONS, name), join(before, name), { recursive: true });
-  });
-  afterAll(async () => {
-    await db?.close();
-    await testDb?.drop();
-    rmSync(before, { recursive: true, force: true });
-  });
+  const before = databaseBefore(backend, 'messaging', '_reminder_cadences');
 
   it("gives each existing reminder its tenant's lead time (else a day), then takes a row per lead time", async () => {
-    await migrate(db, 'messaging', () => {}, { dir: before });
+    const db = before.db();
     await db.exec(`
       INSERT INTO messaging."Organization" (id, name, settings, "updatedAt") VALUES ('a', 'A', '{"reminderLeadMinutes":90}', now()), ('b', 'B', '{}', now());
       INSERT INTO messaging."AppointmentReminder" ("tenantId", "appointmentId", "patientId", start, "dueAt", status, "updatedAt") VALUES
         ('a', 'appt-1', 'p-1', '2026-12-10T10:00:00Z', '2026-12-10T08:30:00Z', 'scheduled', now()),
         ('b', 'appt-2', 'p-2', '2026-12-10T10:00:00Z', '2026-12-09T10:00:00Z', 'sent', now()),
         ('c', 'appt-3', 'p-3', '2026-12-10T10:00:00Z', '2026-12-09T10:00:00Z', 'scheduled', now());`);
-    await migrate(db, 'messaging', () => {});
+    await before.migrateRest();
     const { rows } = await db.query<{ tenantId: string; leadMinutes: number; status: string }>(
       `SELECT "tenantId", "leadMinutes", status FROM messaging."AppointmentReminder" ORDER BY "tenantId"`,
     );

@@ -1,35 +1,14 @@
-import { cpSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { openDatabase, type Database } from '../common/db/database';
-import { migrate, migrationsDir } from '../common/db/migrate';
-import { testBackends, type TestDatabase } from '../common/db/test-backends';
+import { testBackends } from '../common/db/test-backends';
 import { parseSettings } from '../subgraphs/messaging/organizations/settings';
-
-const MIGRATIONS = migrationsDir('messaging');
-const MOVE = readdirSync(MIGRATIONS).find((name) => name.endsWith('_tenant_settings_and_sealed_exports'))!;
+import { databaseBefore } from './support/migrations-before';
 
 /** The migration that moves per-tenant reminder and retention rows into the organisations' settings, run on a database holding such rows. */
 describe.each(testBackends())('tenant settings migration on $name', (backend) => {
-  let testDb: TestDatabase;
-  let db: Database;
-  const before = mkdtempSync(join(tmpdir(), 'caregraph-migrations-'));
-
-  beforeAll(async () => {
-    testDb = await backend.create();
-    db = await openDatabase({ databaseUrl: testDb.databaseUrl, dataDir: 'unused' });
-    // Every messaging migration older than the move.
-    for (const name of readdirSync(MIGRATIONS))
-      if (name < MOVE || name === 'migration_lock.toml') cpSync(join(MIGRATIONS, name), join(before, name), { recursive: true });
-  });
-  afterAll(async () => {
-    await db?.close();
-    await testDb?.drop();
-    rmSync(before, { recursive: true, force: true });
-  });
+  // Every messaging migration older than the move.
+  const before = databaseBefore(backend, 'messaging', '_tenant_settings_and_sealed_exports');
 
   it("moves each tenant's rows into its settings, logs each move, and drops the old tables", async () => {
-    await migrate(db, 'messaging', () => {}, { dir: before });
+    const db = before.db();
     await db.exec(`
       INSERT INTO messaging."Organization" (id, name, settings, "updatedAt") VALUES
         ('a', 'A', '{"rateLimits":{"EHR":5}}', now()), ('b', 'B', '{}', now()), ('c', 'C', '{}', now());
@@ -38,7 +17,7 @@ describe.each(testBackends())('tenant settings migration on $name', (backend) =>
         ('a', 'messages', 30, now(), 'admin-a'), ('b', 'messages', 40, now(), 'admin-b'), ('b', 'webhook_deliveries', 7, now(), 'admin-b');`);
 
     // The move first, then any later migration.
-    expect((await migrate(db, 'messaging')).applied[0]).toBe(MOVE);
+    expect((await before.migrateRest()).applied[0]).toBe(before.target);
     const { rows } = await db.query<{ id: string; settings: unknown }>(`SELECT id, settings FROM messaging."Organization" ORDER BY id`);
     expect(rows.map((row) => ({ id: row.id, settings: parseSettings(row.settings) }))).toEqual([
       { id: 'a', settings: { rateLimits: { EHR: 5 }, reminderLeadMinutes: 90, retention: { messages: 30 } } },
