@@ -1118,6 +1118,10 @@ const POPULATION_AQL = `SELECT COUNT(*) FROM EHR e CONTAINS COMPOSITION c CONTAI
 const BP_DIASTOLIC = 'o/data[at0001]/events[at0006]/data[at0003]/items[at0005]/value/magnitude';
 /** A patient's highest blood pressures, a row per event: values of a repeated event, paired in SQL. */
 const PATIENT_BP_AQL = `SELECT c/uid/value, ${BP_SYSTOLIC} AS systolic, ${BP_DIASTOLIC} FROM EHR e[ehr_id/value=$ehr] CONTAINS COMPOSITION c CONTAINS OBSERVATION o[openEHR-EHR-OBSERVATION.blood_pressure.v2] ORDER BY systolic DESC LIMIT 10`;
+/** Across every EHR: the 50 highest systolic pressures of the population, in SQL on the clinical index. */
+const CROSS_EHR_AQL = `SELECT e/ehr_id/value, c/uid/value, ${BP_SYSTOLIC} AS systolic FROM EHR e CONTAINS COMPOSITION c CONTAINS OBSERVATION o[openEHR-EHR-OBSERVATION.blood_pressure.v2] WHERE ${BP_SYSTOLIC} > 140 ORDER BY systolic DESC LIMIT 50`;
+/** Clients sending AQL at once in the parallel-query run (more than AQL_CONCURRENCY, so turns are taken). */
+const PARALLEL_AQL_CLIENTS = 12;
 /** Sequential requests of the exact decrypt count (no other request in flight between the two scrapes) and the unloaded latency. */
 const DECRYPT_PROBES = 10;
 
@@ -1238,6 +1242,19 @@ async function clinicalQueries(databaseUrl: string, dataDir: string, settings: S
         connections: 1,
         probes: 3,
       },
+      ...[1, PARALLEL_AQL_CLIENTS].map((clients) => ({
+        target: {
+          name: `AQL cross-EHR: the 50 highest systolic pressures, ORDER BY … LIMIT 50, ${clients === 1 ? 'one client' : `${clients} clients at once`}`,
+          url: `${platform.url}/openehr/v1/query/aql`,
+          method: 'POST' as const,
+          headers: bearer,
+          body: () => JSON.stringify({ q: CROSS_EHR_AQL }),
+          pids: [platform.child.pid],
+        },
+        answer: (body: any) => (body.rows ?? []).length,
+        connections: clients,
+        probes: 3,
+      })),
       {
         target: fhir(
           `latest heart rates: Observation?patient&code=${HEART_RATE}&_sort=-date&_count=10`,

@@ -135,6 +135,7 @@ export async function startPlatform(role: ProcessRole, env: NodeJS.ProcessEnv = 
             databaseUrl: config.DATABASE_URL,
             ownerUrl: config.DATABASE_OWNER_URL,
             dataDir: config.DATA_DIR,
+            poolSize: config.DATABASE_POOL_SIZE,
             onStaleLock: (message) => log.warn(message),
           });
     const [opened, loaded] = await Promise.allSettled([opening, loadParts()]);

@@ -41,6 +41,18 @@ export const CONFIG_REFERENCE: readonly ConfigRow[] = [
     meaning:
       "PostgreSQL: the tables' owner, for migrations and grants. Unset: `DATABASE_URL` is the owner's and the service runs as the role `caregraph_runtime` it creates without a password (development servers trusting local logins); set both in production",
   },
+  {
+    names: ['DATABASE_POOL_SIZE'],
+    default: '`10`',
+    meaning:
+      "PostgreSQL: connections of the runtime role's pool in each process; a request waits for a free one rather than failing ([AQL concurrency](exchange.md#concurrency)). Keep the sum over all processes below the server's `max_connections`",
+  },
+  {
+    names: ['AQL_CONCURRENCY'],
+    default: '`4`',
+    meaning:
+      'AQL queries (ad hoc and stored) evaluated at once in each ehr process; the others wait in turn until their request deadline, then 503 with nothing done ([AQL concurrency](exchange.md#concurrency))',
+  },
   { names: ['REDIS_URL'], default: 'unset', meaning: 'unset: in-process pub/sub and counters; set: Redis shared by all instances' },
   { names: ['AUTH_JWT_SECRET'], default: 'dev secret in `DATA_DIR`', meaning: 'HS256 key for access tokens (≥ 32 characters)' },
   { names: ['AUTH_JWKS_URL'], default: 'unset', meaning: "verify tokens with your identity provider's keys instead" },

@@ -263,6 +263,10 @@ const envSchema = z.object({
   DATABASE_URL: optionalUrl(['postgres:', 'postgresql:', 'memory:']),
   /** PostgreSQL: the tables' owner, for migrations and grants; unset: DATABASE_URL is the owner's (docs/security.md, Database roles). */
   DATABASE_OWNER_URL: optionalUrl(['postgres:', 'postgresql:']),
+  /** PostgreSQL: connections of the runtime role's pool per process (the job queue keeps its own few). */
+  DATABASE_POOL_SIZE: int(2, 500, 10),
+  /** AQL queries evaluated at once per ehr process; more wait their turn (each may decrypt up to 10,000 compositions). */
+  AQL_CONCURRENCY: int(1, 64, 4),
   /** One server (`redis://`, `rediss://`) or a Sentinel-watched master (`redis+sentinel://h1:26379,h2:26379/mymaster`). */
   REDIS_URL: z
     .string()

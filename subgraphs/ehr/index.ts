@@ -1,3 +1,4 @@
+import type { ConcurrencyGate } from '../../common/concurrency-gate';
 import type { EhrMetrics } from './metrics';
 import { buildFederatedSchema, type FederatedSchema } from '../../common/graphql/federation';
 import type { BaseContext } from '../../common/graphql/subgraph-server';
@@ -106,6 +107,8 @@ export interface EhrDeps {
   /** The time of restrictions and their deletion dates (default: the system clock). */
   clock?: Clock;
   metrics: EhrMetrics;
+  /** Turns for AQL evaluation in this process (AQL_CONCURRENCY). */
+  aqlGate: ConcurrencyGate;
 }
 
 /** Per-request services of the clinical record subgraph, bound to the caller's identity and tenant. */
@@ -127,7 +130,7 @@ export function createEhrContext(deps: EhrDeps) {
     const ehrs = new EhrService(store, deps.cipher, accessPolicy, deps.systemId);
     const compositions = new CompositionService(store, deps.cipher, deps.systemId, accessPolicy, consents, templates, deps.metrics);
     const directories = new DirectoryService(store, deps.cipher, ehrs, accessPolicy, deps.systemId);
-    const openehr = new OpenEhrService(ehrs, compositions, templates, directories, deps.systemId);
+    const openehr = new OpenEhrService(ehrs, compositions, templates, directories, deps.systemId, { gate: deps.aqlGate, signal: base.deadline?.signal });
     const xds = new XdsService(store, deps.cipher, accessPolicy, consents, deps.xds, deps.metrics);
     const mhd = new MhdService(xds, deps.xds);
     const audit = new AuditService(store, deps.auditSeal);

@@ -9,7 +9,8 @@ import { buildEhrSchema, createEhrContext, EHR_SUBGRAPH } from './index';
 import { join } from 'node:path';
 import { chainKey } from './audit/chain';
 import { AuditCheckpointer, CheckpointLog } from './audit/checkpoints';
-import { ehrMetrics } from './metrics';
+import { aqlGateMetrics, ehrMetrics } from './metrics';
+import { ConcurrencyGate } from '../../common/concurrency-gate';
 import { RecordRetention, scheduleRecordPurge } from './privacy/retention';
 import { XdsRepositoryClient } from './exchange/xds/repository-client';
 
@@ -32,6 +33,8 @@ export async function startEhrSubgraph(options: SubgraphStartOptions): Promise<R
   const statistics = options.db.kind === 'pglite' ? new EmbeddedStatistics(options.db, logger.child({ component: 'statistics' })) : undefined;
   await statistics?.start();
   const metrics = ehrMetrics(options.metrics);
+  const aqlGate = new ConcurrencyGate(options.config.AQL_CONCURRENCY);
+  aqlGateMetrics(options.metrics, aqlGate);
   const checkpointer = new AuditCheckpointer(
     prisma,
     auditSeal.checkpoints,
@@ -71,6 +74,7 @@ export async function startEhrSubgraph(options: SubgraphStartOptions): Promise<R
         auditSeal,
         clock: options.clock,
         metrics,
+        aqlGate,
         xds: { assigningAuthority: config.XDS_ASSIGNING_AUTHORITY, repositoryUniqueId: config.XDS_REPOSITORY_UNIQUE_ID, sourceId: config.XDS_SOURCE_ID },
         xdsRepository,
       }),

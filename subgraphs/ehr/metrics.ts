@@ -1,3 +1,4 @@
+import type { ConcurrencyGate } from '../../common/concurrency-gate';
 import { Counter, defineOnce, Gauge, type MetricsRegistry } from '../../common/metrics/registry';
 
 /** What the clinical record records; series defined here only. */
@@ -9,6 +10,37 @@ export interface EhrMetrics {
   compositionsDecrypted(count: number): void;
   /** XDS registry rows (document entries, submission sets) read to answer a search (what paging in SQL keeps to the page). */
   registryRowsRead(count: number): void;
+}
+
+/** The AQL gate's counts, read at each scrape. */
+export function aqlGateMetrics(registry: MetricsRegistry, gate: ConcurrencyGate): void {
+  defineOnce(registry, 'aql-gate', (registers) => {
+    new Gauge({
+      name: 'caregraph_aql_queries_running',
+      help: 'AQL queries being evaluated in this process (at most AQL_CONCURRENCY)',
+      registers: [registers],
+      collect() {
+        this.set(gate.running);
+      },
+    });
+    new Gauge({
+      name: 'caregraph_aql_queries_waiting',
+      help: 'AQL queries waiting for a turn in this process',
+      registers: [registers],
+      collect() {
+        this.set(gate.waiting);
+      },
+    });
+    new Counter({
+      name: 'caregraph_aql_queue_waits_total',
+      help: 'AQL queries that had to wait for a turn',
+      registers: [registers],
+      collect() {
+        this.reset();
+        this.inc(gate.waited);
+      },
+    });
+  });
 }
 
 export function ehrMetrics(registry: MetricsRegistry): EhrMetrics {

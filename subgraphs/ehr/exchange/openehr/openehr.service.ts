@@ -1,3 +1,4 @@
+import type { ConcurrencyGate } from '../../../../common/concurrency-gate';
 import { AppError, notFound, validationError } from '../../../../common/errors';
 import type { ConstraintNode } from '../../clinical/constraints';
 import { parseUid, type CompositionService, type CompositionView, type ScanFilter } from '../../compositions/composition.service';
@@ -77,6 +78,8 @@ export class OpenEhrService {
     private readonly templates: ClinicalTemplateService,
     private readonly directories: DirectoryService,
     private readonly systemId: string,
+    /** AQL runs in turns shared by the process; a query waiting for one leaves at the request's deadline. */
+    private readonly aqlTurns: { gate: ConcurrencyGate; signal?: AbortSignal },
   ) {}
 
   // ---- EHR, EHR_STATUS ----------------------------------------------------
@@ -662,6 +665,10 @@ export class OpenEhrService {
    */
   async query(q: string, parameters: Parameters, offset: number | null, fetch: number | null, context: string | null = null) {
     const query = parseAql(q);
+    return this.aqlTurns.gate.run(() => this.answer(q, query, parameters, offset, fetch, context), this.aqlTurns.signal);
+  }
+
+  private async answer(q: string, query: AqlQuery, parameters: Parameters, offset: number | null, fetch: number | null, context: string | null) {
     if ((offset != null && (!Number.isInteger(offset) || offset < 0)) || (fetch != null && (!Number.isInteger(fetch) || fetch < 1))) {
       throw validationError('offset must be ≥ 0 and fetch ≥ 1', [{ path: 'fetch', message: 'invalid paging' }]);
     }
