@@ -459,7 +459,7 @@ export class CompositionService {
    * than `cap` candidates is refused, so a query must be narrowed. With
    * `logAccess: false` the caller logs what it returns itself (logQueryAccess).
    */
-  async scan(filter: ScanFilter, cap: number, options: { logAccess?: boolean } = {}): Promise<CompositionView[]> {
+  async scan(filter: ScanFilter, cap: number, options: { logAccess?: boolean; allVersions?: boolean } = {}): Promise<CompositionView[]> {
     if ((filter.templateIds && filter.templateIds.length === 0) || (filter.ids && filter.ids.length === 0)) return [];
     if (filter.ids && filter.ids.length > cap) throw validationError(`More than ${cap} compositions match; narrow the query (patient, EHR or template)`);
     const scope = await this.readableScope(filter);
@@ -477,8 +477,25 @@ export class CompositionService {
       };
       const rows = await tx.composition.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'asc' }], take: cap + 1 });
       if (rows.length > cap) throw validationError(`More than ${cap} compositions match; narrow the query (patient, EHR or template)`);
+      if (options.allVersions) return this.allViews(tx, rows, cap);
       return this.latestViews(tx, rows, options.logAccess === false ? null : 'list');
     });
+  }
+
+  /**
+   * Every version of the rows that holds content (a deletion holds none), oldest first per composition, at most
+   * `cap` in all; not access-logged (AQL logs what its answer came from).
+   */
+  private async allViews(tx: TenantTx, rows: CompositionRow[], cap: number): Promise<CompositionView[]> {
+    if (rows.length === 0) return [];
+    const versions = await tx.compositionVersion.findMany({
+      where: { compositionId: { in: rows.map((r) => r.id) }, contentEnc: { not: null } },
+      orderBy: [{ compositionId: 'asc' }, { version: 'asc' }],
+      take: cap + 1,
+    });
+    if (versions.length > cap) throw validationError(`More than ${cap} composition versions match; narrow the query (patient, EHR or template)`);
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    return versions.map((v) => this.view(byId.get(v.compositionId)!, v));
   }
 
   /**

@@ -22,6 +22,7 @@ import { parseAql, type AqlQuery } from './aql/parser';
 import { Evaluator, type Parameters, type ResultColumn } from './aql/evaluate';
 import {
   archetypeIdsOf,
+  asksEveryVersion,
   leafConditions,
   namedEhr,
   readsCompositions,
@@ -673,6 +674,7 @@ export class OpenEhrService {
       throw validationError('offset must be ≥ 0 and fetch ≥ 1', [{ path: 'fetch', message: 'invalid paging' }]);
     }
     const named = namedEhr(query.from, query.where, parameters);
+    const allVersions = asksEveryVersion(query.from);
     const templateRows = await this.templates.list();
     const pinned = templateInWhere(query.from, query.where, parameters);
     const matching = templateRows.filter(
@@ -719,7 +721,13 @@ export class OpenEhrService {
         : undefined;
     const filing = filingEhrs && (await this.directories.latestTrees(filingEhrs.map((e) => e.id)));
     const candidates = filing ? { ...filter, ids: [...new Set([...filing.values()].flatMap((d) => filedCompositionIds(d.root)))] } : filter;
-    const scanned = nowhere || !readsCompositions(query.from) ? [] : await this.compositions.scan(candidates, AQL_CAP, { logAccess: false });
+    // Every version: the clinical index holds the latest ones' leaves only, so it narrows nothing here.
+    const scanned =
+      nowhere || !readsCompositions(query.from)
+        ? []
+        : await this.compositions.scan(allVersions ? { ...candidates, indexed: undefined } : candidates, AQL_CAP, { logAccess: false, allVersions });
+    const latest = new Map<string, number>();
+    for (const c of scanned) latest.set(c.id, Math.max(latest.get(c.id) ?? 0, c.version));
     const byId = new Map(templateRows.map((t) => [t.id, t]));
     const compositions: QueriedComposition[] = await Promise.all(
       scanned.map(async (c) => {
@@ -730,7 +738,7 @@ export class OpenEhrService {
           : this.templates.operational(template)
             ? undefined
             : { definition: template.definition as unknown as ConstraintNode, content: c.content };
-        return { uid: c.uid, ehrId: c.ehrId, patientId: c.patientId, version: this.versionBody(c, template), simple };
+        return { uid: c.uid, ehrId: c.ehrId, patientId: c.patientId, version: this.versionBody(c, template), simple, prior: c.version < latest.get(c.id)! };
       }),
     );
     // EHRs: the named one (even without compositions; policy-checked); else, where FROM binds EHRs without

@@ -35,6 +35,8 @@ export interface Universe {
    * RM paths existed keep working where the RM path finds nothing.
    */
   legacyOf(object: Json): unknown;
+  /** Whether an object is an earlier VERSION than the latest (bound by `VERSION[ALL_VERSIONS]` and version predicates only). */
+  isPrior(object: Json): boolean;
 }
 
 /** Most rows one combination of containments may produce before the query must be narrowed. */
@@ -242,8 +244,13 @@ export class Evaluator {
     // (`OBSERVATION o CONTAINS ELEMENT[at0004]`) it is not looked for inside another archetype below it.
     const id = expr.predicate?.kind === 'node' ? expr.predicate.id : undefined;
     const withinArchetype = typeof id === 'string' && AT_CODE.test(id) && typeof scope.archetype_node_id === 'string';
-    const below = descendants(scope, withinArchetype ? isArchetypeRoot : undefined);
-    return (includeScope ? [scope, ...below] : below).filter((o) => isClass(o, expr.rmClass) && this.matches(o, expr.predicate));
+    // Earlier versions are searched only for a VERSION that asks for them: every other class sees the latest versions' data.
+    const everyVersion = expr.version !== undefined && expr.version.kind !== 'latest';
+    const skip = (o: Json) => (withinArchetype && isArchetypeRoot(o)) || (!everyVersion && this.universe.isPrior(o));
+    const below = descendants(scope, skip);
+    return (includeScope ? [scope, ...below] : below).filter(
+      (o) => isClass(o, expr.rmClass) && this.matches(o, expr.predicate) && (expr.version?.kind !== 'compare' || this.matches(o, expr.version)),
+    );
   }
 
   /** Whether an object satisfies a predicate (`[at0004]`, `[openEHR-…, 'name']`, `[name/value='x']`, AND/OR). */

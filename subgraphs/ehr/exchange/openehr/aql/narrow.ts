@@ -187,6 +187,13 @@ export function requiresComposition(from: Containment): boolean {
   return from.contains !== undefined && !from.contains.not && requiresComposition(from.contains.expr);
 }
 
+/** Whether FROM names a VERSION of every version (`[ALL_VERSIONS]`) or of some chosen by a predicate: earlier versions are read too. */
+export function asksEveryVersion(from: Containment): boolean {
+  if (from.kind !== 'class') return asksEveryVersion(from.left) || asksEveryVersion(from.right);
+  if (from.rmClass === 'VERSION' && from.version !== undefined && from.version.kind !== 'latest') return true;
+  return from.contains !== undefined && asksEveryVersion(from.contains.expr);
+}
+
 /** Whether FROM names a class below the EHR level anywhere: if not, no composition can change the answer. */
 export function readsCompositions(from: Containment): boolean {
   if (from.kind !== 'class') return readsCompositions(from.left) || readsCompositions(from.right);

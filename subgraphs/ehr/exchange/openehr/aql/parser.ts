@@ -184,8 +184,6 @@ function check(query: AqlQuery): void {
       return;
     }
     if (!RM_CLASSES.has(c.rmClass)) unsupported(`FROM ${c.rmClass}`, c.location.start);
-    if (c.version?.kind === 'all') unsupported('VERSION[ALL_VERSIONS] (only the latest versions are queried)', c.location.start);
-    if (c.version?.kind === 'compare') unsupported('a VERSION predicate other than LATEST_VERSION', c.location.start);
     if (c.variable) {
       if (declared.has(c.variable))
         throw validationError(`AQL: variable '${c.variable}' is declared twice in FROM`, [{ path: 'q', message: 'duplicate variable' }]);

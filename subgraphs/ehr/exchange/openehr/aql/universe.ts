@@ -11,6 +11,8 @@ export interface QueriedComposition {
   ehrId: string;
   patientId: string;
   version: Json;
+  /** An earlier version than the latest: only `VERSION v[ALL_VERSIONS]` (or a version predicate) binds it. */
+  prior?: boolean;
   /**
    * CareGraph's own content form: a demo OPT's simple form, or a JSON
    * template's content, with the definition that locates its archetype slots.
@@ -59,6 +61,7 @@ function objectsBelow(root: Json): Json[] {
 export function buildUniverse(ehrs: QueriedEhr[], compositions: QueriedComposition[]): Universe {
   const sources = new WeakMap<Json, Source>();
   const legacy = new WeakMap<Json, unknown>();
+  const prior = new WeakSet<Json>();
   const trees = new Map<string, Json>();
   for (const e of ehrs) {
     const tree: Json = { _type: 'EHR', ...e.ehr, ehr_status: e.status, [CHILDREN]: [] };
@@ -74,11 +77,12 @@ export function buildUniverse(ehrs: QueriedEhr[], compositions: QueriedCompositi
     const composition = c.version.data as Json;
     if (c.simple) link(composition, c.simple, legacy);
     tree[CHILDREN as unknown as string].push(c.version);
+    if (c.prior) prior.add(c.version);
     const source: Source = { entityType: 'Composition', entityId: c.uid, patientId: c.patientId };
     for (const object of objectsBelow(c.version)) sources.set(object, source);
     for (const standIn of composition[CHILDREN as unknown as string] ?? []) for (const object of objectsBelow(standIn)) sources.set(object, source);
   }
-  const filed = new Map(compositions.map((c) => [c.uid.split('::')[0], c.version]));
+  const filed = new Map(compositions.filter((c) => !c.prior).map((c) => [c.uid.split('::')[0], c.version]));
   for (const e of ehrs) {
     if (!e.directory) continue;
     const source: Source = { entityType: 'Directory', entityId: e.directory.id, patientId: e.patientId };
@@ -94,6 +98,7 @@ export function buildUniverse(ehrs: QueriedEhr[], compositions: QueriedCompositi
     ehrs: [...trees.values()],
     sourceOf: (object) => sources.get(object),
     legacyOf: (object) => legacy.get(object),
+    isPrior: (object) => prior.has(object),
   };
 }
 
