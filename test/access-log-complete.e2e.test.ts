@@ -2,6 +2,7 @@ import { validateFhir } from './fhir-support';
 import { backendName, startTestPlatform, type TestPlatform } from './harness';
 import { VITALS } from './ehr-fixtures';
 import { callTool, connectMcp, structured } from './mcp.helpers';
+import { provideBundle, uid as oid } from './support/mhd-bundle';
 
 /**
  * NEN 7513 (docs/security.md, "Access log"): every clinical read path writes entries that name the actor, the
@@ -12,6 +13,8 @@ import { callTool, connectMcp, structured } from './mcp.helpers';
 describe(`every clinical read path writes a complete access-log entry (${backendName})`, () => {
   let t: TestPlatform;
   let uid: string;
+  /** The MHD document (ITI-65) of p-1001 the document paths read. */
+  let binaryPath: string;
   const tenant = { 'x-tenant-id': 'demo' };
   const AGENT = 'claude-desktop';
 
@@ -25,6 +28,8 @@ describe(`every clinical read path writes a complete access-log entry (${backend
     clientId?: string;
     /** The data category every entry of the path names, where it is one. */
     category?: string;
+    /** A data category one of the path's entries at least names. */
+    including?: string;
     read: (token: string) => Promise<unknown>;
   }
 
@@ -37,6 +42,28 @@ describe(`every clinical read path writes a complete access-log entry (${backend
     const res = await t.graphql(query, {}, { token });
     expect(res.body.errors).toBeUndefined();
     return res.body.data;
+  };
+
+  /** ITI-18 FindDocuments of p-1001 over SOAP 1.2, as an XDS.b document consumer sends it. */
+  const xdsFind = async (token: string) => {
+    const envelope =
+      `<?xml version="1.0" encoding="UTF-8"?><s:Envelope xmlns:s="http://www.w3.org/2003/05/soap-envelope" xmlns:a="http://www.w3.org/2005/08/addressing"><s:Header>` +
+      `<a:Action s:mustUnderstand="true">urn:ihe:iti:2007:RegistryStoredQuery</a:Action><a:MessageID>urn:uuid:${crypto.randomUUID()}</a:MessageID></s:Header><s:Body>` +
+      `<query:AdhocQueryRequest xmlns:query="urn:oasis:names:tc:ebxml-regrep:xsd:query:3.0" xmlns:rim="urn:oasis:names:tc:ebxml-regrep:xsd:rim:3.0">` +
+      `<query:ResponseOption returnComposedObjects="true" returnType="LeafClass"/><rim:AdhocQuery id="urn:uuid:14d4debf-8f97-4251-9a74-a90016b0af0d">` +
+      `<rim:Slot name="$XDSDocumentEntryPatientId"><rim:ValueList><rim:Value>'p-1001^^^&amp;${t.platform.runtime.config.XDS_ASSIGNING_AUTHORITY}&amp;ISO'</rim:Value></rim:ValueList></rim:Slot>` +
+      `<rim:Slot name="$XDSDocumentEntryStatus"><rim:ValueList><rim:Value>('urn:oasis:names:tc:ebxml-regrep:StatusType:Approved')</rim:Value></rim:ValueList></rim:Slot>` +
+      `</rim:AdhocQuery></query:AdhocQueryRequest></s:Body></s:Envelope>`;
+    const res = await fetch(`${t.url}/xds/registry`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/soap+xml; charset=UTF-8', authorization: `Bearer ${token}` },
+      body: envelope,
+    });
+    const text = await res.text();
+    expect(res.status).toBe(200);
+    expect(text).toContain('ResponseStatusType:Success');
+    expect(text).toContain('ExtrinsicObject');
+    return text;
   };
 
   const staff = { roles: ['clinician'], grounds: 'treatment', purpose: 'TREAT' };
@@ -70,6 +97,35 @@ describe(`every clinical read path writes a complete access-log entry (${backend
       read: (token) =>
         ok(t.request('POST', '/openehr/v1/query/aql', { token, body: { q: "SELECT c FROM EHR e[ehr_id/value='ehr-p-1001'] CONTAINS COMPOSITION c" } })),
     },
+    { name: 'directory-openehr', ...staff, read: (token) => ok(t.request('GET', '/openehr/v1/ehr/ehr-p-1001/directory', { token })) },
+    { name: 'stored-query-openehr', ...staff, read: (token) => ok(t.request('GET', '/openehr/v1/query/org.caregraph::walk?ehr_id=ehr-p-1001', { token })) },
+    { name: 'xds-find-documents', ...staff, read: (token) => xdsFind(token) },
+    { name: 'mhd-find-documents', ...staff, read: (token) => ok(t.request('GET', '/fhir/R4/DocumentReference?patient=Patient/p-1001', { token })) },
+    { name: 'mhd-retrieve-document', ...staff, category: 'document', read: (token) => ok(t.request('GET', `/fhir/R4/${binaryPath}`, { token })) },
+    {
+      name: 'appointment-graphql',
+      ...staff,
+      category: 'appointment',
+      read: (token) => gql(token, '{ appointment(id: "appt-1001") { id start } }'),
+    },
+    {
+      name: 'patient-appointments-graphql',
+      ...staff,
+      including: 'appointment',
+      read: (token) => gql(token, '{ patient(id: "p-1001") { appointments { data { id } } } }'),
+    },
+    {
+      name: 'schedule-rest',
+      roles: ['receptionist'],
+      grounds: 'treatment',
+      purpose: 'TREAT',
+      category: 'appointment',
+      read: (token) => {
+        const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
+        return ok(t.request('GET', `/v1/appointments?from=${day(-180)}&to=${day(180)}`, { token }));
+      },
+    },
+    { name: 'fhir-appointment', ...staff, category: 'appointment', read: (token) => ok(t.request('GET', '/fhir/R4/Appointment/appt-1001', { token })) },
     { name: 'fhir-read', ...staff, read: (token) => ok(t.request('GET', '/fhir/R4/Patient/p-1001', { token })) },
     { name: 'fhir-search', ...staff, read: (token) => ok(t.request('GET', '/fhir/R4/Observation?patient=p-1001', { token })) },
     { name: 'fhir-everything', ...staff, read: (token) => ok(t.request('GET', '/fhir/R4/Patient/p-1001/$everything', { token })) },
@@ -106,8 +162,9 @@ describe(`every clinical read path writes a complete access-log entry (${backend
       name: 'mcp-tool',
       roles: ['clinician'],
       clientId: AGENT,
-      // The agent reads demographics on its role's grant; clinical data only with the patient's consent.
-      grounds: (category) => (category === 'demographics' ? 'treatment' : 'consent:ai_assistance'),
+      // The agent reads demographics and the schedule on its role's grant; clinical data only with the patient's consent.
+      grounds: (category) => (category === 'demographics' || category === 'appointment' ? 'treatment' : 'consent:ai_assistance'),
+      including: 'appointment',
       purpose: 'TREAT',
       read: async (token) => {
         const client = await connectMcp(t, token);
@@ -128,6 +185,20 @@ describe(`every clinical read path writes a complete access-log entry (${backend
     });
     expect(created.status).toBe(201);
     uid = created.body.uid;
+    // What the directory, stored-query and document paths read.
+    const folder = { _type: 'FOLDER', archetype_node_id: 'openEHR-EHR-FOLDER.generic.v1', name: { value: 'root' }, items: [] };
+    expect((await t.request('POST', '/openehr/v1/ehr/ehr-p-1001/directory', { body: folder })).status).toBe(201);
+    const stored = await t.request('PUT', '/openehr/v1/definition/query/org.caregraph::walk', {
+      rawBody: 'SELECT c/uid/value FROM EHR e CONTAINS COMPOSITION c',
+      headers: { 'content-type': 'text/plain' },
+    });
+    expect(stored.status).toBe(200);
+    const provided = await t.request('POST', '/fhir/R4', {
+      body: provideBundle({ docUniqueId: oid(), document: Buffer.from('Referral letter for the access-log walk') }),
+      headers: { 'content-type': 'application/fhir+json' },
+    });
+    expect(provided.status).toBe(200);
+    binaryPath = provided.body.entry[2].response.location.replace(/\/_history\/1$/, '');
     for (const purpose of ['DATA_SHARING', 'AI_ASSISTANCE'])
       expect((await t.graphql(`mutation { grantConsent(patientId: "p-1001", purpose: ${purpose}) { granted } }`)).body.errors).toBeUndefined();
   });
@@ -144,6 +215,7 @@ describe(`every clinical read path writes a complete access-log entry (${backend
       const log = await ok(t.request('GET', '/api/ehr/patients/p-1001/access-log?limit=100', { token: admin }));
       const entries = log.data.filter((e: { actor: string }) => e.actor === sub);
       expect(entries.length).toBeGreaterThan(0);
+      if (path.including) expect(entries.map((e: { dataCategory: string }) => e.dataCategory)).toContain(path.including);
       for (const entry of entries) {
         expect(entry).toMatchObject({
           actor: sub,

@@ -94,6 +94,7 @@ export class AppointmentService {
           WHERE "tenantId" = ${store.tenantId} AND "patientId" IN (${Prisma.join([...patientIds])})
             AND "start" >= ${now}::timestamp AND "status" IN (${Prisma.join(UPCOMING)})
           ORDER BY "patientId", "start", "id"`;
+        await this.logReads(tx, rows, 'read');
         const byPatient = new Map(rows.map((row) => [row.patientId, row]));
         return patientIds.map((id) => byPatient.get(id) ?? null);
       }),
@@ -109,7 +110,17 @@ export class AppointmentService {
   async find(id: string): Promise<AppointmentRow | null> {
     const row = await this.loader.load(id);
     if (!row) return null;
-    return (await this.policy.decide('read', 'appointment', { patientId: row.patientId })).allowed ? row : null;
+    if (!(await this.policy.decide('read', 'appointment', { patientId: row.patientId })).allowed) return null;
+    await this.store.read((tx) => this.logReads(tx, [row], 'read'));
+    return row;
+  }
+
+  /** A patient's schedule is part of their record: each appointment a caller is shown is access-logged (NEN 7513). */
+  private logReads(tx: TenantTx, rows: AppointmentRow[], action: 'read' | 'list'): Promise<void> {
+    return this.store.logAccess(
+      tx,
+      rows.map((row) => ({ entityType: 'Appointment', entityId: row.id, patientId: row.patientId, action })),
+    );
   }
 
   async get(id: string): Promise<AppointmentRow> {
@@ -124,16 +135,18 @@ export class AppointmentService {
     const own = recordScope(this.store.identity);
     await this.policy.assert('read', 'appointment', own === undefined ? {} : { patientId: own });
     const restricted = own === undefined ? await this.policy.restrictedPatientIds() : [];
-    return this.store.read((tx) =>
-      tx.appointment.findMany({
+    return this.store.read(async (tx) => {
+      const rows = await tx.appointment.findMany({
         where: {
           start: { gte: range.from, lt: range.until },
           ...(own !== undefined ? { patientId: own } : { patientId: { notIn: restricted } }),
         },
         orderBy: [{ start: 'asc' }, { id: 'asc' }],
         take: 1000,
-      }),
-    );
+      });
+      await this.logReads(tx, rows, 'list');
+      return rows;
+    });
   }
 
   /**
@@ -166,6 +179,7 @@ export class AppointmentService {
         tx.appointment.findMany({ where, orderBy: [{ start: 'asc' }, { id: 'asc' }], take: paging.limit, skip: paging.offset }),
         tx.appointment.count({ where }),
       ]);
+      await this.logReads(tx, data, 'list');
       return { data, pagination: { ...paging, total } };
     });
   }

@@ -37,6 +37,7 @@ export interface AccessEntry {
 /** The data category of an entry that names none, by what was read. */
 const CATEGORY_OF: Record<string, string> = {
   Patient: 'demographics',
+  Appointment: 'appointment',
   EHR: 'ehr',
   Ehr: 'ehr',
   EhrStatus: 'ehr',
