@@ -1,5 +1,6 @@
 import type { Flat } from './flat';
 import type { WebInput, WebNode, WebTemplate } from './web-template';
+import { isTypeAlternative } from './web-node';
 
 /**
  * An example composition of a template (the openEHR `/example` resource), as
@@ -123,7 +124,10 @@ function ismExample(node: WebNode, path: string, out: Flat) {
 export function exampleFlat(wt: WebTemplate, now: Date): Flat {
   const out: Flat = {};
   const walk = (node: WebNode, path: string) => {
-    for (const child of node.children ?? []) {
+    const children = node.children ?? [];
+    for (const child of children) {
+      // A choice of data types holds one value: the first type's.
+      if (isTypeAlternative(child) && children.find(isTypeAlternative) !== child) continue;
       const at = `${path}/${child.id}${child.max !== 1 ? ':0' : ''}`;
       if (child.rmType === 'ISM_TRANSITION') ismExample(child, at, out);
       else if (child.children) walk(child, at);

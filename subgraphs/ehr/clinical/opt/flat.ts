@@ -1,6 +1,7 @@
 import { validationError, type ErrorDetail } from '../../../../common/errors';
 import { emitParticipations, readParticipation } from './flat-participation';
 import { codePhrase, type WebNode, type WebTemplate } from './web-template';
+import { isTypeAlternative } from './web-node';
 
 /**
  * FLAT and STRUCTURED compositions (the web-template based formats of the
@@ -46,6 +47,7 @@ function locate(parent: Rm, node: WebNode, siblings: WebNode[]): Rm[] {
     }
     current = next;
   }
+  if (isTypeAlternative(node)) return current.filter((x) => x?._type === undefined || x._type === node.rmType);
   // Siblings that share an archetype path are told apart by name.
   const ownIndex = node.rmType !== 'ELEMENT' && node.steps.length > 1 && node.steps[node.steps.length - 1].attr === 'value' ? node.steps.length - 2 : -1;
   const twins = siblings.filter((s) => s !== node && s.aqlPath === node.aqlPath);

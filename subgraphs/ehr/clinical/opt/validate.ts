@@ -1,7 +1,7 @@
 import type { ErrorDetail } from '../../../../common/errors';
 import { ismTransitionErrors } from './ism-transition';
 import { typeOf } from './rm-xml';
-import { makeNode } from './web-node';
+import { isTypeAlternative, makeNode } from './web-node';
 import { codePhrase, primitiveOf, type WebNode, type WebTemplate } from './web-template';
 
 /**
@@ -59,7 +59,7 @@ class Checker {
     let current: Rm[] = [parent];
     const folded = isValueNode(node) && node.steps.length > 1 && node.steps[node.steps.length - 1].attr === 'value';
     const own = folded ? node.steps.length - 2 : node.steps.length - 1;
-    const named = node.name !== undefined && siblings.some((s) => s !== node && s.aqlPath === node.aqlPath);
+    const named = node.name !== undefined && !isTypeAlternative(node) && siblings.some((s) => s !== node && s.aqlPath === node.aqlPath);
     const levels: Rm[][] = [];
     node.steps.forEach((step, i) => {
       current = current.flatMap((c) => {
@@ -88,8 +88,9 @@ class Checker {
       const { found: own, occurrences, optionalAbsent, empty } = located.get(child)!;
       const at = (alternative: WebNode, i: number) => `${webPath}/${alternative.id}${alternative.max !== 1 ? `:${i}` : ''}`;
       // An ISM_TRANSITION's parts: the OPT attribute's existence (kept on their constraint), not the web template's min.
+      // One type of a choice: each alternative says 1..1, but it is the ELEMENT's one value in any of the types.
       const min =
-        optionalAbsent || isComputed((rm._type as string | undefined) ?? node.rmType, child.steps[0].attr)
+        optionalAbsent || isTypeAlternative(child) || isComputed((rm._type as string | undefined) ?? node.rmType, child.steps[0].attr)
           ? 0
           : node.rmType === 'ISM_TRANSITION'
             ? (child.constraint?.occurrences.min ?? child.min)

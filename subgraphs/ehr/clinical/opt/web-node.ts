@@ -61,6 +61,12 @@ export function makeNode(
   return node;
 }
 
+/**
+ * One data type of an ELEMENT whose value may be one of several (`quantity_value`, `count_value`): its one step is
+ * the value. The alternatives share the ELEMENT's names and path; the value's `_type` tells which one holds it.
+ */
+export const isTypeAlternative = (node: WebNode) => node.steps.length === 1 && node.steps[0].attr === 'value' && node.rmType.startsWith('DV_');
+
 /** An RM attribute shown as a context node (`language`, `time`, `composer`…). */
 export function contextNode(id: string, rmType: string, parentAql: string, min = 0, inputs?: WebInput[]): WebNode {
   return makeNode({ id, rmType, min, max: 1, aqlPath: `${parentAql}/${id}`, ...(inputs ? { inputs } : {}), inContext: true }, [{ attr: id, rmType }]);

@@ -236,13 +236,16 @@ class Builder {
           ),
         ];
       }
-      // No value constraint, or a choice of types: the ELEMENT itself, one child per type.
-      const choices = values.map((v, i) =>
+      // No value constraint, or a choice of types: the ELEMENT itself, one child per type, as EHRbase names them
+      // (`quantity_value` for DV_QUANTITY) with the element's names and node id; one of them holds the value.
+      const choices = values.map((v) =>
         makeNode(
           {
-            id: i === 0 ? 'value' : `value${i + 1}`,
+            id: `${v.rmType.replace(/^DV_/, '').toLowerCase()}_value`,
+            ...t,
+            nodeId: o.nodeId,
             rmType: v.rmType,
-            min: 0,
+            min: 1,
             max: 1,
             aqlPath: `${aql}/value`,
             inputs: inputsFor(v.rmType, v, this.language, false),
