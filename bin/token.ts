@@ -4,7 +4,8 @@ import { resolveSecrets } from '../common/secrets';
 import { isReservedSubject, ROLES, TENANT_ID } from '../common/auth/principal';
 import { issueAccessToken, parseTokenLifetime, tokenKeyOrigin } from '../common/auth/tokens';
 
-const USAGE = `Usage: npm run --silent token -- --tenant <id> [--tenant <id>…] --role <role> [--role <role>…] [--sub <subject>] [--patient <patientId>] [--client <clientId>] [--ttl 12h]
+const USAGE = `Usage: npm run --silent token -- --tenant <id> [--tenant <id>…] --role <role> [--role <role>…] [--sub <subject>] [--patient <patientId>] [--client <clientId>] [--scope "<SMART scopes>"] [--ttl 12h]
+--scope: SMART App Launch scopes, space-separated (patient/Observation.rs user/*.cruds launch/patient): the token is held to them on top of its roles (docs/security.md)
 --ttl: how long the token lives (s, m, h or d; default 12h, at most AUTH_MAX_TOKEN_LIFETIME, 30d unless set)
 Roles: ${ROLES.join(', ')}
 --tenant may be left out for a platform_admin-only token: it then acts in the platform scope, managing tenants (docs/tenants.md) and reaching no tenant's data.`;
@@ -18,6 +19,7 @@ async function main(): Promise<void> {
       sub: { type: 'string' },
       patient: { type: 'string' },
       client: { type: 'string' },
+      scope: { type: 'string' },
       ttl: { type: 'string', default: '12h' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -57,7 +59,7 @@ async function main(): Promise<void> {
   }
   const token = await issueAccessToken(
     secrets.jwtSecret,
-    { sub: values.sub ?? `dev-${roles[0]}`, tenants, roles, patientId: values.patient, clientId: values.client, ttlSeconds },
+    { sub: values.sub ?? `dev-${roles[0]}`, tenants, roles, patientId: values.patient, clientId: values.client, scope: values.scope, ttlSeconds },
     config,
   );
   process.stdout.write(`${token}\n`);

@@ -58,7 +58,7 @@ export interface TestPlatform {
   url: string;
   env: Record<string, string>;
   /** A bearer token; defaults: tenant demo, role admin. */
-  token(options?: { tenants?: string[]; roles?: string[]; sub?: string; patientId?: string; clientId?: string; ttlSeconds?: number }): Promise<string>;
+  token(options?: { tenants?: string[]; roles?: string[]; sub?: string; patientId?: string; clientId?: string; scope?: string; ttlSeconds?: number }): Promise<string>;
   /** An HTTP call to the gateway; `token: null` sends no Authorization header. */
   request(method: string, path: string, options?: RequestOptions): Promise<TestResponse>;
   /** A GraphQL operation through the gateway. */
@@ -167,6 +167,7 @@ export async function startTestPlatform(
         roles: options.roles ?? ['admin'],
         patientId: options.patientId,
         clientId: options.clientId,
+        scope: options.scope,
         ttlSeconds: options.ttlSeconds ?? 600,
       },
       platform.runtime.config,

@@ -18,6 +18,8 @@ export interface Principal {
   clientId?: string;
   /** Seconds since epoch at which the token stops being valid. */
   exp?: number;
+  /** SMART App Launch scopes, space-separated (the `scope` claim): held to them on top of the roles (smart-scopes.ts). */
+  scope?: string;
 }
 
 /**
@@ -53,6 +55,8 @@ export interface Identity {
    * read for it; the caller's own grants still decide.
    */
   subjectAccess?: true;
+  /** The token's SMART scopes (Principal.scope); absent: the roles alone decide. */
+  scope?: string;
 }
 
 /**
@@ -109,5 +113,6 @@ export function identityFor(principal: Principal, tenantId: string): Identity {
     tenants: principal.tenants,
     ...(principal.exp !== undefined ? { exp: principal.exp } : {}),
     ...(principal.clientId !== undefined ? { clientId: principal.clientId } : {}),
+    ...(principal.scope !== undefined ? { scope: principal.scope } : {}),
   };
 }

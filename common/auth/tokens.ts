@@ -14,6 +14,7 @@ const claimsSchema = z.object({
   patientId: z.string().min(1).optional(),
   client_id: z.string().min(1).max(200).optional(),
   azp: z.string().min(1).max(200).optional(),
+  scope: z.string().max(4000).optional(),
   exp: z.number().optional(),
   iat: z.number().optional(),
 });
@@ -98,6 +99,8 @@ export interface TokenRequest {
   patientId?: string;
   /** The OAuth client the token is issued to (`client_id` claim). */
   clientId?: string;
+  /** SMART scopes, space-separated (`scope` claim). */
+  scope?: string;
   ttlSeconds: number;
 }
 
@@ -114,6 +117,7 @@ export async function issueAccessToken(
     roles: request.roles,
     ...(request.patientId ? { patientId: request.patientId } : {}),
     ...(request.clientId ? { client_id: request.clientId } : {}),
+    ...(request.scope !== undefined ? { scope: request.scope } : {}),
   })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
     .setSubject(request.sub)
@@ -142,6 +146,7 @@ const identitySchema = z.object({
   clientId: z.string().optional(),
   agent: z.object({ client: z.string(), tool: z.string().optional(), purpose: z.string().optional() }).strict().optional(),
   subjectAccess: z.literal(true).optional(),
+  scope: z.string().optional(),
 });
 
 export async function signIdentity(key: Uint8Array, identity: Identity, ttlSeconds = 300): Promise<string> {
@@ -155,6 +160,7 @@ export async function signIdentity(key: Uint8Array, identity: Identity, ttlSecon
     ...(identity.clientId !== undefined ? { clientId: identity.clientId } : {}),
     ...(identity.agent ? { agent: identity.agent } : {}),
     ...(identity.subjectAccess ? { subjectAccess: true } : {}),
+    ...(identity.scope !== undefined ? { scope: identity.scope } : {}),
   })
     .setProtectedHeader({ alg: 'HS256' })
     .setSubject(identity.sub)

@@ -3,7 +3,7 @@ import { AppError, notFound, validationError } from '../../../common/errors';
 import { Prisma, type Appointment as AppointmentRow } from '../db/generated/client';
 import type { AuditWriter, TenantStore } from '../db/store';
 import type { TenantTx } from '../db/tenant';
-import { recordScope } from '../policy/rules';
+import { deniedError, recordScope } from '../policy/rules';
 import type { AccessPolicyService } from '../policy/access-policy.service';
 import { parsePaging, type Page } from '../common/paging';
 import { parseDateRange } from './date-range';
@@ -110,7 +110,12 @@ export class AppointmentService {
   async find(id: string): Promise<AppointmentRow | null> {
     const row = await this.loader.load(id);
     if (!row) return null;
-    if (!(await this.policy.decide('read', 'appointment', { patientId: row.patientId })).allowed) return null;
+    const decision = await this.policy.decide('read', 'appointment', { patientId: row.patientId });
+    // A caller who does not reach the patient learns nothing of the appointment; one who does is told why not.
+    if (!decision.allowed) {
+      if (decision.hide) return null;
+      throw deniedError(decision, row.patientId);
+    }
     await this.store.read((tx) => this.logReads(tx, [row], 'read'));
     return row;
   }

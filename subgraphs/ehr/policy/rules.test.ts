@@ -205,3 +205,35 @@ describe('clinical access policy', () => {
     expect(decide(who(['nurse']), 'write', 'appointment', { patientId: 'p-1' }, grant).allowed).toBe(true);
   });
 });
+
+describe('SMART scopes (the scope claim) on top of the roles', () => {
+  const scoped = (scope: string, roles: Role[] = ['clinician'], patientId?: string): Identity => ({ ...who(roles, patientId), scope });
+
+  it('[SEC-018] allow what a scope names for its resource type and interaction, and nothing else', () => {
+    const observations = scoped('user/Observation.rs');
+    expect(decide(observations, 'read', 'observation', { patientId: 'p-1' }).allowed).toBe(true);
+    expect(decide(observations, 'write', 'observation', { patientId: 'p-1' })).toMatchObject({
+      allowed: false,
+      reason: expect.stringContaining('writing Observation'),
+    });
+    expect(decide(observations, 'read', 'demographics', { patientId: 'p-1' }).allowed).toBe(false);
+    expect(decide(scoped('user/MedicationRequest.cruds'), 'write', 'order', { patientId: 'p-1' }).allowed).toBe(true);
+    expect(decide(scoped('user/*.cruds'), 'write', 'consent', { patientId: 'p-1' }).allowed).toBe(true);
+  });
+
+  it('[SEC-018] keep patient/ scopes to the token’s patient, hiding the others', () => {
+    const own = scoped('patient/*.rs', ['clinician'], 'p-1');
+    expect(decide(own, 'read', 'encounter', { patientId: 'p-1' }).allowed).toBe(true);
+    expect(decide(own, 'read', 'encounter', { patientId: 'p-2' })).toMatchObject({ allowed: false, hide: true });
+    // A list across patients names none: outside a patient/ scope.
+    expect(decide(own, 'read', 'encounter', {}).allowed).toBe(false);
+    expect(decide(scoped('patient/*.rs'), 'read', 'encounter', { patientId: 'p-1' }).allowed).toBe(false);
+  });
+
+  it('[SEC-018] never add to the roles, and leave administration to tokens scoped to every type', () => {
+    expect(decide(scoped('user/*.cruds', ['receptionist']), 'read', 'observation', { patientId: 'p-1' }).allowed).toBe(false);
+    expect(can(scoped('user/*.cruds', ['admin']), 'manageStoredQueries')).toBe(true);
+    expect(can(scoped('user/Observation.cruds', ['admin']), 'manageStoredQueries')).toBe(false);
+    expect(can(who(['admin']), 'manageStoredQueries')).toBe(true);
+  });
+});

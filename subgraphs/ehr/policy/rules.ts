@@ -3,6 +3,7 @@ import { grantOf, grants, markdownTable, type Action, type Grant } from '../../.
 import { SYSTEM_SUBJECTS } from '../../../common/auth/system-identities';
 import { AppError } from '../../../common/errors';
 import { PURPOSES_OF_USE } from '../../../common/auth/purpose-of-use';
+import { resourceScopes } from '../../../common/auth/smart-scopes';
 
 /**
  * THE CLINICAL RECORD'S POLICY POINT. Every authorization decision of the EHR
@@ -202,6 +203,9 @@ export function decide(identity: Identity, action: Action, area: AccessArea, tar
     };
   }
   const reserved = reservedIdentity(identity.sub);
+  const outOfScope = !reserved && scopeProblem(identity, action, area, target);
+  // Another patient than a patient/ scope's is beyond the token's reach: hidden, as any record the caller does not reach.
+  if (outOfScope) return { allowed: false, hide: !reachesInScope(identity, target.patientId), reason: outOfScope };
   if (reserved) {
     return grants(reserved.grants[area], action)
       ? allow(identity.sub, 'service')
@@ -246,6 +250,43 @@ export function decide(identity: Identity, action: Action, area: AccessArea, tar
     return allow(`role ${role}`, grounds);
   }
   return { allowed: false, hide: !reaches(identity, target.patientId), reason: reasons.join('; ') || 'no role grants this' };
+}
+
+/** The FHIR resource type a SMART scope names for each area's data. */
+const SCOPE_TYPE: Record<AccessArea, string> = {
+  demographics: 'Patient',
+  appointment: 'Appointment',
+  consent: 'Consent',
+  encounter: 'Encounter',
+  observation: 'Observation',
+  order: 'MedicationRequest',
+  document: 'DocumentReference',
+};
+
+/** Whether a token with patient/ scopes only may know of the patient at all (the token's own); true without scopes. */
+function reachesInScope(identity: Identity, patientId: string | undefined): boolean {
+  if (identity.scope === undefined || patientId === undefined) return true;
+  const scopes = resourceScopes(identity.scope);
+  return scopes.some((s) => s.context !== 'patient') || patientId === identity.patientId;
+}
+
+/**
+ * Why a token's SMART scopes (its `scope` claim) do not allow an action on an area's data; undefined when they do
+ * or when the token has none. Scopes only narrow what the roles grant. A `patient/` scope reaches the token's
+ * patient (its patientId) only, so a read that names no patient (a list across patients) is outside it.
+ */
+function scopeProblem(identity: Identity, action: Action, area: AccessArea, target: Target): string | undefined {
+  if (identity.scope === undefined) return undefined;
+  const type = SCOPE_TYPE[area];
+  const fits = resourceScopes(identity.scope).some(
+    (s) =>
+      (s.resourceType === '*' || s.resourceType === type) &&
+      (action === 'read' ? s.read : s.write) &&
+      (s.context !== 'patient' || (identity.patientId !== undefined && target.patientId === identity.patientId)),
+  );
+  return fits
+    ? undefined
+    : `the token's scopes do not allow ${action === 'read' ? 'reading' : 'writing'} ${type}${target.patientId ? ` of patient ${target.patientId}` : ''}`;
 }
 
 /**
@@ -303,7 +344,7 @@ export function disclosure(identity: Identity, target: Target): Disclosure {
   return { contactDetails: allows(DISCLOSURE_RULES.contactDetails.roles), freeText: allows(DISCLOSURE_RULES.freeText.roles) };
 }
 
-function deniedError(decision: Decision, patientId: string | undefined): AppError {
+export function deniedError(decision: Decision, patientId: string | undefined): AppError {
   if (decision.hide) return new AppError('NOT_FOUND', patientId ? `Patient '${patientId}' was not found` : 'Not found');
   return new AppError('FORBIDDEN', `Not allowed: ${decision.reason}`);
 }
@@ -316,6 +357,9 @@ export function assertAllowed(identity: Identity, action: Action, area: AccessAr
 export function can(identity: Identity, capability: Capability, target: { patientId?: string } = {}): boolean {
   const reserved = reservedIdentity(identity.sub);
   if (reserved) return reserved.capabilities.includes(capability);
+  // Capabilities administer the record beyond any one resource type: a scoped token needs a scope on every type.
+  if (identity.scope !== undefined && !resourceScopes(identity.scope).some((s) => s.resourceType === '*' && s.context !== 'patient' && s.read && s.write))
+    return false;
   const rule: CapabilityRule = CAPABILITIES[capability];
   if (identity.roles.some((role) => rule.roles.includes(role))) return true;
   return (
