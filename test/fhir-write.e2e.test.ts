@@ -321,6 +321,31 @@ describe(`FHIR R4 writes: patch, delete, conditional delete, media-type versions
     });
   });
 
+  it('[XCH-017] registers a Patient without a name (Patient.name 0..*), and a name has both parts or none', async () => {
+    const created = await http('POST', '/Patient', { body: { resourceType: 'Patient', gender: 'unknown', birthDate: '2026-11-30' }, headers: FHIR_JSON });
+    expect(created.status).toBe(201);
+    const id = created.body.id;
+    expect(created.body.name).toBeUndefined();
+    expect(await read(`/Patient/${id}`)).toMatchObject({ id, gender: 'unknown', birthDate: '2026-11-30' });
+    const nameless = (await read('/Patient?name:missing=true')).entry.map((e: any) => e.resource.id);
+    expect(nameless).toEqual([id]);
+    expect((await read('/Patient?name:missing=false&_count=100')).entry.map((e: any) => e.resource.id)).not.toContain(id);
+    const gql = await t.graphql(`query { patient(id: "${id}") { name { given family } } }`);
+    expect(gql.body.data.patient.name).toEqual({ given: [], family: null });
+
+    // Named by a patch, then nameless again by an update without a name; a name with one part only is refused.
+    const named = await patch(`/Patient/${id}`, [{ op: 'add', path: '/name', value: [{ family: 'Baby', given: ['Noor'] }] }]);
+    expect([named.status, named.body.name]).toEqual([200, [{ family: 'Baby', given: ['Noor'] }]]);
+    expect(refused(await patch(`/Patient/${id}`, [{ op: 'remove', path: '/name/0/given' }]))).toBe(400);
+    const put = await http('PUT', `/Patient/${id}`, { body: { resourceType: 'Patient', id, gender: 'unknown', birthDate: '2026-11-30' }, headers: FHIR_JSON });
+    expect([put.status, put.body.name, put.body.meta.versionId]).toEqual([200, undefined, '3']);
+    const history = (await read(`/Patient/${id}/_history`)).entry.map((e: any) => e.resource.name?.[0].family ?? null);
+    expect(history).toEqual([null, 'Baby', null]);
+    const familyOnly = await http('POST', '/Patient', { body: { resourceType: 'Patient', name: [{ family: 'Alone' }] }, headers: FHIR_JSON });
+    expect(refused(familyOnly)).toBe(400);
+    expect((await read('/Patient?name:exact=Alone')).total).toBe(0);
+  });
+
   it('[XCH-002] validated every resource it received against the FHIR R4 definitions', () => {
     expect(validated).toBeGreaterThan(40);
   });

@@ -574,10 +574,12 @@ export type FhirSearchParam = {
   value: Scalars['String']['input'];
 };
 
-/** A person name as FHIR HumanName: given names and family name. */
+/** A person name as FHIR HumanName: given names and family name; a patient registered without a name has neither. */
 export type HumanName = {
   __typename?: 'HumanName';
-  family: Scalars['String']['output'];
+  /** Null when the patient has no family name. */
+  family?: Maybe<Scalars['String']['output']>;
+  /** Empty when the patient has no given name. */
   given: Array<Scalars['String']['output']>;
 };
 

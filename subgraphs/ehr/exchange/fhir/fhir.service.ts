@@ -787,9 +787,13 @@ export class FhirService {
 function patientCriterion(criterion: SearchCriterion): Prisma.PatientWhereInput {
   if (criterion.modifier === 'missing') {
     const missing = criterion.values[0] === 'true';
-    // identifier and name are always present on a CareGraph patient.
+    // identifier is always present on a CareGraph patient; a name is not (a patient may be registered without one).
     if (criterion.name === 'birthdate') return missing ? { birthDate: null } : { NOT: { birthDate: null } };
     if (criterion.name === 'gender') return missing ? { gender: null } : { NOT: { gender: null } };
+    if (criterion.name === 'name') {
+      const nameless: Prisma.PatientWhereInput = { family: null, givenNames: { isEmpty: true } };
+      return missing ? nameless : { NOT: nameless };
+    }
     return missing ? { id: { in: [] } } : {};
   }
   const any: Prisma.PatientWhereInput = { OR: criterion.values.map((value) => patientCondition(criterion, value)) };
