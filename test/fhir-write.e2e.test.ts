@@ -301,6 +301,9 @@ describe(`FHIR R4 writes: patch, delete, conditional delete, media-type versions
         expect([accept, refused(res), res.body.issue[0].code]).toEqual([accept, 406, 'not-supported']);
       }
       expect(refused(await http('GET', '/metadata', { token: null, headers: { accept: 'application/fhir+json; fhirVersion=3.0' } }))).toBe(406);
+      // _format overrides Accept, with the same rule.
+      expect((await http('GET', `/Patient/p-1001?_format=${encodeURIComponent('application/fhir+json;fhirVersion=4.0')}`)).status).toBe(200);
+      expect(refused(await http('GET', `/Patient/p-1001?_format=${encodeURIComponent('application/fhir+json;fhirVersion=3.0')}`))).toBe(406);
       // A range of another version next to one that is acceptable: the acceptable one is served.
       expect(
         (await http('GET', '/Patient/p-1001', { headers: { accept: 'application/fhir+json; fhirVersion=3.0, application/fhir+json; fhirVersion=4.0' } }))
