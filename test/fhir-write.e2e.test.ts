@@ -129,6 +129,8 @@ describe(`FHIR R4 writes: patch, delete, conditional delete, media-type versions
     it('[XCH-014] refuses invalid patches, id or type changes, invalid results and other media types with an OperationOutcome, storing nothing', async () => {
       const before = await read(`/Patient/${id}`);
       const cases: Array<[string, unknown, Record<string, string>, number]> = [
+        ['no body', '', JSON_PATCH, 400],
+        ['not JSON', '[{"op":', JSON_PATCH, 400],
         ['not an array', { op: 'replace', path: '/gender', value: 'male' }, JSON_PATCH, 400],
         ['unknown op', [{ op: 'frobnicate', path: '/gender' }], JSON_PATCH, 400],
         ['no JSON Pointer', [{ op: 'replace', path: 'gender', value: 'male' }], JSON_PATCH, 400],
