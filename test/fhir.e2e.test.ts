@@ -70,7 +70,17 @@ describe(`FHIR R4 facade /fhir/R4 (${backendName})`, () => {
     const of = (type: string) => resources.find((r: any) => r.type === type);
     expect(of('AuditEvent')).toMatchObject({ interaction: [{ code: 'read' }, { code: 'search-type' }], versioning: 'no-version', readHistory: false });
     expect(of('AuditEvent').searchParam.map((p: any) => p.name)).toEqual(['patient', 'date']);
-    expect(of('Patient').interaction.map((i: any) => i.code)).toEqual(['read', 'vread', 'history-instance', 'search-type', 'create', 'update']);
+    expect(of('Patient').interaction.map((i: any) => i.code)).toEqual(['read', 'vread', 'history-instance', 'search-type', 'create', 'update', 'patch']);
+    expect(of('Observation').interaction.map((i: any) => i.code)).toEqual([
+      'read',
+      'vread',
+      'history-instance',
+      'search-type',
+      'create',
+      'update',
+      'patch',
+      'delete',
+    ]);
     expect(of('Encounter').interaction.map((i: any) => i.code)).toEqual(['read', 'vread', 'history-instance', 'search-type']);
     expect(of('Patient').searchParam.map((p: any) => p.name)).toEqual(['_id', 'identifier', 'name', 'birthdate', 'gender']);
     expect(of('Observation').searchParam.map((p: any) => p.name)).toEqual([
@@ -422,7 +432,8 @@ describe(`FHIR R4 facade /fhir/R4 (${backendName})`, () => {
     it('[XCH-006] answers unsupported interactions with an OperationOutcome 501 or 400, never 500', async () => {
       const cases: Array<[string, string, Parameters<TestPlatform['request']>[2], number]> = [
         ['DELETE', '/Patient/p-1001', {}, 501],
-        ['PATCH', '/Patient/p-1001', { body: [], headers: { 'content-type': 'application/json-patch+json' } }, 501],
+        ['PATCH', '/Encounter/p-1001', { body: [], headers: { 'content-type': 'application/json-patch+json' } }, 501],
+        ['PATCH', '/Patient/p-1001', { body: { resourceType: 'Parameters' }, headers: { 'content-type': 'application/fhir+json' } }, 501],
         ['POST', '/', { body: { resourceType: 'Bundle', type: 'batch' }, headers: { 'content-type': 'application/fhir+json' } }, 501],
         // A transaction is MHD ITI-65's (test/mhd.e2e.test.ts): one without its SubmissionSet List is invalid.
         ['POST', '/', { body: { resourceType: 'Bundle', type: 'transaction' }, headers: { 'content-type': 'application/fhir+json' } }, 400],

@@ -108,6 +108,11 @@ const UNVERSIONED = (type: string) => type === 'AuditEvent';
 /** Binary is read by id only (MHD ITI-68: the document of an XDS DocumentReference). */
 const SEARCHABLE = (type: string) => type !== 'Binary';
 export const WRITABLE_TYPES: readonly string[] = ['Patient', 'Observation', 'Appointment'];
+/**
+ * Types a FHIR DELETE (and a conditional delete) removes: an Observation is an entry of an openEHR composition, and
+ * its deletion is a new version of that composition (the composition's deletion when it was its only entry).
+ */
+export const DELETABLE_TYPES: readonly string[] = ['Observation'];
 
 /** Result parameters every search takes (CapabilityStatement.rest.searchParam). */
 const RESULT_PARAMETER_DOCS = [
@@ -142,11 +147,12 @@ export function capabilityStatement(software: { version: string; date: string } 
     ],
     fhirVersion: '4.0.1',
     format: ['application/fhir+json', 'json'],
+    patchFormat: ['application/json-patch+json'],
     rest: [
       {
         mode: 'server',
         documentation:
-          "Bearer token (JWT) in Authorization (except GET /metadata); tenant by X-Tenant-Id or the token's only tenant. Searches follow Prefer: handling=strict|lenient (default lenient: unknown parameters are ignored, reported in an OperationOutcome entry and left out of the self link).",
+          "Bearer token (JWT) in Authorization (except GET /metadata); tenant by X-Tenant-Id or the token's only tenant. Media types may carry fhirVersion=4.0; another version answers 406 (Accept) or 415 (Content-Type). PATCH takes JSON Patch (application/json-patch+json) and If-Match. Searches follow Prefer: handling=strict|lenient (default lenient: unknown parameters are ignored, reported in an OperationOutcome entry and left out of the self link).",
         security: { description: 'Authorization: Bearer <JWT>; records of other tenants answer 404.' },
         resource: FHIR_RESOURCE_TYPES.map((type) => ({
           type,
@@ -154,7 +160,8 @@ export function capabilityStatement(software: { version: string; date: string } 
             { code: 'read' },
             ...(UNVERSIONED(type) ? [] : [{ code: 'vread' }, { code: 'history-instance' }]),
             ...(SEARCHABLE(type) ? [{ code: 'search-type' }] : []),
-            ...(WRITABLE_TYPES.includes(type) ? [{ code: 'create' }, { code: 'update' }] : []),
+            ...(WRITABLE_TYPES.includes(type) ? [{ code: 'create' }, { code: 'update' }, { code: 'patch' }] : []),
+            ...(DELETABLE_TYPES.includes(type) ? [{ code: 'delete' }] : []),
           ],
           versioning: UNVERSIONED(type) ? 'no-version' : 'versioned',
           readHistory: !UNVERSIONED(type),
@@ -162,7 +169,7 @@ export function capabilityStatement(software: { version: string; date: string } 
           conditionalCreate: WRITABLE_TYPES.includes(type),
           conditionalRead: 'not-supported',
           conditionalUpdate: WRITABLE_TYPES.includes(type),
-          conditionalDelete: 'not-supported',
+          conditionalDelete: DELETABLE_TYPES.includes(type) ? 'single' : 'not-supported',
           ...(SEARCHABLE(type)
             ? {
                 searchParam: Object.entries(SEARCH_PARAMETERS[type]).map(([name, p]) => ({

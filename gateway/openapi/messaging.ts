@@ -72,7 +72,7 @@ export const patient = z
   .strictObject({
     id: z.string(),
     ehrId: z.string(),
-    name: z.strictObject({ given: z.array(z.string()), family: z.string() }),
+    name: z.strictObject({ given: z.array(z.string()), family: z.string().nullable() }),
     birthDate: z.string().nullable(),
     gender: z.string().nullable(),
     contact: z.strictObject({ phone: z.string().nullable(), email: z.string().nullable() }),

@@ -78,13 +78,44 @@ function searchParams(req: Request): Array<{ name: string; value: string }> {
   return params.filter((p) => p.name !== '_format' && p.name !== '_pretty');
 }
 
-/** Only JSON is served: `_format` (which overrides Accept) or an Accept naming no JSON type answers 406. */
+/** The FHIR version media-type parameter (`fhirVersion=4.0`): R4 is 4.0 (4.0.1 names the same version). */
+const FHIR_VERSION_PARAMETER = /;\s*fhirVersion\s*=\s*"?([^";,\s]*)"?/i;
+const R4_VERSIONS = ['4.0', '4.0.1'];
+
+/** A media type's fhirVersion, when it has one. */
+const fhirVersionOf = (mediaType: string): string | undefined => FHIR_VERSION_PARAMETER.exec(mediaType)?.[1];
+
+/**
+ * Only JSON of FHIR R4 is served: `_format` (which overrides Accept) or an Accept naming no JSON type answers 406.
+ * An Accept range with `fhirVersion=4.0` is that range; one naming another FHIR version is not acceptable here.
+ */
 function negotiate(req: Request) {
   const format = new URL(req.originalUrl, 'http://localhost').searchParams.get('_format');
-  if (format && !['json', 'application/json', 'application/fhir+json'].includes(format))
+  if (format && !['json', 'application/json', 'application/fhir+json'].includes(format.replace(FHIR_VERSION_PARAMETER, '').trim()))
     throw new AppError('NOT_ACCEPTABLE', `_format=${format}: only JSON (application/fhir+json) is served`);
-  if (!format && req.headers.accept && !req.accepts(['application/fhir+json', 'application/json']))
-    throw new AppError('NOT_ACCEPTABLE', `Accept: ${req.headers.accept}: only JSON (application/fhir+json) is served`);
+  if (format) return assertR4(fhirVersionOf(format), 'NOT_ACCEPTABLE', `_format=${format}`);
+  const accept = req.headers.accept;
+  if (!accept) return;
+  const ranges = accept.split(',').flatMap((range) => {
+    const version = fhirVersionOf(range);
+    if (version === undefined) return [range];
+    return R4_VERSIONS.includes(version) ? [range.replace(FHIR_VERSION_PARAMETER, '')] : [];
+  });
+  if (ranges.length === 0) assertR4(fhirVersionOf(accept), 'NOT_ACCEPTABLE', `Accept: ${accept}`);
+  // Express negotiates on the parameters too: the R4 ranges are matched without theirs.
+  req.headers.accept = ranges.join(',');
+  if (!req.accepts(['application/fhir+json', 'application/json']))
+    throw new AppError('NOT_ACCEPTABLE', `Accept: ${accept}: only JSON (application/fhir+json) is served`);
+}
+
+function assertR4(version: string | undefined, code: 'NOT_ACCEPTABLE' | 'UNSUPPORTED_MEDIA_TYPE', what: string): void {
+  if (version !== undefined && !R4_VERSIONS.includes(version))
+    throw new AppError(code, `${what}: this server serves FHIR R4 (fhirVersion=4.0), not fhirVersion=${version}`);
+}
+
+/** A request body's Content-Type may name FHIR R4 (fhirVersion=4.0) and no other version (415). */
+function assertR4Body(req: Request): void {
+  assertR4(fhirVersionOf(String(req.headers['content-type'] ?? '')), 'UNSUPPORTED_MEDIA_TYPE', `Content-Type: ${String(req.headers['content-type'])}`);
 }
 
 /** `Prefer: handling=strict` makes unknown search parameters a 400; lenient is FHIR's default. */
@@ -92,6 +123,7 @@ const strictHandling = (req: Request): boolean => /(?:^|[\s,;])handling\s*=\s*st
 
 function resourceBody(req: Request): Record<string, unknown> {
   if (!req.is(['application/fhir+json', 'application/json'])) throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send the resource as application/fhir+json');
+  assertR4Body(req);
   const body = req.body as Record<string, unknown> | undefined;
   if (!body || typeof body !== 'object' || Array.isArray(body) || typeof body.resourceType !== 'string')
     throw validationError('The body must be a FHIR resource (JSON object with resourceType)');
@@ -216,6 +248,23 @@ export function fhirRoutes(run: GraphQLRunner, publicBase: PublicBase): Router {
     sendResource(req, res, created ? 201 : 200, resource);
   });
 
+  // Conditional delete: DELETE [type]?[search].
+  router.delete('/:type', async (req, res) => {
+    const query = new URL(req.originalUrl, 'http://localhost').search.slice(1);
+    if (!query)
+      throw validationError('DELETE on a type needs search parameters (conditional delete), or DELETE [type]/[id]', [{ path: 'query', message: 'empty' }]);
+    await run(
+      req,
+      'mutation($type: String!, $query: String!, $reason: String) { fhirConditionalDelete(resourceType: $type, query: $query, reason: $reason) }',
+      {
+        type: segment(req, 'type', TYPE),
+        query,
+        reason: changeReason(req),
+      },
+    );
+    res.status(204).end();
+  });
+
   router.get('/:type/_history', () => {
     throw notSupported('Type-level history');
   });
@@ -244,6 +293,35 @@ export function fhirRoutes(run: GraphQLRunner, publicBase: PublicBase): Router {
     sendResource(req, res, 200, data.fhirUpdate);
   });
 
+  // JSON Patch (RFC 6902); FHIRPath Patch (a Parameters resource) is not supported.
+  router.patch('/:type/:id', async (req, res) => {
+    if (!req.is('application/json-patch+json')) {
+      if (req.is(['application/fhir+json', 'application/json'])) throw notSupported('FHIRPath Patch (a Parameters body)');
+      throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'PATCH takes a JSON Patch document (Content-Type: application/json-patch+json)');
+    }
+    assertR4Body(req);
+    const data = await run(
+      req,
+      'mutation($type: String!, $id: ID!, $patch: JSON!, $ifMatch: String, $reason: String) { fhirPatch(resourceType: $type, id: $id, patch: $patch, ifMatch: $ifMatch, reason: $reason) }',
+      { type: segment(req, 'type', TYPE), id: segment(req, 'id', ID), patch: req.body ?? null, ifMatch: ifMatch(req), reason: changeReason(req) },
+    );
+    sendResource(req, res, 200, data.fhirPatch);
+  });
+
+  router.delete('/:type/:id', async (req, res) => {
+    await run(
+      req,
+      'mutation($type: String!, $id: ID!, $ifMatch: String, $reason: String) { fhirDelete(resourceType: $type, id: $id, ifMatch: $ifMatch, reason: $reason) }',
+      {
+        type: segment(req, 'type', TYPE),
+        id: segment(req, 'id', ID),
+        ifMatch: ifMatch(req),
+        reason: changeReason(req),
+      },
+    );
+    res.status(204).end();
+  });
+
   router.get('/:type/:id/_history', async (req, res) => {
     const data = await run(req, 'query($type: String!, $id: ID!) { fhirHistory(resourceType: $type, id: $id) }', {
       type: segment(req, 'type', TYPE),
@@ -270,7 +348,7 @@ export function fhirRoutes(run: GraphQLRunner, publicBase: PublicBase): Router {
     send(res, 200, absoluteBundle(data.fhirPatientEverything, baseUrl(req)));
   });
 
-  // Everything else FHIR defines (delete, patch, batch and other transactions, system search, other operations) is not implemented.
+  // Everything else FHIR defines (batch and other transactions, system search, other operations) is not implemented.
   router.all('/{*rest}', (req) => {
     throw notSupported(`${req.method} ${req.baseUrl}${req.path}`);
   });

@@ -19,7 +19,8 @@ const PATIENT_ENTITY = ['Patient'];
 export interface PatientView {
   id: string;
   ehrId: string;
-  name: { given: string[]; family: string };
+  /** Either part may be absent (`given` empty, `family` null): a patient may be registered without a name, as FHIR allows. */
+  name: { given: string[]; family: string | null };
   birthDate: string | null;
   gender: string | null;
   contact: { phone: string | null; email: string | null };
@@ -49,8 +50,20 @@ const createSchema = z.strictObject({
     .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/)
     .optional(),
   ...demographics,
+  // A name is optional (FHIR Patient.name 0..*): both parts or neither (nameOrNone).
+  givenNames: demographics.givenNames.nullable().optional(),
+  family: demographics.family.nullable().optional(),
 });
-const updateSchema = z.strictObject(demographics).partial();
+/** null clears a field; the name's two parts are cleared together (nameOrNone). */
+const updateSchema = z.strictObject({ ...demographics, givenNames: demographics.givenNames.nullable(), family: demographics.family.nullable() }).partial();
+
+/** A patient has a name (a family name and at least one given name) or, registered without one, neither part. */
+function nameOrNone(name: { givenNames: string[]; family: string | null }): void {
+  if (name.givenNames.length > 0 !== (name.family !== null))
+    throw validationError('A patient has both a family name and given names, or no name at all', [
+      { path: name.family === null ? 'family' : 'givenNames', message: 'required with the other part of the name' },
+    ]);
+}
 
 function parse<T>(schema: z.ZodType<T>, input: unknown): T {
   const result = schema.safeParse(input);
@@ -133,6 +146,7 @@ export class PatientService {
     assertCan(this.store.identity, 'registerPatients');
     await this.policy.assert('write', 'demographics');
     const data = parse(createSchema, input);
+    nameOrNone({ givenNames: data.givenNames ?? [], family: data.family ?? null });
     const id = data.id ?? `p-${randomUUID()}`;
     const ehrId = randomUUID();
     const row = await this.store
@@ -142,8 +156,8 @@ export class PatientService {
             tenantId: this.store.tenantId,
             id,
             ehrId,
-            givenNames: data.givenNames,
-            family: data.family,
+            givenNames: data.givenNames ?? [],
+            family: data.family ?? null,
             birthDate: data.birthDate ?? null,
             gender: data.gender ?? null,
             phoneEnc: this.cipher.encryptOptional(data.phone),
@@ -225,11 +239,14 @@ export class PatientService {
       const before = await tx.patient.findFirst({ where: { id, deletedAt: null } });
       if (!before) throw notFound('Patient', id);
       await assertRowVersion(tx, 'Patient', this.store.tenantId, PATIENT_ENTITY, id, ifVersion);
-      const { phone, email, ...plain } = data;
+      const { phone, email, givenNames, ...plain } = data;
+      const names = { ...(givenNames !== undefined ? { givenNames: givenNames ?? [] } : {}) };
+      nameOrNone({ givenNames: names.givenNames ?? before.givenNames, family: plain.family === undefined ? before.family : plain.family });
       const [after] = await tx.patient.updateManyAndReturn({
         where: { id },
         data: {
           ...plain,
+          ...names,
           ...(phone !== undefined ? { phoneEnc: this.cipher.encryptOptional(phone) } : {}),
           ...(email !== undefined ? { emailEnc: this.cipher.encryptOptional(email) } : {}),
         },

@@ -1,13 +1,13 @@
 import { Directive, Field, ID, InputType, ObjectType } from 'type-graphql';
 import { Pagination } from '../../../common/graphql/pagination';
 
-@ObjectType({ description: 'A person name as FHIR HumanName: given names and family name.' })
+@ObjectType({ description: 'A person name as FHIR HumanName: given names and family name; a patient registered without a name has neither.' })
 export class HumanName {
-  @Field(() => [String])
+  @Field(() => [String], { description: 'Empty when the patient has no given name.' })
   given!: string[];
 
-  @Field(() => String)
-  family!: string;
+  @Field(() => String, { nullable: true, description: 'Null when the patient has no family name.' })
+  family!: string | null;
 }
 
 @ObjectType()

@@ -574,10 +574,12 @@ export type FhirSearchParam = {
   value: Scalars['String']['input'];
 };
 
-/** A person name as FHIR HumanName: given names and family name. */
+/** A person name as FHIR HumanName: given names and family name; a patient registered without a name has neither. */
 export type HumanName = {
   __typename?: 'HumanName';
-  family: Scalars['String']['output'];
+  /** Null when the patient has no family name. */
+  family?: Maybe<Scalars['String']['output']>;
+  /** Empty when the patient has no given name. */
   given: Array<Scalars['String']['output']>;
 };
 
@@ -695,10 +697,16 @@ export type Mutation = {
   erasePatientMessagingData: MessagingErasure;
   /** FHIR conditional create (If-None-Exist): `{created, resource}`; one match returns it with created false, more than one is PRECONDITION_FAILED. */
   fhirConditionalCreate: Scalars['JSONObject']['output'];
+  /** FHIR conditional delete (DELETE [type]?[search]): deletes the one match (true), nothing without a match (false); more than one is PRECONDITION_FAILED. */
+  fhirConditionalDelete: Scalars['Boolean']['output'];
   /** FHIR conditional update (PUT [type]?[search]): `{created, resource}`; no match creates, more than one is PRECONDITION_FAILED. */
   fhirConditionalUpdate: Scalars['JSONObject']['output'];
   /** FHIR create (Patient, vital-signs Observation); returns the stored resource. */
   fhirCreate: Scalars['JSONObject']['output'];
+  /** FHIR delete (Observation): a new, audited version that deletes it (reads then answer GONE); ifMatch is the expected versionId. False when it was deleted already. */
+  fhirDelete: Scalars['Boolean']['output'];
+  /** FHIR patch with a JSON Patch document (RFC 6902) (Patient, vital-signs Observation, Appointment); ifMatch is the expected versionId. Returns the stored resource. */
+  fhirPatch: Scalars['JSONObject']['output'];
   /** FHIR update (Patient, vital-signs Observation); ifMatch is the expected versionId. */
   fhirUpdate: Scalars['JSONObject']['output'];
   /** Records the patient's consent for a purpose. */
@@ -867,6 +875,13 @@ export type MutationFhirConditionalCreateArgs = {
 };
 
 
+export type MutationFhirConditionalDeleteArgs = {
+  query: Scalars['String']['input'];
+  reason?: InputMaybe<Scalars['String']['input']>;
+  resourceType: Scalars['String']['input'];
+};
+
+
 export type MutationFhirConditionalUpdateArgs = {
   ifMatch?: InputMaybe<Scalars['String']['input']>;
   query: Scalars['String']['input'];
@@ -879,6 +894,23 @@ export type MutationFhirConditionalUpdateArgs = {
 export type MutationFhirCreateArgs = {
   reason?: InputMaybe<Scalars['String']['input']>;
   resource: Scalars['JSONObject']['input'];
+};
+
+
+export type MutationFhirDeleteArgs = {
+  id: Scalars['ID']['input'];
+  ifMatch?: InputMaybe<Scalars['String']['input']>;
+  reason?: InputMaybe<Scalars['String']['input']>;
+  resourceType: Scalars['String']['input'];
+};
+
+
+export type MutationFhirPatchArgs = {
+  id: Scalars['ID']['input'];
+  ifMatch?: InputMaybe<Scalars['String']['input']>;
+  patch: Scalars['JSON']['input'];
+  reason?: InputMaybe<Scalars['String']['input']>;
+  resourceType: Scalars['String']['input'];
 };
 
 

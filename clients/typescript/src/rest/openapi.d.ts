@@ -1366,7 +1366,7 @@ export interface components {
             ehrId: string;
             name: {
                 given: string[];
-                family: string;
+                family: string | null;
             };
             birthDate: string | null;
             gender: string | null;
@@ -1588,7 +1588,7 @@ export interface components {
             ehrId: string;
             name: {
                 given: string[];
-                family: string;
+                family: string | null;
             };
             birthDate: string | null;
             gender: string | null;

@@ -77,6 +77,13 @@ describe('CCD builder', () => {
     expect(doc.versionNumber.value).toBe('3');
   });
 
+  it('[XCH-009, XCH-017] makes a valid document for a patient registered without a name', () => {
+    const { name: _name, ...nameless } = input([]).patient;
+    const xml = buildCcd({ ...input([]), patient: nameless });
+    expectValid(xml);
+    expect(parse(xml).recordTarget.patientRole.patient.name).toEqual({ nullFlavor: 'UNK' });
+  });
+
   it('codes vital signs with LOINC and UCUM, keeps note text escaped, and names record ids under the tenant namespace', () => {
     const xml = buildCcd(input([vitals, note]));
     expectValid(xml);

@@ -148,6 +148,11 @@ export function buildCcd(input: DocumentInput): string {
     component: ccda.component,
   };
   fixUp(document, namespace);
+  // C-CDA requires the patient's name (CONF:1198-5284); a patient registered without one has an unknown name.
+  for (const target of [document.recordTarget ?? []].flat() as Json[]) {
+    const person = target.patientRole?.patient;
+    if (person && !person.name) person.name = [{ '@_nullFlavor': 'UNK' }];
+  }
   return convertCcdaToXml(document as Ccda);
 }
 

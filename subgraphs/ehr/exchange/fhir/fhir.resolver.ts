@@ -1,5 +1,5 @@
 import { Arg, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
-import { GraphQLJSONObject } from 'graphql-scalars';
+import { GraphQLJSON, GraphQLJSONObject } from 'graphql-scalars';
 import type { EhrContext } from '../../context';
 import { FhirSearchParam } from './fhir.types';
 
@@ -98,5 +98,47 @@ export class FhirResolver {
     @Ctx() ctx: EhrContext,
   ) {
     return ctx.fhir.update(resourceType, id, resource as { resourceType: string }, ifMatch, reason);
+  }
+
+  @Mutation(() => GraphQLJSONObject, {
+    description:
+      'FHIR patch with a JSON Patch document (RFC 6902) (Patient, vital-signs Observation, Appointment); ifMatch is the expected versionId. Returns the stored resource.',
+  })
+  fhirPatch(
+    @Arg('resourceType', () => String) resourceType: string,
+    @Arg('id', () => ID) id: string,
+    @Arg('patch', () => GraphQLJSON) patch: unknown,
+    @Arg('ifMatch', () => String, { nullable: true }) ifMatch: string | null,
+    @Arg('reason', () => String, { nullable: true }) reason: string | null,
+    @Ctx() ctx: EhrContext,
+  ) {
+    return ctx.fhir.patch(resourceType, id, patch, ifMatch, reason);
+  }
+
+  @Mutation(() => Boolean, {
+    description:
+      'FHIR delete (Observation): a new, audited version that deletes it (reads then answer GONE); ifMatch is the expected versionId. False when it was deleted already.',
+  })
+  fhirDelete(
+    @Arg('resourceType', () => String) resourceType: string,
+    @Arg('id', () => ID) id: string,
+    @Arg('ifMatch', () => String, { nullable: true }) ifMatch: string | null,
+    @Arg('reason', () => String, { nullable: true }) reason: string | null,
+    @Ctx() ctx: EhrContext,
+  ) {
+    return ctx.fhir.delete(resourceType, id, ifMatch, reason);
+  }
+
+  @Mutation(() => Boolean, {
+    description:
+      'FHIR conditional delete (DELETE [type]?[search]): deletes the one match (true), nothing without a match (false); more than one is PRECONDITION_FAILED.',
+  })
+  fhirConditionalDelete(
+    @Arg('resourceType', () => String) resourceType: string,
+    @Arg('query', () => String) query: string,
+    @Arg('reason', () => String, { nullable: true }) reason: string | null,
+    @Ctx() ctx: EhrContext,
+  ) {
+    return ctx.fhir.conditionalDelete(resourceType, query, reason);
   }
 }

@@ -7,7 +7,8 @@ import type { ClinicalTemplateService } from '../../templates/clinical-template.
 import type { DataArea } from '../../policy/rules';
 import type { AccessPolicyService } from '../../policy/access-policy.service';
 import type { ClinicalTemplate as TemplateRow, Prisma } from '../../db/generated/client';
-import { capabilityStatement, FHIR_RESOURCE_TYPES, WRITABLE_TYPES } from '../../../../common/fhir/capability';
+import { capabilityStatement, DELETABLE_TYPES, FHIR_RESOURCE_TYPES, WRITABLE_TYPES } from '../../../../common/fhir/capability';
+import { applyJsonPatch, jsonEqual, parseJsonPatch } from './json-patch';
 import {
   appointmentToResource,
   compositionToResources,
@@ -167,7 +168,8 @@ export class FhirService {
           throw err;
         });
         const resource = await this.compositionResource(resourceType, id, composition);
-        if (!resource) throw notFound(resourceType, id);
+        // An entry deleted from a composition that lives on (its other entries kept) is Gone too.
+        if (!resource) throw (await this.deleted(resourceType, id)) ? gone(resourceType, id) : notFound(resourceType, id);
         return resource;
       }
     }
@@ -226,11 +228,16 @@ export class FhirService {
         const versions = await this.compositions.history(ref.compositionId);
         const definition = await this.definition(versions[0].templateId);
         if (!resourceIds(definition, ref.compositionId).some((r) => r.id === id && r.resourceType === resourceType)) throw notFound(resourceType, id);
-        const result = versions.flatMap((v): HistoryVersion[] => {
-          if (v.changeType === 'deleted') return [{ versionId: String(v.version), at: v.committedAt, method: 'DELETE' }];
-          const resource = compositionToResources(v, definition).find((r) => r.id === id);
-          return resource ? [{ versionId: String(v.version), at: v.committedAt, method: v.version === 1 ? 'POST' : 'PUT', resource }] : [];
-        });
+        // The resource's versions: those of the composition that hold its entry, and a DELETE where the entry stops
+        // being there (the composition deleted, or a version without the entry: a FHIR DELETE of one of its entries).
+        const result: HistoryVersion[] = [];
+        let present = false;
+        for (const v of versions) {
+          const resource = v.changeType === 'deleted' ? undefined : compositionToResources(v, definition).find((r) => r.id === id);
+          if (resource) result.push({ versionId: String(v.version), at: v.committedAt, method: v.version === 1 ? 'POST' : 'PUT', resource });
+          else if (present) result.push({ versionId: String(v.version), at: v.committedAt, method: 'DELETE' });
+          present = resource !== undefined;
+        }
         if (result.length === 0) throw notFound(resourceType, id);
         return result;
       }
@@ -696,15 +703,97 @@ export class FhirService {
     if (!result) throw new AppError('INTERNAL_ERROR', 'The updated composition did not map back to the Observation');
     return result;
   }
+
+  // ---- patch, delete -------------------------------------------------------
+
+  /**
+   * PATCH with JSON Patch: the operations apply to the current version (If-Match: that version, else 412) and the
+   * result is written as an update of that version, so it is validated, access-checked and audited as a PUT is.
+   * A patch may not change the resource's type or id; one that changes nothing writes no version.
+   */
+  async patch(resourceType: string, id: string, document: unknown, ifMatch?: string | null, reason?: string | null): Promise<FhirResource> {
+    this.policy.assertReachesRecords();
+    this.assertType(resourceType);
+    if (!WRITABLE_TYPES.includes(resourceType))
+      throw new AppError('NOT_IMPLEMENTED', `patch is not supported for ${resourceType} (only ${WRITABLE_TYPES.join(', ')})`);
+    const operations = parseJsonPatch(document);
+    const expected = expectedVersion(ifMatch);
+    const current = await this.read(resourceType, id);
+    if (expected !== undefined && String(expected) !== current.meta.versionId) {
+      throw new AppError(
+        'PRECONDITION_FAILED',
+        `Version ${expected} is not the current version of ${resourceType}/${id}; the current version is ${current.meta.versionId}`,
+        [{ path: 'If-Match', message: `current version is ${current.meta.versionId}` }],
+      );
+    }
+    const patched = applyJsonPatch(current, operations);
+    if (!patched || typeof patched !== 'object' || Array.isArray(patched))
+      throw validationError('The patched resource is not a JSON object', [{ path: 'body', message: 'the patch replaces the resource' }]);
+    if (patched.resourceType !== resourceType)
+      throw validationError('A patch may not change the resourceType', [{ path: 'resourceType', message: `must stay '${resourceType}'` }]);
+    if (patched.id !== id) throw validationError('A patch may not change the id', [{ path: `${resourceType}.id`, message: `must stay '${id}'` }]);
+    if (jsonEqual(patched, current)) return current;
+    // The version read is the version written over: a change in between fails the update with 412.
+    return this.update(resourceType, id, patched, current.meta.versionId, reason);
+  }
+
+  /**
+   * DELETE: a new, audited version of the record, never a removal of data. An Observation's entry is taken out of
+   * its composition in a new version, or the composition is deleted (openEHR: a version with change type deleted)
+   * when it was its only entry. Reads then answer 410 Gone and searches leave it out; `_history` ends with the
+   * deletion. Deleting what is deleted already changes nothing (`false`).
+   */
+  async delete(resourceType: string, id: string, ifMatch?: string | null, reason?: string | null): Promise<boolean> {
+    this.policy.assertReachesRecords();
+    this.assertType(resourceType);
+    if (!DELETABLE_TYPES.includes(resourceType))
+      throw new AppError('NOT_IMPLEMENTED', `delete is not supported for ${resourceType} (only ${DELETABLE_TYPES.join(', ')})`);
+    const expected = expectedVersion(ifMatch);
+    const ref = parseResourceId(id);
+    if (!ref) throw notFound(resourceType, id);
+    if (await this.deleted(resourceType, id)) return false;
+    const current = await this.compositions.get(ref.compositionId);
+    const resources = await this.compositionResources(current);
+    if (!resources.some((r) => r.resourceType === resourceType && r.id === id)) throw notFound(resourceType, id);
+    const versionUid = `${ref.compositionId}::${this.systemId}::${expected ?? current.version}`;
+    if (resources.length === 1) {
+      await this.compositions.delete(ref.compositionId, versionUid, reason);
+      return true;
+    }
+    const slot = resourceIds(await this.definition(current.templateId), ref.compositionId).find((r) => r.id === id);
+    const content: Record<string, unknown> = structuredClone((await this.compositions.presentedContent(current)) ?? {});
+    if (!slot || content._type === 'COMPOSITION' || !(slot.key in content))
+      throw new AppError(
+        'CONFLICT',
+        `${id} is one of the entries of a composition this server cannot take it out of; delete the composition through the openEHR API`,
+      );
+    delete content[slot.key];
+    await this.compositions.update(ref.compositionId, versionUid, content, reason);
+    return true;
+  }
+
+  /** Conditional delete (`DELETE [type]?[search]`): no match deletes nothing, one match is deleted, more than one is 412. */
+  async conditionalDelete(resourceType: string, query: string, reason?: string | null): Promise<boolean> {
+    this.policy.assertReachesRecords();
+    this.assertType(resourceType);
+    if (!DELETABLE_TYPES.includes(resourceType))
+      throw new AppError('NOT_IMPLEMENTED', `delete is not supported for ${resourceType} (only ${DELETABLE_TYPES.join(', ')})`);
+    const [match] = await this.conditionalMatches(resourceType, query, 'delete');
+    return match ? this.delete(resourceType, match.id!, null, reason) : false;
+  }
 }
 
 /** One Patient criterion as SQL (Prisma): the alternatives OR-ed, `:missing` and token `:not` included. */
 function patientCriterion(criterion: SearchCriterion): Prisma.PatientWhereInput {
   if (criterion.modifier === 'missing') {
     const missing = criterion.values[0] === 'true';
-    // identifier and name are always present on a CareGraph patient.
+    // identifier is always present on a CareGraph patient; a name is not (a patient may be registered without one).
     if (criterion.name === 'birthdate') return missing ? { birthDate: null } : { NOT: { birthDate: null } };
     if (criterion.name === 'gender') return missing ? { gender: null } : { NOT: { gender: null } };
+    if (criterion.name === 'name') {
+      const nameless: Prisma.PatientWhereInput = { family: null, givenNames: { isEmpty: true } };
+      return missing ? nameless : { NOT: nameless };
+    }
     return missing ? { id: { in: [] } } : {};
   }
   const any: Prisma.PatientWhereInput = { OR: criterion.values.map((value) => patientCondition(criterion, value)) };
@@ -816,6 +905,13 @@ function searchBundle(selfPath: string, search: ParsedSearch, resources: FhirRes
       ...outcome,
     ],
   });
+}
+
+/** An If-Match version id (already without W/"…"), or undefined without one. */
+function expectedVersion(ifMatch: string | null | undefined): number | undefined {
+  if (ifMatch === undefined || ifMatch === null) return undefined;
+  if (!VERSION.test(ifMatch)) throw validationError('If-Match must be W/"<versionId>"', [{ path: 'If-Match', message: 'not a version id' }]);
+  return Number(ifMatch);
 }
 
 function gone(resourceType: string, id: string, versionId?: string): AppError {

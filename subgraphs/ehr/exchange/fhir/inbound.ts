@@ -23,17 +23,18 @@ function onlyElements(resource: FhirResource, allowed: string[]): void {
 export function patientInput(resource: FhirResource): Json {
   onlyElements(resource, ['identifier', 'active', 'name', 'telecom', 'gender', 'birthDate']);
   const details: ErrorDetail[] = [];
+  // Patient.name is 0..*: without one the patient is registered (or updated to be) nameless.
   const names: Json[] = Array.isArray(resource.name) ? resource.name : [];
   const name = names.find((n) => n?.use === 'official') ?? names[0];
-  if (!name || typeof name.family !== 'string' || !Array.isArray(name.given) || name.given.length === 0) {
-    details.push({ path: 'Patient.name', message: 'one name with family and at least one given name is required' });
+  if (name && (typeof name.family !== 'string' || !Array.isArray(name.given) || name.given.length === 0)) {
+    details.push({ path: 'Patient.name', message: 'a name has a family and at least one given name' });
   }
   const telecom: Json[] = Array.isArray(resource.telecom) ? resource.telecom : [];
   const phone = telecom.find((t) => t?.system === 'phone')?.value ?? null;
   const email = telecom.find((t) => t?.system === 'email')?.value ?? null;
   if (resource.active === false) details.push({ path: 'Patient.active', message: 'inactive patients are not supported' });
   if (details.length > 0) throw validationError('Invalid Patient', details);
-  return { givenNames: name.given, family: name.family, birthDate: resource.birthDate ?? null, gender: resource.gender ?? null, phone, email };
+  return { givenNames: name ? name.given : null, family: name ? name.family : null, birthDate: resource.birthDate ?? null, gender: resource.gender ?? null, phone, email };
 }
 
 const isLoinc = (concept: Json | undefined, code: string) => (concept?.coding ?? []).some((c: Json) => c?.system === LOINC && c?.code === code);

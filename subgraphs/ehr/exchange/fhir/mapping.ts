@@ -532,7 +532,10 @@ function patientFields(patient: PatientView, version: { version: number; at: Dat
       { system: EHR_ID_SYSTEM, value: patient.ehrId },
     ],
     active: true,
-    name: [{ family: patient.name.family, given: patient.name.given }],
+    // A patient registered without a name has none (Patient.name is 0..*).
+    ...(patient.name.family || patient.name.given.length
+      ? { name: [{ ...(patient.name.family ? { family: patient.name.family } : {}), ...(patient.name.given.length ? { given: patient.name.given } : {}) }] }
+      : {}),
     ...(telecom.length ? { telecom } : {}),
     ...(patient.gender ? { gender: patient.gender } : {}),
     ...(patient.birthDate ? { birthDate: patient.birthDate } : {}),

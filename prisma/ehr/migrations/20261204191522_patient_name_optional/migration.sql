@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "ehr"."Patient" ALTER COLUMN "family" DROP NOT NULL;
