@@ -25,6 +25,13 @@ export class RecordPrivacyResolver {
     return ctx.privacy.legalHolds();
   }
 
+  @Query(() => [RecordRestriction], {
+    description: "Admin (privacy review): the tenant's records restricted on an erasure or restriction request, or under legal hold.",
+  })
+  recordRestrictions(@Ctx() ctx: EhrContext) {
+    return ctx.privacy.restrictions();
+  }
+
   @Mutation(() => RecordRestriction, { description: 'Admin: sets or lifts a legal hold on a patient record.' })
   setLegalHold(
     @Arg('patientId', () => ID) patientId: string,

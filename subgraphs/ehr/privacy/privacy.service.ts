@@ -89,6 +89,19 @@ export class RecordPrivacyService {
     return rows.map((row) => row.id);
   }
 
+  /** The tenant's records under the data subject's rights: restricted (an erasure or restriction request) or under legal hold. */
+  async restrictions(): Promise<RecordRestrictionView[]> {
+    assertCan(this.store.identity, 'reviewAccessLog');
+    const rows = await this.store.read((tx) =>
+      tx.patient.findMany({
+        where: { OR: [{ restrictedAt: { not: null } }, { legalHold: true }] },
+        select: { id: true, restrictedAt: true, deleteAfter: true, legalHold: true },
+        orderBy: { id: 'asc' },
+      }),
+    );
+    return rows.map(view);
+  }
+
   private overrides() {
     return this.store.read((tx) => tx.retentionSetting.findMany());
   }
