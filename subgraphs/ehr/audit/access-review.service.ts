@@ -22,7 +22,7 @@ export const ACCESS_FLAGS = ['outside_treatment', 'break_glass', 'bulk', 'agent'
 export type AccessFlag = (typeof ACCESS_FLAGS)[number];
 
 export const BULK_PATIENTS = 10;
-export const BULK_WINDOW_MINUTES = 5;
+const BULK_WINDOW_MINUTES = 5;
 const MAX_REVIEW_BATCH = 100;
 const MAX_NOTE = 1000;
 const MAX_REPORT_ROWS = 100;
@@ -50,7 +50,7 @@ export interface ReviewView {
 
 export type ReviewedEntry = AccessLogRow & { patientId: string; flags: AccessFlag[]; review: ReviewView | null };
 
-export interface FlagCount {
+interface FlagCount {
   flag: AccessFlag;
   entries: number;
   unreviewed: number;

@@ -3,7 +3,7 @@ import { field, fill, h, table, timeElement, type Child } from '../dom';
 import { busy, errorLine, heading, section, showError, statusLine, type PageContext } from '../page';
 
 /** The flags of the privacy review (AccessFlag in the API), with what each means to the reader. */
-export const FLAGS: Array<{ value: string; label: string; means: string }> = [
+const FLAGS: Array<{ value: string; label: string; means: string }> = [
   { value: 'OUTSIDE_TREATMENT', label: 'outside treatment', means: 'no known grounds, or treatment grounds without an appointment with the patient' },
   { value: 'BREAK_GLASS', label: 'break-glass', means: 'declared as emergency treatment' },
   { value: 'BULK', label: 'bulk', means: 'the actor read 10 or more patients within 5 minutes' },
