@@ -168,14 +168,26 @@ describe(`admin dashboard: privacy (${backendName})`, () => {
       await page.getByLabel('Review', { exact: true }).selectOption('false');
       await page.getByLabel('Flag', { exact: true }).selectOption('AGENT');
       await page.getByRole('button', { name: 'Apply filters' }).click();
-      await page.locator('caption', { hasText: /of 1$/ }).waitFor();
+      // (The reviewed list before it also had one entry: wait for the agent's.)
+      await page.locator('tr[data-entry-id][data-flags~="agent"]').waitFor();
+      expect(await page.locator('caption').first().textContent()).toMatch(/of 1$/);
       expect(await rows.first().locator('td[data-label="Client"]').textContent()).toBe('claude-desktop');
       await page.getByLabel('Flag', { exact: true }).selectOption('BULK');
       await page.getByLabel('Actor').fill(BULK);
       await page.getByRole('button', { name: 'Apply filters' }).click();
       await page.locator('caption', { hasText: /of 1[0-9]$/ }).waitFor();
-      expect(await rows.count()).toBeGreaterThanOrEqual(10);
+      const bulkRows = await rows.count();
+      expect(bulkRows).toBeGreaterThanOrEqual(10);
       await shot(page, 'privacy-log-bulk');
+      // The whole list at once: every entry of the page selected, marked with one note.
+      await page.getByRole('button', { name: 'Select all on this page' }).click();
+      await page.getByLabel('Review note (optional)').fill('Front desk printed the day list.');
+      await page.getByRole('button', { name: `Mark ${bulkRows} selected reviewed` }).click();
+      await page
+        .getByRole('status')
+        .filter({ hasText: `${bulkRows} entries marked reviewed.` })
+        .waitFor();
+      await page.getByText('No entries match these filters.').waitFor();
 
       // Consents of one patient.
       await page.getByRole('navigation', { name: 'Privacy' }).getByRole('link', { name: 'Consents' }).click();
@@ -196,8 +208,10 @@ describe(`admin dashboard: privacy (${backendName})`, () => {
       const erasures = page.getByRole('region', { name: 'Erasure and restriction requests' });
       await erasures.locator('tr[data-patient-id="p-1003"]').waitFor();
       expect(await erasures.locator('tr[data-patient-id]').count()).toBe(1);
+      expect(await erasures.locator('tr[data-patient-id="p-1003"] td[data-label="Request"]').textContent()).toBe('Erasure request by letter');
       const holds = page.getByRole('region', { name: 'Legal holds' });
       expect(await holds.locator('tr[data-patient-id]').evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-patient-id')))).toEqual(['p-1002']);
+      expect(await holds.locator('tr[data-patient-id="p-1002"] td').allTextContents()).toEqual(['p-1002', 'privacy@example.com', 'Complaint procedure', 'no']);
       await shot(page, 'privacy-rights');
 
       // The report for today: the review done, break-glass reviewed, the rest not.
@@ -210,7 +224,7 @@ describe(`admin dashboard: privacy (${backendName})`, () => {
       const report = page.locator('article.report');
       await report.waitFor();
       const count = (name: string) => report.locator(`dd[data-count="${name}"]`).textContent();
-      expect(await count('reviews')).toBe('1');
+      expect(await count('reviews')).toBe(String(1 + bulkRows));
       const api = (await gql(`{ accessReviewReport(from: "${today}", to: "${today}") { entries flagged unreviewedFlagged } }`, officer)).accessReviewReport;
       expect([await count('entries'), await count('flagged'), await count('unreviewed')]).toEqual([
         String(api.entries),
@@ -219,6 +233,7 @@ describe(`admin dashboard: privacy (${backendName})`, () => {
       ]);
       expect(await report.locator('tr[data-flag="break_glass"] td').allTextContents()).toEqual(['break-glass', '1', '0']);
       expect(await report.locator('tr[data-flag="agent"] td').allTextContents()).toEqual(['agent', '1', '1']);
+      expect(await report.locator('tr[data-flag="bulk"] td').allTextContents()).toEqual(['bulk', String(bulkRows), '0']);
       expect(page.url()).toContain(`#/privacy/report/${today}/${today}`);
       await shot(page, 'privacy-report');
       await page.emulateMedia({ media: 'print' });

@@ -216,9 +216,16 @@ describe.each(testBackends())('access-log review on $name', (backend) => {
     await privacy.setLegalHold('p-2', true, 'litigation');
     await privacy.restrict('p-1', 'erasure request by e-mail');
     const listed = await privacy.restrictions();
-    expect(listed.map((r) => [r.patientId, r.restrictedAt !== null, r.legalHold])).toEqual([
-      ['p-1', true, false],
-      ['p-2', false, true],
+    expect(
+      listed.map((r) => [r.patientId, r.restrictedAt !== null, r.legalHold, r.restrictedBy, r.restrictionReason, r.legalHoldBy, r.legalHoldReason]),
+    ).toEqual([
+      ['p-1', true, false, 'privacy@example.com', 'erasure request by e-mail', null, null],
+      ['p-2', false, true, null, null, 'privacy@example.com', 'litigation'],
     ]);
+    // A lifted hold leaves the list; set again, the newest reason is shown.
+    await privacy.setLegalHold('p-2', false, 'settled');
+    expect((await privacy.restrictions()).map((r) => r.patientId)).toEqual(['p-1']);
+    await privacy.setLegalHold('p-2', true, 'new complaint');
+    expect((await privacy.restrictions()).find((r) => r.patientId === 'p-2')?.legalHoldReason).toBe('new complaint');
   });
 });

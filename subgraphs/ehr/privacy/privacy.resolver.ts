@@ -1,6 +1,6 @@
 import { Arg, Ctx, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
 import type { EhrContext } from '../context';
-import { RecordRestriction, RecordRetentionPeriod } from './privacy.types';
+import { RecordRestriction, RecordRetentionPeriod, RecordRights } from './privacy.types';
 
 @Resolver()
 export class RecordPrivacyResolver {
@@ -25,7 +25,7 @@ export class RecordPrivacyResolver {
     return ctx.privacy.legalHolds();
   }
 
-  @Query(() => [RecordRestriction], {
+  @Query(() => [RecordRights], {
     description: "Admin (privacy review): the tenant's records restricted on an erasure or restriction request, or under legal hold.",
   })
   recordRestrictions(@Ctx() ctx: EhrContext) {

@@ -1779,7 +1779,7 @@ export type Query = {
   /** Admin: whether a patient's record is restricted, when it will be deleted, and its legal hold. */
   recordRestriction: RecordRestriction;
   /** Admin (privacy review): the tenant's records restricted on an erasure or restriction request, or under legal hold. */
-  recordRestrictions: Array<RecordRestriction>;
+  recordRestrictions: Array<RecordRights>;
   /** Admin: the tenant's retention periods of clinical data. */
   recordRetention: Array<RecordRetentionPeriod>;
   /** The tenant's reminder settings (admin). */
@@ -2232,6 +2232,25 @@ export type RecordRetentionPeriod = {
   rule: Scalars['String']['output'];
   /** default | tenant */
   source: Scalars['String']['output'];
+};
+
+/** A record restricted or under legal hold, with who set the restriction and the hold and why (their audit records). */
+export type RecordRights = {
+  __typename?: 'RecordRights';
+  /** When the retention purge deletes the restricted record (unless under legal hold). */
+  deleteAfter?: Maybe<Scalars['DateTimeISO']['output']>;
+  /** A legal hold keeps the record and its access log past deleteAfter. */
+  legalHold: Scalars['Boolean']['output'];
+  /** Who set the legal hold (null while there is none). */
+  legalHoldBy?: Maybe<Scalars['String']['output']>;
+  legalHoldReason?: Maybe<Scalars['String']['output']>;
+  patientId: Scalars['ID']['output'];
+  /** When the record was restricted; null while it is processed normally. */
+  restrictedAt?: Maybe<Scalars['DateTimeISO']['output']>;
+  /** Who restricted the record (null while it is not restricted). */
+  restrictedBy?: Maybe<Scalars['String']['output']>;
+  /** The reason given with the restriction, e.g. the erasure request. */
+  restrictionReason?: Maybe<Scalars['String']['output']>;
 };
 
 /** The window of a recovery. */

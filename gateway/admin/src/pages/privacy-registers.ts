@@ -18,6 +18,10 @@ interface RestrictionRow {
   restrictedAt: string | null;
   deleteAfter: string | null;
   legalHold: boolean;
+  restrictedBy: string | null;
+  restrictionReason: string | null;
+  legalHoldBy: string | null;
+  legalHoldReason: string | null;
 }
 
 /** Consents per patient: one patient's (recorded or default, per purpose), or every decision recorded in the tenant. */
@@ -100,8 +104,11 @@ export async function privacyRightsPage(ctx: PageContext): Promise<void> {
   let rows: RestrictionRow[] = [];
   await loadList(ctx, erasures, error, {
     read: async () => {
-      rows = (await gql<{ recordRestrictions: RestrictionRow[] }>('query { recordRestrictions { patientId restrictedAt deleteAfter legalHold } }'))
-        .recordRestrictions;
+      rows = (
+        await gql<{ recordRestrictions: RestrictionRow[] }>(
+          'query { recordRestrictions { patientId restrictedAt deleteAfter legalHold restrictedBy restrictionReason legalHoldBy legalHoldReason } }',
+        )
+      ).recordRestrictions;
       return rows.filter((r) => r.restrictedAt);
     },
     empty: 'No record is restricted.',
@@ -110,7 +117,8 @@ export async function privacyRightsPage(ctx: PageContext): Promise<void> {
         'Restricted records',
         [
           { label: 'Patient', cell: (r) => h('code', null, r.patientId) },
-          { label: 'Restricted', cell: (r) => timeElement(r.restrictedAt) },
+          { label: 'Restricted', cell: (r) => [timeElement(r.restrictedAt), r.restrictedBy ? [h('br'), h('code', { class: 'muted' }, r.restrictedBy)] : null] },
+          { label: 'Request', cell: (r) => r.restrictionReason ?? '—' },
           {
             label: 'Deleted after',
             cell: (r) => (r.legalHold ? [timeElement(r.deleteAfter), h('br'), h('strong', null, 'kept: legal hold')] : timeElement(r.deleteAfter)),
@@ -130,6 +138,8 @@ export async function privacyRightsPage(ctx: PageContext): Promise<void> {
           'Records under legal hold',
           [
             { label: 'Patient', cell: (r) => h('code', null, r.patientId) },
+            { label: 'Set by', cell: (r) => (r.legalHoldBy ? h('code', null, r.legalHoldBy) : '—') },
+            { label: 'Reason', cell: (r) => r.legalHoldReason ?? '—' },
             { label: 'Restricted', cell: (r) => (r.restrictedAt ? timeElement(r.restrictedAt) : 'no') },
           ],
           held,

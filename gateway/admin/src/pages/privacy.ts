@@ -218,6 +218,7 @@ export async function privacyLogPage(ctx: PageContext): Promise<void> {
       onsubmit: (event: SubmitEvent) => {
         event.preventDefault();
         offset = 0;
+        markStatus.textContent = '';
         void load();
       },
     },
@@ -264,7 +265,26 @@ export async function privacyLogPage(ctx: PageContext): Promise<void> {
       },
     },
     field('Review note (optional)', note, 'Recorded with the review in the audit trail. A review is final.'),
-    markButton,
+    h(
+      'div',
+      { class: 'button-row' },
+      markButton,
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'secondary',
+          onclick: () => {
+            for (const box of area.querySelectorAll<HTMLInputElement>('input[name="entry"]')) {
+              box.checked = true;
+              selected.add(box.value);
+            }
+            updateMark();
+          },
+        },
+        'Select all on this page',
+      ),
+    ),
     markStatus,
     markError,
   );
