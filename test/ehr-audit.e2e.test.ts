@@ -240,6 +240,11 @@ describe(`clinical record audit, encryption and isolation at the database (${bac
       const data = await gql('mutation { publishPatientCcd(patientId: "p-1001") { documentUniqueId } }');
       expect(data.publishPatientCcd.documentUniqueId).toMatch(/^2\.25\./);
     },
+    // The privacy officer's review of the access log (docs/admin.md "Privacy"): an entry of the reads above.
+    markAccessLogReviewed: async () => {
+      const data = await gql('{ accessLogReview(reviewed: false, limit: 1) { data { id } } }');
+      return gql('mutation($ids: [ID!]!) { markAccessLogReviewed(entryIds: $ids, note: "checked") { entryId } }', { ids: [data.accessLogReview.data[0].id] });
+    },
     // Data subject rights (docs/privacy.md), last: the restriction ends the processing of p-1002.
     setRecordRetention: () => gql('mutation { setRecordRetention(category: "access_log", days: 2000) { days } }'),
     setLegalHold: () => gql('mutation { setLegalHold(patientId: "p-1002", hold: true, reason: "court order") { legalHold } }'),

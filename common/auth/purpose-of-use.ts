@@ -7,6 +7,8 @@ export const PURPOSES_OF_USE = {
   care_management: 'CAREMGT',
   patient_requested: 'PATRQT',
   operations: 'HOPERAT',
+  /** A declared emergency: it grants nothing beyond the caller's role; the privacy review flags it as break-glass. */
+  emergency: 'ETREAT',
 } as const;
 export type PurposeOfUse = keyof typeof PURPOSES_OF_USE;
 export const PURPOSE_NAMES = Object.keys(PURPOSES_OF_USE) as PurposeOfUse[];

@@ -15,7 +15,9 @@ import type { AgentQuery } from './server';
 
 const purpose = z
   .enum(PURPOSE_NAMES as [PurposeOfUse, ...PurposeOfUse[]])
-  .describe('Why you read this data (recorded in the access log): treatment, care_management, patient_requested or operations');
+  .describe(
+    'Why you read this data (recorded in the access log): treatment, care_management, patient_requested, operations or emergency (flagged for the privacy officer as break-glass)',
+  );
 const patientId = z
   .string()
   .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/)

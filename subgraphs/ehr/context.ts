@@ -8,6 +8,7 @@ import type { CompositionService } from './compositions/composition.service';
 import type { ConsentService } from './consents/consent.service';
 import type { AccessPolicyService } from './policy/access-policy.service';
 import type { AuditService } from './audit/audit.service';
+import type { AccessReviewService } from './audit/access-review.service';
 import type { FhirService } from './exchange/fhir/fhir.service';
 import type { CdaService } from './exchange/cda/cda.service';
 import type { OpenEhrService } from './exchange/openehr/openehr.service';
@@ -32,6 +33,7 @@ export interface EhrContext extends BaseContext {
   consents: ConsentService;
   accessPolicy: AccessPolicyService;
   audit: AuditService;
+  accessReview: AccessReviewService;
   fhir: FhirService;
   cda: CdaService;
   openehr: OpenEhrService;

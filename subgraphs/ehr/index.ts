@@ -23,6 +23,8 @@ import { AccessPolicyResolver } from './policy/access-policy.resolver';
 import { AccessPolicyService } from './policy/access-policy.service';
 import { asPolicyCaller, type AgentClients } from './policy/rules';
 import { AuditResolver } from './audit/audit.resolver';
+import { AccessReviewResolver } from './audit/access-review.resolver';
+import { AccessReviewService } from './audit/access-review.service';
 import { AuditService, type AuditSeal } from './audit/audit.service';
 import { FhirResolver } from './exchange/fhir/fhir.resolver';
 import { CdaResolver } from './exchange/cda/cda.resolver';
@@ -73,6 +75,7 @@ export function buildEhrSchema(): Promise<FederatedSchema> {
       PatientConsentResolver,
       AccessPolicyResolver,
       AuditResolver,
+      AccessReviewResolver,
       FhirResolver,
       CdaResolver,
       OpenEhrResolver,
@@ -147,6 +150,7 @@ export function createEhrContext(deps: EhrDeps) {
       consents,
       accessPolicy,
       audit,
+      accessReview: new AccessReviewService(store, consents, deps.clock ?? systemClock),
       fhir,
       cda,
       openehr,

@@ -5,6 +5,9 @@ import { Live, type LiveEvent, type LiveState } from './live';
 import type { Page, PageContext } from './page';
 import { alertsPage } from './pages/alerts';
 import { messagesPage } from './pages/messages';
+import { privacyLogPage } from './pages/privacy';
+import { privacyConsentsPage, privacyRightsPage } from './pages/privacy-registers';
+import { privacyReportPage } from './pages/privacy-report';
 import { providersPage } from './pages/providers';
 import { templatesPage } from './pages/templates';
 import { webhookPage } from './pages/webhook';
@@ -19,11 +22,12 @@ const NAV: Array<{ hash: string; label: string }> = [
   { hash: '#/messages', label: 'Messages' },
   { hash: '#/templates', label: 'Templates' },
   { hash: '#/providers', label: 'Providers' },
+  { hash: '#/privacy', label: 'Privacy' },
 ];
 
 /** `#/webhooks/<id>` → the page and its parameters. */
 function route(hash: string): { page: Page; params: string[]; nav: string } {
-  const [, first = 'webhooks', second] = hash.replace(/^#/, '').split('/');
+  const [, first = 'webhooks', second, ...rest] = hash.replace(/^#/, '').split('/');
   switch (first) {
     case 'webhooks':
       return second ? { page: webhookPage, params: [decodeURIComponent(second)], nav: '#/webhooks' } : { page: webhooksPage, params: [], nav: '#/webhooks' };
@@ -35,6 +39,11 @@ function route(hash: string): { page: Page; params: string[]; nav: string } {
       return { page: templatesPage, params: [], nav: '#/templates' };
     case 'providers':
       return { page: providersPage, params: [], nav: '#/providers' };
+    case 'privacy':
+      if (second === 'consents') return { page: privacyConsentsPage, params: [], nav: '#/privacy' };
+      if (second === 'rights') return { page: privacyRightsPage, params: [], nav: '#/privacy' };
+      if (second === 'report') return { page: privacyReportPage, params: rest.slice(0, 2).map(decodeURIComponent), nav: '#/privacy' };
+      return { page: privacyLogPage, params: [], nav: '#/privacy' };
     default:
       return { page: webhooksPage, params: [], nav: '#/webhooks' };
   }

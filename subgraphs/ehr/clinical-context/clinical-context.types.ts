@@ -15,7 +15,8 @@ export const PurposeOfUseEnum = graphqlEnum(PURPOSE_NAMES);
 export type PurposeOfUseEnum = PurposeOfUse;
 registerEnumType(PurposeOfUseEnum, {
   name: 'PurposeOfUse',
-  description: 'Why the data is read; recorded in the access log as the HL7 v3 PurposeOfUse code (TREAT, CAREMGT, PATRQT, HOPERAT).',
+  description:
+    'Why the data is read; recorded in the access log as the HL7 v3 PurposeOfUse code (TREAT, CAREMGT, PATRQT, HOPERAT, ETREAT for emergency, which the privacy review flags as break-glass).',
 });
 
 @ObjectType({ description: 'A FHIR Coding: a code from a code system (LOINC, UCUM, EDQM, HL7 v3).' })

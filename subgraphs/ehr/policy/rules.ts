@@ -96,6 +96,10 @@ const CAPABILITIES = {
   manageAccessPolicy: { roles: ['admin'], what: "read and change the tenant's access policy" },
   readAudit: { roles: ['admin'], what: 'read and verify the audit trail' },
   readAccessLog: { roles: ['admin'], ownRecord: true, what: "read who accessed a patient's record" },
+  reviewAccessLog: {
+    roles: ['admin'],
+    what: "review the tenant's access log (flags, marking entries reviewed, the periodic report) and its consents, restrictions and legal holds",
+  },
   readPopulationQueries: { roles: ['admin'], what: "read which population statistics were computed over the tenant's records" },
   manageTemplates: { roles: ['admin'], what: 'upload clinical templates' },
   manageStoredQueries: { roles: ['admin'], what: 'store (register) AQL queries for the tenant' },

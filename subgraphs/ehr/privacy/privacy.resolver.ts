@@ -1,6 +1,6 @@
 import { Arg, Ctx, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
 import type { EhrContext } from '../context';
-import { RecordRestriction, RecordRetentionPeriod } from './privacy.types';
+import { RecordRestriction, RecordRetentionPeriod, RecordRights } from './privacy.types';
 
 @Resolver()
 export class RecordPrivacyResolver {
@@ -23,6 +23,13 @@ export class RecordPrivacyResolver {
   @Query(() => [ID], { description: "Admin and the messaging service: the ids of the tenant's patients under legal hold." })
   legalHolds(@Ctx() ctx: EhrContext) {
     return ctx.privacy.legalHolds();
+  }
+
+  @Query(() => [RecordRights], {
+    description: "Admin (privacy review): the tenant's records restricted on an erasure or restriction request, or under legal hold.",
+  })
+  recordRestrictions(@Ctx() ctx: EhrContext) {
+    return ctx.privacy.restrictions();
   }
 
   @Mutation(() => RecordRestriction, { description: 'Admin: sets or lifts a legal hold on a patient record.' })

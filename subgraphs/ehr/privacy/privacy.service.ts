@@ -15,6 +15,14 @@ export interface RecordRestrictionView {
   legalHold: boolean;
 }
 
+/** A record under the data subject's rights, with who restricted it or set its hold and why (from the audit trail). */
+export interface RecordRightsView extends RecordRestrictionView {
+  restrictedBy: string | null;
+  restrictionReason: string | null;
+  legalHoldBy: string | null;
+  legalHoldReason: string | null;
+}
+
 /**
  * The data subject's rights on the clinical record (docs/privacy.md): an
  * erasure request restricts the record (GDPR art. 18; the WGBO keeps it for
@@ -87,6 +95,38 @@ export class RecordPrivacyService {
     assertCan(this.store.identity, 'listLegalHolds');
     const rows = await this.store.read((tx) => tx.patient.findMany({ where: { legalHold: true }, select: { id: true }, orderBy: { id: 'asc' } }));
     return rows.map((row) => row.id);
+  }
+
+  /**
+   * The tenant's records under the data subject's rights: restricted (an erasure or restriction request) or under
+   * legal hold, each with who set the restriction and the hold and why (their newest audit records).
+   */
+  async restrictions(): Promise<RecordRightsView[]> {
+    assertCan(this.store.identity, 'reviewAccessLog');
+    return this.store.read(async (tx) => {
+      const rows = await tx.patient.findMany({
+        where: { OR: [{ restrictedAt: { not: null } }, { legalHold: true }] },
+        select: { id: true, restrictedAt: true, deleteAfter: true, legalHold: true },
+        orderBy: { id: 'asc' },
+      });
+      const records = await tx.auditRecord.findMany({
+        where: { entityType: 'Patient', entityId: { in: rows.map((row) => row.id) }, action: { in: ['restrict', 'legal-hold'] } },
+        select: { entityId: true, action: true, actor: true, reason: true },
+        orderBy: { seq: 'desc' },
+      });
+      const newest = (patientId: string, action: string) => records.find((r) => r.entityId === patientId && r.action === action);
+      return rows.map((row) => {
+        const restricted = row.restrictedAt ? newest(row.id, 'restrict') : undefined;
+        const held = row.legalHold ? newest(row.id, 'legal-hold') : undefined;
+        return {
+          ...view(row),
+          restrictedBy: restricted?.actor ?? null,
+          restrictionReason: restricted?.reason ?? null,
+          legalHoldBy: held?.actor ?? null,
+          legalHoldReason: held?.reason ?? null,
+        };
+      });
+    });
   }
 
   private overrides() {

@@ -16,6 +16,21 @@ export class RecordRestriction {
   legalHold!: boolean;
 }
 
+@ObjectType({ description: 'A record restricted or under legal hold, with who set the restriction and the hold and why (their audit records).' })
+export class RecordRights extends RecordRestriction {
+  @Field(() => String, { nullable: true, description: 'Who restricted the record (null while it is not restricted).' })
+  restrictedBy!: string | null;
+
+  @Field(() => String, { nullable: true, description: 'The reason given with the restriction, e.g. the erasure request.' })
+  restrictionReason!: string | null;
+
+  @Field(() => String, { nullable: true, description: 'Who set the legal hold (null while there is none).' })
+  legalHoldBy!: string | null;
+
+  @Field(() => String, { nullable: true })
+  legalHoldReason!: string | null;
+}
+
 export const RecordRetentionPeriod = retentionPeriodType(
   'RecordRetentionPeriod',
   "One retention period of the clinical record's data for the tenant.",

@@ -32,6 +32,24 @@ export type AccessArea =
   | 'OBSERVATION'
   | 'ORDER';
 
+/** What the privacy review flags in an access-log entry (docs/admin.md "Privacy"). */
+export type AccessFlag =
+  /** Read by an AI agent (an OAuth client), an integration, or for a responsible user other than the actor. */
+  | 'AGENT'
+  /** Declared as emergency treatment (purpose ETREAT). */
+  | 'BREAK_GLASS'
+  /** The actor read at least 10 patients within 5 minutes either side of this entry. */
+  | 'BULK'
+  /** No known grounds, or treatment grounds by an actor who is not the practitioner of any of the patient's appointments. */
+  | 'OUTSIDE_TREATMENT';
+
+export type AccessFlagCount = {
+  __typename?: 'AccessFlagCount';
+  entries: Scalars['Int']['output'];
+  flag: AccessFlag;
+  unreviewed: Scalars['Int']['output'];
+};
+
 /** One read of patient data (NEN 7513 access logging). */
 export type AccessLogEntry = {
   __typename?: 'AccessLogEntry';
@@ -65,6 +83,17 @@ export type AccessLogPage = {
   pagination: Pagination;
 };
 
+/** The privacy officer's review of one access-log entry; final once made. */
+export type AccessLogReview = {
+  __typename?: 'AccessLogReview';
+  entryId: Scalars['ID']['output'];
+  /** The entry’s flags when it was reviewed. */
+  flags: Array<AccessFlag>;
+  note?: Maybe<Scalars['String']['output']>;
+  reviewedAt: Scalars['DateTimeISO']['output'];
+  reviewedBy: Scalars['String']['output'];
+};
+
 /** What one staff role may do with one area of the record in this tenant. */
 export type AccessPolicyEntry = {
   __typename?: 'AccessPolicyEntry';
@@ -76,6 +105,70 @@ export type AccessPolicyEntry = {
   source: Scalars['String']['output'];
   updatedAt?: Maybe<Scalars['DateTimeISO']['output']>;
   updatedBy?: Maybe<Scalars['String']['output']>;
+};
+
+/** An access-log entry as the privacy review sees it: its flags and its review. */
+export type AccessReviewEntry = {
+  __typename?: 'AccessReviewEntry';
+  /** read | list */
+  action: Scalars['String']['output'];
+  actor: Scalars['String']['output'];
+  at: Scalars['DateTimeISO']['output'];
+  /** AI agents: the token's OAuth client. */
+  client?: Maybe<Scalars['String']['output']>;
+  /** NEN 7513: the kind of data read (demographics, encounter, observation, order, document, clinical, ehr, directory); null in older entries. */
+  dataCategory?: Maybe<Scalars['String']['output']>;
+  entityId: Scalars['String']['output'];
+  entityType: Scalars['String']['output'];
+  flags: Array<AccessFlag>;
+  /** NEN 7513: the grounds the access was granted on (treatment, consent:<purpose>, own-record, subject-access, service); null in older entries. */
+  grounds?: Maybe<Scalars['String']['output']>;
+  id: Scalars['ID']['output'];
+  patientId: Scalars['ID']['output'];
+  /** The purpose of use declared for the read (HL7 v3 PurposeOfUse code, e.g. TREAT). */
+  purpose?: Maybe<Scalars['String']['output']>;
+  requestId?: Maybe<Scalars['String']['output']>;
+  /** NEN 7513: the person answerable for the read (the actor, or whom an agent or integration acts for); null in entries written before it was kept. */
+  responsibleUser?: Maybe<Scalars['String']['output']>;
+  /** Null while the entry is not reviewed. */
+  review?: Maybe<AccessLogReview>;
+  roles: Array<Scalars['String']['output']>;
+  /** AI agents: the MCP tool that read the data. */
+  tool?: Maybe<Scalars['String']['output']>;
+};
+
+export type AccessReviewPage = {
+  __typename?: 'AccessReviewPage';
+  data: Array<AccessReviewEntry>;
+  pagination: Pagination;
+};
+
+/** The tenant's periodic access-log review report (NEN 7513) for a period. */
+export type AccessReviewReport = {
+  __typename?: 'AccessReviewReport';
+  actors: Scalars['Int']['output'];
+  /** The bulk flag: this many patients… */
+  bulkPatients: Scalars['Int']['output'];
+  /** …within this many minutes either side of an entry. */
+  bulkWindowMinutes: Scalars['Int']['output'];
+  /** Entries of the period that name a patient. */
+  entries: Scalars['Int']['output'];
+  /** Entries with at least one flag. */
+  flagged: Scalars['Int']['output'];
+  flags: Array<AccessFlagCount>;
+  from: Scalars['DateTimeISO']['output'];
+  generatedAt: Scalars['DateTimeISO']['output'];
+  generatedBy: Scalars['String']['output'];
+  patients: Scalars['Int']['output'];
+  /** Reviews made during the period, newest first (at most 100). */
+  reviews: Array<AccessLogReview>;
+  /** Reviews made during the period. */
+  reviewsDone: Scalars['Int']['output'];
+  tenantId: Scalars['String']['output'];
+  to: Scalars['DateTimeISO']['output'];
+  /** Flagged entries not yet reviewed, newest first (at most 100). */
+  unreviewed: Array<AccessReviewEntry>;
+  unreviewedFlagged: Scalars['Int']['output'];
 };
 
 /** An operational alert, e.g. a webhook subscription disabled after failing. */
@@ -711,6 +804,8 @@ export type Mutation = {
   fhirUpdate: Scalars['JSONObject']['output'];
   /** Records the patient's consent for a purpose. */
   grantConsent: Consent;
+  /** Admin (privacy review): marks 1..100 access-log entries reviewed, with a note; audited. An entry already reviewed is a CONFLICT. */
+  markAccessLogReviewed: Array<AccessLogReview>;
   /** IHE MHD ITI-65 Provide Document Bundle: a FHIR transaction Bundle (SubmissionSet List, DocumentReferences, Binaries), stored in the XDS registry and repository like ITI-41, all or nothing; answers the transaction-response Bundle (URLs relative to the FHIR service base). */
   mhdProvideDocumentBundle: Scalars['JSONObject']['output'];
   /** Commits the versions of an openEHR CONTRIBUTION together (all or none). */
@@ -928,6 +1023,12 @@ export type MutationGrantConsentArgs = {
   patientId: Scalars['ID']['input'];
   purpose: ConsentPurpose;
   reason?: InputMaybe<Scalars['String']['input']>;
+};
+
+
+export type MutationMarkAccessLogReviewedArgs = {
+  entryIds: Array<Scalars['ID']['input']>;
+  note?: InputMaybe<Scalars['String']['input']>;
 };
 
 
@@ -1587,9 +1688,10 @@ export type PreferencesInput = {
   quietHours?: InputMaybe<QuietHoursInput>;
 };
 
-/** Why the data is read; recorded in the access log as the HL7 v3 PurposeOfUse code (TREAT, CAREMGT, PATRQT, HOPERAT). */
+/** Why the data is read; recorded in the access log as the HL7 v3 PurposeOfUse code (TREAT, CAREMGT, PATRQT, HOPERAT, ETREAT for emergency, which the privacy review flags as break-glass). */
 export type PurposeOfUse =
   | 'CARE_MANAGEMENT'
+  | 'EMERGENCY'
   | 'OPERATIONS'
   | 'PATIENT_REQUESTED'
   | 'TREATMENT';
@@ -1607,8 +1709,12 @@ export type Query = {
   __typename?: 'Query';
   /** Who read a patient's record, newest first (admin, or the patient for their own). */
   accessLog: AccessLogPage;
+  /** Admin (privacy review): the tenant's access log with flags and reviews, newest first; limit 1..100. */
+  accessLogReview: AccessReviewPage;
   /** Admin: the tenant's effective role × area permissions. */
   accessPolicy: Array<AccessPolicyEntry>;
+  /** Admin (privacy review): the tenant's periodic access-log review report for a period. */
+  accessReviewReport: AccessReviewReport;
   /** Alerts of the tenant, newest first (e.g. webhook.disabled). */
   alerts: AlertList;
   appointment?: Maybe<Appointment>;
@@ -1636,6 +1742,8 @@ export type Query = {
   compositionHistory: Array<Composition>;
   /** Latest versions of compositions, newest first; limit 1..100 (default 20). */
   compositions: CompositionPage;
+  /** Admin (privacy review): one patient's consents (one per purpose, recorded or default), or every consent decision recorded in the tenant. */
+  consentRegister: Array<Consent>;
   /** An EHR by id; NOT_FOUND when unknown or not visible. */
   ehr: Ehr;
   /** FHIR CapabilityStatement of the FHIR facade (without its address). */
@@ -1702,6 +1810,8 @@ export type Query = {
   populationQueries: PopulationQueryPage;
   /** Admin: whether a patient's record is restricted, when it will be deleted, and its legal hold. */
   recordRestriction: RecordRestriction;
+  /** Admin (privacy review): the tenant's records restricted on an erasure or restriction request, or under legal hold. */
+  recordRestrictions: Array<RecordRights>;
   /** Admin: the tenant's retention periods of clinical data. */
   recordRetention: Array<RecordRetentionPeriod>;
   /** The tenant's reminder settings (admin). */
@@ -1739,6 +1849,25 @@ export type QueryAccessLogArgs = {
   offset?: InputMaybe<Scalars['Int']['input']>;
   patientId: Scalars['ID']['input'];
   to?: InputMaybe<Scalars['String']['input']>;
+};
+
+
+export type QueryAccessLogReviewArgs = {
+  actor?: InputMaybe<Scalars['String']['input']>;
+  flag?: InputMaybe<AccessFlag>;
+  flagged?: InputMaybe<Scalars['Boolean']['input']>;
+  from?: InputMaybe<Scalars['String']['input']>;
+  limit?: InputMaybe<Scalars['Int']['input']>;
+  offset?: InputMaybe<Scalars['Int']['input']>;
+  patientId?: InputMaybe<Scalars['ID']['input']>;
+  reviewed?: InputMaybe<Scalars['Boolean']['input']>;
+  to?: InputMaybe<Scalars['String']['input']>;
+};
+
+
+export type QueryAccessReviewReportArgs = {
+  from: Scalars['String']['input'];
+  to: Scalars['String']['input'];
 };
 
 
@@ -1820,6 +1949,11 @@ export type QueryCompositionsArgs = {
   filter?: InputMaybe<CompositionFilter>;
   limit?: InputMaybe<Scalars['Int']['input']>;
   offset?: InputMaybe<Scalars['Int']['input']>;
+};
+
+
+export type QueryConsentRegisterArgs = {
+  patientId?: InputMaybe<Scalars['ID']['input']>;
 };
 
 
@@ -2130,6 +2264,25 @@ export type RecordRetentionPeriod = {
   rule: Scalars['String']['output'];
   /** default | tenant */
   source: Scalars['String']['output'];
+};
+
+/** A record restricted or under legal hold, with who set the restriction and the hold and why (their audit records). */
+export type RecordRights = {
+  __typename?: 'RecordRights';
+  /** When the retention purge deletes the restricted record (unless under legal hold). */
+  deleteAfter?: Maybe<Scalars['DateTimeISO']['output']>;
+  /** A legal hold keeps the record and its access log past deleteAfter. */
+  legalHold: Scalars['Boolean']['output'];
+  /** Who set the legal hold (null while there is none). */
+  legalHoldBy?: Maybe<Scalars['String']['output']>;
+  legalHoldReason?: Maybe<Scalars['String']['output']>;
+  patientId: Scalars['ID']['output'];
+  /** When the record was restricted; null while it is processed normally. */
+  restrictedAt?: Maybe<Scalars['DateTimeISO']['output']>;
+  /** Who restricted the record (null while it is not restricted). */
+  restrictedBy?: Maybe<Scalars['String']['output']>;
+  /** The reason given with the restriction, e.g. the erasure request. */
+  restrictionReason?: Maybe<Scalars['String']['output']>;
 };
 
 /** The window of a recovery. */
