@@ -79,6 +79,19 @@ describe(`clinical record audit, encryption and isolation at the database (${bac
         { e: state.ehr, c: NOTE('MARKER-headache-XYZZY') },
       );
       state.uid = data.createComposition.uid;
+      // The vital signs the FHIR delete exercises below remove entry by entry.
+      const vitals = await gql(
+        'mutation($e: ID!, $c: JSONObject!) { createComposition(input: { templateId: "vital_signs.v1", ehrId: $e, content: $c }) { id } }',
+        {
+          e: state.ehr,
+          c: {
+            blood_pressure: { systolic: { magnitude: 120, unit: 'mm[Hg]' }, diastolic: { magnitude: 80, unit: 'mm[Hg]' } },
+            pulse: { rate: { magnitude: 61, unit: '/min' } },
+            recorded_at: '2026-11-20T08:00:00Z',
+          },
+        },
+      );
+      state.vitals = vitals.createComposition.id;
     },
     updateComposition: async () => {
       const data = await gql('mutation($id: ID!, $m: ID!, $c: JSONObject!) { updateComposition(id: $id, ifMatch: $m, content: $c) { uid } }', {
@@ -217,6 +230,17 @@ describe(`clinical record audit, encryption and isolation at the database (${bac
     fhirConditionalCreate: () =>
       gql('mutation($r: JSONObject!) { fhirConditionalCreate(ifNoneExist: "name:exact=Hazelaar", resource: $r) }', {
         r: { resourceType: 'Patient', name: [{ family: 'Hazelaar', given: ['Mees'] }] },
+      }),
+    fhirPatch: () =>
+      gql('mutation($id: ID!, $p: JSON!) { fhirPatch(resourceType: "Patient", id: $id, patch: $p) }', {
+        id: state.fhirPatient,
+        p: [{ op: 'add', path: '/gender', value: 'other' }],
+      }),
+    fhirDelete: () =>
+      gql('mutation($id: ID!) { fhirDelete(resourceType: "Observation", id: $id, reason: "entered in error") }', { id: `${state.vitals}.pulse` }),
+    fhirConditionalDelete: () =>
+      gql('mutation($q: String!) { fhirConditionalDelete(resourceType: "Observation", query: $q, reason: "entered in error") }', {
+        q: 'patient=p-3001&code=http://loinc.org|85354-9',
       }),
     fhirConditionalUpdate: () =>
       gql('mutation($q: String!, $r: JSONObject!) { fhirConditionalUpdate(resourceType: "Patient", query: $q, resource: $r) }', {

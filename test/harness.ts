@@ -58,7 +58,15 @@ export interface TestPlatform {
   url: string;
   env: Record<string, string>;
   /** A bearer token; defaults: tenant demo, role admin. */
-  token(options?: { tenants?: string[]; roles?: string[]; sub?: string; patientId?: string; clientId?: string; scope?: string; ttlSeconds?: number }): Promise<string>;
+  token(options?: {
+    tenants?: string[];
+    roles?: string[];
+    sub?: string;
+    patientId?: string;
+    clientId?: string;
+    scope?: string;
+    ttlSeconds?: number;
+  }): Promise<string>;
   /** An HTTP call to the gateway; `token: null` sends no Authorization header. */
   request(method: string, path: string, options?: RequestOptions): Promise<TestResponse>;
   /** A GraphQL operation through the gateway. */

@@ -34,7 +34,14 @@ export function patientInput(resource: FhirResource): Json {
   const email = telecom.find((t) => t?.system === 'email')?.value ?? null;
   if (resource.active === false) details.push({ path: 'Patient.active', message: 'inactive patients are not supported' });
   if (details.length > 0) throw validationError('Invalid Patient', details);
-  return { givenNames: name ? name.given : null, family: name ? name.family : null, birthDate: resource.birthDate ?? null, gender: resource.gender ?? null, phone, email };
+  return {
+    givenNames: name ? name.given : null,
+    family: name ? name.family : null,
+    birthDate: resource.birthDate ?? null,
+    gender: resource.gender ?? null,
+    phone,
+    email,
+  };
 }
 
 const isLoinc = (concept: Json | undefined, code: string) => (concept?.coding ?? []).some((c: Json) => c?.system === LOINC && c?.code === code);
