@@ -4,8 +4,9 @@ import { resolveSecrets } from '../common/secrets';
 import { isReservedSubject, ROLES, TENANT_ID } from '../common/auth/principal';
 import { issueAccessToken, parseTokenLifetime, tokenKeyOrigin } from '../common/auth/tokens';
 
-const USAGE = `Usage: npm run --silent token -- --tenant <id> [--tenant <id>…] --role <role> [--role <role>…] [--sub <subject>] [--patient <patientId>] [--client <clientId>] [--scope "<SMART scopes>"] [--ttl 12h]
+const USAGE = `Usage: npm run --silent token -- --tenant <id> [--tenant <id>…] --role <role> [--role <role>…] [--sub <subject>] [--patient <patientId>] [--client <clientId>] [--scope "<SMART scopes>"] [--act <subject>] [--ttl 12h]
 --scope: SMART App Launch scopes, space-separated (patient/Observation.rs user/*.cruds launch/patient): the token is held to them on top of its roles (docs/security.md)
+--act: who acts for --sub (an agent or integration acting for that person; the RFC 8693 act claim): the access log names both
 --ttl: how long the token lives (s, m, h or d; default 12h, at most AUTH_MAX_TOKEN_LIFETIME, 30d unless set)
 Roles: ${ROLES.join(', ')}
 --tenant may be left out for a platform_admin-only token: it then acts in the platform scope, managing tenants (docs/tenants.md) and reaching no tenant's data.`;
@@ -20,6 +21,7 @@ async function main(): Promise<void> {
       patient: { type: 'string' },
       client: { type: 'string' },
       scope: { type: 'string' },
+      act: { type: 'string' },
       ttl: { type: 'string', default: '12h' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -41,6 +43,7 @@ async function main(): Promise<void> {
   // The server refuses these in every token: say so here instead of printing a token that cannot work.
   for (const tenant of tenants) if (!TENANT_ID.test(tenant)) problems.push(`'${tenant}' is not a tenant id (letters, digits, _ . -; up to 64)`);
   if (values.sub !== undefined && isReservedSubject(values.sub)) problems.push(`--sub: subjects starting with 'system:' are reserved`);
+  if (values.act !== undefined && isReservedSubject(values.act)) problems.push(`--act: subjects starting with 'system:' are reserved`);
   if (roles.includes('patient') && !values.patient) problems.push('--patient <patientId> is required with --role patient');
   let ttlSeconds = 0;
   try {
@@ -59,7 +62,16 @@ async function main(): Promise<void> {
   }
   const token = await issueAccessToken(
     secrets.jwtSecret,
-    { sub: values.sub ?? `dev-${roles[0]}`, tenants, roles, patientId: values.patient, clientId: values.client, scope: values.scope, ttlSeconds },
+    {
+      sub: values.sub ?? `dev-${roles[0]}`,
+      tenants,
+      roles,
+      patientId: values.patient,
+      clientId: values.client,
+      scope: values.scope,
+      actor: values.act,
+      ttlSeconds,
+    },
     config,
   );
   process.stdout.write(`${token}\n`);

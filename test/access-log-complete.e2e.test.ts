@@ -26,6 +26,8 @@ describe(`every clinical read path writes a complete access-log entry (${backend
     purpose: string;
     patientId?: string;
     clientId?: string;
+    /** Who acts for the token's subject (its `act` claim): the entries' actor, the subject their responsible user. */
+    actor?: string;
     /** The data category every entry of the path names, where it is one. */
     category?: string;
     /** A data category one of the path's entries at least names. */
@@ -159,6 +161,15 @@ describe(`every clinical read path writes a complete access-log entry (${backend
       read: (token) => ok(t.request('GET', '/fhir/R4/Observation?patient=p-1001', { token })),
     },
     {
+      name: 'agent-acting-for-clinician',
+      roles: ['clinician'],
+      clientId: AGENT,
+      actor: 'assistant-of-walker',
+      grounds: 'consent:ai_assistance',
+      purpose: 'TREAT',
+      read: (token) => ok(t.request('GET', '/fhir/R4/Observation?patient=p-1001', { token })),
+    },
+    {
       name: 'mcp-tool',
       roles: ['clinician'],
       clientId: AGENT,
@@ -209,16 +220,17 @@ describe(`every clinical read path writes a complete access-log entry (${backend
     '[LOG-001, LOG-006] %s writes entries with actor, responsible user, patient, action, data category, time, purpose, grounds and client',
     async (name, path) => {
       const sub = `walker-${name}`;
-      const token = await t.token({ tenants: ['demo'], roles: path.roles, sub, patientId: path.patientId, clientId: path.clientId });
+      const token = await t.token({ tenants: ['demo'], roles: path.roles, sub, patientId: path.patientId, clientId: path.clientId, actor: path.actor });
       await path.read(token);
       const admin = await t.token({ tenants: ['demo'], roles: ['admin'], sub: 'auditor' });
       const log = await ok(t.request('GET', '/api/ehr/patients/p-1001/access-log?limit=100', { token: admin }));
-      const entries = log.data.filter((e: { actor: string }) => e.actor === sub);
+      const actor = path.actor ?? sub;
+      const entries = log.data.filter((e: { actor: string }) => e.actor === actor);
       expect(entries.length).toBeGreaterThan(0);
       if (path.including) expect(entries.map((e: { dataCategory: string }) => e.dataCategory)).toContain(path.including);
       for (const entry of entries) {
         expect(entry).toMatchObject({
-          actor: sub,
+          actor,
           responsibleUser: sub,
           patientId: 'p-1001',
           action: expect.stringMatching(/^(read|list|query)$/),
@@ -232,6 +244,8 @@ describe(`every clinical read path writes a complete access-log entry (${backend
       const event = await ok(t.request('GET', `/fhir/R4/AuditEvent/${entries[0].id}`, { token: admin }));
       expect(validateFhir(event)).toBe(1);
       expect(event.agent[0].policy).toEqual([`urn:caregraph:access-grounds:${entries[0].grounds}`]);
+      // The person a token acts for is the AuditEvent's responsible party beside the actor.
+      if (path.actor) expect(event.agent[1]).toMatchObject({ who: { identifier: { value: sub } }, requestor: false });
       expect(event.entity.at(-1).detail).toEqual([{ type: 'dataCategory', valueString: entries[0].dataCategory }]);
     },
   );

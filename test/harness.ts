@@ -65,6 +65,7 @@ export interface TestPlatform {
     patientId?: string;
     clientId?: string;
     scope?: string;
+    actor?: string;
     ttlSeconds?: number;
   }): Promise<string>;
   /** An HTTP call to the gateway; `token: null` sends no Authorization header. */
@@ -176,6 +177,7 @@ export async function startTestPlatform(
         patientId: options.patientId,
         clientId: options.clientId,
         scope: options.scope,
+        actor: options.actor,
         ttlSeconds: options.ttlSeconds ?? 600,
       },
       platform.runtime.config,

@@ -30,7 +30,7 @@ function remember<T>(cache: Map<string, Entry<T>>, key: string, entry: Entry<T>)
 
 function identityKey(identity: Identity): string {
   const agent = identity.agent ? JSON.stringify([identity.agent.client, identity.agent.tool, identity.agent.purpose]) : '';
-  return `${identity.sub}\u0000${identity.tenantId}\u0000${identity.roles.join(',')}\u0000${identity.patientId ?? ''}\u0000${identity.tenants?.join(',') ?? ''}\u0000${identity.exp ?? ''}\u0000${identity.clientId ?? ''}\u0000${agent}\u0000${identity.subjectAccess ? 'subject-access' : ''}\u0000${identity.scope ?? ''}`;
+  return `${identity.sub}\u0000${identity.tenantId}\u0000${identity.roles.join(',')}\u0000${identity.patientId ?? ''}\u0000${identity.tenants?.join(',') ?? ''}\u0000${identity.exp ?? ''}\u0000${identity.clientId ?? ''}\u0000${agent}\u0000${identity.subjectAccess ? 'subject-access' : ''}\u0000${identity.scope ?? ''}\u0000${identity.actor ?? ''}`;
 }
 
 /**

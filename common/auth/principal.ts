@@ -20,6 +20,8 @@ export interface Principal {
   exp?: number;
   /** SMART App Launch scopes, space-separated (the `scope` claim): held to them on top of the roles (smart-scopes.ts). */
   scope?: string;
+  /** Who acts for `sub` (the token's RFC 8693 `act` claim): the access log's actor, `sub` its responsible user. */
+  actor?: string;
 }
 
 /**
@@ -57,6 +59,8 @@ export interface Identity {
   subjectAccess?: true;
   /** The token's SMART scopes (Principal.scope); absent: the roles alone decide. */
   scope?: string;
+  /** Principal.actor: who acts for `sub`. */
+  actor?: string;
 }
 
 /**
@@ -114,5 +118,6 @@ export function identityFor(principal: Principal, tenantId: string): Identity {
     ...(principal.exp !== undefined ? { exp: principal.exp } : {}),
     ...(principal.clientId !== undefined ? { clientId: principal.clientId } : {}),
     ...(principal.scope !== undefined ? { scope: principal.scope } : {}),
+    ...(principal.actor !== undefined ? { actor: principal.actor } : {}),
   };
 }

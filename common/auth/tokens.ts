@@ -15,6 +15,8 @@ const claimsSchema = z.object({
   client_id: z.string().min(1).max(200).optional(),
   azp: z.string().min(1).max(200).optional(),
   scope: z.string().max(4000).optional(),
+  /** RFC 8693: the party acting for `sub` (an agent or integration acting for the person the token is about). */
+  act: z.object({ sub: z.string().min(1).max(200) }).optional(),
   exp: z.number().optional(),
   iat: z.number().optional(),
 });
@@ -31,7 +33,7 @@ function claimProblem(claims: z.infer<typeof claimsSchema>, now: number, maxLife
   if (claims.exp === undefined) return 'the exp claim is required (tokens must expire)';
   const start = claims.iat === undefined ? now : Math.min(claims.iat, now + CLOCK_SKEW_SECONDS);
   if (claims.exp - start > maxLifetime) return `the token's lifetime exceeds the maximum of ${formatLifetime(maxLifetime)}`;
-  if (isReservedSubject(claims.sub)) return `subjects starting with 'system:' are reserved`;
+  if (isReservedSubject(claims.sub) || (claims.act && isReservedSubject(claims.act.sub))) return `subjects starting with 'system:' are reserved`;
   const bad = claims.tenants.find((tenant) => !TENANT_ID.test(tenant));
   if (bad !== undefined) return `${JSON.stringify(bad).slice(0, 70)} is not a valid tenant id`;
   if (claims.roles.includes('patient') && !claims.patientId) return 'the patient role needs a patientId claim';
@@ -77,9 +79,9 @@ export function createAccessTokenVerifier(config: Config, secrets: Secrets, cloc
     }
     const problem = claimProblem(claims.data, Math.floor(clock.now().getTime() / 1000), config.AUTH_MAX_TOKEN_LIFETIME);
     if (problem) throw new AppError('UNAUTHENTICATED', `Invalid bearer token: ${problem}`);
-    const { client_id, azp, iat: _iat, ...rest } = claims.data;
+    const { client_id, azp, iat: _iat, act, ...rest } = claims.data;
     const clientId = client_id ?? azp;
-    return clientId ? { ...rest, clientId } : rest;
+    return { ...rest, ...(clientId ? { clientId } : {}), ...(act ? { actor: act.sub } : {}) };
   };
 }
 
@@ -101,6 +103,8 @@ export interface TokenRequest {
   clientId?: string;
   /** SMART scopes, space-separated (`scope` claim). */
   scope?: string;
+  /** Who acts for `sub` (RFC 8693 `act` claim). */
+  actor?: string;
   ttlSeconds: number;
 }
 
@@ -118,6 +122,7 @@ export async function issueAccessToken(
     ...(request.patientId ? { patientId: request.patientId } : {}),
     ...(request.clientId ? { client_id: request.clientId } : {}),
     ...(request.scope !== undefined ? { scope: request.scope } : {}),
+    ...(request.actor !== undefined ? { act: { sub: request.actor } } : {}),
   })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
     .setSubject(request.sub)
@@ -147,6 +152,7 @@ const identitySchema = z.object({
   agent: z.object({ client: z.string(), tool: z.string().optional(), purpose: z.string().optional() }).strict().optional(),
   subjectAccess: z.literal(true).optional(),
   scope: z.string().optional(),
+  actor: z.string().optional(),
 });
 
 export async function signIdentity(key: Uint8Array, identity: Identity, ttlSeconds = 300): Promise<string> {
@@ -161,6 +167,7 @@ export async function signIdentity(key: Uint8Array, identity: Identity, ttlSecon
     ...(identity.agent ? { agent: identity.agent } : {}),
     ...(identity.subjectAccess ? { subjectAccess: true } : {}),
     ...(identity.scope !== undefined ? { scope: identity.scope } : {}),
+    ...(identity.actor !== undefined ? { actor: identity.actor } : {}),
   })
     .setProtectedHeader({ alg: 'HS256' })
     .setSubject(identity.sub)

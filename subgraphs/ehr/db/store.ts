@@ -216,6 +216,8 @@ export class TenantStore implements ReadAccount {
     const [head] = await tx.$queryRaw<Array<{ seq: number; hash: string }>>`
       SELECT seq, hash FROM "ehr"."LogHead" WHERE "tenantId" = ${this.tenantId} AND log = 'access'`;
     const agent = this.identity.agent;
+    // A token acting for someone (RFC 8693 `act`) names who read (actor) and for whom (responsible user).
+    const actor = this.identity.actor ?? this.identity.sub;
     const at = new Date();
     let previous = { seq: head?.seq ?? 0, hash: head?.hash ?? GENESIS_HASH };
     const chained = rows.map((entry) => {
@@ -225,7 +227,7 @@ export class TenantStore implements ReadAccount {
         tenantId: this.tenantId,
         seq: previous.seq + 1,
         id: randomUUID(),
-        actor: this.identity.sub,
+        actor,
         roles: [...this.identity.roles],
         action: entry.action ?? 'read',
         entityType: entry.entityType,
@@ -252,7 +254,7 @@ export class TenantStore implements ReadAccount {
     await tx.$executeRaw`
       INSERT INTO "ehr"."AccessLog" ("tenantId", "seq", "id", "actor", "roles", "action", "entityType", "entityId", "patientId", "requestId", "purpose", "client", "tool",
                                      "responsibleUser", "dataCategory", "grounds", "detail", "at", "prevHash", "hash", "hashVersion")
-      SELECT ${this.tenantId}, e.seq, e.id, ${this.identity.sub}, ${this.identity.roles}::text[], e.action, e."entityType", e."entityId", e."patientId", e."requestId",
+      SELECT ${this.tenantId}, e.seq, e.id, ${actor}, ${this.identity.roles}::text[], e.action, e."entityType", e."entityId", e."patientId", e."requestId",
              e.purpose, ${agent?.client ?? null}, ${agent?.tool ?? null}, e."responsibleUser", e."dataCategory", e.grounds,
              e.detail::jsonb, ${at.toISOString()}::timestamp, e."prevHash", e.hash, ${ACCESS_NEN7513}
       FROM unnest(${column('seq')}::int[], ${column('id')}::text[], ${column('action')}::text[], ${column('entityType')}::text[],
