@@ -68,7 +68,18 @@ export interface OperationalTemplate {
 
 const ARRAYS = new Set(['attributes', 'children', 'term_definitions', 'items', 'code_list', 'list', 'includes', 'excludes', 'other_details']);
 
-const parser = xmlReader(ARRAYS);
+/**
+ * Term texts and descriptions are read as written: EHRbase publishes a description with its line breaks and the
+ * whitespace around it (the text is trimmed, as before).
+ */
+const parser = xmlReader(ARRAYS, ['..term_definitions.items']);
+
+const ENTITIES: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" };
+/** The five predefined entities and character references in raw XML text. */
+const decodeXml = (raw: string) =>
+  raw.replace(/&(#x[0-9a-fA-F]+|#[0-9]+|lt|gt|amp|quot|apos);/g, (_, e: string) =>
+    e.startsWith('#x') ? String.fromCodePoint(parseInt(e.slice(2), 16)) : e.startsWith('#') ? String.fromCodePoint(Number(e.slice(1))) : ENTITIES[e],
+  );
 
 type X = Record<string, any>;
 
@@ -103,8 +114,11 @@ function termsOf(x: X): Map<string, Term> {
   for (const def of (x.term_definitions as X[] | undefined) ?? []) {
     const code = def['@code'] as string;
     const items = (def.items as X[] | undefined) ?? [];
-    const find = (id: string) => text(items.find((i) => i['@id'] === id));
-    terms.set(code, { text: find('text') ?? code, description: find('description') });
+    const find = (id: string) => {
+      const raw = text(items.find((i) => i['@id'] === id));
+      return raw === undefined ? undefined : decodeXml(raw);
+    };
+    terms.set(code, { text: find('text')?.trim() ?? code, description: find('description') });
   }
   return terms;
 }

@@ -48,13 +48,35 @@ function hide<T extends object>(target: T, key: string, value: unknown): T {
   return target;
 }
 
+/** The order EHRbase writes a node's fields in (the JSON is read by people too). */
+const FIELD_ORDER = [
+  'id',
+  'name',
+  'localizedName',
+  'rmType',
+  'nodeId',
+  'min',
+  'max',
+  'dependsOn',
+  'localizedNames',
+  'localizedDescriptions',
+  'aqlPath',
+  'inputs',
+  'proportionTypes',
+  'termBindings',
+  'children',
+  'inContext',
+];
+
 export function makeNode(
   fields: Omit<WebNode, 'steps' | 'constraint' | 'textAlternative'>,
   steps: RmStep[],
   constraint?: OptObject,
   textAlternative = false,
 ): WebNode {
-  const node = { ...fields } as WebNode;
+  const own = fields as Record<string, unknown>;
+  const keys = [...FIELD_ORDER.filter((k) => k in own), ...Object.keys(own).filter((k) => !FIELD_ORDER.includes(k))];
+  const node = Object.fromEntries(keys.map((k) => [k, own[k]])) as unknown as WebNode;
   hide(node, 'steps', steps);
   hide(node, 'constraint', constraint);
   hide(node, 'textAlternative', textAlternative);
@@ -67,7 +89,8 @@ export function makeNode(
  */
 export const isTypeAlternative = (node: WebNode) => node.steps.length === 1 && node.steps[0].attr === 'value' && node.rmType.startsWith('DV_');
 
-/** An RM attribute shown as a context node (`language`, `time`, `composer`…). */
+/** An RM attribute shown as a context node (`language`, `time`, `composer`…), named after it as EHRbase does (`Start_time`). */
 export function contextNode(id: string, rmType: string, parentAql: string, min = 0, inputs?: WebInput[]): WebNode {
-  return makeNode({ id, rmType, min, max: 1, aqlPath: `${parentAql}/${id}`, ...(inputs ? { inputs } : {}), inContext: true }, [{ attr: id, rmType }]);
+  const name = id.charAt(0).toUpperCase() + id.slice(1);
+  return makeNode({ id, name, rmType, min, max: 1, aqlPath: `${parentAql}/${id}`, ...(inputs ? { inputs } : {}), inContext: true }, [{ attr: id, rmType }]);
 }

@@ -342,18 +342,32 @@ export function buildWebTemplate(opt: OperationalTemplate): WebTemplate {
   const children = dedupe([
     context,
     ...content,
-    contextNode('category', 'DV_CODED_TEXT', '', 1, [
+    // Unlike the other context nodes, EHRbase gives category no name and an empty node id.
+    makeNode(
       {
-        suffix: 'code',
-        type: 'CODED_TEXT',
-        list: categoryCodes.map((code) => ({
-          value: code,
-          label: categoryLabels[code] ?? code,
-          localizedLabels: { [language]: categoryLabels[code] ?? code },
-        })),
-        terminology: 'openehr',
+        id: 'category',
+        rmType: 'DV_CODED_TEXT',
+        nodeId: '',
+        min: 1,
+        max: 1,
+        aqlPath: '/category',
+        inputs: [
+          {
+            suffix: 'code',
+            type: 'CODED_TEXT',
+            list: categoryCodes.map((code) => ({
+              value: code,
+              label: categoryLabels[code] ?? code,
+              // The openEHR terminology's rubric in the template language: EHRbase knows it in English only.
+              localizedLabels: { [language]: language === 'en' ? (categoryLabels[code] ?? code) : '' },
+            })),
+            terminology: 'openehr',
+          },
+        ],
+        inContext: true,
       },
-    ]),
+      [{ attr: 'category', rmType: 'DV_CODED_TEXT' }],
+    ),
     contextNode('language', 'CODE_PHRASE', ''),
     contextNode('territory', 'CODE_PHRASE', ''),
     contextNode('composer', 'PARTY_PROXY', '', 0, inputsFor('PARTY_PROXY', undefined, language, false)),
