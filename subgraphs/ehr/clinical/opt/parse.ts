@@ -20,9 +20,17 @@ interface Term {
   description?: string;
 }
 
+/** A numeric interval's bounds; a bound the interval leaves out (`upper_included` false) is marked excluded. */
+export interface NumberRange {
+  min?: number;
+  max?: number;
+  minExcluded?: true;
+  maxExcluded?: true;
+}
+
 interface QuantityItem {
   unit: string;
-  magnitude?: { min?: number; max?: number };
+  magnitude?: NumberRange;
   precision?: number;
 }
 
@@ -43,7 +51,7 @@ export interface OptObject {
   /** ordinal: allowed values. */
   ordinals?: Array<{ value: number; code: string; terminology: string }>;
   /** primitive (C_STRING, C_INTEGER, C_REAL, C_BOOLEAN, C_DATE_TIME, C_DATE, C_DURATION…): the constraint. */
-  primitive?: { type: string; list?: string[]; pattern?: string; range?: { min?: number; max?: number }; trueValid?: boolean; falseValid?: boolean };
+  primitive?: { type: string; list?: string[]; pattern?: string; range?: NumberRange; trueValid?: boolean; falseValid?: boolean };
   /** internal_ref: the archetype path of the object it reuses. */
   targetPath?: string;
   /** slot: archetype id patterns it admits. */
@@ -101,11 +109,17 @@ function interval(x: X | undefined, fallback: Interval): Interval {
   };
 }
 
-function numberRange(x: X | undefined): { min?: number; max?: number } | undefined {
+function numberRange(x: X | undefined): NumberRange | undefined {
   if (!x) return undefined;
-  const range: { min?: number; max?: number } = {};
-  if (x.lower_unbounded !== 'true' && text(x.lower)) range.min = Number(text(x.lower));
-  if (x.upper_unbounded !== 'true' && text(x.upper)) range.max = Number(text(x.upper));
+  const range: NumberRange = {};
+  if (x.lower_unbounded !== 'true' && text(x.lower)) {
+    range.min = Number(text(x.lower));
+    if (text(x.lower_included) === 'false') range.minExcluded = true;
+  }
+  if (x.upper_unbounded !== 'true' && text(x.upper)) {
+    range.max = Number(text(x.upper));
+    if (text(x.upper_included) === 'false') range.maxExcluded = true;
+  }
   return range;
 }
 

@@ -1,6 +1,7 @@
 import type { ErrorDetail } from '../../../../common/errors';
 import { ismTransitionErrors } from './ism-transition';
 import { typeOf } from './rm-xml';
+import type { NumberRange } from './parse';
 import { isTypeAlternative, makeNode } from './web-node';
 import { codePhrase, primitiveOf, type WebNode, type WebTemplate } from './web-template';
 
@@ -161,9 +162,7 @@ class Checker {
         if (!items.length) return;
         const item = items.find((q) => q.unit === v.units);
         if (!item) return fail(`unit '${v.units}' is not allowed (allowed: ${items.map((q) => q.unit).join(', ')})`, '/units');
-        const { min, max } = item.magnitude ?? {};
-        if (min !== undefined && v.magnitude < min) fail(`${v.magnitude} is below the minimum ${min} ${v.units}`, '/magnitude');
-        if (max !== undefined && v.magnitude > max) fail(`${v.magnitude} is above the maximum ${max} ${v.units}`, '/magnitude');
+        outOfRange(v.magnitude, item.magnitude, ` ${v.units}`, fail);
         return;
       }
       case 'DV_CODED_TEXT': {
@@ -195,9 +194,7 @@ class Checker {
       }
       case 'DV_COUNT': {
         if (!Number.isInteger(v.magnitude)) return fail('magnitude must be a whole number', '/magnitude');
-        const range = primitiveOf(c, 'magnitude')?.range;
-        if (range?.min !== undefined && v.magnitude < range.min) fail(`${v.magnitude} is below the minimum ${range.min}`, '/magnitude');
-        if (range?.max !== undefined && v.magnitude > range.max) fail(`${v.magnitude} is above the maximum ${range.max}`, '/magnitude');
+        outOfRange(v.magnitude, primitiveOf(c, 'magnitude')?.range, '', fail);
         return;
       }
       case 'DV_BOOLEAN':
@@ -292,4 +289,12 @@ export function validateComposition(composition: unknown, wt: WebTemplate): Erro
   const checker = new Checker();
   checker.walk(wt.tree, composition, wt.tree.id);
   return [...errors, ...checker.errors, ...unknownContent(composition, checker.reached)];
+}
+
+/** A magnitude outside the template's interval (a bound the interval excludes is outside too). */
+function outOfRange(magnitude: number, range: NumberRange | undefined, unit: string, fail: (message: string, attribute: string) => void) {
+  if (range?.min !== undefined && (magnitude < range.min || (range.minExcluded && magnitude === range.min)))
+    fail(`${magnitude} is below the ${range.minExcluded ? 'exclusive ' : ''}minimum ${range.min}${unit}`, '/magnitude');
+  if (range?.max !== undefined && (magnitude > range.max || (range.maxExcluded && magnitude === range.max)))
+    fail(`${magnitude} is above the ${range.maxExcluded ? 'exclusive ' : ''}maximum ${range.max}${unit}`, '/magnitude');
 }

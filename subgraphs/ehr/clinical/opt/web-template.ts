@@ -1,4 +1,4 @@
-import type { OperationalTemplate, OptAttribute, OptObject } from './parse';
+import type { NumberRange, OperationalTemplate, OptAttribute, OptObject } from './parse';
 import { contextNode, makeNode, type RmStep, type WebInput, type WebNode } from './web-node';
 import { ismTransitionNode } from './ism-transition';
 
@@ -59,11 +59,11 @@ function term(o: OptObject, language: string) {
   };
 }
 
-function range(r: { min?: number; max?: number } | undefined, maxOp = '<=') {
+function range(r: NumberRange | undefined) {
   if (!r || (r.min === undefined && r.max === undefined)) return undefined;
   return {
-    ...(r.min !== undefined ? { minOp: '>=', min: r.min } : {}),
-    ...(r.max !== undefined ? { maxOp, max: r.max } : {}),
+    ...(r.min !== undefined ? { minOp: r.minExcluded ? '>' : '>=', min: r.min } : {}),
+    ...(r.max !== undefined ? { maxOp: r.maxExcluded ? '<' : '<=', max: r.max } : {}),
   };
 }
 
