@@ -43,6 +43,8 @@ export interface OptObject {
   attributes: OptAttribute[];
   /** Term texts of the archetype this object belongs to (shared by every object of it). */
   terms: Map<string, Term>;
+  /** Term bindings of that archetype: node id → terminology → bound code. */
+  bindings?: Map<string, Record<string, { value: string; terminologyId: string }>>;
   /** code_phrase: terminology and allowed codes (empty: any). */
   terminology?: string;
   codes?: string[];
@@ -74,7 +76,7 @@ export interface OperationalTemplate {
   definition: OptObject;
 }
 
-const ARRAYS = new Set(['attributes', 'children', 'term_definitions', 'items', 'code_list', 'list', 'includes', 'excludes', 'other_details']);
+const ARRAYS = new Set(['attributes', 'children', 'term_definitions', 'term_bindings', 'items', 'code_list', 'list', 'includes', 'excludes', 'other_details']);
 
 /**
  * Term texts and descriptions are read as written: EHRbase publishes a description with its line breaks and the
@@ -137,9 +139,25 @@ function termsOf(x: X): Map<string, Term> {
   return terms;
 }
 
-function readObject(x: X, terms: Map<string, Term>): OptObject {
+/** An archetype's term bindings (`<term_bindings terminology="SNOMED-CT"><items code="at0004"><value>` a code phrase). */
+function bindingsOf(x: X): OptObject['bindings'] {
+  const bindings: NonNullable<OptObject['bindings']> = new Map();
+  for (const group of (x.term_bindings as X[] | undefined) ?? []) {
+    for (const item of (group.items as X[] | undefined) ?? []) {
+      const code = item['@code'] as string;
+      const terminologyId = text(item.value?.terminology_id?.value) ?? (group['@terminology'] as string);
+      const value = text(item.value?.code_string);
+      if (!code || value === undefined) continue;
+      bindings.set(code, { ...bindings.get(code), [terminologyId]: { value, terminologyId } });
+    }
+  }
+  return bindings;
+}
+
+function readObject(x: X, terms: Map<string, Term>, bindings?: OptObject['bindings']): OptObject {
   const xsiType = (x['@type'] as string | undefined) ?? 'C_COMPLEX_OBJECT';
   const ownTerms = xsiType === 'C_ARCHETYPE_ROOT' ? termsOf(x) : terms;
+  const ownBindings = xsiType === 'C_ARCHETYPE_ROOT' ? bindingsOf(x) : bindings;
   const base: OptObject = {
     kind: 'complex',
     rmType: text(x.rm_type_name) ?? '',
@@ -147,6 +165,7 @@ function readObject(x: X, terms: Map<string, Term>): OptObject {
     occurrences: interval(x.occurrences, { min: 1, max: 1 }),
     attributes: [],
     terms: ownTerms,
+    ...(ownBindings?.size ? { bindings: ownBindings } : {}),
   };
   switch (xsiType) {
     case 'C_ARCHETYPE_ROOT':
@@ -201,7 +220,7 @@ function readObject(x: X, terms: Map<string, Term>): OptObject {
       multiple: a['@type'] === 'C_MULTIPLE_ATTRIBUTE',
       existence: interval(a.existence, { min: 0, max: 1 }),
       ...(a.cardinality ? { cardinality: interval(a.cardinality.interval, { min: 0, max: null }) } : {}),
-      children: ((a.children as X[] | undefined) ?? []).map((c) => readObject(c, ownTerms)),
+      children: ((a.children as X[] | undefined) ?? []).map((c) => readObject(c, ownTerms, ownBindings)),
     });
   }
   return base;

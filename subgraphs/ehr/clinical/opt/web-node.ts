@@ -34,6 +34,8 @@ export interface WebNode {
   aqlPath: string;
   inputs?: WebInput[];
   inContext?: boolean;
+  /** The archetype's bindings of the node id: terminology → bound code. */
+  termBindings?: Record<string, { value: string; terminologyId: string }>;
   children?: WebNode[];
   /** Not serialised: the RM steps from the parent node's object; the last one is this node's own object. */
   steps: RmStep[];

@@ -217,7 +217,15 @@ class Builder {
     if (TRANSPARENT.has(o.rmType)) {
       return o.attributes.flatMap((a) => a.children.flatMap((c) => this.visit(c, a, aql, [...steps, step], archetypeRoot)));
     }
-    const common = { id: webId(t.name), ...t, nodeId: o.nodeId, min: o.occurrences.min, max: maxOf(o.occurrences.max) };
+    const bindings = o.bindings?.get(o.kind === 'archetype_root' ? 'at0000' : o.nodeId);
+    const common = {
+      id: webId(t.name),
+      ...t,
+      nodeId: o.nodeId,
+      min: o.occurrences.min,
+      max: maxOf(o.occurrences.max),
+      ...(bindings ? { termBindings: bindings } : {}),
+    };
     if (o.rmType === 'ELEMENT') {
       const valueAttribute = o.attributes.find((a) => a.name === 'value');
       const values = valueAttribute?.children ?? [];
