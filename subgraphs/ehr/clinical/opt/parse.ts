@@ -48,6 +48,8 @@ export interface OptObject {
   /** code_phrase: terminology and allowed codes (empty: any). */
   terminology?: string;
   codes?: string[];
+  /** code_phrase: the code assumed when a value leaves it out. */
+  assumedCode?: string;
   /** quantity: allowed units with their ranges (empty: any). */
   quantities?: QuantityItem[];
   /** ordinal: allowed values. */
@@ -183,6 +185,7 @@ function readObject(x: X, terms: Map<string, Term>, bindings?: OptObject['bindin
       base.kind = 'code_phrase';
       base.terminology = text(x.terminology_id?.value);
       base.codes = ((x.code_list as unknown[] | undefined) ?? []).map((c) => text(c) ?? '');
+      if (text(x.assumed_value?.code_string)) base.assumedCode = text(x.assumed_value.code_string);
       return base;
     case 'C_DV_QUANTITY':
       base.kind = 'quantity';

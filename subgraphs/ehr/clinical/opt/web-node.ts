@@ -9,6 +9,7 @@ export interface WebInput {
   terminology?: string;
   validation?: Record<string, unknown>;
   listOpen?: boolean;
+  defaultValue?: string;
 }
 
 /** One RM step: attribute name, and the object found there. */

@@ -124,6 +124,9 @@ function inputsFor(rmType: string, o: OptObject | undefined, language: string, t
           suffix: 'code',
           type: list.length ? 'CODED_TEXT' : 'TEXT',
           ...(list.length ? { list } : {}),
+          // A coded text that may also be plain text: the list is open (`|other`).
+          ...(list.length && textAlternative ? { listOpen: true } : {}),
+          ...(phrase?.assumedCode ? { defaultValue: phrase.assumedCode } : {}),
           ...(phrase?.terminology && !local ? { terminology: phrase.terminology } : {}),
         },
       ];
