@@ -30,6 +30,8 @@ export interface WebNode {
   nodeId?: string;
   min: number;
   max: number;
+  /** Ids of the sibling nodes this one describes (an event's state depends on its data). */
+  dependsOn?: string[];
   localizedNames?: Record<string, string>;
   localizedDescriptions?: Record<string, string>;
   aqlPath: string;
@@ -84,6 +86,17 @@ export function makeNode(
   hide(node, 'constraint', constraint);
   hide(node, 'textAlternative', textAlternative);
   return node;
+}
+
+/** Sets a field of a made node in its place in EHRbase's order. */
+export function setField<K extends keyof WebNode>(node: WebNode, key: K, value: WebNode[K]): void {
+  const own = node as unknown as Record<string, unknown>;
+  const at = FIELD_ORDER.indexOf(key);
+  const later = Object.keys(own).filter((k) => k !== key && (FIELD_ORDER.indexOf(k) > at || !FIELD_ORDER.includes(k)));
+  const saved = later.map((k) => [k, own[k]] as const);
+  for (const k of later) delete own[k];
+  own[key] = value;
+  for (const [k, v] of saved) own[k] = v;
 }
 
 /**

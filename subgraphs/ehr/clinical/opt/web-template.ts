@@ -1,5 +1,5 @@
 import type { NumberRange, OperationalTemplate, OptAttribute, OptObject } from './parse';
-import { contextNode, makeNode, type RmStep, type WebInput, type WebNode } from './web-node';
+import { contextNode, makeNode, setField, type RmStep, type WebInput, type WebNode } from './web-node';
 import { ismTransitionNode } from './ism-transition';
 
 export type { WebInput, WebNode } from './web-node';
@@ -23,6 +23,7 @@ export interface WebTemplate {
 }
 
 const TRANSPARENT = new Set(['HISTORY', 'ITEM_TREE', 'ITEM_LIST', 'ITEM_SINGLE', 'ITEM_TABLE', 'ITEM_STRUCTURE']);
+const EVENTS = new Set(['EVENT', 'POINT_EVENT', 'INTERVAL_EVENT']);
 const ENTRIES = new Set(['OBSERVATION', 'EVALUATION', 'INSTRUCTION', 'ACTION', 'ADMIN_ENTRY', 'GENERIC_ENTRY']);
 /** RM attributes the web template shows as their own context nodes, not through the OPT. */
 const CONTEXT_ATTRIBUTES = new Set(['category', 'language', 'territory', 'composer', 'encoding', 'subject', 'time', 'start_time', 'setting', 'name']);
@@ -191,11 +192,23 @@ class Builder {
   /** Significant nodes below one object: its attributes' children (folded where transparent). */
   childrenOf(o: OptObject, aql: string, root: OptObject): WebNode[] {
     const nodes: WebNode[] = [];
+    const from = new Map<WebNode, string>();
     for (const a of o.attributes) {
       // An ACTION's ism_transition alternatives become one context node (contextChildren).
       if (CONTEXT_ATTRIBUTES.has(a.name) || (o.rmType === 'ACTION' && a.name === 'ism_transition')) continue;
-      for (const child of a.children) nodes.push(...this.visit(child, a, aql, [], root));
+      for (const child of a.children) {
+        for (const node of this.visit(child, a, aql, [], root)) {
+          from.set(node, a.name);
+          nodes.push(node);
+        }
+      }
     }
+    dedupe(nodes);
+    // What an observation's protocol and an event's state describe depends on the data recorded beside them:
+    // EHRbase lists those nodes' ids (`dependsOn`) on each of their nodes.
+    const dependent = o.rmType === 'OBSERVATION' ? 'protocol' : EVENTS.has(o.rmType) ? 'state' : undefined;
+    const data = nodes.filter((n) => from.get(n) === 'data').map((n) => n.id);
+    if (dependent && data.length) for (const node of nodes) if (from.get(node) === dependent) setField(node, 'dependsOn', data);
     return nodes;
   }
 
