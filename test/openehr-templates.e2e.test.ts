@@ -322,9 +322,9 @@ describe(`openEHR operational templates and composition formats (${backendName})
       expect(created.status).toBe(201);
       const flat = await flatOf(created.body.uid);
       expect(flat).toMatchObject({
-        'laboratory_result/laboratory_test_result/any_event/overall_test_status|code': 'at0120',
-        'laboratory_result/laboratory_test_result/any_event/laboratory_analyte_result:0/analyte_result|normal_status': 'H',
-        'laboratory_result/laboratory_test_result/any_event/time': '2026-11-22T07:30:00Z',
+        'laboratory_result/laboratory_test_result/overall_test_status|code': 'at0120',
+        'laboratory_result/laboratory_test_result/laboratory_analyte_result:0/analyte_result|normal_status': 'H',
+        'laboratory_result/laboratory_test_result/time': '2026-11-22T07:30:00Z',
       });
       const observation = await t.request('GET', `/fhir/R4/Observation/${created.body.uid.split('::')[0]}`, { headers: demo });
       expect(observation.body).toMatchObject({

@@ -91,7 +91,10 @@ class Checker {
       // An ISM_TRANSITION's parts: the OPT attribute's existence (kept on their constraint), not the web template's min.
       // One type of a choice: each alternative says 1..1, but it is the ELEMENT's one value in any of the types.
       const min =
-        optionalAbsent || isTypeAlternative(child) || isComputed((rm._type as string | undefined) ?? node.rmType, child.steps[0].attr)
+        optionalAbsent ||
+        isTypeAlternative(child) ||
+        // Any step, also through a folded event (`…/events/offset`).
+        child.steps.some((s, i) => isComputed(i === 0 ? ((rm._type as string | undefined) ?? node.rmType) : child.steps[i - 1].rmType, s.attr))
           ? 0
           : node.rmType === 'ISM_TRANSITION'
             ? (child.constraint?.occurrences.min ?? child.min)

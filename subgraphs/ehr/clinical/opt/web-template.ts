@@ -233,6 +233,13 @@ class Builder {
     if (TRANSPARENT.has(o.rmType)) {
       return o.attributes.flatMap((a) => a.children.flatMap((c) => this.visit(c, a, aql, [...steps, step], archetypeRoot)));
     }
+    // A history's only event, at most once: EHRbase folds it into the observation (`…/test_all_types:0/text`,
+    // its time `…/time`, numbered when the data has a `time` too).
+    if (EVENTS.has(o.rmType) && o.occurrences.max === 1 && attribute.children.filter((c) => EVENTS.has(c.rmType)).length === 1) {
+      const folded = dedupe([...this.childrenOf(o, aql, archetypeRoot), ...this.contextChildren(o, aql)]);
+      for (const node of folded) node.steps = [...steps, step, ...node.steps];
+      return folded;
+    }
     const bindings = o.bindings?.get(o.kind === 'archetype_root' ? 'at0000' : o.nodeId);
     const common = {
       id: webId(t.name),
