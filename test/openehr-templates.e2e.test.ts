@@ -173,7 +173,7 @@ describe(`openEHR operational templates and composition formats (${backendName})
         {
           path: '/content[openEHR-EHR-OBSERVATION.body_temperature.v2]/data[at0002]/events[at0003]/data[at0001]/items[at0004]/value/magnitude',
           webTemplatePath: 'encounter/body_temperature:0/any_event:1/temperature',
-          message: '250 is above the maximum 100 Cel',
+          message: '250 is above the exclusive maximum 100 Cel',
         },
         expect.objectContaining({
           path: '/content[openEHR-EHR-OBSERVATION.body_temperature.v2]/protocol[at0020]/items[at0021]/value/defining_code',

@@ -182,8 +182,10 @@ function readObject(x: X, terms: Map<string, Term>, bindings?: OptObject['bindin
       base.targetPath = text(x.target_path) ?? '';
       return base;
     case 'C_CODE_PHRASE':
+    case 'C_CODE_REFERENCE':
       base.kind = 'code_phrase';
-      base.terminology = text(x.terminology_id?.value);
+      // A C_CODE_REFERENCE names its terminology by a value set URI (`terminology:SNOMED-CT`).
+      base.terminology = text(x.terminology_id?.value) ?? text(x.referenceSetUri)?.replace(/^terminology:/, '');
       base.codes = ((x.code_list as unknown[] | undefined) ?? []).map((c) => text(c) ?? '');
       if (text(x.assumed_value?.code_string)) base.assumedCode = text(x.assumed_value.code_string);
       return base;

@@ -36,6 +36,8 @@ export interface WebNode {
   localizedDescriptions?: Record<string, string>;
   aqlPath: string;
   inputs?: WebInput[];
+  /** DV_PROPORTION: the kinds allowed (`ratio`, `percent`…). */
+  proportionTypes?: string[];
   inContext?: boolean;
   /** The archetype's bindings of the node id: terminology → bound code. */
   termBindings?: Record<string, { value: string; terminologyId: string }>;

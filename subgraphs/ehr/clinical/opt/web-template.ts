@@ -128,10 +128,11 @@ function inputsFor(rmType: string, o: OptObject | undefined, language: string, t
           // A coded text that may also be plain text: the list is open (`|other`).
           ...(list.length && textAlternative ? { listOpen: true } : {}),
           ...(phrase?.assumedCode ? { defaultValue: phrase.assumedCode } : {}),
-          ...(phrase?.terminology && !local ? { terminology: phrase.terminology } : {}),
+          // A code list of the archetype's own terms names no terminology; free codes name theirs on both inputs.
+          ...(phrase?.terminology && (!local || !list.length) ? { terminology: phrase.terminology } : {}),
         },
       ];
-      if (!list.length) inputs.push({ suffix: 'value', type: 'TEXT' });
+      if (!list.length) inputs.push({ suffix: 'value', type: 'TEXT', ...(phrase?.terminology ? { terminology: phrase.terminology } : {}) });
       if (textAlternative) inputs.push({ suffix: 'other', type: 'TEXT' });
       return inputs;
     }
@@ -141,7 +142,12 @@ function inputsFor(rmType: string, o: OptObject | undefined, language: string, t
           type: 'CODED_TEXT',
           list: (o?.ordinals ?? []).map((v) => {
             const t = v.terminology === 'local' ? o!.terms.get(v.code) : undefined;
-            return { value: v.code, label: t?.text ?? v.code, ordinal: v.value, ...(t ? { localizedLabels: { [language]: t.text } } : {}) };
+            return {
+              value: v.code,
+              label: t?.text ?? v.code,
+              ...(t ? { localizedLabels: { [language]: t.text }, localizedDescriptions: { [language]: t.description ?? '' } } : {}),
+              ordinal: v.value,
+            };
           }),
         },
       ];
@@ -154,6 +160,13 @@ function inputsFor(rmType: string, o: OptObject | undefined, language: string, t
         { suffix: 'numerator', type: 'DECIMAL' },
         { suffix: 'denominator', type: 'DECIMAL' },
       ];
+    case 'DV_DATE_TIME':
+    case 'DV_DATE':
+    case 'DV_TIME': {
+      // The OPT's pattern of a partial date or time (`yyyy-??-XX`) is the input's validation.
+      const pattern = primitiveOf(o, 'value')?.pattern;
+      return [{ type: rmType === 'DV_DATE_TIME' ? 'DATETIME' : rmType.slice(3), ...(pattern ? { validation: { pattern } } : {}) }];
+    }
     case 'DV_IDENTIFIER':
       return ['id', 'type', 'issuer', 'assigner'].map((suffix) => ({ suffix, type: 'TEXT' }));
     case 'DV_PARSABLE':
@@ -163,16 +176,15 @@ function inputsFor(rmType: string, o: OptObject | undefined, language: string, t
       ];
     case 'PARTY_PROXY':
       return ['id', 'id_scheme', 'id_namespace', 'name'].map((suffix) => ({ suffix, type: 'TEXT' }));
-    case 'DV_DATE_TIME':
-      return [{ type: 'DATETIME' }];
-    case 'DV_DATE':
-      return [{ type: 'DATE' }];
-    case 'DV_TIME':
-      return [{ type: 'TIME' }];
     case 'DV_BOOLEAN':
       return [{ type: 'BOOLEAN' }];
     case 'DV_DURATION':
-      return ['year', 'month', 'day', 'week', 'hour', 'minute', 'second'].map((suffix) => ({ suffix, type: 'INTEGER' }));
+      // No field of a duration is negative.
+      return ['year', 'month', 'day', 'week', 'hour', 'minute', 'second'].map((suffix) => ({
+        suffix,
+        type: 'INTEGER',
+        validation: { range: { min: 0, minOp: '>=' } },
+      }));
     case 'DV_TEXT': {
       const list = primitiveOf(o, 'value')?.list;
       return [{ type: 'TEXT', ...(list ? { list: list.map((v) => ({ value: v, label: v })) } : {}) }];
@@ -184,6 +196,13 @@ function inputsFor(rmType: string, o: OptObject | undefined, language: string, t
     default:
       return undefined;
   }
+}
+
+const PROPORTION_KINDS = ['ratio', 'unitary', 'percent', 'fraction', 'integer_fraction'];
+/** The kinds of proportion a DV_PROPORTION allows (its `type` list, `0` ratio … `4` integer fraction; all without one). */
+function proportionTypes(o: OptObject | undefined): string[] {
+  const list = primitiveOf(o, 'type')?.list;
+  return list?.length ? list.map((v) => PROPORTION_KINDS[Number(v)] ?? v) : PROPORTION_KINDS;
 }
 
 class Builder {
@@ -259,7 +278,13 @@ class Builder {
         const inputs = inputsFor(value.rmType, value, this.language, textAlternative);
         return [
           makeNode(
-            { ...common, rmType: value.rmType, aqlPath: `${aql}/value`, ...(inputs ? { inputs } : {}) },
+            {
+              ...common,
+              rmType: value.rmType,
+              aqlPath: `${aql}/value`,
+              ...(inputs ? { inputs } : {}),
+              ...(value.rmType === 'DV_PROPORTION' ? { proportionTypes: proportionTypes(value) } : {}),
+            },
             // An ELEMENT whose value may be left out holds a null_flavour instead.
             [...steps, step, { attr: 'value', rmType: value.rmType, ...(valueAttribute && isOptional(valueAttribute) ? { optional: true } : {}) }],
             value,
