@@ -120,7 +120,7 @@ class Checker {
   }
 
   private check(node: WebNode, instance: Rm, webPath: string) {
-    if (node.constraint?.kind === 'primitive') return this.primitive(node, instance, webPath);
+    if (node.constraint?.kind === 'primitive' || node.rmType === 'STRING') return this.primitive(node, instance, webPath);
     if (!this.typeOk(node, instance, webPath)) return;
     if (isValueNode(node)) this.value(node, instance, webPath);
     else this.walk(node, instance, webPath);
@@ -144,7 +144,8 @@ class Checker {
 
   /** An RM attribute of a primitive type (ACTIVITY.action_archetype_id, a String): the JSON type and a value list. */
   private primitive(node: WebNode, v: unknown, webPath: string) {
-    const p = node.constraint!.primitive!;
+    // Unconstrained by the OPT: the RM's String.
+    const p = node.constraint?.primitive ?? { type: 'C_STRING' };
     const json = PRIMITIVE_JSON[p.type] ?? 'string';
     if (typeof v !== json) return this.error(node, webPath, `must be a ${json} (${node.rmType})`);
     // Not the pattern: action_archetype_id is itself a regex, and EHRbase writes the template's pattern as its value.

@@ -214,7 +214,13 @@ class Builder {
     const from = new Map<WebNode, string>();
     for (const a of o.attributes) {
       // An ACTION's ism_transition alternatives become one context node (contextChildren).
-      if (CONTEXT_ATTRIBUTES.has(a.name) || (o.rmType === 'ACTION' && a.name === 'ism_transition')) continue;
+      // An ACTIVITY's action_archetype_id follows its timing (contextChildren).
+      if (
+        CONTEXT_ATTRIBUTES.has(a.name) ||
+        (o.rmType === 'ACTION' && a.name === 'ism_transition') ||
+        (o.rmType === 'ACTIVITY' && a.name === 'action_archetype_id')
+      )
+        continue;
       for (const child of a.children) {
         for (const node of this.visit(child, a, aql, [], root)) {
           from.set(node, a.name);
@@ -338,8 +344,25 @@ class Builder {
         return [contextNode('time', 'DV_DATE_TIME', aql, 0, [{ type: 'DATETIME' }]), ismTransitionNode(o, aql, this.language), ...entry];
       case 'INSTRUCTION':
         return [contextNode('narrative', 'DV_TEXT', aql, 0, [{ type: 'TEXT' }]), ...entry];
-      case 'ACTIVITY':
-        return [contextNode('timing', 'DV_PARSABLE', aql, 0, inputsFor('DV_PARSABLE', undefined, this.language, false))];
+      case 'ACTIVITY': {
+        // A String in the RM, required; the OPT's constraint (a pattern) is kept for validation.
+        const constraint = o.attributes.find((a) => a.name === 'action_archetype_id')?.children[0];
+        const actionArchetypeId = makeNode(
+          {
+            id: 'action_archetype_id',
+            name: 'action_archetype_id',
+            rmType: 'STRING',
+            min: 1,
+            max: 1,
+            aqlPath: `${aql}/action_archetype_id`,
+            inputs: [{ type: 'TEXT' }],
+            inContext: true,
+          },
+          [{ attr: 'action_archetype_id', rmType: 'STRING' }],
+          constraint,
+        );
+        return [contextNode('timing', 'DV_PARSABLE', aql, 0, inputsFor('DV_PARSABLE', undefined, this.language, false)), actionArchetypeId];
+      }
       default:
         return ENTRIES.has(o.rmType) ? entry : [];
     }
