@@ -108,7 +108,9 @@ export function setField<K extends keyof WebNode>(node: WebNode, key: K, value: 
 export const isTypeAlternative = (node: WebNode) => node.steps.length === 1 && node.steps[0].attr === 'value' && node.rmType.startsWith('DV_');
 
 /** An RM attribute shown as a context node (`language`, `time`, `composer`…), named after it as EHRbase does (`Start_time`). */
-export function contextNode(id: string, rmType: string, parentAql: string, min = 0, inputs?: WebInput[]): WebNode {
+export function contextNode(id: string, rmType: string, parentAql: string, min = 0, inputs?: WebInput[], inContext = true): WebNode {
   const name = id.charAt(0).toUpperCase() + id.slice(1);
-  return makeNode({ id, name, rmType, min, max: 1, aqlPath: `${parentAql}/${id}`, ...(inputs ? { inputs } : {}), inContext: true }, [{ attr: id, rmType }]);
+  return makeNode({ id, name, rmType, min, max: 1, aqlPath: `${parentAql}/${id}`, ...(inputs ? { inputs } : {}), ...(inContext ? { inContext } : {}) }, [
+    { attr: id, rmType },
+  ]);
 }

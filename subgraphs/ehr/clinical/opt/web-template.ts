@@ -26,7 +26,19 @@ const TRANSPARENT = new Set(['HISTORY', 'ITEM_TREE', 'ITEM_LIST', 'ITEM_SINGLE',
 const EVENTS = new Set(['EVENT', 'POINT_EVENT', 'INTERVAL_EVENT']);
 const ENTRIES = new Set(['OBSERVATION', 'EVALUATION', 'INSTRUCTION', 'ACTION', 'ADMIN_ENTRY', 'GENERIC_ENTRY']);
 /** RM attributes the web template shows as their own context nodes, not through the OPT. */
-const CONTEXT_ATTRIBUTES = new Set(['category', 'language', 'territory', 'composer', 'encoding', 'subject', 'time', 'start_time', 'setting', 'name']);
+const CONTEXT_ATTRIBUTES = new Set([
+  'expiry_time',
+  'category',
+  'language',
+  'territory',
+  'composer',
+  'encoding',
+  'subject',
+  'time',
+  'start_time',
+  'setting',
+  'name',
+]);
 
 /** `*Any event(en)` → `any_event_en`: the form id EHRbase derives from a node's name. */
 export function webId(name: string): string {
@@ -343,7 +355,12 @@ class Builder {
       case 'ACTION':
         return [contextNode('time', 'DV_DATE_TIME', aql, 0, [{ type: 'DATETIME' }]), ismTransitionNode(o, aql, this.language), ...entry];
       case 'INSTRUCTION':
-        return [contextNode('narrative', 'DV_TEXT', aql, 0, [{ type: 'TEXT' }]), ...entry];
+        return [
+          contextNode('narrative', 'DV_TEXT', aql, 0, [{ type: 'TEXT' }]),
+          ...entry,
+          // Not a context attribute in EHRbase's web template: a form field of the instruction.
+          contextNode('expiry_time', 'DV_DATE_TIME', aql, 0, [{ type: 'DATETIME' }], false),
+        ];
       case 'ACTIVITY': {
         // A String in the RM, required; the OPT's constraint (a pattern) is kept for validation.
         const constraint = o.attributes.find((a) => a.name === 'action_archetype_id')?.children[0];
