@@ -44,7 +44,7 @@ describe('a choice of data types in the web template', () => {
       'test_all_types/test_all_types2:0/choice/quantity_value|magnitude',
       'test_all_types/test_all_types2:0/choice/quantity_value|unit',
     ]);
-    const errors = validateComposition(flatToCanonical(flat, ALL_TYPES), ALL_TYPES).filter((e) => e.webTemplatePath?.includes('/choice'));
+    const errors = validateComposition(flatToCanonical(flat, ALL_TYPES), ALL_TYPES).filter((e) => String(e.webTemplatePath).includes('/choice'));
     expect(errors).toEqual([]);
   });
 });
