@@ -75,6 +75,8 @@ function emitValue(rmType: string, v: Rm, path: string, out: Flat) {
   const put = (suffix: string, value: unknown) => {
     if (value !== undefined && value !== null) out[suffix ? `${path}|${suffix}` : path] = value;
   };
+  // An RM String (ACTIVITY.action_archetype_id) is the value itself.
+  if (rmType === 'STRING') return put('', v);
   switch (v._type ?? rmType) {
     case 'DV_QUANTITY':
       put('magnitude', v.magnitude);
@@ -283,6 +285,9 @@ function buildValue(rmType: string, f: Map<string, unknown>, node?: WebNode): Rm
   }
 }
 
+/** A node's value from its FLAT fields: an RM String (ACTIVITY.action_archetype_id) is the text itself. */
+const valueOf = (node: WebNode, f: Map<string, unknown>): unknown => (node.rmType === 'STRING' ? f.get('') : buildValue(node.rmType, f, node));
+
 /** A new RM object for a node's own step or an intermediate step. */
 function rmObject(step: { rmType: string; nodeId?: string; name?: string }): Rm {
   const archetyped = step.nodeId?.startsWith('openEHR-');
@@ -325,7 +330,7 @@ class FlatReader {
       rm.encoding ??= code('IANA_character-sets', 'UTF-8');
       rm.subject ??= { _type: 'PARTY_SELF' };
     }
-    // Mandatory in the RM and no web-template node: any ACTION archetype, as EHRbase fills it in.
+    // Mandatory in the RM: when the FLAT composition leaves it out, any ACTION archetype, as EHRbase fills it in.
     if (node.rmType === 'ACTIVITY') rm.action_archetype_id ??= '/.*/';
   }
 
@@ -349,7 +354,7 @@ class FlatReader {
     const ownStep = steps[own];
     if (valueNode && own === steps.length - 1) {
       if (group.fields.size === 0 && group.children.size > 0) return this.details.push({ path, message: 'a value node has no sub-nodes' });
-      attach(target, ownStep.attr, buildValue(node.rmType, group.fields, node));
+      attach(target, ownStep.attr, valueOf(node, group.fields) as Rm);
       return;
     }
     const object = rmObject({ ...ownStep, rmType: node.rmType === 'EVENT' && group.children.has('width') ? 'INTERVAL_EVENT' : ownStep.rmType });
