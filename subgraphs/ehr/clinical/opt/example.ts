@@ -100,6 +100,10 @@ function values(node: WebNode, path: string, id: string, language: string, now: 
     case 'PARTY_PROXY':
       if (id === 'composer') out[`${path}|name`] = 'Example Clinician';
       return;
+    case 'STRING':
+      // ACTIVITY.action_archetype_id: the template's pattern, as EHRbase writes it, else any ACTION archetype.
+      out[path] = node.constraint?.primitive?.pattern ?? '/.*/';
+      return;
     default:
       return;
   }

@@ -140,4 +140,20 @@ describe('FLAT of Test_all_types, EHRbase SDK (published example)', () => {
     expect(event.data.items[0].value.value).toBe(published['test_all_types/test_all_types:0/text']);
     expect(event.time.value).toBe(published['test_all_types/test_all_types:0/time2']);
   });
+
+  it('[EHR-007] reads and writes a DV_INTERVAL by its upper and lower (…/interval_quantity/upper|magnitude)', () => {
+    const entries = pick(published, '/interval_');
+    expect(Object.keys(entries)).toHaveLength(8);
+    const rm = flatToCanonical({ 'test_all_types/language|code': 'en', 'test_all_types/language|terminology': 'ISO_639-1', ...entries }, wt);
+    expect(rm.content[0].data.items.find((i: { archetype_node_id: string }) => i.archetype_node_id === 'at0003').value).toEqual({
+      _type: 'DV_INTERVAL',
+      lower: { _type: 'DV_COUNT', magnitude: 123 },
+      upper: { _type: 'DV_COUNT', magnitude: 234 },
+      lower_included: true,
+      lower_unbounded: false,
+      upper_included: true,
+      upper_unbounded: false,
+    });
+    expect(pick(canonicalToFlat(rm, wt), '/interval_')).toEqual(entries);
+  });
 });

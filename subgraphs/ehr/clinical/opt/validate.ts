@@ -2,7 +2,7 @@ import type { ErrorDetail } from '../../../../common/errors';
 import { ismTransitionErrors } from './ism-transition';
 import { typeOf } from './rm-xml';
 import type { NumberRange } from './parse';
-import { isTypeAlternative, makeNode } from './web-node';
+import { isTypeAlternative, isValueNode, makeNode } from './web-node';
 import { codePhrase, primitiveOf, type WebNode, type WebTemplate } from './web-template';
 
 /**
@@ -36,7 +36,6 @@ const SUBTYPES: Record<string, string[]> = {
 /** The JSON type of a C_PRIMITIVE_OBJECT's value (dates, times and durations are ISO 8601 strings). */
 const PRIMITIVE_JSON: Record<string, string> = { C_INTEGER: 'number', C_REAL: 'number', C_BOOLEAN: 'boolean' };
 const isObject = (v: unknown): v is Rm => typeof v === 'object' && v !== null && !Array.isArray(v);
-const isValueNode = (node: WebNode) => !node.children && node.rmType !== 'EVENT_CONTEXT';
 /** An attribute the OPT shows that the RM computes rather than stores (EVENT.offset): the ITS schema has no element for it. */
 const isComputed = (rmType: string, attr: string) => {
   const type = typeOf(rmType);

@@ -101,6 +101,9 @@ export function setField<K extends keyof WebNode>(node: WebNode, key: K, value: 
   for (const [k, v] of saved) own[k] = v;
 }
 
+/** A node that holds one data value (a DV_INTERVAL too, whose `upper` and `lower` nodes are its parts). */
+export const isValueNode = (node: WebNode) => (!node.children || node.rmType.startsWith('DV_INTERVAL<')) && node.rmType !== 'EVENT_CONTEXT';
+
 /**
  * One data type of an ELEMENT whose value may be one of several (`quantity_value`, `count_value`): its one step is
  * the value. The alternatives share the ELEMENT's names and path; the value's `_type` tells which one holds it.

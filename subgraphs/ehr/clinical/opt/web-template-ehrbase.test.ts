@@ -68,10 +68,6 @@ const KNOWN_DIFFERENCES: Array<[string, (ours: Node, theirs: Node) => void]> = [
     (_, t) => walk(t, (n) => n.inputs?.forEach((i: Record<string, unknown>) => i.list && i.terminology === 'local' && delete i.terminology)),
   ],
   [
-    'not derived yet: a DV_INTERVAL’s `upper` and `lower` child nodes',
-    (_, t) => walk(t, (n) => String(n.rmType).startsWith('DV_INTERVAL') && delete n.children),
-  ],
-  [
     'not derived yet: an ACTION’s instruction_details (`activity_id`, `instruction_id`)',
     (_, t) => walk(t, (n) => n.children && (n.children = n.children.filter((c) => !String(c.aqlPath).includes('/instruction_details/')))),
   ],

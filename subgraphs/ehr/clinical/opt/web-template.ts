@@ -294,6 +294,7 @@ class Builder {
       const value = textAlternative ? coded : values.length === 1 ? values[0] : undefined;
       if (value) {
         const inputs = inputsFor(value.rmType, value, this.language, textAlternative);
+        const bounds = this.intervalBounds(value, `${aql}/value`);
         return [
           makeNode(
             {
@@ -302,6 +303,7 @@ class Builder {
               aqlPath: `${aql}/value`,
               ...(inputs ? { inputs } : {}),
               ...(value.rmType === 'DV_PROPORTION' ? { proportionTypes: proportionTypes(value) } : {}),
+              ...(bounds ? { children: bounds } : {}),
             },
             // An ELEMENT whose value may be left out holds a null_flavour instead.
             [...steps, step, { attr: 'value', rmType: value.rmType, ...(valueAttribute && isOptional(valueAttribute) ? { optional: true } : {}) }],
@@ -332,6 +334,24 @@ class Builder {
     }
     const children = dedupe([...this.childrenOf(o, aql, archetypeRoot), ...this.contextChildren(o, aql)]);
     return [makeNode({ ...common, rmType: o.rmType, aqlPath: aql, ...(children.length ? { children } : {}) }, [...steps, step], o)];
+  }
+
+  /**
+   * A DV_INTERVAL<T>'s `upper` and `lower`, each a T under the OPT's constraint on it. FLAT, validation and the
+   * example still treat the interval as one value (flat.ts, validate.ts): these nodes name its FLAT parts.
+   */
+  intervalBounds(value: OptObject, aql: string): WebNode[] | undefined {
+    const parameter = /^DV_INTERVAL<(\w+)>$/.exec(value.rmType)?.[1];
+    if (!parameter) return undefined;
+    return ['upper', 'lower'].map((end) => {
+      const constraint = value.attributes.find((a) => a.name === end)?.children[0];
+      const inputs = inputsFor(parameter, constraint, this.language, false);
+      return makeNode(
+        { id: end, name: end, localizedName: end, rmType: parameter, min: 1, max: 1, aqlPath: `${aql}/${end}`, ...(inputs ? { inputs } : {}) },
+        [{ attr: end, rmType: parameter }],
+        constraint,
+      );
+    });
   }
 
   /** The RM attributes EHRbase adds as context nodes after an object's own children. */
