@@ -5,7 +5,8 @@ import { XMLBuilder, XMLParser, XMLValidator } from 'fast-xml-parser';
  * attributes as `@name`, namespace prefixes dropped, every value kept as the string it was (codes
  * such as `0001` must not turn into numbers), text of mixed elements as `#text`.
  */
-export function xmlReader(arrays: ReadonlySet<string>): XMLParser {
+/** `rawTags`: paths (`..term_definitions.items`) whose text is kept exactly as written, entities still encoded. */
+export function xmlReader(arrays: ReadonlySet<string>, rawTags: string[] = []): XMLParser {
   return new XMLParser({
     ignoreAttributes: false,
     attributeNamePrefix: '@',
@@ -15,6 +16,7 @@ export function xmlReader(arrays: ReadonlySet<string>): XMLParser {
     trimValues: true,
     textNodeName: '#text',
     isArray: (name) => arrays.has(name),
+    stopNodes: rawTags,
   });
 }
 

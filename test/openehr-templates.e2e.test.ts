@@ -173,7 +173,7 @@ describe(`openEHR operational templates and composition formats (${backendName})
         {
           path: '/content[openEHR-EHR-OBSERVATION.body_temperature.v2]/data[at0002]/events[at0003]/data[at0001]/items[at0004]/value/magnitude',
           webTemplatePath: 'encounter/body_temperature:0/any_event:1/temperature',
-          message: '250 is above the maximum 100 Cel',
+          message: '250 is above the exclusive maximum 100 Cel',
         },
         expect.objectContaining({
           path: '/content[openEHR-EHR-OBSERVATION.body_temperature.v2]/protocol[at0020]/items[at0021]/value/defining_code',
@@ -322,9 +322,9 @@ describe(`openEHR operational templates and composition formats (${backendName})
       expect(created.status).toBe(201);
       const flat = await flatOf(created.body.uid);
       expect(flat).toMatchObject({
-        'laboratory_result/laboratory_test_result/any_event/overall_test_status|code': 'at0120',
-        'laboratory_result/laboratory_test_result/any_event/laboratory_analyte_result:0/analyte_result|normal_status': 'H',
-        'laboratory_result/laboratory_test_result/any_event/time': '2026-11-22T07:30:00Z',
+        'laboratory_result/laboratory_test_result/overall_test_status|code': 'at0120',
+        'laboratory_result/laboratory_test_result/laboratory_analyte_result:0/analyte_result|normal_status': 'H',
+        'laboratory_result/laboratory_test_result/time': '2026-11-22T07:30:00Z',
       });
       const observation = await t.request('GET', `/fhir/R4/Observation/${created.body.uid.split('::')[0]}`, { headers: demo });
       expect(observation.body).toMatchObject({

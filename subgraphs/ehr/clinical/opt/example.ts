@@ -9,11 +9,15 @@ import { isTypeAlternative } from './web-node';
  */
 
 const inputOf = (node: WebNode, suffix?: string): WebInput | undefined => node.inputs?.find((i) => i.suffix === suffix);
-type Bound = { min?: number; max?: number };
+type Bound = { minOp?: string; min?: number; maxOp?: string; max?: number };
 
+/** The lowest value the range allows: its lower bound, or (when the range leaves it out) one above, below the upper. */
 function lowest(range: Bound | undefined): number {
-  if (range?.min !== undefined) return range.min;
-  if (range?.max !== undefined) return Math.min(0, range.max);
+  if (range?.min !== undefined) {
+    if (range.minOp !== '>') return range.min;
+    return range.max !== undefined && range.max - range.min <= 1 ? (range.min + range.max) / 2 : range.min + 1;
+  }
+  if (range?.max !== undefined) return range.maxOp === '<' && range.max <= 0 ? range.max - 1 : Math.min(0, range.max);
   return 0;
 }
 
@@ -95,6 +99,10 @@ function values(node: WebNode, path: string, id: string, language: string, now: 
     }
     case 'PARTY_PROXY':
       if (id === 'composer') out[`${path}|name`] = 'Example Clinician';
+      return;
+    case 'STRING':
+      // ACTIVITY.action_archetype_id: the template's pattern, as EHRbase writes it, else any ACTION archetype.
+      out[path] = node.constraint?.primitive?.pattern ?? '/.*/';
       return;
     default:
       return;

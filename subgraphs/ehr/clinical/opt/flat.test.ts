@@ -115,3 +115,45 @@ describe('FLAT context participations (_participation)', () => {
     );
   });
 });
+
+describe('FLAT of Test_all_types, EHRbase SDK (published example)', () => {
+  const wt = buildWebTemplate(parseOpt(fixture('ehrbase-sdk/operationaltemplate/Test_all_types.opt')));
+  const published = fixtureJson<Record<string, unknown>>('ehrbase-sdk/composition/flat/simSDT/test_all_types.json');
+  const pick = (flat: Record<string, unknown>, part: string) => Object.fromEntries(Object.entries(flat).filter(([k]) => k.includes(part)));
+
+  it('[EHR-007] reads and writes an ACTIVITY’s action_archetype_id, a plain string', () => {
+    const entries = pick(published, '/current_activity/action_archetype_id');
+    expect(Object.values(entries)).toEqual(['openEHR-EHR-ACTION.test_all_types.v1']);
+    const rm = flatToCanonical({ 'test_all_types/language|code': 'en', 'test_all_types/language|terminology': 'ISO_639-1', ...entries }, wt);
+    expect(rm.content[0].items[0].items[0].items[0].activities[0].action_archetype_id).toBe('openEHR-EHR-ACTION.test_all_types.v1');
+    expect(pick(canonicalToFlat(rm, wt), '/current_activity/action_archetype_id')).toEqual(entries);
+  });
+
+  it('[EHR-007] reads the only event of an observation folded into it, as the published example writes it (…/test_all_types:0/text, time2)', () => {
+    const entries = pick(published, 'test_all_types/test_all_types:0/');
+    expect(Object.keys(entries)).toEqual(expect.arrayContaining(['test_all_types/test_all_types:0/text', 'test_all_types/test_all_types:0/time2']));
+    const rm = flatToCanonical(
+      { 'test_all_types/language|code': 'en', 'test_all_types/language|terminology': 'ISO_639-1', ...pick(entries, '/text'), ...pick(entries, '/time2') },
+      wt,
+    );
+    const event = rm.content[0].data.events[0];
+    expect(event.data.items[0].value.value).toBe(published['test_all_types/test_all_types:0/text']);
+    expect(event.time.value).toBe(published['test_all_types/test_all_types:0/time2']);
+  });
+
+  it('[EHR-007] reads and writes a DV_INTERVAL by its upper and lower (…/interval_quantity/upper|magnitude)', () => {
+    const entries = pick(published, '/interval_');
+    expect(Object.keys(entries)).toHaveLength(8);
+    const rm = flatToCanonical({ 'test_all_types/language|code': 'en', 'test_all_types/language|terminology': 'ISO_639-1', ...entries }, wt);
+    expect(rm.content[0].data.items.find((i: { archetype_node_id: string }) => i.archetype_node_id === 'at0003').value).toEqual({
+      _type: 'DV_INTERVAL',
+      lower: { _type: 'DV_COUNT', magnitude: 123 },
+      upper: { _type: 'DV_COUNT', magnitude: 234 },
+      lower_included: true,
+      lower_unbounded: false,
+      upper_included: true,
+      upper_unbounded: false,
+    });
+    expect(pick(canonicalToFlat(rm, wt), '/interval_')).toEqual(entries);
+  });
+});

@@ -1,7 +1,7 @@
 import { validationError, type ErrorDetail } from '../../../../common/errors';
 import { emitParticipations, readParticipation } from './flat-participation';
 import { codePhrase, type WebNode, type WebTemplate } from './web-template';
-import { isTypeAlternative } from './web-node';
+import { isTypeAlternative, isValueNode } from './web-node';
 
 /**
  * FLAT and STRUCTURED compositions (the web-template based formats of the
@@ -75,7 +75,15 @@ function emitValue(rmType: string, v: Rm, path: string, out: Flat) {
   const put = (suffix: string, value: unknown) => {
     if (value !== undefined && value !== null) out[suffix ? `${path}|${suffix}` : path] = value;
   };
+  // An RM String (ACTIVITY.action_archetype_id) is the value itself.
+  if (rmType === 'STRING') return put('', v);
   switch (v._type ?? rmType) {
+    case 'DV_INTERVAL': {
+      // Its bounds, each a value of the type parameter: `…/interval_count/upper`, `…/lower`.
+      const parameter = /<(\w+)>$/.exec(rmType)?.[1];
+      if (parameter) for (const end of ['upper', 'lower']) if (isObject(v[end])) emitValue(parameter, v[end], `${path}/${end}`, out);
+      return;
+    }
     case 'DV_QUANTITY':
       put('magnitude', v.magnitude);
       put('unit', v.units);
@@ -140,8 +148,6 @@ function emitValue(rmType: string, v: Rm, path: string, out: Flat) {
       put('', v.value);
   }
 }
-
-const isValueNode = (node: WebNode) => !node.children && node.rmType !== 'EVENT_CONTEXT';
 
 function emit(node: WebNode, rm: Rm, prefix: string, out: Flat) {
   for (const child of node.children ?? []) {
@@ -283,6 +289,31 @@ function buildValue(rmType: string, f: Map<string, unknown>, node?: WebNode): Rm
   }
 }
 
+/**
+ * A node's value from its FLAT group: an RM String (ACTIVITY.action_archetype_id) is the text itself, a DV_INTERVAL
+ * its `upper` and `lower` (an end without one is unbounded).
+ */
+function valueOf(node: WebNode, group: Group): unknown {
+  if (node.rmType === 'STRING') return group.fields.get('');
+  const parameter = /^DV_INTERVAL<(\w+)>$/.exec(node.rmType)?.[1];
+  if (!parameter) return buildValue(node.rmType, group.fields, node);
+  const interval: Rm = { _type: 'DV_INTERVAL' };
+  for (const end of ['lower', 'upper']) {
+    const bound = [...(group.children.get(end)?.values() ?? [])][0];
+    if (bound)
+      interval[end] = buildValue(
+        parameter,
+        bound.fields,
+        node.children?.find((c) => c.id === end),
+      );
+  }
+  for (const end of ['lower', 'upper']) {
+    if (interval[end]) interval[`${end}_included`] = true;
+    interval[`${end}_unbounded`] = !interval[end];
+  }
+  return interval;
+}
+
 /** A new RM object for a node's own step or an intermediate step. */
 function rmObject(step: { rmType: string; nodeId?: string; name?: string }): Rm {
   const archetyped = step.nodeId?.startsWith('openEHR-');
@@ -325,7 +356,7 @@ class FlatReader {
       rm.encoding ??= code('IANA_character-sets', 'UTF-8');
       rm.subject ??= { _type: 'PARTY_SELF' };
     }
-    // Mandatory in the RM and no web-template node: any ACTION archetype, as EHRbase fills it in.
+    // Mandatory in the RM: when the FLAT composition leaves it out, any ACTION archetype, as EHRbase fills it in.
     if (node.rmType === 'ACTIVITY') rm.action_archetype_id ??= '/.*/';
   }
 
@@ -348,15 +379,15 @@ class FlatReader {
     }
     const ownStep = steps[own];
     if (valueNode && own === steps.length - 1) {
-      if (group.fields.size === 0 && group.children.size > 0) return this.details.push({ path, message: 'a value node has no sub-nodes' });
-      attach(target, ownStep.attr, buildValue(node.rmType, group.fields, node));
+      if (group.fields.size === 0 && group.children.size > 0 && !node.children) return this.details.push({ path, message: 'a value node has no sub-nodes' });
+      attach(target, ownStep.attr, valueOf(node, group) as Rm);
       return;
     }
     const object = rmObject({ ...ownStep, rmType: node.rmType === 'EVENT' && group.children.has('width') ? 'INTERVAL_EVENT' : ownStep.rmType });
     // Neither is LOCATABLE: no name.
     if (node.rmType === 'EVENT_CONTEXT' || node.rmType === 'ISM_TRANSITION') delete object.name;
     attach(target, ownStep.attr, object);
-    if (valueNode) object.value = buildValue(node.rmType, group.fields, node);
+    if (valueNode) object.value = valueOf(node, group);
     else this.fill(node, object, group, path);
   }
 

@@ -72,8 +72,9 @@ describe('OPT parsing', () => {
       aqlPath: '/content[openEHR-EHR-EVALUATION.pain.v1]/data[at0001]/items[at0002]/value',
     });
     expect(severity.inputs![0].list).toEqual([
-      { value: 'at0003', label: 'None', ordinal: 0, localizedLabels: { en: 'None' } },
-      { value: 'at0004', label: 'Severe', ordinal: 2, localizedLabels: { en: 'Severe' } },
+      // A term without a description: an empty one, as EHRbase writes it.
+      { value: 'at0003', label: 'None', ordinal: 0, localizedLabels: { en: 'None' }, localizedDescriptions: { en: '' } },
+      { value: 'at0004', label: 'Severe', ordinal: 2, localizedLabels: { en: 'Severe' }, localizedDescriptions: { en: '' } },
     ]);
   });
 

@@ -20,9 +20,17 @@ interface Term {
   description?: string;
 }
 
+/** A numeric interval's bounds; a bound the interval leaves out (`upper_included` false) is marked excluded. */
+export interface NumberRange {
+  min?: number;
+  max?: number;
+  minExcluded?: true;
+  maxExcluded?: true;
+}
+
 interface QuantityItem {
   unit: string;
-  magnitude?: { min?: number; max?: number };
+  magnitude?: NumberRange;
   precision?: number;
 }
 
@@ -35,15 +43,19 @@ export interface OptObject {
   attributes: OptAttribute[];
   /** Term texts of the archetype this object belongs to (shared by every object of it). */
   terms: Map<string, Term>;
+  /** Term bindings of that archetype: node id → terminology → bound code. */
+  bindings?: Map<string, Record<string, { value: string; terminologyId: string }>>;
   /** code_phrase: terminology and allowed codes (empty: any). */
   terminology?: string;
   codes?: string[];
+  /** code_phrase: the code assumed when a value leaves it out. */
+  assumedCode?: string;
   /** quantity: allowed units with their ranges (empty: any). */
   quantities?: QuantityItem[];
   /** ordinal: allowed values. */
   ordinals?: Array<{ value: number; code: string; terminology: string }>;
   /** primitive (C_STRING, C_INTEGER, C_REAL, C_BOOLEAN, C_DATE_TIME, C_DATE, C_DURATION…): the constraint. */
-  primitive?: { type: string; list?: string[]; pattern?: string; range?: { min?: number; max?: number }; trueValid?: boolean; falseValid?: boolean };
+  primitive?: { type: string; list?: string[]; pattern?: string; range?: NumberRange; trueValid?: boolean; falseValid?: boolean };
   /** internal_ref: the archetype path of the object it reuses. */
   targetPath?: string;
   /** slot: archetype id patterns it admits. */
@@ -66,9 +78,20 @@ export interface OperationalTemplate {
   definition: OptObject;
 }
 
-const ARRAYS = new Set(['attributes', 'children', 'term_definitions', 'items', 'code_list', 'list', 'includes', 'excludes', 'other_details']);
+const ARRAYS = new Set(['attributes', 'children', 'term_definitions', 'term_bindings', 'items', 'code_list', 'list', 'includes', 'excludes', 'other_details']);
 
-const parser = xmlReader(ARRAYS);
+/**
+ * Term texts and descriptions are read as written: EHRbase publishes a description with its line breaks and the
+ * whitespace around it (the text is trimmed, as before).
+ */
+const parser = xmlReader(ARRAYS, ['..term_definitions.items']);
+
+const ENTITIES: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" };
+/** The five predefined entities and character references in raw XML text. */
+const decodeXml = (raw: string) =>
+  raw.replace(/&(#x[0-9a-fA-F]+|#[0-9]+|lt|gt|amp|quot|apos);/g, (_, e: string) =>
+    e.startsWith('#x') ? String.fromCodePoint(parseInt(e.slice(2), 16)) : e.startsWith('#') ? String.fromCodePoint(Number(e.slice(1))) : ENTITIES[e],
+  );
 
 type X = Record<string, any>;
 
@@ -90,11 +113,17 @@ function interval(x: X | undefined, fallback: Interval): Interval {
   };
 }
 
-function numberRange(x: X | undefined): { min?: number; max?: number } | undefined {
+function numberRange(x: X | undefined): NumberRange | undefined {
   if (!x) return undefined;
-  const range: { min?: number; max?: number } = {};
-  if (x.lower_unbounded !== 'true' && text(x.lower)) range.min = Number(text(x.lower));
-  if (x.upper_unbounded !== 'true' && text(x.upper)) range.max = Number(text(x.upper));
+  const range: NumberRange = {};
+  if (x.lower_unbounded !== 'true' && text(x.lower)) {
+    range.min = Number(text(x.lower));
+    if (text(x.lower_included) === 'false') range.minExcluded = true;
+  }
+  if (x.upper_unbounded !== 'true' && text(x.upper)) {
+    range.max = Number(text(x.upper));
+    if (text(x.upper_included) === 'false') range.maxExcluded = true;
+  }
   return range;
 }
 
@@ -103,15 +132,34 @@ function termsOf(x: X): Map<string, Term> {
   for (const def of (x.term_definitions as X[] | undefined) ?? []) {
     const code = def['@code'] as string;
     const items = (def.items as X[] | undefined) ?? [];
-    const find = (id: string) => text(items.find((i) => i['@id'] === id));
-    terms.set(code, { text: find('text') ?? code, description: find('description') });
+    const find = (id: string) => {
+      const raw = text(items.find((i) => i['@id'] === id));
+      return raw === undefined ? undefined : decodeXml(raw);
+    };
+    terms.set(code, { text: find('text')?.trim() ?? code, description: find('description') });
   }
   return terms;
 }
 
-function readObject(x: X, terms: Map<string, Term>): OptObject {
+/** An archetype's term bindings (`<term_bindings terminology="SNOMED-CT"><items code="at0004"><value>` a code phrase). */
+function bindingsOf(x: X): OptObject['bindings'] {
+  const bindings: NonNullable<OptObject['bindings']> = new Map();
+  for (const group of (x.term_bindings as X[] | undefined) ?? []) {
+    for (const item of (group.items as X[] | undefined) ?? []) {
+      const code = item['@code'] as string;
+      const terminologyId = text(item.value?.terminology_id?.value) ?? (group['@terminology'] as string);
+      const value = text(item.value?.code_string);
+      if (!code || value === undefined) continue;
+      bindings.set(code, { ...bindings.get(code), [terminologyId]: { value, terminologyId } });
+    }
+  }
+  return bindings;
+}
+
+function readObject(x: X, terms: Map<string, Term>, bindings?: OptObject['bindings']): OptObject {
   const xsiType = (x['@type'] as string | undefined) ?? 'C_COMPLEX_OBJECT';
   const ownTerms = xsiType === 'C_ARCHETYPE_ROOT' ? termsOf(x) : terms;
+  const ownBindings = xsiType === 'C_ARCHETYPE_ROOT' ? bindingsOf(x) : bindings;
   const base: OptObject = {
     kind: 'complex',
     rmType: text(x.rm_type_name) ?? '',
@@ -119,6 +167,7 @@ function readObject(x: X, terms: Map<string, Term>): OptObject {
     occurrences: interval(x.occurrences, { min: 1, max: 1 }),
     attributes: [],
     terms: ownTerms,
+    ...(ownBindings?.size ? { bindings: ownBindings } : {}),
   };
   switch (xsiType) {
     case 'C_ARCHETYPE_ROOT':
@@ -133,9 +182,12 @@ function readObject(x: X, terms: Map<string, Term>): OptObject {
       base.targetPath = text(x.target_path) ?? '';
       return base;
     case 'C_CODE_PHRASE':
+    case 'C_CODE_REFERENCE':
       base.kind = 'code_phrase';
-      base.terminology = text(x.terminology_id?.value);
+      // A C_CODE_REFERENCE names its terminology by a value set URI (`terminology:SNOMED-CT`).
+      base.terminology = text(x.terminology_id?.value) ?? text(x.referenceSetUri)?.replace(/^terminology:/, '');
       base.codes = ((x.code_list as unknown[] | undefined) ?? []).map((c) => text(c) ?? '');
+      if (text(x.assumed_value?.code_string)) base.assumedCode = text(x.assumed_value.code_string);
       return base;
     case 'C_DV_QUANTITY':
       base.kind = 'quantity';
@@ -173,7 +225,7 @@ function readObject(x: X, terms: Map<string, Term>): OptObject {
       multiple: a['@type'] === 'C_MULTIPLE_ATTRIBUTE',
       existence: interval(a.existence, { min: 0, max: 1 }),
       ...(a.cardinality ? { cardinality: interval(a.cardinality.interval, { min: 0, max: null }) } : {}),
-      children: ((a.children as X[] | undefined) ?? []).map((c) => readObject(c, ownTerms)),
+      children: ((a.children as X[] | undefined) ?? []).map((c) => readObject(c, ownTerms, ownBindings)),
     });
   }
   return base;

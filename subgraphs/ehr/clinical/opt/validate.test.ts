@@ -39,9 +39,16 @@ describe('validation errors per path', () => {
       {
         path: `${TEMPERATURE}/magnitude`,
         webTemplatePath: 'encounter/body_temperature:0/any_event:1/temperature',
-        message: '250 is above the maximum 100 Cel',
+        message: '250 is above the exclusive maximum 100 Cel',
       },
     ]);
+  });
+
+  it('[EHR-003] a bound the unit range excludes (0 ≤ Cel < 100): 100 is out, 99.9 in', () => {
+    expect(invalid({ 'encounter/body_temperature:0/any_event:1/temperature|magnitude': 100 })).toEqual([
+      expect.objectContaining({ message: '100 is above the exclusive maximum 100 Cel' }),
+    ]);
+    expect(invalid({ 'encounter/body_temperature:0/any_event:1/temperature|magnitude': 99.9 })).toEqual([]);
   });
 
   it('unit not allowed', () => {

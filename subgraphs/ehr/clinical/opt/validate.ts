@@ -1,7 +1,8 @@
 import type { ErrorDetail } from '../../../../common/errors';
 import { ismTransitionErrors } from './ism-transition';
 import { typeOf } from './rm-xml';
-import { isTypeAlternative, makeNode } from './web-node';
+import type { NumberRange } from './parse';
+import { isTypeAlternative, isValueNode, makeNode } from './web-node';
 import { codePhrase, primitiveOf, type WebNode, type WebTemplate } from './web-template';
 
 /**
@@ -35,7 +36,6 @@ const SUBTYPES: Record<string, string[]> = {
 /** The JSON type of a C_PRIMITIVE_OBJECT's value (dates, times and durations are ISO 8601 strings). */
 const PRIMITIVE_JSON: Record<string, string> = { C_INTEGER: 'number', C_REAL: 'number', C_BOOLEAN: 'boolean' };
 const isObject = (v: unknown): v is Rm => typeof v === 'object' && v !== null && !Array.isArray(v);
-const isValueNode = (node: WebNode) => !node.children && node.rmType !== 'EVENT_CONTEXT';
 /** An attribute the OPT shows that the RM computes rather than stores (EVENT.offset): the ITS schema has no element for it. */
 const isComputed = (rmType: string, attr: string) => {
   const type = typeOf(rmType);
@@ -90,7 +90,10 @@ class Checker {
       // An ISM_TRANSITION's parts: the OPT attribute's existence (kept on their constraint), not the web template's min.
       // One type of a choice: each alternative says 1..1, but it is the ELEMENT's one value in any of the types.
       const min =
-        optionalAbsent || isTypeAlternative(child) || isComputed((rm._type as string | undefined) ?? node.rmType, child.steps[0].attr)
+        optionalAbsent ||
+        isTypeAlternative(child) ||
+        // Any step, also through a folded event (`…/events/offset`).
+        child.steps.some((s, i) => isComputed(i === 0 ? ((rm._type as string | undefined) ?? node.rmType) : child.steps[i - 1].rmType, s.attr))
           ? 0
           : node.rmType === 'ISM_TRANSITION'
             ? (child.constraint?.occurrences.min ?? child.min)
@@ -116,7 +119,7 @@ class Checker {
   }
 
   private check(node: WebNode, instance: Rm, webPath: string) {
-    if (node.constraint?.kind === 'primitive') return this.primitive(node, instance, webPath);
+    if (node.constraint?.kind === 'primitive' || node.rmType === 'STRING') return this.primitive(node, instance, webPath);
     if (!this.typeOk(node, instance, webPath)) return;
     if (isValueNode(node)) this.value(node, instance, webPath);
     else this.walk(node, instance, webPath);
@@ -140,7 +143,8 @@ class Checker {
 
   /** An RM attribute of a primitive type (ACTIVITY.action_archetype_id, a String): the JSON type and a value list. */
   private primitive(node: WebNode, v: unknown, webPath: string) {
-    const p = node.constraint!.primitive!;
+    // Unconstrained by the OPT: the RM's String.
+    const p = node.constraint?.primitive ?? { type: 'C_STRING' };
     const json = PRIMITIVE_JSON[p.type] ?? 'string';
     if (typeof v !== json) return this.error(node, webPath, `must be a ${json} (${node.rmType})`);
     // Not the pattern: action_archetype_id is itself a regex, and EHRbase writes the template's pattern as its value.
@@ -161,9 +165,7 @@ class Checker {
         if (!items.length) return;
         const item = items.find((q) => q.unit === v.units);
         if (!item) return fail(`unit '${v.units}' is not allowed (allowed: ${items.map((q) => q.unit).join(', ')})`, '/units');
-        const { min, max } = item.magnitude ?? {};
-        if (min !== undefined && v.magnitude < min) fail(`${v.magnitude} is below the minimum ${min} ${v.units}`, '/magnitude');
-        if (max !== undefined && v.magnitude > max) fail(`${v.magnitude} is above the maximum ${max} ${v.units}`, '/magnitude');
+        outOfRange(v.magnitude, item.magnitude, ` ${v.units}`, fail);
         return;
       }
       case 'DV_CODED_TEXT': {
@@ -195,9 +197,7 @@ class Checker {
       }
       case 'DV_COUNT': {
         if (!Number.isInteger(v.magnitude)) return fail('magnitude must be a whole number', '/magnitude');
-        const range = primitiveOf(c, 'magnitude')?.range;
-        if (range?.min !== undefined && v.magnitude < range.min) fail(`${v.magnitude} is below the minimum ${range.min}`, '/magnitude');
-        if (range?.max !== undefined && v.magnitude > range.max) fail(`${v.magnitude} is above the maximum ${range.max}`, '/magnitude');
+        outOfRange(v.magnitude, primitiveOf(c, 'magnitude')?.range, '', fail);
         return;
       }
       case 'DV_BOOLEAN':
@@ -292,4 +292,12 @@ export function validateComposition(composition: unknown, wt: WebTemplate): Erro
   const checker = new Checker();
   checker.walk(wt.tree, composition, wt.tree.id);
   return [...errors, ...checker.errors, ...unknownContent(composition, checker.reached)];
+}
+
+/** A magnitude outside the template's interval (a bound the interval excludes is outside too). */
+function outOfRange(magnitude: number, range: NumberRange | undefined, unit: string, fail: (message: string, attribute: string) => void) {
+  if (range?.min !== undefined && (magnitude < range.min || (range.minExcluded && magnitude === range.min)))
+    fail(`${magnitude} is below the ${range.minExcluded ? 'exclusive ' : ''}minimum ${range.min}${unit}`, '/magnitude');
+  if (range?.max !== undefined && (magnitude > range.max || (range.maxExcluded && magnitude === range.max)))
+    fail(`${magnitude} is above the ${range.maxExcluded ? 'exclusive ' : ''}maximum ${range.max}${unit}`, '/magnitude');
 }

@@ -9,6 +9,7 @@ export interface WebInput {
   terminology?: string;
   validation?: Record<string, unknown>;
   listOpen?: boolean;
+  defaultValue?: string;
 }
 
 /** One RM step: attribute name, and the object found there. */
@@ -29,11 +30,17 @@ export interface WebNode {
   nodeId?: string;
   min: number;
   max: number;
+  /** Ids of the sibling nodes this one describes (an event's state depends on its data). */
+  dependsOn?: string[];
   localizedNames?: Record<string, string>;
   localizedDescriptions?: Record<string, string>;
   aqlPath: string;
   inputs?: WebInput[];
+  /** DV_PROPORTION: the kinds allowed (`ratio`, `percent`…). */
+  proportionTypes?: string[];
   inContext?: boolean;
+  /** The archetype's bindings of the node id: terminology → bound code. */
+  termBindings?: Record<string, { value: string; terminologyId: string }>;
   children?: WebNode[];
   /** Not serialised: the RM steps from the parent node's object; the last one is this node's own object. */
   steps: RmStep[];
@@ -48,18 +55,54 @@ function hide<T extends object>(target: T, key: string, value: unknown): T {
   return target;
 }
 
+/** The order EHRbase writes a node's fields in (the JSON is read by people too). */
+const FIELD_ORDER = [
+  'id',
+  'name',
+  'localizedName',
+  'rmType',
+  'nodeId',
+  'min',
+  'max',
+  'dependsOn',
+  'localizedNames',
+  'localizedDescriptions',
+  'aqlPath',
+  'inputs',
+  'proportionTypes',
+  'termBindings',
+  'children',
+  'inContext',
+];
+
 export function makeNode(
   fields: Omit<WebNode, 'steps' | 'constraint' | 'textAlternative'>,
   steps: RmStep[],
   constraint?: OptObject,
   textAlternative = false,
 ): WebNode {
-  const node = { ...fields } as WebNode;
+  const own = fields as Record<string, unknown>;
+  const keys = [...FIELD_ORDER.filter((k) => k in own), ...Object.keys(own).filter((k) => !FIELD_ORDER.includes(k))];
+  const node = Object.fromEntries(keys.map((k) => [k, own[k]])) as unknown as WebNode;
   hide(node, 'steps', steps);
   hide(node, 'constraint', constraint);
   hide(node, 'textAlternative', textAlternative);
   return node;
 }
+
+/** Sets a field of a made node in its place in EHRbase's order. */
+export function setField<K extends keyof WebNode>(node: WebNode, key: K, value: WebNode[K]): void {
+  const own = node as unknown as Record<string, unknown>;
+  const at = FIELD_ORDER.indexOf(key);
+  const later = Object.keys(own).filter((k) => k !== key && (FIELD_ORDER.indexOf(k) > at || !FIELD_ORDER.includes(k)));
+  const saved = later.map((k) => [k, own[k]] as const);
+  for (const k of later) delete own[k];
+  own[key] = value;
+  for (const [k, v] of saved) own[k] = v;
+}
+
+/** A node that holds one data value (a DV_INTERVAL too, whose `upper` and `lower` nodes are its parts). */
+export const isValueNode = (node: WebNode) => (!node.children || node.rmType.startsWith('DV_INTERVAL<')) && node.rmType !== 'EVENT_CONTEXT';
 
 /**
  * One data type of an ELEMENT whose value may be one of several (`quantity_value`, `count_value`): its one step is
@@ -67,7 +110,10 @@ export function makeNode(
  */
 export const isTypeAlternative = (node: WebNode) => node.steps.length === 1 && node.steps[0].attr === 'value' && node.rmType.startsWith('DV_');
 
-/** An RM attribute shown as a context node (`language`, `time`, `composer`…). */
-export function contextNode(id: string, rmType: string, parentAql: string, min = 0, inputs?: WebInput[]): WebNode {
-  return makeNode({ id, rmType, min, max: 1, aqlPath: `${parentAql}/${id}`, ...(inputs ? { inputs } : {}), inContext: true }, [{ attr: id, rmType }]);
+/** An RM attribute shown as a context node (`language`, `time`, `composer`…), named after it as EHRbase does (`Start_time`). */
+export function contextNode(id: string, rmType: string, parentAql: string, min = 0, inputs?: WebInput[], inContext = true): WebNode {
+  const name = id.charAt(0).toUpperCase() + id.slice(1);
+  return makeNode({ id, name, rmType, min, max: 1, aqlPath: `${parentAql}/${id}`, ...(inputs ? { inputs } : {}), ...(inContext ? { inContext } : {}) }, [
+    { attr: id, rmType },
+  ]);
 }

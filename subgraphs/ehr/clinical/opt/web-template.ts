@@ -1,5 +1,5 @@
-import type { OperationalTemplate, OptAttribute, OptObject } from './parse';
-import { contextNode, makeNode, type RmStep, type WebInput, type WebNode } from './web-node';
+import type { NumberRange, OperationalTemplate, OptAttribute, OptObject } from './parse';
+import { contextNode, makeNode, setField, type RmStep, type WebInput, type WebNode } from './web-node';
 import { ismTransitionNode } from './ism-transition';
 
 export type { WebInput, WebNode } from './web-node';
@@ -23,9 +23,22 @@ export interface WebTemplate {
 }
 
 const TRANSPARENT = new Set(['HISTORY', 'ITEM_TREE', 'ITEM_LIST', 'ITEM_SINGLE', 'ITEM_TABLE', 'ITEM_STRUCTURE']);
+const EVENTS = new Set(['EVENT', 'POINT_EVENT', 'INTERVAL_EVENT']);
 const ENTRIES = new Set(['OBSERVATION', 'EVALUATION', 'INSTRUCTION', 'ACTION', 'ADMIN_ENTRY', 'GENERIC_ENTRY']);
 /** RM attributes the web template shows as their own context nodes, not through the OPT. */
-const CONTEXT_ATTRIBUTES = new Set(['category', 'language', 'territory', 'composer', 'encoding', 'subject', 'time', 'start_time', 'setting', 'name']);
+const CONTEXT_ATTRIBUTES = new Set([
+  'expiry_time',
+  'category',
+  'language',
+  'territory',
+  'composer',
+  'encoding',
+  'subject',
+  'time',
+  'start_time',
+  'setting',
+  'name',
+]);
 
 /** `*Any event(en)` → `any_event_en`: the form id EHRbase derives from a node's name. */
 export function webId(name: string): string {
@@ -59,11 +72,11 @@ function term(o: OptObject, language: string) {
   };
 }
 
-function range(r: { min?: number; max?: number } | undefined, maxOp = '<=') {
+function range(r: NumberRange | undefined) {
   if (!r || (r.min === undefined && r.max === undefined)) return undefined;
   return {
-    ...(r.min !== undefined ? { minOp: '>=', min: r.min } : {}),
-    ...(r.max !== undefined ? { maxOp, max: r.max } : {}),
+    ...(r.min !== undefined ? { minOp: r.minExcluded ? '>' : '>=', min: r.min } : {}),
+    ...(r.max !== undefined ? { maxOp: r.maxExcluded ? '<' : '<=', max: r.max } : {}),
   };
 }
 
@@ -124,10 +137,14 @@ function inputsFor(rmType: string, o: OptObject | undefined, language: string, t
           suffix: 'code',
           type: list.length ? 'CODED_TEXT' : 'TEXT',
           ...(list.length ? { list } : {}),
-          ...(phrase?.terminology && !local ? { terminology: phrase.terminology } : {}),
+          // A coded text that may also be plain text: the list is open (`|other`).
+          ...(list.length && textAlternative ? { listOpen: true } : {}),
+          ...(phrase?.assumedCode ? { defaultValue: phrase.assumedCode } : {}),
+          // A code list of the archetype's own terms names no terminology; free codes name theirs on both inputs.
+          ...(phrase?.terminology && (!local || !list.length) ? { terminology: phrase.terminology } : {}),
         },
       ];
-      if (!list.length) inputs.push({ suffix: 'value', type: 'TEXT' });
+      if (!list.length) inputs.push({ suffix: 'value', type: 'TEXT', ...(phrase?.terminology ? { terminology: phrase.terminology } : {}) });
       if (textAlternative) inputs.push({ suffix: 'other', type: 'TEXT' });
       return inputs;
     }
@@ -137,7 +154,12 @@ function inputsFor(rmType: string, o: OptObject | undefined, language: string, t
           type: 'CODED_TEXT',
           list: (o?.ordinals ?? []).map((v) => {
             const t = v.terminology === 'local' ? o!.terms.get(v.code) : undefined;
-            return { value: v.code, label: t?.text ?? v.code, ordinal: v.value, ...(t ? { localizedLabels: { [language]: t.text } } : {}) };
+            return {
+              value: v.code,
+              label: t?.text ?? v.code,
+              ...(t ? { localizedLabels: { [language]: t.text }, localizedDescriptions: { [language]: t.description ?? '' } } : {}),
+              ordinal: v.value,
+            };
           }),
         },
       ];
@@ -150,6 +172,13 @@ function inputsFor(rmType: string, o: OptObject | undefined, language: string, t
         { suffix: 'numerator', type: 'DECIMAL' },
         { suffix: 'denominator', type: 'DECIMAL' },
       ];
+    case 'DV_DATE_TIME':
+    case 'DV_DATE':
+    case 'DV_TIME': {
+      // The OPT's pattern of a partial date or time (`yyyy-??-XX`) is the input's validation.
+      const pattern = primitiveOf(o, 'value')?.pattern;
+      return [{ type: rmType === 'DV_DATE_TIME' ? 'DATETIME' : rmType.slice(3), ...(pattern ? { validation: { pattern } } : {}) }];
+    }
     case 'DV_IDENTIFIER':
       return ['id', 'type', 'issuer', 'assigner'].map((suffix) => ({ suffix, type: 'TEXT' }));
     case 'DV_PARSABLE':
@@ -159,16 +188,15 @@ function inputsFor(rmType: string, o: OptObject | undefined, language: string, t
       ];
     case 'PARTY_PROXY':
       return ['id', 'id_scheme', 'id_namespace', 'name'].map((suffix) => ({ suffix, type: 'TEXT' }));
-    case 'DV_DATE_TIME':
-      return [{ type: 'DATETIME' }];
-    case 'DV_DATE':
-      return [{ type: 'DATE' }];
-    case 'DV_TIME':
-      return [{ type: 'TIME' }];
     case 'DV_BOOLEAN':
       return [{ type: 'BOOLEAN' }];
     case 'DV_DURATION':
-      return ['year', 'month', 'day', 'week', 'hour', 'minute', 'second'].map((suffix) => ({ suffix, type: 'INTEGER' }));
+      // No field of a duration is negative.
+      return ['year', 'month', 'day', 'week', 'hour', 'minute', 'second'].map((suffix) => ({
+        suffix,
+        type: 'INTEGER',
+        validation: { range: { min: 0, minOp: '>=' } },
+      }));
     case 'DV_TEXT': {
       const list = primitiveOf(o, 'value')?.list;
       return [{ type: 'TEXT', ...(list ? { list: list.map((v) => ({ value: v, label: v })) } : {}) }];
@@ -182,17 +210,42 @@ function inputsFor(rmType: string, o: OptObject | undefined, language: string, t
   }
 }
 
+const PROPORTION_KINDS = ['ratio', 'unitary', 'percent', 'fraction', 'integer_fraction'];
+/** The kinds of proportion a DV_PROPORTION allows (its `type` list, `0` ratio … `4` integer fraction; all without one). */
+function proportionTypes(o: OptObject | undefined): string[] {
+  const list = primitiveOf(o, 'type')?.list;
+  return list?.length ? list.map((v) => PROPORTION_KINDS[Number(v)] ?? v) : PROPORTION_KINDS;
+}
+
 class Builder {
   constructor(private readonly language: string) {}
 
   /** Significant nodes below one object: its attributes' children (folded where transparent). */
   childrenOf(o: OptObject, aql: string, root: OptObject): WebNode[] {
     const nodes: WebNode[] = [];
+    const from = new Map<WebNode, string>();
     for (const a of o.attributes) {
       // An ACTION's ism_transition alternatives become one context node (contextChildren).
-      if (CONTEXT_ATTRIBUTES.has(a.name) || (o.rmType === 'ACTION' && a.name === 'ism_transition')) continue;
-      for (const child of a.children) nodes.push(...this.visit(child, a, aql, [], root));
+      // An ACTIVITY's action_archetype_id follows its timing (contextChildren).
+      if (
+        CONTEXT_ATTRIBUTES.has(a.name) ||
+        (o.rmType === 'ACTION' && a.name === 'ism_transition') ||
+        (o.rmType === 'ACTIVITY' && a.name === 'action_archetype_id')
+      )
+        continue;
+      for (const child of a.children) {
+        for (const node of this.visit(child, a, aql, [], root)) {
+          from.set(node, a.name);
+          nodes.push(node);
+        }
+      }
     }
+    dedupe(nodes);
+    // What an observation's protocol and an event's state describe depends on the data recorded beside them:
+    // EHRbase lists those nodes' ids (`dependsOn`) on each of their nodes.
+    const dependent = o.rmType === 'OBSERVATION' ? 'protocol' : EVENTS.has(o.rmType) ? 'state' : undefined;
+    const data = nodes.filter((n) => from.get(n) === 'data').map((n) => n.id);
+    if (dependent && data.length) for (const node of nodes) if (from.get(node) === dependent) setField(node, 'dependsOn', data);
     return nodes;
   }
 
@@ -217,7 +270,22 @@ class Builder {
     if (TRANSPARENT.has(o.rmType)) {
       return o.attributes.flatMap((a) => a.children.flatMap((c) => this.visit(c, a, aql, [...steps, step], archetypeRoot)));
     }
-    const common = { id: webId(t.name), ...t, nodeId: o.nodeId, min: o.occurrences.min, max: maxOf(o.occurrences.max) };
+    // A history's only event, at most once: EHRbase folds it into the observation (`…/test_all_types:0/text`,
+    // its time `…/time`, numbered when the data has a `time` too).
+    if (EVENTS.has(o.rmType) && o.occurrences.max === 1 && attribute.children.filter((c) => EVENTS.has(c.rmType)).length === 1) {
+      const folded = dedupe([...this.childrenOf(o, aql, archetypeRoot), ...this.contextChildren(o, aql)]);
+      for (const node of folded) node.steps = [...steps, step, ...node.steps];
+      return folded;
+    }
+    const bindings = o.bindings?.get(o.kind === 'archetype_root' ? 'at0000' : o.nodeId);
+    const common = {
+      id: webId(t.name),
+      ...t,
+      nodeId: o.nodeId,
+      min: o.occurrences.min,
+      max: maxOf(o.occurrences.max),
+      ...(bindings ? { termBindings: bindings } : {}),
+    };
     if (o.rmType === 'ELEMENT') {
       const valueAttribute = o.attributes.find((a) => a.name === 'value');
       const values = valueAttribute?.children ?? [];
@@ -226,9 +294,17 @@ class Builder {
       const value = textAlternative ? coded : values.length === 1 ? values[0] : undefined;
       if (value) {
         const inputs = inputsFor(value.rmType, value, this.language, textAlternative);
+        const bounds = this.intervalBounds(value, `${aql}/value`);
         return [
           makeNode(
-            { ...common, rmType: value.rmType, aqlPath: `${aql}/value`, ...(inputs ? { inputs } : {}) },
+            {
+              ...common,
+              rmType: value.rmType,
+              aqlPath: `${aql}/value`,
+              ...(inputs ? { inputs } : {}),
+              ...(value.rmType === 'DV_PROPORTION' ? { proportionTypes: proportionTypes(value) } : {}),
+              ...(bounds ? { children: bounds } : {}),
+            },
             // An ELEMENT whose value may be left out holds a null_flavour instead.
             [...steps, step, { attr: 'value', rmType: value.rmType, ...(valueAttribute && isOptional(valueAttribute) ? { optional: true } : {}) }],
             value,
@@ -260,6 +336,24 @@ class Builder {
     return [makeNode({ ...common, rmType: o.rmType, aqlPath: aql, ...(children.length ? { children } : {}) }, [...steps, step], o)];
   }
 
+  /**
+   * A DV_INTERVAL<T>'s `upper` and `lower`, each a T under the OPT's constraint on it. FLAT, validation and the
+   * example still treat the interval as one value (flat.ts, validate.ts): these nodes name its FLAT parts.
+   */
+  intervalBounds(value: OptObject, aql: string): WebNode[] | undefined {
+    const parameter = /^DV_INTERVAL<(\w+)>$/.exec(value.rmType)?.[1];
+    if (!parameter) return undefined;
+    return ['upper', 'lower'].map((end) => {
+      const constraint = value.attributes.find((a) => a.name === end)?.children[0];
+      const inputs = inputsFor(parameter, constraint, this.language, false);
+      return makeNode(
+        { id: end, name: end, localizedName: end, rmType: parameter, min: 1, max: 1, aqlPath: `${aql}/${end}`, ...(inputs ? { inputs } : {}) },
+        [{ attr: end, rmType: parameter }],
+        constraint,
+      );
+    });
+  }
+
   /** The RM attributes EHRbase adds as context nodes after an object's own children. */
   contextChildren(o: OptObject, aql: string): WebNode[] {
     const party = inputsFor('PARTY_PROXY', undefined, this.language, false);
@@ -281,9 +375,31 @@ class Builder {
       case 'ACTION':
         return [contextNode('time', 'DV_DATE_TIME', aql, 0, [{ type: 'DATETIME' }]), ismTransitionNode(o, aql, this.language), ...entry];
       case 'INSTRUCTION':
-        return [contextNode('narrative', 'DV_TEXT', aql, 0, [{ type: 'TEXT' }]), ...entry];
-      case 'ACTIVITY':
-        return [contextNode('timing', 'DV_PARSABLE', aql, 0, inputsFor('DV_PARSABLE', undefined, this.language, false))];
+        return [
+          contextNode('narrative', 'DV_TEXT', aql, 0, [{ type: 'TEXT' }]),
+          ...entry,
+          // Not a context attribute in EHRbase's web template: a form field of the instruction.
+          contextNode('expiry_time', 'DV_DATE_TIME', aql, 0, [{ type: 'DATETIME' }], false),
+        ];
+      case 'ACTIVITY': {
+        // A String in the RM, required; the OPT's constraint (a pattern) is kept for validation.
+        const constraint = o.attributes.find((a) => a.name === 'action_archetype_id')?.children[0];
+        const actionArchetypeId = makeNode(
+          {
+            id: 'action_archetype_id',
+            name: 'action_archetype_id',
+            rmType: 'STRING',
+            min: 1,
+            max: 1,
+            aqlPath: `${aql}/action_archetype_id`,
+            inputs: [{ type: 'TEXT' }],
+            inContext: true,
+          },
+          [{ attr: 'action_archetype_id', rmType: 'STRING' }],
+          constraint,
+        );
+        return [contextNode('timing', 'DV_PARSABLE', aql, 0, inputsFor('DV_PARSABLE', undefined, this.language, false)), actionArchetypeId];
+      }
       default:
         return ENTRIES.has(o.rmType) ? entry : [];
     }
@@ -342,18 +458,32 @@ export function buildWebTemplate(opt: OperationalTemplate): WebTemplate {
   const children = dedupe([
     context,
     ...content,
-    contextNode('category', 'DV_CODED_TEXT', '', 1, [
+    // Unlike the other context nodes, EHRbase gives category no name and an empty node id.
+    makeNode(
       {
-        suffix: 'code',
-        type: 'CODED_TEXT',
-        list: categoryCodes.map((code) => ({
-          value: code,
-          label: categoryLabels[code] ?? code,
-          localizedLabels: { [language]: categoryLabels[code] ?? code },
-        })),
-        terminology: 'openehr',
+        id: 'category',
+        rmType: 'DV_CODED_TEXT',
+        nodeId: '',
+        min: 1,
+        max: 1,
+        aqlPath: '/category',
+        inputs: [
+          {
+            suffix: 'code',
+            type: 'CODED_TEXT',
+            list: categoryCodes.map((code) => ({
+              value: code,
+              label: categoryLabels[code] ?? code,
+              // The openEHR terminology's rubric in the template language: EHRbase knows it in English only.
+              localizedLabels: { [language]: language === 'en' ? (categoryLabels[code] ?? code) : '' },
+            })),
+            terminology: 'openehr',
+          },
+        ],
+        inContext: true,
       },
-    ]),
+      [{ attr: 'category', rmType: 'DV_CODED_TEXT' }],
+    ),
     contextNode('language', 'CODE_PHRASE', ''),
     contextNode('territory', 'CODE_PHRASE', ''),
     contextNode('composer', 'PARTY_PROXY', '', 0, inputsFor('PARTY_PROXY', undefined, language, false)),

@@ -16,7 +16,7 @@ export const labResult: SimpleForm = {
   toFlat(c, composer) {
     const root = 'laboratory_result';
     const lab = c.lab_result as Json;
-    const event = `${root}/laboratory_test_result/any_event`;
+    const event = `${root}/laboratory_test_result`;
     const flat: Flat = { ...envelope(root, composer, lab.specimen_collected_at), ...entry(`${root}/laboratory_test_result`) };
     putCoded(flat, `${event}/test_name`, 'LOINC', lab.test_name.code, textOf(LAB_RESULT, 'test_name', lab.test_name.code)!);
     const status = LAB_STATUS[lab.status.code as string];
@@ -35,7 +35,7 @@ export const labResult: SimpleForm = {
     return flat;
   },
   fromFlat(flat) {
-    const event = 'laboratory_result/laboratory_test_result/any_event';
+    const event = 'laboratory_result/laboratory_test_result';
     const statusCode = flat[`${event}/overall_test_status|code`];
     const status = Object.entries(LAB_STATUS).find(([, s]) => s.atCode === statusCode)?.[0];
     const results = indexes(flat, `${event}/laboratory_analyte_result`).map((i) => {

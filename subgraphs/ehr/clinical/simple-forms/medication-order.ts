@@ -40,6 +40,8 @@ export const medicationOrder: SimpleForm = {
     flat[`${order}/order_details/order_start_date_time`] = start;
     if (o.end_date !== undefined) flat[`${order}/order_details/order_stop_date_time`] = dateTimeOfDate(o.end_date);
     flat[`${instruction}/narrative`] = orderNarrative(o);
+    // Mandatory in the RM and not part of the form: any ACTION archetype, as EHRbase fills it in.
+    flat[`${order}/action_archetype_id`] = '/.*/';
     return flat;
   },
   fromFlat(flat) {
