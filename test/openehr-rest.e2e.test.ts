@@ -207,15 +207,15 @@ describe(`openEHR REST resources (${backendName})`, () => {
 
     it('keeps other_details and the subject as written, per version; a subject may change unless it is a registered patient', async () => {
       const subject = { id: '0b5a2c4e-0003-4a11-8a11-000000000003', namespace: 'insurance' };
-      const created = await api('POST', '/ehr', { body: { ...status(subject), other_details: details('AOK') }, headers: representation });
+      const created = await api('POST', '/ehr', { body: { ...status(subject), other_details: details('AOK-insurer-marker') }, headers: representation });
       expect(created.status).toBe(201);
       const ehrId = created.body.ehr_id.value as string;
       const v1 = await api('GET', `/ehr/${ehrId}/ehr_status`);
-      expect(v1.body.other_details).toEqual(details('AOK'));
+      expect(v1.body.other_details).toEqual(details('AOK-insurer-marker'));
       // Canonical JSON: the name the status was written without `_type` comes back typed.
       expect(v1.body.name).toEqual({ _type: 'DV_TEXT', value: 'EHR Status' });
       const rows = await t.platform.db!.query<{ contentEnc: string }>('SELECT "contentEnc" FROM ehr."EhrStatusVersion" WHERE "ehrId" = $1', [ehrId]);
-      expect(rows.rows.map((r) => r.contentEnc.includes('AOK'))).toEqual([false]);
+      expect(rows.rows.map((r) => r.contentEnc.includes('AOK-insurer-marker'))).toEqual([false]);
 
       // A new subject and new details: version 2 names them, version 1 keeps its own; the EHR is found by the new subject only.
       const moved = { id: '0b5a2c4e-0004-4a11-8a11-000000000004', namespace: 'insurance' };
@@ -226,7 +226,7 @@ describe(`openEHR REST resources (${backendName})`, () => {
       expect(put.status).toBe(200);
       expect(put.body).toMatchObject({ subject: { external_ref: { id: { value: moved.id } } }, other_details: details('TK') });
       const first = await api('GET', `/ehr/${ehrId}/versioned_ehr_status/version/${encodeURIComponent(v1.body.uid.value)}`);
-      expect(first.body.data).toMatchObject({ subject: { external_ref: { id: { value: subject.id } } }, other_details: details('AOK') });
+      expect(first.body.data).toMatchObject({ subject: { external_ref: { id: { value: subject.id } } }, other_details: details('AOK-insurer-marker') });
       expect((await api('GET', `/ehr?subject_id=${moved.id}&subject_namespace=insurance`)).body.ehr_id.value).toBe(ehrId);
       expect((await api('GET', `/ehr?subject_id=${subject.id}&subject_namespace=insurance`)).status).toBe(404);
 
