@@ -71,6 +71,8 @@ function snapshot(row: AppointmentRow): Record<string, unknown> {
 export class AppointmentService {
   private readonly loader: DataLoader<string, AppointmentRow | null>;
   private readonly nextLoader: DataLoader<string, AppointmentRow | null>;
+  /** The appointments a request was shown, access-logged in one statement per tick (and once per request each). */
+  private readonly readLog: DataLoader<AppointmentRow, true, string>;
 
   constructor(
     private readonly store: TenantStore,
@@ -82,6 +84,13 @@ export class AppointmentService {
         const byId = new Map(rows.map((row) => [row.id, row]));
         return ids.map((id) => byId.get(id) ?? null);
       }),
+    );
+    this.readLog = new DataLoader(
+      async (rows) => {
+        await store.read((tx) => this.logReads(tx, [...rows], 'read'));
+        return rows.map(() => true as const);
+      },
+      { cacheKeyFn: (row) => row.id },
     );
     // Every patient of one response in one query, whatever their number (no N+1 on Patient.nextAppointment).
     this.nextLoader = new DataLoader((patientIds) =>
@@ -107,7 +116,16 @@ export class AppointmentService {
     return this.nextLoader.load(patientId);
   }
 
+  /** An appointment the caller is shown (access-logged); null when unknown or out of the caller's reach. */
   async find(id: string): Promise<AppointmentRow | null> {
+    const row = await this.readable(id);
+    // The log's cache keeps one entry per appointment and request; the row answered is always the one just read.
+    if (row) await this.readLog.load(row);
+    return row;
+  }
+
+  /** The appointment if the caller may read it, not logged: what a change starts from, or answers with. */
+  private async readable(id: string): Promise<AppointmentRow | null> {
     const row = await this.loader.load(id);
     if (!row) return null;
     const decision = await this.policy.decide('read', 'appointment', { patientId: row.patientId });
@@ -116,7 +134,13 @@ export class AppointmentService {
       if (decision.hide) return null;
       throw deniedError(decision, row.patientId);
     }
-    await this.store.read((tx) => this.logReads(tx, [row], 'read'));
+    return row;
+  }
+
+  /** The appointment a change applies to (404 when the caller may not read it). */
+  private async current(id: string): Promise<AppointmentRow> {
+    const row = await this.readable(id);
+    if (!row) throw notFound('Appointment', id);
     return row;
   }
 
@@ -205,7 +229,7 @@ export class AppointmentService {
     if (requestKey !== undefined && requestKey !== null && (requestKey.length === 0 || requestKey.length > 200)) {
       throw validationError('requestKey must be 1..200 characters', [{ path: 'requestKey', message: 'invalid length' }]);
     }
-    const current = await this.get(id);
+    const current = await this.current(id);
     await this.policy.assert('write', 'appointment', { patientId: current.patientId });
     // Idempotent: the same status again changes nothing, so it writes no audit record and no event.
     if (!requestKey && current.status === status) return current;
@@ -222,7 +246,7 @@ export class AppointmentService {
     } catch (err) {
       if (!(err instanceof AlreadyApplied)) throw err;
       this.loader.clear(id);
-      return this.get(id);
+      return this.current(id);
     }
   }
 
@@ -281,7 +305,7 @@ export class AppointmentService {
    */
   async cancel(id: string, reason?: string | null, ifVersion?: number): Promise<AppointmentRow> {
     if (ifVersion === undefined) return this.updateStatus(id, 'cancelled', reason);
-    const current = await this.get(id);
+    const current = await this.current(id);
     await this.policy.assert('write', 'appointment', { patientId: current.patientId });
     return this.changeOne(id, reason, async (tx, audit) => {
       await assertVersion(tx, () => this.lockRow(tx, id), APPOINTMENT_ENTITY, id, ifVersion);
@@ -338,7 +362,7 @@ export class AppointmentService {
    */
   async reschedule(id: string, input: unknown, reason?: string | null, ifVersion?: number): Promise<AppointmentRow> {
     const data = parseInput(rescheduleSchema, input);
-    const current = await this.get(id);
+    const current = await this.current(id);
     await this.policy.assert('write', 'appointment', { patientId: current.patientId });
     const timeZone = data.timeZone === undefined ? current.timeZone : data.timeZone;
     const slot = parseSlot({ start: data.start, end: data.end, timeZone }, new Date());

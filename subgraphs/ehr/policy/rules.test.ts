@@ -236,4 +236,13 @@ describe('SMART scopes (the scope claim) on top of the roles', () => {
     expect(can(scoped('user/Observation.cruds', ['admin']), 'manageStoredQueries')).toBe(false);
     expect(can(who(['admin']), 'manageStoredQueries')).toBe(true);
   });
+
+  it('[SEC-018] let an AuditEvent scope read the access log: a patient/ one their own only', () => {
+    const own = scoped('patient/AuditEvent.rs', ['patient'], 'p-1');
+    expect(can(own, 'readAccessLog', { patientId: 'p-1' })).toBe(true);
+    expect(can(own, 'readAccessLog', { patientId: 'p-2' })).toBe(false);
+    expect(can(scoped('patient/Observation.rs', ['patient'], 'p-1'), 'readAccessLog', { patientId: 'p-1' })).toBe(false);
+    expect(can(scoped('user/AuditEvent.r', ['admin']), 'readAudit')).toBe(true);
+    expect(can(scoped('user/AuditEvent.r', ['admin']), 'manageAccessPolicy')).toBe(false);
+  });
 });

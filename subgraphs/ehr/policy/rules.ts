@@ -361,9 +361,7 @@ export function assertAllowed(identity: Identity, action: Action, area: AccessAr
 export function can(identity: Identity, capability: Capability, target: { patientId?: string } = {}): boolean {
   const reserved = reservedIdentity(identity.sub);
   if (reserved) return reserved.capabilities.includes(capability);
-  // Capabilities administer the record beyond any one resource type: a scoped token needs a scope on every type.
-  if (identity.scope !== undefined && !resourceScopes(identity.scope).some((s) => s.resourceType === '*' && s.context !== 'patient' && s.read && s.write))
-    return false;
+  if (identity.scope !== undefined && !scopeAllowsCapability(identity, capability, target)) return false;
   const rule: CapabilityRule = CAPABILITIES[capability];
   if (identity.roles.some((role) => rule.roles.includes(role))) return true;
   return (
@@ -371,6 +369,24 @@ export function can(identity: Identity, capability: Capability, target: { patien
     target.patientId !== undefined &&
     identity.roles.some((r) => ROLE_RULES[r].reach === 'own record') &&
     identity.patientId === target.patientId
+  );
+}
+
+/** Capabilities that read one FHIR resource type: a scope on it allows them (a patient/ scope for its own patient). */
+const CAPABILITY_SCOPE_TYPE: Partial<Record<Capability, string>> = { readAccessLog: 'AuditEvent', readAudit: 'AuditEvent' };
+
+/**
+ * Whether a scoped token's scopes allow a capability: one that reads a resource type needs a read scope on it; the
+ * others administer the record beyond any one type, so they need a `user/*` or `system/*` scope that reads and writes.
+ */
+function scopeAllowsCapability(identity: Identity, capability: Capability, target: { patientId?: string }): boolean {
+  const type = CAPABILITY_SCOPE_TYPE[capability];
+  return resourceScopes(identity.scope ?? '').some((s) =>
+    type
+      ? (s.resourceType === '*' || s.resourceType === type) &&
+        s.read &&
+        (s.context !== 'patient' || (identity.patientId !== undefined && target.patientId === identity.patientId))
+      : s.resourceType === '*' && s.context !== 'patient' && s.read && s.write,
   );
 }
 
